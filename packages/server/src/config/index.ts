@@ -1,0 +1,90 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+/** Typed configuration. The only module that reads `process.env`. */
+export interface Config {
+  port: number;
+  host: string;
+  publicUrl: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  logLevel: string;
+  maxRows: number;
+  bodyLimit: number;
+  publicKey: string | null;
+  secretKey: string | null;
+  statementTimeoutMs: number;
+  smtpUrl: string | null;
+  smtpFrom: string;
+  smsProvider: string | null;
+  redisUrl: string | null;
+  dbPoolSize: number;
+  env: Record<string, string | undefined>;
+}
+
+/** Parses a `.env` file: `KEY=value` lines, `#` comments, optional quotes. */
+export function parseDotenv(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#')) continue;
+    const eq = line.indexOf('=');
+    if (eq <= 0) continue;
+    const key = line.slice(0, eq).replace(/^export\s+/, '').trim();
+    let value = line.slice(eq + 1).trim();
+    if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) {
+      value = value.slice(1, -1);
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+function int(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`config: ${name} must be a non-negative integer, got "${value}"`);
+  return n;
+}
+
+export interface ConfigOverrides {
+  port?: number;
+  dataDir?: string;
+  databaseUrl?: string | null;
+  publicUrl?: string;
+}
+
+/**
+ * Loads config from the environment, with `.env` in the working directory filling gaps.
+ * @example const config = loadConfig(process.env, { port: 8080 });
+ */
+export function loadConfig(
+  processEnv: Record<string, string | undefined>,
+  overrides: ConfigOverrides = {},
+  cwd = process.cwd(),
+): Config {
+  const dotenvPath = resolve(cwd, '.env');
+  const fileEnv = existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath, 'utf8')) : {};
+  const env: Record<string, string | undefined> = { ...fileEnv, ...processEnv };
+  const port = overrides.port ?? int(env.PORT, 8080, 'PORT');
+  const publicUrl = (overrides.publicUrl ?? env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  return {
+    port,
+    host: env.HOST ?? '0.0.0.0',
+    publicUrl,
+    dataDir: resolve(cwd, overrides.dataDir ?? env.DATA_DIR ?? './data'),
+    databaseUrl: overrides.databaseUrl !== undefined ? overrides.databaseUrl : env.DATABASE_URL || null,
+    logLevel: env.LOG_LEVEL ?? 'info',
+    maxRows: Math.max(1, int(env.MAX_ROWS, 1000, 'MAX_ROWS')),
+    bodyLimit: int(env.BODY_LIMIT, 1024 * 1024, 'BODY_LIMIT'),
+    publicKey: env.PLINTH_PUBLIC_KEY || null,
+    secretKey: env.PLINTH_SECRET_KEY || null,
+    statementTimeoutMs: int(env.STATEMENT_TIMEOUT_MS, 30_000, 'STATEMENT_TIMEOUT_MS'),
+    smtpUrl: env.SMTP_URL || null,
+    smtpFrom: env.SMTP_FROM || 'Plinth <no-reply@localhost>',
+    smsProvider: env.SMS_PROVIDER || null,
+    redisUrl: env.REDIS_URL || null,
+    dbPoolSize: Math.max(1, int(env.DB_POOL_SIZE, 10, 'DB_POOL_SIZE')),
+    env,
+  };
+}

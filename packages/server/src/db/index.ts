@@ -1,0 +1,17 @@
+import type { Config } from '../config/index.js';
+import { openPglite } from './pglite.js';
+import { openPostgres } from './postgres.js';
+import type { Db } from './types.js';
+
+export { migrateApp, migrateSystem } from './migrate.js';
+export { DataDirLockedError } from './lock.js';
+export { commandOf, splitStatements } from './pglite.js';
+export * from './types.js';
+
+/**
+ * Opens the project's database: PostgreSQL when `DATABASE_URL` is set, else PGlite in the data dir.
+ * @example const db = await openDatabase(config);
+ */
+export function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize'>): Promise<Db> {
+  return config.databaseUrl ? openPostgres(config.databaseUrl, { max: config.dbPoolSize }) : openPglite(config.dataDir);
+}

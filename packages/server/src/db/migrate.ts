@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { splitStatements } from './pglite.js';
+import type { Db } from './types.js';
+
+/** Same path from src/db and dist/db: the SQL files are not compiled. */
+const SYSTEM_DIR = fileURLToPath(new URL('../../src/db/migrations/', import.meta.url));
+const LOCK_KEY = 726_354_001; // arbitrary, constant: serialises migrations across instances
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export function systemMigrations(dir = SYSTEM_DIR): Migration[] {
+  return readdirSync(dir)
+    .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
+    .sort()
+    .map((f) => ({ version: Number(f.slice(0, 4)), name: f.replace(/\.sql$/, ''), sql: readFileSync(join(dir, f), 'utf8') }));
+}
+
+/**
+ * Creates or upgrades the system schema. Idempotent, and safe when several instances start
+ * at once: a transaction-scoped advisory lock lets one migrate while the others wait.
+ * @example await migrateSystem(db); // → versions applied now
+ */
+export async function migrateSystem(db: Db, migrations = systemMigrations()): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    await tx.query('select pg_advisory_xact_lock($1)', [LOCK_KEY]);
+    await tx.query('create schema if not exists plinth');
+    await tx.query(
+      'create table if not exists plinth.schema_migrations (version int primary key, name text not null, applied_at timestamptz not null default now())',
+    );
+    const done = new Set(
+      (await tx.query<{ version: number }>('select version from plinth.schema_migrations')).rows.map((r) => Number(r.version)),
+    );
+    const applied: number[] = [];
+    for (const m of migrations) {
+      if (done.has(m.version)) continue;
+      for (const stmt of splitStatements(m.sql)) await tx.query(stmt);
+      await tx.query('insert into plinth.schema_migrations (version, name) values ($1, $2)', [m.version, m.name]);
+      applied.push(m.version);
+    }
+    return applied;
+  });
+}
+
+/**
+ * Applies the app's own `migrations/*.sql` once each, in name order, recording each with a
+ * checksum. A changed file that was already applied is an error, not a silent skip.
+ * @example await migrateApp(db, './migrations'); // → ['001_todos.sql']
+ */
+export async function migrateApp(db: Db, dir: string): Promise<string[]> {
+  if (!existsSync(dir)) throw new Error(`No migrations directory at ${dir}.`);
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort();
+  return db.transaction(async (tx) => {
+    await tx.query('select pg_advisory_xact_lock($1)', [LOCK_KEY + 1]);
+    const rows = (await tx.query<{ name: string; checksum: string }>('select name, checksum from plinth.app_migrations')).rows;
+    const known = new Map(rows.map((r) => [r.name, r.checksum]));
+    const applied: string[] = [];
+    for (const f of files) {
+      const sql = readFileSync(join(dir, f), 'utf8');
+      const sum = createHash('sha256').update(sql).digest('hex');
+      const prev = known.get(f);
+      if (prev !== undefined) {
+        if (prev !== sum) throw new Error(`Migration ${f} was changed after it was applied; add a new file instead.`);
+        continue;
+      }
+      for (const stmt of splitStatements(sql)) await tx.query(stmt);
+      await tx.query('insert into plinth.app_migrations (name, checksum) values ($1, $2)', [f, sum]);
+      applied.push(f);
+    }
+    return applied;
+  });
+}

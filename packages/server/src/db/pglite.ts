@@ -1,0 +1,224 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { acquireDataDirLock } from './lock.js';
+import { type Db, DbError, DbUnavailableError, type QueryResult, type Queryable, type RoleContext, type ScriptOptions } from './types.js';
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+}
+
+interface WorkerError {
+  message: string;
+  code?: string;
+  detail?: string;
+  constraint?: string;
+  position?: string | number;
+  column?: string;
+  table?: string;
+}
+
+const WORKER_URL = new URL('../../worker/pglite-worker.mjs', import.meta.url);
+
+function fromWorker(e: WorkerError): Error {
+  if (e.code && /^[0-9A-Z]{5}$/.test(e.code)) {
+    const pos = e.position !== undefined ? Number(e.position) : undefined;
+    return new DbError(e.message, e.code, e.detail, e.constraint, Number.isFinite(pos) ? pos : undefined, e.column, e.table);
+  }
+  return new Error(e.message);
+}
+
+/**
+ * PGlite in a worker thread, its data dir guarded by Plinth's lock.
+ * @example const db = await openPglite('./data'); await db.query('select 1');
+ */
+export async function openPglite(dataDir: string): Promise<Db> {
+  const pgData = join(dataDir, 'pgdata');
+  const release = acquireDataDirLock(dataDir, pgData);
+  let worker: Worker;
+  try {
+    worker = new Worker(WORKER_URL, { workerData: { dataDir: pgData, fresh: !existsSync(pgData) } });
+  } catch (err) {
+    release();
+    throw err;
+  }
+  const pending = new Map<number, Pending>();
+  const listeners = new Map<string, Set<(payload: string) => void>>();
+  let nextId = 1;
+  let dead: Error | null = null;
+
+  await new Promise<void>((resolve, reject) => {
+    const onMessage = (msg: { ready?: boolean; error?: WorkerError }) => {
+      if (msg.ready === undefined) return;
+      worker.off('message', onMessage);
+      if (msg.ready) resolve();
+      else reject(new Error(`The embedded database did not open: ${msg.error?.message}`));
+    };
+    worker.on('message', onMessage);
+    worker.once('error', reject);
+  }).catch((err) => {
+    release();
+    void worker.terminate();
+    throw err;
+  });
+
+  worker.on('message', (msg: { id?: number; ok?: boolean; result?: unknown; error?: WorkerError; notify?: string; payload?: string }) => {
+    if (msg.notify !== undefined) {
+      for (const fn of listeners.get(msg.notify) ?? []) fn(msg.payload ?? '');
+      return;
+    }
+    if (msg.id === undefined) return;
+    const p = pending.get(msg.id);
+    if (!p) return;
+    pending.delete(msg.id);
+    if (msg.ok) p.resolve(msg.result);
+    else p.reject(fromWorker(msg.error ?? { message: 'unknown error' }));
+  });
+  const onDeath = (err: Error) => {
+    dead = err;
+    for (const p of pending.values()) p.reject(new DbUnavailableError('The embedded database stopped.'));
+    pending.clear();
+    release();
+  };
+  worker.on('error', onDeath);
+  worker.on('exit', () => onDeath(new Error('worker exited')));
+
+  function call<T>(msg: Record<string, unknown>): Promise<T> {
+    if (dead) return Promise.reject(new DbUnavailableError('The embedded database stopped.'));
+    const id = nextId++;
+    return new Promise<T>((resolve, reject) => {
+      pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      worker.postMessage({ id, ...msg });
+    });
+  }
+
+  const withCommand = (r: QueryResult, sql: string): QueryResult => {
+    r.command = commandOf(sql);
+    return r;
+  };
+
+  const db: Db = {
+    kind: 'pglite',
+    async query<R>(sql: string, params?: unknown[]) {
+      return withCommand(await call<QueryResult>({ op: 'query', sql, params }), sql) as QueryResult<R>;
+    },
+    async queryAs<R>(ctx: RoleContext, sql: string, params?: unknown[]) {
+      return withCommand(
+        await call<QueryResult>({ op: 'queryAs', role: ctx.role, claims: ctx.claims, sql, params }),
+        sql,
+      ) as QueryResult<R>;
+    },
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const txId = await call<number>({ op: 'begin' });
+      const tx: Queryable = {
+        async query<R>(sql: string, params?: unknown[]) {
+          return withCommand(await call<QueryResult>({ op: 'query', sql, params, txId }), sql) as QueryResult<R>;
+        },
+      };
+      let result: T;
+      try {
+        result = await fn(tx);
+      } catch (err) {
+        await call({ op: 'rollback', txId }).catch(() => undefined);
+        throw err;
+      }
+      await call({ op: 'commit', txId });
+      return result;
+    },
+    async script(sql: string, options?: ScriptOptions) {
+      const results = await call<QueryResult[]>({ op: 'script', sql, params: options?.params });
+      const commands = splitStatements(sql).map(commandOf);
+      return results.map((r, i) => ({ ...r, command: commands[i] ?? (r.fields.length ? 'SELECT' : 'OK') }));
+    },
+    async listen(channel, onNotify) {
+      let set = listeners.get(channel);
+      if (!set) {
+        set = new Set();
+        listeners.set(channel, set);
+        await call({ op: 'listen', channel });
+      }
+      set.add(onNotify);
+      return async () => {
+        set?.delete(onNotify);
+      };
+    },
+    async ping() {
+      if (dead) throw new DbUnavailableError('The embedded database stopped.');
+    },
+    async close() {
+      if (dead) return;
+      try {
+        await call({ op: 'close' });
+      } finally {
+        await worker.terminate();
+        release();
+      }
+    },
+  };
+  return db;
+}
+
+const SKIP = new Set(['or', 'replace', 'temp', 'temporary', 'unique', 'unlogged', 'global', 'local', 'trusted', 'procedural', 'recursive', 'if', 'exists', 'not']);
+
+/**
+ * The command tag of a statement as PostgreSQL reports it (`SELECT`, `CREATE TABLE`…),
+ * for PGlite, whose results carry none.
+ */
+export function commandOf(sql: string): string {
+  const words = sql
+    .replace(/--[^\n]*(\n|$)/g, ' ')
+    .replace(/\/\*[\s\S]*?\*\//g, ' ')
+    .trim()
+    .split(/[\s(;]+/, 8)
+    .map((w) => w.toLowerCase());
+  const first = words[0] ?? '';
+  if (first === 'with' || first === 'values' || first === 'table') return 'SELECT';
+  if (first === 'create' || first === 'alter' || first === 'drop') {
+    const rest = words.slice(1).filter((w) => !SKIP.has(w));
+    const kind = rest[0] === 'materialized' || rest[0] === 'event' || rest[0] === 'foreign' ? `${rest[0]} ${rest[1] ?? ''}` : rest[0];
+    return `${first} ${kind ?? ''}`.trim().toUpperCase();
+  }
+  return first.toUpperCase();
+}
+
+/**
+ * Splits a SQL script into statements, respecting quotes, dollar quotes and comments.
+ * @example splitStatements("select 1; select ';'") // ['select 1', "select ';'"]
+ */
+export function splitStatements(sql: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  let i = 0;
+  const n = sql.length;
+  while (i < n) {
+    const c = sql[i];
+    if (c === "'" || c === '"') {
+      i++;
+      while (i < n && sql[i] !== c) i++;
+      i++;
+    } else if (c === '-' && sql[i + 1] === '-') {
+      while (i < n && sql[i] !== '\n') i++;
+    } else if (c === '/' && sql[i + 1] === '*') {
+      const end = sql.indexOf('*/', i + 2);
+      i = end === -1 ? n : end + 2;
+    } else if (c === '$') {
+      const m = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(sql.slice(i));
+      if (m) {
+        const end = sql.indexOf(m[0], i + m[0].length);
+        i = end === -1 ? n : end + m[0].length;
+      } else i++;
+    } else if (c === ';') {
+      const stmt = sql.slice(start, i).trim();
+      if (stmt && !isOnlyComments(stmt)) out.push(stmt);
+      start = ++i;
+    } else i++;
+  }
+  const last = sql.slice(start).trim();
+  if (last && !isOnlyComments(last)) out.push(last);
+  return out;
+}
+
+function isOnlyComments(s: string): boolean {
+  return s.replace(/--[^\n]*(\n|$)/g, '').replace(/\/\*[\s\S]*?\*\//g, '').trim() === '';
+}

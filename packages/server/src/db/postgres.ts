@@ -1,0 +1,142 @@
+import postgres from 'postgres';
+import { commandOf, splitStatements } from './pglite.js';
+import { type Db, DbError, DbUnavailableError, type QueryResult, type Queryable, SET_ROLE_SQL, toDbError } from './types.js';
+
+type Sql = postgres.Sql<Record<string, never>>;
+type Row = Record<string, unknown>;
+
+/** Statements that manage or cannot run inside a transaction block. */
+const NO_TX = /^\s*(begin|start\s+transaction|commit|end|rollback|abort|savepoint|release|prepare\s+transaction|vacuum|create\s+database|drop\s+database|alter\s+system|create\s+(unique\s+)?index\s+concurrently|drop\s+index\s+concurrently|reindex\b.*concurrently|cluster)\b/i;
+
+const int8 = (v: string) => {
+  const n = Number(v);
+  return Number.isSafeInteger(n) ? n : v;
+};
+
+function shape(r: postgres.RowList<Row[]>, fallbackCommand = 'OK'): QueryResult {
+  const cols = (r.columns ?? []) as Array<{ name: string; type: number }>;
+  return {
+    rows: Array.from(r),
+    fields: cols.map((c) => ({ name: c.name, dataTypeID: c.type })),
+    rowCount: r.count ?? r.length,
+    command: r.command ?? fallbackCommand,
+  };
+}
+
+/**
+ * A real PostgreSQL through postgres.js. Connection failures surface as
+ * `DbUnavailableError` within about a second, and the pool reconnects by itself.
+ * @example const db = await openPostgres('postgres://localhost/app', { max: 10 });
+ */
+export async function openPostgres(url: string, options: { max?: number; connectTimeoutS?: number } = {}): Promise<Db> {
+  const sql: Sql = postgres(url, {
+    max: options.max ?? 10,
+    connect_timeout: options.connectTimeoutS ?? 1,
+    idle_timeout: 60,
+    max_lifetime: 60 * 30,
+    onnotice: () => undefined,
+    prepare: true,
+    connection: { application_name: 'plinth' },
+    types: {
+      bigint: { to: 20, from: [20], serialize: (x: unknown) => String(x), parse: int8 },
+      // Dates and times stay as PostgreSQL's text, the same on both drivers.
+      date: {
+        to: 1184,
+        from: [1082, 1083, 1114, 1184, 1266],
+        serialize: (x: unknown) => (x instanceof Date ? x.toISOString() : String(x)),
+        parse: (x: string) => x,
+      },
+      bytea: { to: 17, from: [17], serialize: (x: unknown) => x as string, parse: (x: string) => x },
+    } as unknown as Record<string, postgres.PostgresType>,
+  }) as unknown as Sql;
+
+  const run = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      throw toDbError(err);
+    }
+  };
+
+  const queryable = (s: Sql | postgres.TransactionSql<Record<string, never>>): Queryable => ({
+    query: <R>(text: string, params: unknown[] = []) =>
+      run(async () => shape(await s.unsafe<Row[]>(text, params as postgres.ParameterOrJSON<never>[])) as QueryResult<R>),
+  });
+
+  const db: Db = {
+    kind: 'postgres',
+    ...queryable(sql),
+    queryAs: <R>(ctx: { role: string; claims: string }, text: string, params: unknown[] = []) =>
+      run(async () => {
+        // Pipelined inside one transaction: the set_config and the statement go out together.
+        const [, result] = (await sql.begin((tx) => [
+          tx.unsafe(SET_ROLE_SQL, [ctx.role, ctx.claims]),
+          tx.unsafe<Row[]>(text, params as postgres.ParameterOrJSON<never>[]),
+        ])) as unknown as [unknown, postgres.RowList<Row[]>];
+        return shape(result) as QueryResult<R>;
+      }),
+    transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
+      run(async () => (await sql.begin((tx) => fn(queryable(tx)))) as T),
+    script: (text, options = {}) =>
+      run(async () => {
+        if (options.params?.length) return [shape(await sql.unsafe<Row[]>(text, options.params as never[]))];
+        const reserved = await sql.reserve();
+        const statements = splitStatements(text);
+        // One statement at a time, so each keeps its own result (postgres.js drops row-less
+        // results of a multi-statement query); inside one transaction, so the script stays
+        // atomic, unless it manages transactions itself or runs what cannot be in one.
+        const atomic = statements.length > 1 && !statements.some((s) => NO_TX.test(s));
+        const results: QueryResult[] = [];
+        let offset = 0;
+        try {
+          if (options.timeoutMs) await reserved.unsafe(`set statement_timeout = ${Math.floor(options.timeoutMs)}`);
+          if (atomic) await reserved.unsafe('begin');
+          for (const stmt of statements) {
+            const at = text.indexOf(stmt, offset);
+            offset = at >= 0 ? at + stmt.length : offset;
+            try {
+              results.push(shape((await reserved.unsafe(stmt).simple()) as postgres.RowList<Row[]>, commandOf(stmt)));
+            } catch (err) {
+              const e = toDbError(err);
+              if (e instanceof DbError && e.position !== undefined && at >= 0) {
+                throw new DbError(e.message, e.sqlstate, e.detail, e.constraint, e.position + at, e.column, e.table);
+              }
+              throw e;
+            }
+          }
+          if (atomic) await reserved.unsafe('commit');
+          return results;
+        } finally {
+          // The script may have left a transaction or settings behind: never hand them to the pool.
+          await reserved.unsafe('rollback').catch(() => undefined);
+          await reserved.unsafe('reset all').catch(() => undefined);
+          reserved.release();
+        }
+      }),
+    async listen(channel, onNotify) {
+      const sub = await run(() => sql.listen(channel, (payload) => onNotify(payload)));
+      return async () => {
+        await sub.unlisten().catch(() => undefined);
+      };
+    },
+    async ping() {
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([
+          sql`select 1`,
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new DbUnavailableError()), 1000);
+          }),
+        ]);
+      } catch (err) {
+        throw toDbError(err);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async close() {
+      await sql.end({ timeout: 5 });
+    },
+  };
+  return db;
+}

@@ -1,0 +1,61 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { openPglite } from '../src/db/pglite.js';
+import { openPostgres } from '../src/db/postgres.js';
+import type { Db } from '../src/db/types.js';
+
+/** Which database the suite runs on: `PLINTH_TEST_DB=postgres` with `TEST_DATABASE_URL`, else PGlite. */
+export const TEST_DB_KIND: 'pglite' | 'postgres' = process.env.PLINTH_TEST_DB === 'postgres' ? 'postgres' : 'pglite';
+
+export interface TestDbTarget {
+  /** DATABASE_URL of a fresh database, or null for PGlite. */
+  databaseUrl: string | null;
+  /** Data dir (PGlite) — fresh and empty. */
+  dataDir: string;
+  cleanup(): Promise<void>;
+}
+
+/**
+ * A fresh, empty database for one test file: a new PGlite data dir, or a new database on the
+ * test PostgreSQL cluster (dropped afterwards).
+ */
+export async function freshDbTarget(): Promise<TestDbTarget> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'plinth-test-'));
+  if (TEST_DB_KIND === 'pglite') {
+    return { databaseUrl: null, dataDir, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  }
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  if (!adminUrl) throw new Error('PLINTH_TEST_DB=postgres needs TEST_DATABASE_URL');
+  const name = `plinth_t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    databaseUrl: url.toString(),
+    dataDir,
+    cleanup: async () => {
+      rmSync(dataDir, { recursive: true, force: true });
+      const a = postgres(adminUrl, { max: 1, onnotice: () => undefined });
+      await a.unsafe(`drop database if exists ${name} with (force)`).catch(() => undefined);
+      await a.end();
+    },
+  };
+}
+
+/** An open Db on a fresh database. */
+export async function openTestDb(): Promise<{ db: Db; target: TestDbTarget; cleanup: () => Promise<void> }> {
+  const target = await freshDbTarget();
+  const db = target.databaseUrl ? await openPostgres(target.databaseUrl, { max: 4 }) : await openPglite(target.dataDir);
+  return {
+    db,
+    target,
+    cleanup: async () => {
+      await db.close();
+      await target.cleanup();
+    },
+  };
+}

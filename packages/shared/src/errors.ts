@@ -1,0 +1,72 @@
+/**
+ * Stable error codes of the HTTP API (API.md §1). Codes are never renamed; add new ones.
+ * Each maps to the HTTP status it is sent with.
+ */
+export const ERROR_STATUS = {
+  // conventions
+  invalid_json: 400,
+  payload_too_large: 413,
+  unauthorized: 401,
+  invalid_token: 401,
+  token_expired: 401,
+  not_found: 404,
+  route_not_found: 404,
+  method_not_allowed: 405,
+  unsupported_media_type: 415,
+  invalid_request: 400,
+  rate_limited: 429,
+  database_unavailable: 503,
+  internal_error: 500,
+  forbidden: 403,
+  // database REST
+  table_not_found: 404,
+  column_not_found: 400,
+  invalid_parameter: 400,
+  invalid_value: 400,
+  filter_required: 400,
+  conflict: 409,
+  constraint_violation: 400,
+  rls_violation: 403,
+  permission_denied: 403,
+  too_many_rows: 400,
+  // management
+  sql_error: 400,
+  statement_timeout: 400,
+  invalid_settings: 400,
+  paid_plan_required: 402,
+  // auth
+  redirect_not_allowed: 400,
+  weak_password: 400,
+  email_exists: 409,
+  phone_exists: 409,
+  invalid_credentials: 400,
+  email_not_confirmed: 403,
+  invalid_refresh_token: 401,
+  refresh_token_reused: 401,
+  token_invalid: 400,
+  provider_disabled: 403,
+  provider_not_found: 404,
+  magic_link_invalid: 401,
+  invalid_phone: 400,
+  invalid_email: 400,
+  invalid_code: 400,
+  code_expired: 400,
+  sms_not_configured: 503,
+  email_send_failed: 502,
+  invalid_state: 400,
+  oauth_failed: 400,
+  user_not_found: 404,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** The one error body of every endpoint: `{code, message, details?}`. */
+export interface ErrorBody {
+  code: ErrorCode | string;
+  message: string;
+  details?: unknown;
+}
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_STATUS, code);
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Starts (or reuses) a throwaway PostgreSQL cluster for tests and benchmarks, installing
+# PostgreSQL with apt-get when it is missing. Prints the superuser URL on stdout.
+#   scripts/pg-cluster.sh start   → postgres://postgres@127.0.0.1:54329/postgres
+#   scripts/pg-cluster.sh stop
+set -euo pipefail
+PORT="${PLINTH_PG_PORT:-54329}"
+DIR="${PLINTH_PG_DIR:-/tmp/plinth-pg-$PORT}"
+log() { echo "[pg-cluster] $*" >&2; }
+
+find_bin() {
+  local d
+  for d in /usr/lib/postgresql/*/bin; do
+    [ -x "$d/initdb" ] && { echo "$d"; return 0; }
+  done
+  return 1
+}
+
+ensure_installed() {
+  if find_bin >/dev/null; then return 0; fi
+  log "PostgreSQL not found: installing it with apt-get"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq postgresql >&2
+  find_bin >/dev/null || { log "PostgreSQL install failed"; exit 1; }
+}
+
+as_pg() {
+  if [ "$(id -u)" = "0" ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+start() {
+  ensure_installed
+  local BIN; BIN=$(find_bin)
+  if [ "$(id -u)" = "0" ] && ! id postgres >/dev/null 2>&1; then
+    useradd --system --home /var/lib/postgresql --shell /bin/bash postgres
+  fi
+  if ! as_pg "$BIN/pg_ctl" -D "$DIR" status >/dev/null 2>&1; then
+    if [ ! -f "$DIR/PG_VERSION" ]; then
+      rm -rf "$DIR"; mkdir -p "$DIR"
+      [ "$(id -u)" = "0" ] && chown postgres "$DIR"
+      as_pg "$BIN/initdb" -D "$DIR" -U postgres --auth=trust -E UTF8 --no-locale >/dev/null
+      cat >>"$DIR/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $PORT
+unix_socket_directories = '$DIR'
+max_connections = 300
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+shared_buffers = 256MB
+CONF
+    fi
+    as_pg "$BIN/pg_ctl" -D "$DIR" -l "$DIR/server.log" -w -t 30 start >/dev/null
+    log "started PostgreSQL $("$BIN/postgres" --version | awk '{print $3}') on port $PORT"
+  fi
+  echo "postgres://postgres@127.0.0.1:$PORT/postgres"
+}
+
+stop() {
+  local BIN; BIN=$(find_bin) || exit 0
+  as_pg "$BIN/pg_ctl" -D "$DIR" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+case "${1:-start}" in
+  start) start ;;
+  stop) stop ;;
+  *) echo "usage: $0 start|stop" >&2; exit 2 ;;
+esac

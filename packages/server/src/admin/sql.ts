@@ -1,0 +1,63 @@
+import { Type } from '@sinclair/typebox';
+import { type Db, DbError } from '../db/index.js';
+import { ApiError } from '../http/errors.js';
+import type { App } from '../http/server.js';
+import type { Guards } from './guard.js';
+
+const MAX_RESULT_ROWS = 1000;
+const DDL = /^(CREATE|ALTER|DROP|GRANT|REVOKE|COMMENT|TRUNCATE|SECURITY)/;
+
+const Body = Type.Object(
+  {
+    query: Type.String({ minLength: 1, maxLength: 1_000_000 }),
+    params: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]), { maxItems: 1000 })),
+  },
+  { additionalProperties: false },
+);
+
+/** OID → type name, read once: results name each column's type. */
+async function typeNames(db: Db): Promise<Map<number, string>> {
+  const { rows } = await db.query<{ oid: number; typname: string }>('select oid::int as oid, typname from pg_type');
+  return new Map(rows.map((r) => [Number(r.oid), r.typname]));
+}
+
+export interface SqlRunnerDeps {
+  db: Db;
+  guards: Guards;
+  statementTimeoutMs: number;
+  /** Called after a script that changed the schema, so the REST API serves it at once. */
+  onSchemaChange: () => Promise<unknown>;
+}
+
+/** `POST /api/v1/sql` (API.md §3): the SQL runner of the console and the CLI. */
+export function registerSqlRunner(app: App, deps: SqlRunnerDeps) {
+  let types: Map<number, string> | null = null;
+  app.post('/api/v1/sql', { schema: { body: Body }, preHandler: deps.guards.service }, async (req) => {
+    const started = performance.now();
+    let results: Awaited<ReturnType<Db['script']>>;
+    try {
+      results = await deps.db.script(req.body.query, { timeoutMs: deps.statementTimeoutMs, params: req.body.params });
+    } catch (err) {
+      if (err instanceof DbError) {
+        if (err.sqlstate === '57014') {
+          throw new ApiError('statement_timeout', `The statement ran longer than ${deps.statementTimeoutMs} ms and was cancelled.`);
+        }
+        throw new ApiError('sql_error', err.message, { sqlstate: err.sqlstate, position: err.position ?? null, detail: err.detail ?? null });
+      }
+      throw err;
+    }
+    if (results.some((r) => DDL.test(r.command))) await deps.onSchemaChange();
+    if (!types || results.some((r) => r.fields.some((f) => !types?.has(f.dataTypeID)))) types = await typeNames(deps.db);
+    const names = types;
+    return {
+      results: results.map((r) => ({
+        command: r.command,
+        rowCount: r.rowCount,
+        columns: r.fields.map((f) => ({ name: f.name, type: names.get(f.dataTypeID) ?? String(f.dataTypeID) })),
+        rows: r.rows.length > MAX_RESULT_ROWS ? r.rows.slice(0, MAX_RESULT_ROWS) : r.rows,
+        truncated: r.rows.length > MAX_RESULT_ROWS,
+      })),
+      durationMs: Math.round(performance.now() - started),
+    };
+  });
+}

@@ -1,0 +1,129 @@
+import { type JWK, SignJWT, createLocalJWKSet, errors, exportJWK, generateKeyPair, importJWK, jwtVerify } from 'jose';
+import type { Db } from '../../db/index.js';
+import { ApiError } from '../../http/errors.js';
+import type { VerifiedToken } from '../../http/principal.js';
+import { randomToken } from '../../lib/crypto.js';
+import type { Clock } from '../../lib/clock.js';
+
+const KEY_LOCK = 726_354_010;
+const CACHE_MAX = 10_000;
+
+export interface AccessClaims {
+  sub: string;
+  email?: string | null;
+  phone?: string | null;
+  session_id?: string;
+  [claim: string]: unknown;
+}
+
+export interface TokenService {
+  /** Signs an access token for a user (ES256, `kid` header). */
+  sign(claims: AccessClaims, ttlSeconds: number): Promise<{ token: string; exp: number }>;
+  /** Verifies a user token, caching its claims until it expires. */
+  verify(token: string): Promise<VerifiedToken>;
+  /** The public keys, for `/.well-known/jwks.json`. */
+  jwks(): { keys: JWK[] };
+  issuer: string;
+}
+
+interface StoredKey {
+  kid: string;
+  private_jwk: JWK;
+  public_jwk: JWK;
+}
+
+/** Loads the project's signing key from the database, making one at first start (once across instances). */
+async function loadKeys(db: Db): Promise<StoredKey[]> {
+  return db.transaction(async (tx) => {
+    await tx.query('select pg_advisory_xact_lock($1)', [KEY_LOCK]);
+    const rows = (await tx.query<StoredKey>('select kid, private_jwk, public_jwk from auth.signing_keys where active order by created_at desc')).rows;
+    if (rows.length) return rows.map((r) => ({ ...r, private_jwk: parseJson(r.private_jwk), public_jwk: parseJson(r.public_jwk) }));
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const kid = randomToken(12);
+    const priv = { ...(await exportJWK(privateKey)), kid, alg: 'ES256', use: 'sig' };
+    const pub = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
+    await tx.query('insert into auth.signing_keys (kid, private_jwk, public_jwk) values ($1, $2, $3)', [kid, JSON.stringify(priv), JSON.stringify(pub)]);
+    return [{ kid, private_jwk: priv, public_jwk: pub }];
+  });
+}
+
+function parseJson(v: unknown): JWK {
+  return (typeof v === 'string' ? JSON.parse(v) : v) as JWK;
+}
+
+/**
+ * The project's access-token service. Every instance on one database signs and verifies alike.
+ * @example const tokens = await createTokenService(db, 'http://localhost:8080/v1/auth', systemClock);
+ */
+export async function createTokenService(db: Db, issuer: string, clock: Clock): Promise<TokenService> {
+  let keys = await loadKeys(db);
+  let jwkSet = createLocalJWKSet({ keys: keys.map((k) => k.public_jwk) });
+  let signingKey = await importJWK(keys[0].private_jwk, 'ES256');
+  let signingKid = keys[0].kid;
+  const cache = new Map<string, VerifiedToken & { expMs: number }>();
+
+  async function reload(): Promise<void> {
+    keys = await loadKeys(db);
+    jwkSet = createLocalJWKSet({ keys: keys.map((k) => k.public_jwk) });
+    signingKey = await importJWK(keys[0].private_jwk, 'ES256');
+    signingKid = keys[0].kid;
+  }
+
+  async function verifyUncached(token: string, retry: boolean): Promise<VerifiedToken & { expMs: number }> {
+    try {
+      const { payload } = await jwtVerify(token, jwkSet, {
+        algorithms: ['ES256'],
+        audience: 'authenticated',
+        issuer,
+        currentDate: new Date(clock.now()),
+      });
+      return { payload: payload as Record<string, unknown>, json: JSON.stringify(payload), expMs: (payload.exp ?? 0) * 1000 };
+    } catch (err) {
+      if (err instanceof errors.JWTExpired) throw new ApiError('token_expired', 'The access token has expired; refresh the session.');
+      if (err instanceof errors.JWKSNoMatchingKey && retry) {
+        // Another instance may have rotated the key.
+        await reload();
+        return verifyUncached(token, false);
+      }
+      throw new ApiError('invalid_token', 'The access token is invalid.');
+    }
+  }
+
+  return {
+    issuer,
+    async sign(claims, ttlSeconds) {
+      const now = Math.floor(clock.now() / 1000);
+      const exp = now + ttlSeconds;
+      const token = await new SignJWT({ role: 'authenticated', ...claims })
+        .setProtectedHeader({ alg: 'ES256', kid: signingKid, typ: 'JWT' })
+        .setIssuer(issuer)
+        .setAudience('authenticated')
+        .setSubject(claims.sub)
+        .setIssuedAt(now)
+        .setExpirationTime(exp)
+        .sign(signingKey);
+      return { token, exp };
+    },
+    async verify(token) {
+      const hit = cache.get(token);
+      const now = clock.now();
+      if (hit) {
+        if (hit.expMs > now) return hit;
+        cache.delete(token);
+        throw new ApiError('token_expired', 'The access token has expired; refresh the session.');
+      }
+      const v = await verifyUncached(token, true);
+      if (cache.size >= CACHE_MAX) {
+        // Drop the oldest entries (Map keeps insertion order).
+        let n = CACHE_MAX / 10;
+        for (const k of cache.keys()) {
+          cache.delete(k);
+          if (--n <= 0) break;
+        }
+      }
+      cache.set(token, v);
+      return v;
+    },
+    jwks: () => ({ keys: keys.map((k) => k.public_jwk) }),
+  };
+}

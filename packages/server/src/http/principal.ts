@@ -1,0 +1,75 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { ApiError } from './errors.js';
+
+/** Who is calling (API.md §1). `claims` is the JSON text the SQL sees as `auth.jwt()`. */
+export type Principal =
+  | { role: 'service'; claims: string }
+  | { role: 'anon'; claims: string }
+  | { role: 'authenticated'; claims: string; sub: string; sessionId: string | null; payload: Record<string, unknown> };
+
+export interface VerifiedToken {
+  payload: Record<string, unknown>;
+  /** JSON of the payload, computed once per token. */
+  json: string;
+}
+
+/** Verifies a user access token; throws ApiError `invalid_token` / `token_expired`. */
+export type TokenVerifier = (token: string) => Promise<VerifiedToken>;
+
+export interface ProjectKeys {
+  publicKey: string;
+  secretKey: string;
+}
+
+const SERVICE: Principal = { role: 'service', claims: '{"role":"service"}' };
+const ANON: Principal = { role: 'anon', claims: '{"role":"anon"}' };
+
+function digest(s: string): Buffer {
+  return createHash('sha256').update(s).digest();
+}
+
+/**
+ * Resolves the principal from `apikey` and `Authorization` headers. Keys are compared in
+ * constant time (digests of equal length). A user token is verified by the injected verifier.
+ * @example const who = makePrincipalResolver(keys, verify); await who(req.headers.apikey, req.headers.authorization)
+ */
+export function makePrincipalResolver(keys: ProjectKeys, verify: TokenVerifier) {
+  const pub = digest(keys.publicKey);
+  const sec = digest(keys.secretKey);
+  const isSecret = (k: string) => timingSafeEqual(digest(k), sec);
+  const isPublic = (k: string) => timingSafeEqual(digest(k), pub);
+
+  return async function resolve(apikeyHeader: unknown, authorization: unknown): Promise<Principal> {
+    const apikey = typeof apikeyHeader === 'string' ? apikeyHeader.trim() : undefined;
+    let bearer: string | undefined;
+    if (typeof authorization === 'string') {
+      const m = /^bearer\s+(.+)$/i.exec(authorization.trim());
+      if (!m) throw new ApiError('unauthorized', 'The Authorization header must be "Bearer <key or token>".');
+      bearer = m[1].trim();
+    }
+    if ((apikey && isSecret(apikey)) || (bearer && isSecret(bearer))) return SERVICE;
+    const apikeyOk = apikey !== undefined && isPublic(apikey);
+    if (apikey !== undefined && !apikeyOk) throw new ApiError('unauthorized', 'The apikey is not a key of this project.');
+    if (bearer === undefined || isPublic(bearer)) {
+      if (apikeyOk || (bearer && isPublic(bearer))) return ANON;
+      throw new ApiError('unauthorized', 'Send the project key in the apikey header (public key) or as a Bearer token (secret key).');
+    }
+    if (!bearer.startsWith('ey')) {
+      throw new ApiError('unauthorized', 'The Bearer value is neither a key of this project nor an access token.');
+    }
+    const token = await verify(bearer);
+    const p = token.payload;
+    if (p.role !== 'authenticated' || typeof p.sub !== 'string') {
+      throw new ApiError('invalid_token', 'The access token is not a user token of this project.');
+    }
+    return {
+      role: 'authenticated',
+      claims: token.json,
+      sub: p.sub,
+      sessionId: typeof p.session_id === 'string' ? p.session_id : null,
+      payload: p,
+    };
+  };
+}
+
+export type PrincipalResolver = ReturnType<typeof makePrincipalResolver>;

@@ -1,0 +1,105 @@
+import cors from '@fastify/cors';
+import { ERROR_STATUS } from '@plinth/shared';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { DbError, DbUnavailableError } from '../db/index.js';
+import { ApiError } from './errors.js';
+import type { Principal } from './principal.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export interface HttpOptions {
+  logger: Logger;
+  bodyLimit: number;
+  /** Decides per request whether a browser Origin may call the API (settings may change any time). */
+  isOriginAllowed: (origin: string) => boolean;
+}
+
+export type App = FastifyInstance<
+  import('node:http').Server,
+  import('node:http').IncomingMessage,
+  import('node:http').ServerResponse,
+  Logger,
+  TypeBoxTypeProvider
+>;
+
+/** Maps any thrown error to the one error shape (API.md §1). Unknown errors are 500 and logged. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof DbUnavailableError) {
+    return new ApiError('database_unavailable', 'The database is unavailable; try again shortly.', undefined, { cause: err, headers: { 'retry-after': '1' } });
+  }
+  const e = err as FastifyError & { validation?: unknown[]; validationContext?: string };
+  if (e?.validation) {
+    const details = (e.validation as Array<{ instancePath?: string; message?: string; params?: Record<string, unknown> }>).map((v) => ({
+      field: `${e.validationContext ?? 'body'}${v.instancePath?.replace(/\//g, '.') ?? ''}${v.params?.missingProperty ? `.${v.params.missingProperty}` : ''}${v.params?.additionalProperty ? `.${v.params.additionalProperty}` : ''}`,
+      message: v.message ?? 'is invalid',
+    }));
+    return new ApiError('invalid_request', `The request ${e.validationContext ?? 'body'} is invalid: ${details[0]?.field} ${details[0]?.message}.`, details);
+  }
+  switch (e?.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('payload_too_large', 'The request body is larger than the limit.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('invalid_json', 'The request body is not valid JSON.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('unsupported_media_type', 'Send the body as application/json.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('invalid_request', 'The Content-Length does not match the body.');
+  }
+  if (err instanceof SyntaxError || e?.name === 'SyntaxError') return new ApiError('invalid_json', 'The request body is not valid JSON.');
+  const status = typeof e?.statusCode === 'number' ? e.statusCode : 500;
+  if (status === 429) return new ApiError('rate_limited', 'Too many requests; try again later.');
+  if (status >= 400 && status < 500) return new ApiError('invalid_request', 'The request is invalid.', undefined, { status });
+  if (err instanceof DbError) return new ApiError('internal_error', 'The database refused the request.', undefined, { cause: err });
+  return new ApiError('internal_error', 'Something went wrong on our side.', undefined, { cause: err });
+}
+
+/**
+ * The Fastify instance every area mounts on: one error shape, JSON body limits, CORS decided
+ * per request, a `principal` slot on each request.
+ * @example const app = await createHttpServer({ logger, bodyLimit: 1 << 20, isOriginAllowed: () => false });
+ */
+export async function createHttpServer(options: HttpOptions): Promise<App> {
+  const app = Fastify({
+    loggerInstance: options.logger,
+    bodyLimit: options.bodyLimit,
+    disableRequestLogging: true,
+    trustProxy: true,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  app.decorateRequest('principal', null);
+
+  await app.register(cors, {
+    origin: (origin, cb) => cb(null, origin === undefined ? false : options.isOriginAllowed(origin)),
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    allowedHeaders: ['apikey', 'authorization', 'content-type', 'prefer', 'x-client-info', 'accept', 'range'],
+    exposedHeaders: ['content-range', 'retry-after', 'server-timing', 'x-total-count'],
+    maxAge: 600,
+    strictPreflight: false,
+  });
+
+  app.setErrorHandler((err, request, reply) => {
+    const api = toApiError(err);
+    if (api.status >= 500) {
+      request.log.error({ err: api.cause ?? err, code: api.code, url: request.url.split('?')[0], method: request.method }, 'request failed');
+    }
+    if (api.headers) reply.headers(api.headers);
+    reply.code(api.status).type('application/json; charset=utf-8').send(api.toBody());
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(ERROR_STATUS.route_not_found).send({ code: 'route_not_found', message: `No route ${request.method} ${request.url.split('?')[0]}.` });
+  });
+
+  return app;
+}

@@ -1,0 +1,212 @@
+#!/usr/bin/env node
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { buildApp, createLogger } from './app.js';
+import { type Config, loadConfig } from './config/index.js';
+import { DataDirLockedError, migrateApp, migrateSystem, openDatabase } from './db/index.js';
+import { loadOrCreateKeys, readKeysFile } from './settings/keys.js';
+
+const USAGE = `Usage: plinth <command> [options]
+
+Commands:
+  start [--port N] [--data-dir D]   start the server (PGlite in the data dir, or DATABASE_URL)
+  keys [--data-dir D] [--json]      print the project's public and secret keys
+  sql "<query>" [--data-dir D]      run SQL (through the running server when there is one)
+  migrate [dir] [--data-dir D]      apply ./migrations/*.sql once each, in order
+
+Environment: PORT, PUBLIC_URL, DATA_DIR, DATABASE_URL, LOG_LEVEL, MAX_ROWS, PLINTH_PUBLIC_KEY,
+PLINTH_SECRET_KEY, SMTP_URL, SMTP_FROM, SMS_PROVIDER, REDIS_URL (also read from ./.env).`;
+
+interface Args {
+  command: string;
+  positional: string[];
+  flags: Record<string, string | boolean>;
+}
+
+export function parseArgs(argv: string[]): Args {
+  const [command = 'help', ...rest] = argv;
+  const positional: string[] = [];
+  const flags: Record<string, string | boolean> = {};
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i];
+    if (a.startsWith('--')) {
+      const [k, v] = a.slice(2).split('=', 2);
+      if (v !== undefined) flags[k] = v;
+      else if (rest[i + 1] !== undefined && !rest[i + 1].startsWith('--') && k !== 'json') flags[k] = rest[++i];
+      else flags[k] = true;
+    } else positional.push(a);
+  }
+  return { command, positional, flags };
+}
+
+function configFrom(args: Args): Config {
+  const port = typeof args.flags.port === 'string' ? Number(args.flags.port) : undefined;
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) fail(`--port must be a port number, got ${args.flags.port}`);
+  return loadConfig(process.env, {
+    port,
+    dataDir: typeof args.flags['data-dir'] === 'string' ? args.flags['data-dir'] : undefined,
+  });
+}
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`plinth: ${message}\n`);
+  process.exit(code);
+}
+
+/** The file a running embedded server leaves in its data dir, so `plinth sql` can reach it. */
+const serverFile = (dataDir: string) => join(dataDir, 'server.json');
+
+async function start(args: Args) {
+  const config = configFrom(args);
+  let plinth: Awaited<ReturnType<typeof buildApp>>;
+  try {
+    plinth = await buildApp({ config });
+  } catch (err) {
+    if (err instanceof DataDirLockedError) fail(err.message);
+    throw err;
+  }
+  const { app, keys, log } = plinth;
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const url = config.publicUrl.replace(`:${config.port}`, `:${port}`);
+  if (!config.databaseUrl) writeFileSync(serverFile(config.dataDir), JSON.stringify({ url: `http://127.0.0.1:${port}`, pid: process.pid }), { mode: 0o600 });
+  process.stdout.write(
+    [
+      '',
+      `  Plinth is running (${plinth.db.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})`,
+      '',
+      `  API:         ${url}/api/v1`,
+      `  Console:     ${url}/console`,
+      `  Public key:  ${keys.publicKey}`,
+      `  Secret key:  ${keys.secretKey}   (server-side only: it bypasses row-level security)`,
+      '',
+    ].join('\n') + '\n',
+  );
+  log.info({ url, database: plinth.db.kind }, 'listening');
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    try {
+      await plinth.close();
+      if (!config.databaseUrl) rmSync(serverFile(config.dataDir), { force: true });
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/** A running embedded server on this data dir, if any (its lock is held by a live process). */
+function runningServer(dataDir: string): { url: string } | null {
+  const f = serverFile(dataDir);
+  if (!existsSync(f)) return null;
+  try {
+    const s = JSON.parse(readFileSync(f, 'utf8')) as { url: string; pid: number };
+    process.kill(s.pid, 0);
+    return s;
+  } catch {
+    return null;
+  }
+}
+
+async function keysCommand(args: Args) {
+  const config = configFrom(args);
+  let keys = config.databaseUrl ? null : readKeysFile(config.dataDir);
+  if (!keys) {
+    const db = await openDatabase(config);
+    try {
+      await migrateSystem(db);
+      keys = await loadOrCreateKeys(db, { dataDir: config.dataDir, configured: null });
+    } finally {
+      await db.close();
+    }
+  }
+  if (args.flags.json) process.stdout.write(`${JSON.stringify({ public_key: keys.publicKey, secret_key: keys.secretKey })}\n`);
+  else process.stdout.write(`public key: ${keys.publicKey}\nsecret key: ${keys.secretKey}\n`);
+}
+
+async function sqlCommand(args: Args) {
+  const query = args.positional.join(' ').trim();
+  if (!query) fail('usage: plinth sql "<query>"', 2);
+  const config = configFrom(args);
+  const server = config.databaseUrl ? null : runningServer(config.dataDir);
+  if (server) {
+    const keys = readKeysFile(config.dataDir);
+    const res = await fetch(`${server.url}/api/v1/sql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${keys?.secretKey}` },
+      body: JSON.stringify({ query }),
+    });
+    const body = (await res.json()) as { results?: unknown[]; message?: string };
+    if (!res.ok) fail(body.message ?? `HTTP ${res.status}`);
+    printResults(body.results as Array<{ command: string; rowCount: number; rows: unknown[] }>);
+    return;
+  }
+  const db = await openDatabase(config).catch((err) => fail(err instanceof DataDirLockedError ? err.message : String(err)));
+  try {
+    await migrateSystem(db);
+    const results = await db.script(query);
+    printResults(results);
+  } catch (err) {
+    fail((err as Error).message);
+  } finally {
+    await db.close();
+  }
+}
+
+function printResults(results: Array<{ command: string; rowCount: number; rows: unknown[] }>) {
+  for (const r of results) {
+    if (r.rows.length) console.table(r.rows);
+    process.stdout.write(`${r.command} ${r.rowCount}\n`);
+  }
+}
+
+async function migrateCommand(args: Args) {
+  const config = configFrom(args);
+  const dir = resolve(args.positional[0] ?? './migrations');
+  if (!config.databaseUrl && runningServer(config.dataDir)) {
+    fail('The embedded database is held by a running server; stop it first, or run migrations at its start.');
+  }
+  const db = await openDatabase(config).catch((err) => fail(err instanceof DataDirLockedError ? err.message : String(err)));
+  try {
+    await migrateSystem(db);
+    const applied = await migrateApp(db, dir);
+    process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'nothing to apply\n');
+  } catch (err) {
+    fail((err as Error).message);
+  } finally {
+    await db.close();
+  }
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  switch (args.command) {
+    case 'start':
+      return start(args);
+    case 'keys':
+      return keysCommand(args);
+    case 'sql':
+      return sqlCommand(args);
+    case 'migrate':
+      return migrateCommand(args);
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      return;
+    default:
+      fail(`unknown command "${args.command}"\n\n${USAGE}`, 2);
+  }
+}
+
+main().catch((err) => {
+  createLogger('error').error({ err }, 'plinth failed');
+  process.exit(1);
+});

@@ -1,0 +1,171 @@
+import type { Logger } from 'pino';
+import type { Db } from '../../db/index.js';
+
+export interface ColumnInfo {
+  name: string;
+  /** `format_type` of the column: `integer`, `text`, `timestamp with time zone`, `text[]`… */
+  type: string;
+  /** The base type name (`int4`, `text`, `_text` for arrays, the enum's name). */
+  udt: string;
+  /** pg_type.typcategory: N numeric, S string, B boolean, D date/time, U user, A array, E enum… */
+  category: string;
+  notNull: boolean;
+  hasDefault: boolean;
+  isPk: boolean;
+  generated: boolean;
+  enumValues: string[] | null;
+  comment: string | null;
+}
+
+export interface TableInfo {
+  name: string;
+  kind: 'table' | 'view';
+  columns: Map<string, ColumnInfo>;
+  columnList: ColumnInfo[];
+  pk: string[];
+  comment: string | null;
+}
+
+export interface SchemaSnapshot {
+  tables: Map<string, TableInfo>;
+  loadedAt: number;
+  version: number;
+}
+
+const COLUMNS_SQL = `
+select c.relname as table_name, c.relkind::text as relkind, obj_description(c.oid, 'pg_class') as table_comment,
+       a.attname as column_name, format_type(a.atttypid, a.atttypmod) as data_type, t.typname as udt,
+       t.typcategory::text as category, a.attnotnull as not_null,
+       (a.atthasdef or a.attidentity <> '' ) as has_default, (a.attgenerated <> '') as generated,
+       coalesce(a.attnum = any(pk.conkey), false) as is_pk,
+       col_description(c.oid, a.attnum) as column_comment,
+       case when t.typtype = 'e' then (select array_agg(e.enumlabel order by e.enumsortorder) from pg_enum e where e.enumtypid = t.oid) end as enum_values
+from pg_class c
+join pg_namespace n on n.oid = c.relnamespace
+join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+join pg_type t on t.oid = a.atttypid
+left join pg_constraint pk on pk.conrelid = c.oid and pk.contype = 'p'
+where n.nspname = 'public' and c.relkind in ('r', 'p', 'v', 'm', 'f')
+order by c.relname, a.attnum`;
+
+interface Row {
+  table_name: string;
+  relkind: string;
+  table_comment: string | null;
+  column_name: string;
+  data_type: string;
+  udt: string;
+  category: string;
+  not_null: boolean;
+  has_default: boolean;
+  generated: boolean;
+  is_pk: boolean;
+  column_comment: string | null;
+  enum_values: string[] | string | null;
+}
+
+function parseArray(v: string[] | string | null): string[] | null {
+  if (v === null || Array.isArray(v)) return v;
+  // PGlite may hand back the text form `{a,b}`.
+  return v
+    .replace(/^\{|\}$/g, '')
+    .split(',')
+    .map((s) => s.replace(/^"|"$/g, ''));
+}
+
+/** Reads the exposed tables and views of `public` from the catalog. */
+export async function loadSchema(db: Db, version = 0): Promise<SchemaSnapshot> {
+  const { rows } = await db.query<Row>(COLUMNS_SQL);
+  const tables = new Map<string, TableInfo>();
+  for (const r of rows) {
+    let t = tables.get(r.table_name);
+    if (!t) {
+      t = {
+        name: r.table_name,
+        kind: r.relkind === 'r' || r.relkind === 'p' || r.relkind === 'f' ? 'table' : 'view',
+        columns: new Map(),
+        columnList: [],
+        pk: [],
+        comment: r.table_comment,
+      };
+      tables.set(r.table_name, t);
+    }
+    const col: ColumnInfo = {
+      name: r.column_name,
+      type: r.data_type,
+      udt: r.udt,
+      category: r.category,
+      notNull: r.not_null,
+      hasDefault: r.has_default,
+      isPk: r.is_pk,
+      generated: r.generated,
+      enumValues: parseArray(r.enum_values),
+      comment: r.column_comment,
+    };
+    t.columns.set(col.name, col);
+    t.columnList.push(col);
+    if (col.isPk) t.pk.push(col.name);
+  }
+  return { tables, loadedAt: Date.now(), version };
+}
+
+export interface SchemaCache {
+  /** The current snapshot; never awaits on the request path. */
+  get(): SchemaSnapshot;
+  /** Reloads now (after the SQL runner ran DDL, say). */
+  reload(): Promise<SchemaSnapshot>;
+  close(): Promise<void>;
+}
+
+/**
+ * The schema cache, refreshed when the database notifies a DDL change (event trigger →
+ * `NOTIFY plinth_schema`), so changes made anywhere are served within a second.
+ * @example const cache = await createSchemaCache(db, log); cache.get().tables.get('todos')
+ */
+export async function createSchemaCache(db: Db, log: Logger): Promise<SchemaCache> {
+  let version = 1;
+  let snapshot = await loadSchema(db, version);
+  let inflight: Promise<SchemaSnapshot> | null = null;
+  let again = false;
+  let timer: NodeJS.Timeout | null = null;
+  let closed = false;
+
+  const reload = (): Promise<SchemaSnapshot> => {
+    if (inflight) {
+      again = true;
+      return inflight;
+    }
+    inflight = (async () => {
+      try {
+        do {
+          again = false;
+          snapshot = await loadSchema(db, ++version);
+        } while (again);
+        return snapshot;
+      } finally {
+        inflight = null;
+      }
+    })();
+    return inflight;
+  };
+
+  const onNotify = () => {
+    if (closed || timer) return;
+    // Coalesce a burst of DDL (a migration) into one reload.
+    timer = setTimeout(() => {
+      timer = null;
+      reload().catch((err) => log.warn({ err }, 'schema cache reload failed'));
+    }, 50);
+  };
+  const unlisten = await db.listen('plinth_schema', onNotify);
+
+  return {
+    get: () => snapshot,
+    reload,
+    async close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      await unlisten();
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Db } from '../db/index.js';
+import type { ProjectKeys } from '../http/principal.js';
+import { randomToken } from '../lib/crypto.js';
+
+export function newKeys(): ProjectKeys {
+  return { publicKey: `pk_${randomToken(32)}`, secretKey: `sk_${randomToken(32)}` };
+}
+
+/** Where the embedded project keeps its keys: a 0600 file, readable while the server holds the data dir. */
+export function keysFile(dataDir: string): string {
+  return join(dataDir, 'keys.json');
+}
+
+export function readKeysFile(dataDir: string): ProjectKeys | null {
+  const f = keysFile(dataDir);
+  if (!existsSync(f)) return null;
+  const j = JSON.parse(readFileSync(f, 'utf8')) as { public_key: string; secret_key: string };
+  return { publicKey: j.public_key, secretKey: j.secret_key };
+}
+
+/**
+ * The project's keys: from config when given; else kept in the data dir (embedded) or in the
+ * database (PostgreSQL, so every instance shares them). Made once, at first start.
+ * @example const keys = await loadOrCreateKeys(db, { dataDir: './data', configured: null });
+ */
+export async function loadOrCreateKeys(
+  db: Db,
+  opts: { dataDir: string; configured: Partial<ProjectKeys> | null },
+): Promise<ProjectKeys> {
+  const c = opts.configured;
+  if (c?.publicKey && c.secretKey) return { publicKey: c.publicKey, secretKey: c.secretKey };
+  let keys: ProjectKeys;
+  if (db.kind === 'pglite') {
+    keys = readKeysFile(opts.dataDir) ?? newKeys();
+    mkdirSync(opts.dataDir, { recursive: true });
+    const f = keysFile(opts.dataDir);
+    writeFileSync(f, JSON.stringify({ public_key: keys.publicKey, secret_key: keys.secretKey }, null, 2), { mode: 0o600 });
+    chmodSync(f, 0o600);
+  } else {
+    const fresh = newKeys();
+    await db.query('insert into plinth.project_keys (id, public_key, secret_key) values (1, $1, $2) on conflict (id) do nothing', [
+      fresh.publicKey,
+      fresh.secretKey,
+    ]);
+    const row = (await db.query<{ public_key: string; secret_key: string }>('select public_key, secret_key from plinth.project_keys where id = 1')).rows[0];
+    keys = { publicKey: row.public_key, secretKey: row.secret_key };
+  }
+  return { publicKey: c?.publicKey ?? keys.publicKey, secretKey: c?.secretKey ?? keys.secretKey };
+}

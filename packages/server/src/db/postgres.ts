@@ -13,6 +13,18 @@ const int8 = (v: string) => {
   return Number.isSafeInteger(n) ? n : v;
 };
 
+const sqlTypes = {
+  bigint: { to: 20, from: [20], serialize: (x: unknown) => String(x), parse: int8 },
+  // Dates and times stay as PostgreSQL's text, the same on both drivers.
+  date: {
+    to: 1184,
+    from: [1082, 1083, 1114, 1184, 1266],
+    serialize: (x: unknown) => (x instanceof Date ? x.toISOString() : String(x)),
+    parse: (x: string) => x,
+  },
+  bytea: { to: 17, from: [17], serialize: (x: unknown) => x as string, parse: (x: string) => x },
+} as unknown as Record<string, postgres.PostgresType>;
+
 function shape(r: postgres.RowList<Row[]>, fallbackCommand = 'OK'): QueryResult {
   const cols = (r.columns ?? []) as Array<{ name: string; type: number }>;
   return {
@@ -37,17 +49,7 @@ export async function openPostgres(url: string, options: { max?: number; connect
     onnotice: () => undefined,
     prepare: true,
     connection: { application_name: 'plinth' },
-    types: {
-      bigint: { to: 20, from: [20], serialize: (x: unknown) => String(x), parse: int8 },
-      // Dates and times stay as PostgreSQL's text, the same on both drivers.
-      date: {
-        to: 1184,
-        from: [1082, 1083, 1114, 1184, 1266],
-        serialize: (x: unknown) => (x instanceof Date ? x.toISOString() : String(x)),
-        parse: (x: string) => x,
-      },
-      bytea: { to: 17, from: [17], serialize: (x: unknown) => x as string, parse: (x: string) => x },
-    } as unknown as Record<string, postgres.PostgresType>,
+    types: sqlTypes,
   }) as unknown as Sql;
 
   const run = async <T>(fn: () => Promise<T>): Promise<T> => {
@@ -80,22 +82,18 @@ export async function openPostgres(url: string, options: { max?: number; connect
     script: (text, options = {}) =>
       run(async () => {
         if (options.params?.length) return [shape(await sql.unsafe<Row[]>(text, options.params as never[]))];
-        const reserved = await sql.reserve();
         const statements = splitStatements(text);
+        const timeout = options.timeoutMs ? Math.floor(options.timeoutMs) : 0;
         // One statement at a time, so each keeps its own result (postgres.js drops row-less
-        // results of a multi-statement query); inside one transaction, so the script stays
-        // atomic, unless it manages transactions itself or runs what cannot be in one.
-        const atomic = statements.length > 1 && !statements.some((s) => NO_TX.test(s));
-        const results: QueryResult[] = [];
-        let offset = 0;
-        try {
-          if (options.timeoutMs) await reserved.unsafe(`set statement_timeout = ${Math.floor(options.timeoutMs)}`);
-          if (atomic) await reserved.unsafe('begin');
+        // results of a multi-statement query), inside one transaction so the script stays atomic.
+        const runAll = async (conn: Sql | postgres.TransactionSql<Record<string, never>>) => {
+          const results: QueryResult[] = [];
+          let offset = 0;
           for (const stmt of statements) {
             const at = text.indexOf(stmt, offset);
             offset = at >= 0 ? at + stmt.length : offset;
             try {
-              results.push(shape((await reserved.unsafe(stmt).simple()) as postgres.RowList<Row[]>, commandOf(stmt)));
+              results.push(shape((await conn.unsafe(stmt).simple()) as postgres.RowList<Row[]>, commandOf(stmt)));
             } catch (err) {
               const e = toDbError(err);
               if (e instanceof DbError && e.position !== undefined && at >= 0) {
@@ -104,13 +102,27 @@ export async function openPostgres(url: string, options: { max?: number; connect
               throw e;
             }
           }
-          if (atomic) await reserved.unsafe('commit');
           return results;
+        };
+        if (!statements.some((s) => NO_TX.test(s))) {
+          return (await sql.begin(async (tx) => {
+            if (timeout) await tx.unsafe(`set local statement_timeout = ${timeout}`);
+            return runAll(tx);
+          })) as unknown as QueryResult[];
+        }
+        // The script manages transactions itself (or runs VACUUM and the like): give it a
+        // connection of its own, so nothing it sets can leak into the pool.
+        const own = postgres(url, {
+          max: 1,
+          connect_timeout: options.timeoutMs ? Math.ceil(options.timeoutMs / 1000) : 5,
+          onnotice: () => undefined,
+          connection: timeout ? { statement_timeout: timeout } : {},
+          types: sqlTypes,
+        }) as unknown as Sql;
+        try {
+          return await runAll(own);
         } finally {
-          // The script may have left a transaction or settings behind: never hand them to the pool.
-          await reserved.unsafe('rollback').catch(() => undefined);
-          await reserved.unsafe('reset all').catch(() => undefined);
-          reserved.release();
+          await own.end({ timeout: 1 });
         }
       }),
     async listen(channel, onNotify) {

@@ -1,0 +1,59 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+export const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => (typeof a === 'object' && a ? resolve(a.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface Spawned {
+  proc: ChildProcess;
+  url: string;
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<number | null>;
+}
+
+/** Starts `plinth <args>` from the built dist as a real process. */
+export function spawnPlinth(args: string[], env: Record<string, string> = {}): Spawned {
+  if (!existsSync(MAIN)) throw new Error('Build first: npm run build (the process tests run dist/main.js)');
+  let out = '';
+  let err = '';
+  const proc = spawn(process.execPath, [MAIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  proc.stdout?.on('data', (d) => {
+    out += d;
+  });
+  proc.stderr?.on('data', (d) => {
+    err += d;
+  });
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const port = args[args.indexOf('--port') + 1];
+  return { proc, url: `http://127.0.0.1:${port}`, stdout: () => out, stderr: () => err, exited };
+}
+
+/** Polls `GET /health` until 200, or throws after `timeoutMs`. Returns the elapsed ms. */
+export async function waitHealthy(url: string, timeoutMs: number): Promise<number> {
+  const start = Date.now();
+  for (;;) {
+    try {
+      const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1000) });
+      if (res.status === 200) return Date.now() - start;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() - start > timeoutMs) throw new Error(`not healthy within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The whole test suite: type check, lint, then every test on the embedded database (PGlite)
+# and again on a real PostgreSQL (installed with apt-get and started as a throwaway cluster
+# when missing). Chromium for the browser tests is installed the same way.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p .tmp
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "build and type check"
+npm run build --silent
+npx tsc -p packages/server/test/tsconfig.json --noEmit
+[ -f packages/sdk/tsconfig.typetest.json ] && npx tsc -p packages/sdk/tsconfig.typetest.json --noEmit
+
+step "lint (biome)"
+npx biome check packages bench scripts
+
+step "browser and database prerequisites"
+scripts/ensure-chromium.sh
+PG_URL=$(scripts/pg-cluster.sh start)
+trap 'scripts/pg-cluster.sh stop >/dev/null 2>&1 || true' EXIT
+
+status=0
+step "tests on PGlite (embedded)"
+PLINTH_TEST_DB=pglite npx vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest-pglite.json || status=1
+
+step "tests on PostgreSQL"
+PLINTH_TEST_DB=postgres TEST_DATABASE_URL="$PG_URL" npx vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest-postgres.json || status=1
+
+node scripts/summarize-tests.mjs .tmp/vitest-pglite.json .tmp/vitest-postgres.json || status=1
+exit $status

@@ -1,0 +1,32 @@
+import type { Queryable } from '../db/index.js';
+
+export type MessageKind = 'verification' | 'reset' | 'magic_link' | 'email_change' | 'test' | 'sms_otp';
+
+/**
+ * What an auth flow hands to the outbox. The flow enqueues it in the same transaction as
+ * the user change, so a committed change always has its message and a rolled-back one none.
+ */
+export interface OutgoingMessage {
+  channel: 'email' | 'sms';
+  kind: MessageKind;
+  /** Email address or E.164 phone number. */
+  to: string;
+  /** Template variables: `link` for email flows, `code` for SMS, `email`, … */
+  data: Record<string, string>;
+}
+
+export interface Outbox {
+  /** Inserts the message in the caller's transaction; the worker sends it after commit. */
+  enqueue(tx: Queryable, message: OutgoingMessage): Promise<string>;
+  /** Wakes the worker now (after the transaction committed) instead of at its next poll. */
+  kick(): void;
+}
+
+/** A transport sends one rendered message; it throws on failure with the provider's answer. */
+export interface EmailTransport {
+  send(mail: { to: string; from: string; subject: string; html: string; text: string }): Promise<{ response: string }>;
+}
+
+export interface SmsTransport {
+  send(sms: { to: string; body: string }): Promise<{ response: string }>;
+}

@@ -13,8 +13,9 @@ npm run build --silent
 npx tsc -p packages/server/test/tsconfig.json --noEmit
 [ -f packages/sdk/tsconfig.typetest.json ] && npx tsc -p packages/sdk/tsconfig.typetest.json --noEmit
 
-step "lint (biome)"
+step "lint (biome) and import boundaries"
 npx biome check packages bench scripts
+node scripts/check-boundaries.mjs
 
 step "browser and database prerequisites"
 scripts/ensure-chromium.sh

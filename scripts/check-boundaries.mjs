@@ -1,0 +1,76 @@
+// Import-boundary lint (ENGINEERING.md "Dependency direction"). Value imports only: a
+// type-only import carries no runtime coupling. Exits 1 and lists each violation.
+//   console → sdk → shared; server → shared.
+//   inside the server: lib ← config ← {http, db, messaging} ← settings ← {rest, auth} ← admin ← app.ts ← main.ts
+//   rest never imports auth.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+const root = resolve(new URL('..', import.meta.url).pathname);
+const LAYER = { lib: 0, config: 1, http: 2, db: 2, messaging: 2, settings: 3, rest: 4, auth: 4, admin: 5, 'app.ts': 6, 'main.ts': 7 };
+const PEERS_ALLOWED = new Set(['http>db']); // the error handler maps database-unavailable errors
+
+function* files(dir) {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (name === 'node_modules' || name === 'dist') continue;
+    if (statSync(p).isDirectory()) yield* files(p);
+    else if (/\.(ts|tsx|mjs)$/.test(name) && !/\.test\.ts$/.test(name)) yield p;
+  }
+}
+
+function imports(text) {
+  const out = [];
+  const re = /^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    if (m[2]) continue; // import type
+    out.push(m[3] ?? m[4] ?? m[5]);
+  }
+  return out;
+}
+
+const areaOf = (file) => {
+  const rel = relative(join(root, 'packages/server/src'), file);
+  const first = rel.split('/')[0];
+  return first in LAYER ? first : null;
+};
+
+const problems = [];
+for (const pkg of ['shared', 'sdk', 'console', 'server']) {
+  const src = join(root, 'packages', pkg, 'src');
+  try {
+    statSync(src);
+  } catch {
+    continue;
+  }
+  for (const file of files(src)) {
+    for (const spec of imports(readFileSync(file, 'utf8'))) {
+      const where = relative(root, file);
+      if (spec.startsWith('@plinth/')) {
+        const target = spec.split('/')[1];
+        const ok = { shared: [], sdk: ['shared'], console: ['sdk', 'shared'], server: ['shared', 'sdk'] }[pkg] ?? [];
+        if (!ok.includes(target)) problems.push(`${where}: ${pkg} may not import ${spec}`);
+        continue;
+      }
+      if (!spec.startsWith('.')) {
+        if (pkg === 'sdk' || pkg === 'shared') problems.push(`${where}: ${pkg} may not depend on the package ${spec}`);
+        continue;
+      }
+      const target = resolve(dirname(file), spec);
+      if (!target.startsWith(src)) problems.push(`${where}: imports outside its package (${spec})`);
+      if (pkg !== 'server') continue;
+      const from = areaOf(file);
+      const to = areaOf(target);
+      if (!from || !to || from === to) continue;
+      if (from === 'rest' && to === 'auth') problems.push(`${where}: rest never imports auth`);
+      else if (LAYER[to] > LAYER[from] || (LAYER[to] === LAYER[from] && !PEERS_ALLOWED.has(`${from}>${to}`))) {
+        problems.push(`${where}: ${from} may not import ${to} (${spec})`);
+      }
+    }
+  }
+}
+if (problems.length) {
+  console.error(`Import boundaries violated:\n  ${problems.join('\n  ')}`);
+  process.exit(1);
+}
+console.log('import boundaries: ok');

@@ -121,4 +121,37 @@ describe('embedded data dir (real processes)', () => {
       await restarted.exited;
     }
   }, 90_000);
+
+  it('plinth sql goes through the running server; plinth migrate applies each file once, in order', async () => {
+    const dir = tmp();
+    const s = spawnPlinth(['start', '--port', String(await freePort()), '--data-dir', dir]);
+    await waitHealthy(s.url, 20_000);
+    const viaServer = spawnPlinth(['sql', 'create table cli_t (v int); insert into cli_t values (7); select v from cli_t', '--data-dir', dir]);
+    expect(await viaServer.exited).toBe(0);
+    expect(viaServer.stdout()).toContain('SELECT 1');
+    const migrateBusy = spawnPlinth(['migrate', join(dir, 'none'), '--data-dir', dir]);
+    expect(await migrateBusy.exited).toBe(1);
+    expect(migrateBusy.stderr()).toMatch(/held by a running server/);
+    s.proc.kill('SIGTERM');
+    await s.exited;
+
+    const migrations = join(dir, 'migrations');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(migrations);
+    writeFileSync(join(migrations, '002_more.sql'), 'insert into m_t values (2);');
+    writeFileSync(join(migrations, '001_init.sql'), 'create table m_t (v int); insert into m_t values (1);');
+    const first = spawnPlinth(['migrate', migrations, '--data-dir', dir]);
+    expect(await first.exited).toBe(0);
+    expect(first.stdout()).toContain('applied: 001_init.sql, 002_more.sql');
+    const second = spawnPlinth(['migrate', migrations, '--data-dir', dir]);
+    expect(await second.exited).toBe(0);
+    expect(second.stdout()).toContain('nothing to apply');
+    writeFileSync(join(migrations, '001_init.sql'), 'create table m_t (v int);');
+    const changed = spawnPlinth(['migrate', migrations, '--data-dir', dir]);
+    expect(await changed.exited).toBe(1);
+    expect(changed.stderr()).toMatch(/001_init.sql was changed after it was applied/);
+    const direct = spawnPlinth(['sql', 'select v from m_t order by v', '--data-dir', dir]);
+    expect(await direct.exited).toBe(0);
+    expect(direct.stdout()).toContain('SELECT 2');
+  }, 90_000);
 });

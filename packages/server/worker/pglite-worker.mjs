@@ -33,7 +33,7 @@ function errorOf(err) {
 }
 
 function shape(r) {
-  return { rows: r.rows, fields: r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })), rowCount: r.affectedRows ?? r.rows.length };
+  return { rows: r.rows, fields: r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })), rowCount: r.fields.length ? r.rows.length : (r.affectedRows ?? 0) };
 }
 
 const reply = (id, result) => parentPort.postMessage({ id, ok: true, result });

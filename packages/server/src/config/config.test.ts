@@ -1,0 +1,30 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, parseDotenv } from './index.js';
+
+describe('config', () => {
+  it('parses .env lines with comments, quotes and export', () => {
+    expect(parseDotenv('# c\nA=1\nexport B="two words"\nC=\'x=y\'\n\nbad line\n')).toEqual({ A: '1', B: 'two words', C: 'x=y' });
+  });
+
+  it('the environment wins over .env, which fills gaps', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plinth-cfg-'));
+    try {
+      writeFileSync(join(dir, '.env'), 'PORT=9999\nMAX_ROWS=50\nLOG_LEVEL=debug\n');
+      const c = loadConfig({ PORT: '7000' }, {}, dir);
+      expect(c.port).toBe(7000);
+      expect(c.maxRows).toBe(50);
+      expect(c.logLevel).toBe('debug');
+      expect(c.publicUrl).toBe('http://localhost:7000');
+      expect(c.dataDir).toBe(join(dir, 'data'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a malformed number with the variable name', () => {
+    expect(() => loadConfig({ MAX_ROWS: 'lots' }, {}, tmpdir())).toThrow(/MAX_ROWS/);
+  });
+});

@@ -97,6 +97,13 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     reply.code(api.status).type('application/json; charset=utf-8').send(api.toBody());
   });
 
+  if (options.logger.isLevelEnabled('debug')) {
+    // Path only: query strings can carry filter values a user would not want in logs.
+    app.addHook('onResponse', async (request, reply) => {
+      request.log.debug({ method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    });
+  }
+
   app.setNotFoundHandler((request, reply) => {
     reply.code(ERROR_STATUS.route_not_found).send({ code: 'route_not_found', message: `No route ${request.method} ${request.url.split('?')[0]}.` });
   });

@@ -9,7 +9,7 @@ import { type Db, migrateSystem, openDatabase } from './db/index.js';
 import { makePrincipalResolver, type ProjectKeys } from './http/principal.js';
 import { type App, createHttpServer } from './http/server.js';
 import { systemClock, type Clock } from './lib/clock.js';
-import { createSchemaCache, registerRestRoutes, type SchemaCache } from './rest/index.js';
+import { createSchemaCache, registerOpenApi, registerRestRoutes, type SchemaCache } from './rest/index.js';
 import { loadOrCreateKeys } from './settings/keys.js';
 
 export interface AppOptions {
@@ -90,6 +90,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
 
     registerSqlRunner(app, { db, guards, statementTimeoutMs: config.statementTimeoutMs, onSchemaChange: () => schema.reload() });
     registerRestRoutes(app, { db, schema, resolvePrincipal, maxRows: config.maxRows });
+    registerOpenApi(app, { schema, resolvePrincipal, publicUrl: config.publicUrl });
 
     app.get('/v1/auth/.well-known/jwks.json', async () => tokens.jwks());
 

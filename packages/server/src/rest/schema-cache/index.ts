@@ -5,6 +5,11 @@ export interface ColumnInfo {
   name: string;
   /** `format_type` of the column: `integer`, `text`, `timestamp with time zone`, `text[]`… */
   type: string;
+  /**
+   * `format_type` without the modifier (`character varying`, `numeric`, `bpchar`): what a
+   * bound text value is cast to, so a cast never truncates the way `varchar(3)` would.
+   */
+  castType: string;
   /** The base type name (`int4`, `text`, `_text` for arrays, the enum's name). */
   udt: string;
   /** pg_type.typcategory: N numeric, S string, B boolean, D date/time, U user, A array, E enum… */
@@ -34,7 +39,7 @@ export interface SchemaSnapshot {
 
 const COLUMNS_SQL = `
 select c.relname as table_name, c.relkind::text as relkind, obj_description(c.oid, 'pg_class') as table_comment,
-       a.attname as column_name, format_type(a.atttypid, a.atttypmod) as data_type, t.typname as udt,
+       a.attname as column_name, format_type(a.atttypid, a.atttypmod) as data_type, format_type(a.atttypid, null) as cast_type, t.typname as udt,
        t.typcategory::text as category, a.attnotnull as not_null,
        (a.atthasdef or a.attidentity <> '' ) as has_default, (a.attgenerated <> '') as generated,
        coalesce(a.attnum = any(pk.conkey), false) as is_pk,
@@ -54,6 +59,7 @@ interface Row {
   table_comment: string | null;
   column_name: string;
   data_type: string;
+  cast_type: string;
   udt: string;
   category: string;
   not_null: boolean;
@@ -93,6 +99,8 @@ export async function loadSchema(db: Db, version = 0): Promise<SchemaSnapshot> {
     const col: ColumnInfo = {
       name: r.column_name,
       type: r.data_type,
+      // `character` without a length means char(1): a cast to it would truncate.
+      castType: r.cast_type.replace(/^character(\[\])?$/, 'bpchar$1'),
       udt: r.udt,
       category: r.category,
       notNull: r.not_null,

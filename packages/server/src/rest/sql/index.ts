@@ -90,6 +90,8 @@ function wrap(p: Plan, statement: string): string {
 
 function insert(p: InsertPlan): SqlStatement {
   const t = tableRef(p.table);
+  // An empty array creates nothing; `default values` would create one row.
+  if (p.rows === 0) return { text: `select '[]'::text as body, 0 as n`, values: [] };
   if (p.target.length === 0) return { text: wrap(p, `insert into ${t} default values`), values: [] };
   const cols = columnList(p.target);
   // Keys map to columns by name and each value is read with the column's own type.

@@ -1,0 +1,42 @@
+import { clientError } from '../errors.js';
+import type { Result, User } from '../types.js';
+import { type AuthContext, callAsUser } from './context.js';
+
+/** Fields `updateUser` can change. A new email is only applied after it is verified. */
+export interface UserAttributes {
+  email?: string;
+  password?: string;
+  name?: string;
+  avatar?: string;
+}
+
+/**
+ * Fetches the signed-in user from the server (GET /v1/auth/user), so the answer reflects
+ * changes made elsewhere; `getSession()` returns the stored copy without a request.
+ * @example const { data, error } = await getUser(ctx); if (data) console.log(data.user.email);
+ */
+export async function getUser(ctx: AuthContext): Promise<Result<{ user: User }>> {
+  await ctx.session.ready;
+  if (!ctx.session.peek()) return { data: null, error: clientError('session_missing', 'Not signed in.') };
+  const res = await callAsUser<User>(ctx, { path: '/v1/auth/user' });
+  return res.error ? res : { data: { user: unwrapUser(res.data) }, error: null };
+}
+
+/**
+ * Changes the signed-in user (PATCH /v1/auth/user), stores the answer and emits USER_UPDATED.
+ * @example const { data, error } = await updateUser(ctx, { name: 'Ada' });
+ */
+export async function updateUser(ctx: AuthContext, attributes: UserAttributes): Promise<Result<{ user: User }>> {
+  await ctx.session.ready;
+  if (!ctx.session.peek()) return { data: null, error: clientError('session_missing', 'Not signed in.') };
+  const res = await callAsUser<User>(ctx, { method: 'PATCH', path: '/v1/auth/user', body: attributes });
+  if (res.error) return res;
+  const user = unwrapUser(res.data);
+  await ctx.session.setUser(user);
+  return { data: { user }, error: null };
+}
+
+/** API.md answers the user itself; accept `{user}` too so a server wrapping it does not break clients. */
+function unwrapUser(body: User | { user: User }): User {
+  return 'user' in body && body.user && typeof body.user === 'object' ? body.user : (body as User);
+}

@@ -1,0 +1,41 @@
+/**
+ * @plinth/sdk: the client of a Plinth project. Web APIs only (fetch, storage, locks); no
+ * runtime dependencies. See README.md for every method.
+ */
+export { createClient, type AuthOptions, type ClientOptions, type PlinthClient } from './client.js';
+export { AuthClient } from './auth/auth-client.js';
+export type { SignInData } from './auth/context.js';
+export type { AuthStateCallback, AuthSubscription } from './auth/events.js';
+export type { SignInWithOAuthOptions } from './auth/oauth.js';
+export type { SignUpCredentials, SignUpData } from './auth/password.js';
+export type { UserAttributes } from './auth/user.js';
+export { parseOAuthFragment, type OAuthFragment } from './auth/fragment.js';
+export { memoryStorage } from './auth/storage.js';
+export { FilterBuilder, RestRequest } from './rest/builder.js';
+export { QueryBuilder } from './rest/query-builder.js';
+export type {
+  CheckSelect,
+  ColumnName,
+  GenericDatabase,
+  GenericSchema,
+  GenericTable,
+  GenericView,
+  OrderOptions,
+  RestResult,
+  SelectRow,
+  TableDef,
+  TableName,
+  UntypedDatabase,
+  WriteOptions,
+} from './rest/types.js';
+export type {
+  AuthChangeEvent,
+  Identity,
+  LockFunction,
+  OAuthProvider,
+  PlinthError,
+  Result,
+  Session,
+  SupportedStorage,
+  User,
+} from './types.js';

@@ -55,7 +55,12 @@ export function mapDbError(err: DbError, plan: Plan): Error {
     case '23001':
       return new ApiError('conflict', conflictMessage(state), { constraint }, cause);
     case '23502':
-      return new ApiError('constraint_violation', 'A required column is missing or null.', { constraint, column: err.column ?? null }, cause);
+      return new ApiError(
+        'constraint_violation',
+        'A required column is missing or null.',
+        { constraint, column: err.column ?? null },
+        cause,
+      );
     case '23514':
       return new ApiError('constraint_violation', 'A value fails a check constraint.', { constraint }, cause);
     case '42501':
@@ -66,7 +71,12 @@ export function mapDbError(err: DbError, plan: Plan): Error {
       // The schema changed under a cached plan; the next reload catches up.
       return new ApiError('column_not_found', 'A column of the request does not exist (any more).', { column: err.column ?? null }, cause);
     case '42P01':
-      return new ApiError('table_not_found', `No table or view "${plan.table.name}" in the public schema.`, { table: plan.table.name }, cause);
+      return new ApiError(
+        'table_not_found',
+        `No table or view "${plan.table.name}" in the public schema.`,
+        { table: plan.table.name },
+        cause,
+      );
     case '0A000':
     case '55000':
       if (plan.table.kind === 'view') {
@@ -75,7 +85,12 @@ export function mapDbError(err: DbError, plan: Plan): Error {
       return err;
   }
   if (state.startsWith('22') || INVALID_VALUE.has(state)) {
-    return new ApiError('invalid_value', 'A value does not fit the type of its column, or the operator does not apply to it.', undefined, cause);
+    return new ApiError(
+      'invalid_value',
+      'A value does not fit the type of its column, or the operator does not apply to it.',
+      undefined,
+      cause,
+    );
   }
   return err;
 }

@@ -41,7 +41,11 @@ afterAll(() => t?.stop());
 /** GET as the secret key; `params` are encoded with URLSearchParams, as a client would. */
 function get(table: string, params: Array<[string, string]> = [], headers: Record<string, string> = {}) {
   const qs = new URLSearchParams(params).toString();
-  return t.app.inject({ method: 'GET', url: `/api/v1/db/${encodeURIComponent(table)}${qs ? `?${qs}` : ''}`, headers: { ...t.as.service, ...headers } });
+  return t.app.inject({
+    method: 'GET',
+    url: `/api/v1/db/${encodeURIComponent(table)}${qs ? `?${qs}` : ''}`,
+    headers: { ...t.as.service, ...headers },
+  });
 }
 
 const names = (body: string) => (JSON.parse(body) as Array<{ name: string }>).map((r) => r.name);
@@ -73,8 +77,22 @@ describe('filters', () => {
     ['eq on an array', [['eq.tags', '{red,fruit}']], ['apple']],
     ['gt on timestamptz', [['gt.created_at', '2024-01-02T12:00:00Z']], ['Cherry, sweet', 'date "x"']],
     ['varchar(3) is not truncated by the cast', [['eq.code', 'APLX']], []],
-    ['several filters are ANDed', [['gt.qty', '0'], ['lt.qty', '10']], ['apple']],
-    ['a repeated filter is ANDed', [['neq.name', 'apple'], ['neq.name', 'banana']], ['Cherry, sweet', 'date "x"']],
+    [
+      'several filters are ANDed',
+      [
+        ['gt.qty', '0'],
+        ['lt.qty', '10'],
+      ],
+      ['apple'],
+    ],
+    [
+      'a repeated filter is ANDed',
+      [
+        ['neq.name', 'apple'],
+        ['neq.name', 'banana'],
+      ],
+      ['Cherry, sweet', 'date "x"'],
+    ],
     ['SQL in a value is only a value', [['eq.name', "apple' or '1'='1"]], []],
   ];
   for (const [title, params, expected] of cases) {
@@ -121,14 +139,26 @@ describe('limit, offset, Content-Range', () => {
   });
 
   it('pages with limit and offset', async () => {
-    const res = await get('items', [['order', 'id'], ['limit', '2'], ['offset', '1']]);
+    const res = await get('items', [
+      ['order', 'id'],
+      ['limit', '2'],
+      ['offset', '1'],
+    ]);
     expect(names(res.body)).toEqual(['banana', 'Cherry, sweet']);
     expect(res.headers['content-range']).toBe('1-2/*');
     expect(JSON.parse((await get('many', [['limit', '0']])).body)).toEqual([]);
   });
 
   it('counts with Prefer: count=exact, honouring the filters', async () => {
-    const res = await get('items', [['gt.qty', '-1'], ['order', 'id'], ['limit', '2']], { prefer: 'count=exact' });
+    const res = await get(
+      'items',
+      [
+        ['gt.qty', '-1'],
+        ['order', 'id'],
+        ['limit', '2'],
+      ],
+      { prefer: 'count=exact' },
+    );
     expect(names(res.body)).toEqual(['apple', 'banana']);
     expect(res.headers['content-range']).toBe('0-1/3');
     const all = await get('many', [['offset', '1000']], { prefer: 'count=exact' });
@@ -161,7 +191,10 @@ describe('limit, offset, Content-Range', () => {
 
 describe('select and shapes', () => {
   it('select chooses and orders the columns', async () => {
-    const res = await get('items', [['select', 'name,id'], ['eq.id', '1']]);
+    const res = await get('items', [
+      ['select', 'name,id'],
+      ['eq.id', '1'],
+    ]);
     expect(res.body).toBe('[{"name":"apple","id":1}]');
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
   });
@@ -208,7 +241,10 @@ describe('select and shapes', () => {
 
   it('addresses any table and column name, quoted', async () => {
     const table = 'odd "name" /x';
-    const res = await get(table, [['eq.we"ird col', '2'], ['select', 'select']]);
+    const res = await get(table, [
+      ['eq.we"ird col', '2'],
+      ['select', 'select'],
+    ]);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.body).toBe('[{"select":"two"}]');
     const one = await t.app.inject({ url: `/api/v1/db/${encodeURIComponent(table)}/1`, headers: t.as.service });

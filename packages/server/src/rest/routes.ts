@@ -11,7 +11,6 @@ import type { SchemaCache } from './schema-cache/index.js';
 import { toSql } from './sql/index.js';
 
 type Action = RestRequest['action'];
-type Shape = 'collection' | 'item';
 
 /** The REST route table (API.md §2). The one place that says which method does what. */
 export const REST_ROUTES: ReadonlyArray<{ method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; path: string; action: Action }> = [
@@ -43,7 +42,7 @@ function pathParams(url: string): { table: string; pk: string | null } | null {
   const slash = rest.indexOf('/');
   const rawTable = slash === -1 ? rest : rest.slice(0, slash);
   const rawPk = slash === -1 ? null : rest.slice(slash + 1);
-  if (rawTable === '' || rawPk === '' || (rawPk !== null && rawPk.includes('/'))) return null;
+  if (rawTable === '' || rawPk === '' || rawPk?.includes('/')) return null;
   try {
     return { table: decodeURIComponent(rawTable), pk: rawPk === null ? null : decodeURIComponent(rawPk) };
   } catch {

@@ -74,9 +74,18 @@ describe('create', () => {
   });
 
   it('a bulk create takes at most 1000 objects', async () => {
-    const ok = await call('POST', 'things?select=id', Array.from({ length: 1000 }, (_, i) => ({ name: `bulk${i}` })), { prefer: 'return=minimal' });
+    const ok = await call(
+      'POST',
+      'things?select=id',
+      Array.from({ length: 1000 }, (_, i) => ({ name: `bulk${i}` })),
+      { prefer: 'return=minimal' },
+    );
     expect(ok.statusCode).toBe(201);
-    const tooMany = await call('POST', 'things', Array.from({ length: 1001 }, () => ({ name: 'x' })));
+    const tooMany = await call(
+      'POST',
+      'things',
+      Array.from({ length: 1001 }, () => ({ name: 'x' })),
+    );
     expect(tooMany.statusCode).toBe(400);
     expect(tooMany.json().code).toBe('too_many_rows');
     await call('DELETE', 'things?like.name=bulk*', undefined, { prefer: 'return=minimal' });
@@ -123,7 +132,12 @@ describe('update and delete', () => {
     // order does not apply to a delete
     expect(res.json().code).toBe('invalid_parameter');
     const ok = await call('DELETE', 'things?like.name=x*&select=name');
-    expect(ok.json().map((r: { name: string }) => r.name).sort()).toEqual(['x1', 'x2']);
+    expect(
+      ok
+        .json()
+        .map((r: { name: string }) => r.name)
+        .sort(),
+    ).toEqual(['x1', 'x2']);
   });
 });
 
@@ -180,7 +194,12 @@ describe('errors (API.md §2)', () => {
   }
 
   it('invalid JSON: 400 invalid_json', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/v1/db/things', headers: { ...t.as.service, 'content-type': 'application/json' }, payload: '{"name":' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/db/things',
+      headers: { ...t.as.service, 'content-type': 'application/json' },
+      payload: '{"name":',
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe('invalid_json');
   });

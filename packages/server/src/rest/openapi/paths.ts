@@ -31,7 +31,13 @@ const prefer = (values: string) => ({
   description: `Comma-separated preferences: ${values}.`,
 });
 
-const select = { name: 'select', in: 'query', required: false, schema: { type: 'string' }, description: 'Columns to return, comma-separated (default all).' };
+const select = {
+  name: 'select',
+  in: 'query',
+  required: false,
+  schema: { type: 'string' },
+  description: 'Columns to return, comma-separated (default all).',
+};
 
 function filters(table: TableInfo): JsonSchema[] {
   const out: JsonSchema[] = [];
@@ -73,13 +79,21 @@ export function tablePaths(table: TableInfo): Record<string, JsonSchema> {
       parameters: [
         ...where,
         select,
-        { name: 'order', in: 'query', required: false, schema: { type: 'string' }, description: 'e.g. `created_at.desc,id.asc.nullslast`.' },
+        {
+          name: 'order',
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+          description: 'e.g. `created_at.desc,id.asc.nullslast`.',
+        },
         { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 0, default: 100 } },
         { name: 'offset', in: 'query', required: false, schema: { type: 'integer', minimum: 0, default: 0 } },
         prefer('`count=exact` fills the total of Content-Range'),
       ],
       responses: {
-        '200': json(list, 'The matching rows.', { 'Content-Range': { schema: { type: 'string' }, description: '`first-last/total` (`*` when not counted).' } }),
+        '200': json(list, 'The matching rows.', {
+          'Content-Range': { schema: { type: 'string' }, description: '`first-last/total` (`*` when not counted).' },
+        }),
         ...ERRORS,
       },
     },
@@ -88,7 +102,13 @@ export function tablePaths(table: TableInfo): Record<string, JsonSchema> {
   const pk = table.pk.length === 1 ? table.pk[0] : null;
   const pkParam = { name: 'pk', in: 'path', required: true, schema: { type: 'string' }, description: `The ${pk} of the row.` };
   if (pk) {
-    item.get = { operationId: `get_${name}`, tags: tag, summary: `Read one row of ${name}`, parameters: [pkParam, select], responses: { '200': json(ref, 'The row.'), ...ERRORS } };
+    item.get = {
+      operationId: `get_${name}`,
+      tags: tag,
+      summary: `Read one row of ${name}`,
+      parameters: [pkParam, select],
+      responses: { '200': json(ref, 'The row.'), ...ERRORS },
+    };
   }
   if (table.kind === 'table') {
     const body = (schema: JsonSchema) => ({ required: true, content: { 'application/json': { schema } } });
@@ -99,7 +119,11 @@ export function tablePaths(table: TableInfo): Record<string, JsonSchema> {
       summary: `Create one row (object) or several (array, at most 1000) in ${name}`,
       parameters: [select, minimal],
       requestBody: body({ oneOf: [ref, { type: 'array', items: ref, maxItems: 1000 }] }),
-      responses: { '201': json({ oneOf: [ref, list] }, 'The created row, or rows for an array body.'), '409': { $ref: '#/components/responses/Error' }, ...ERRORS },
+      responses: {
+        '201': json({ oneOf: [ref, list] }, 'The created row, or rows for an array body.'),
+        '409': { $ref: '#/components/responses/Error' },
+        ...ERRORS,
+      },
     };
     collection.patch = {
       operationId: `update_${name}`,
@@ -117,8 +141,19 @@ export function tablePaths(table: TableInfo): Record<string, JsonSchema> {
       responses: { '200': json(list, 'The deleted rows.'), '204': { description: 'Deleted (return=minimal).' }, ...ERRORS },
     };
     if (pk) {
-      item.patch = { operationId: `update_${name}_by_pk`, tags: tag, parameters: [pkParam, select, minimal], requestBody: body(ref), responses: { '200': json(ref, 'The updated row.'), ...ERRORS } };
-      item.delete = { operationId: `delete_${name}_by_pk`, tags: tag, parameters: [pkParam, select, minimal], responses: { '200': json(ref, 'The deleted row.'), ...ERRORS } };
+      item.patch = {
+        operationId: `update_${name}_by_pk`,
+        tags: tag,
+        parameters: [pkParam, select, minimal],
+        requestBody: body(ref),
+        responses: { '200': json(ref, 'The updated row.'), ...ERRORS },
+      };
+      item.delete = {
+        operationId: `delete_${name}_by_pk`,
+        tags: tag,
+        parameters: [pkParam, select, minimal],
+        responses: { '200': json(ref, 'The deleted row.'), ...ERRORS },
+      };
     }
   }
   const paths: Record<string, JsonSchema> = { [base]: collection };

@@ -63,9 +63,13 @@ export function planRequest(req: RestRequest, schema: SchemaSnapshot, options: P
   const filters = q.filters.map((f) => planFilter(table, f));
   if (req.pk !== null) {
     if (table.pk.length !== 1) {
-      throw new ApiError('invalid_parameter', `The table "${table.name}" has no single-column primary key; filter the collection instead.`, {
-        table: table.name,
-      });
+      throw new ApiError(
+        'invalid_parameter',
+        `The table "${table.name}" has no single-column primary key; filter the collection instead.`,
+        {
+          table: table.name,
+        },
+      );
     }
     filters.push({ op: 'eq', column: resolveColumn(table, table.pk[0]), value: req.pk });
   }

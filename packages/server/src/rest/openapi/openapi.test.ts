@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestServer, type TestServer } from '../../../test/harness.js';
+
+let t: TestServer;
+
+beforeAll(async () => {
+  t = await createTestServer();
+  const res = await t.sql(`
+    create type mood as enum ('ok', 'sad');
+    create table todos (
+      id uuid primary key default gen_random_uuid(),
+      title text not null,
+      body varchar(200),
+      done boolean not null default false,
+      rank int8,
+      score float8 not null,
+      price numeric(8,2),
+      due date,
+      created_at timestamptz not null default now(),
+      tags text[],
+      meta jsonb,
+      mood mood,
+      half int generated always as (length(title) / 2) stored
+    );
+    comment on table todos is 'Things to do';
+    comment on column todos.title is 'What to do';
+    create table pair (a int, b int, primary key (a, b));
+    create view open_todos as select id, title from todos where not done;`);
+  expect(res.statusCode, res.body).toBe(200);
+});
+afterAll(() => t?.stop());
+
+async function doc() {
+  const res = await t.app.inject({ url: '/api/v1/openapi.json', headers: t.as.anon });
+  expect(res.statusCode).toBe(200);
+  expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+  return { text: res.body, json: res.json() };
+}
+
+describe('GET /api/v1/openapi.json', () => {
+  it('needs a key', async () => {
+    expect((await t.app.inject({ url: '/api/v1/openapi.json' })).statusCode).toBe(401);
+  });
+
+  it('describes each column as JSON Schema in components.schemas', async () => {
+    const { json } = await doc();
+    expect(json.openapi).toBe('3.1.0');
+    expect(json.components.schemas.todos).toEqual({
+      type: 'object',
+      description: 'Things to do',
+      properties: {
+        id: { type: 'string', format: 'uuid' },
+        title: { type: 'string', description: 'What to do' },
+        body: { type: ['string', 'null'], maxLength: 200 },
+        done: { type: 'boolean' },
+        rank: { type: ['integer', 'null'], format: 'int64' },
+        score: { type: 'number', format: 'double' },
+        price: { type: ['number', 'null'] },
+        due: { type: ['string', 'null'], format: 'date' },
+        created_at: { type: 'string', format: 'date-time' },
+        tags: { type: ['array', 'null'], items: { type: 'string' } },
+        meta: {},
+        mood: { type: ['string', 'null'], enum: ['ok', 'sad', null] },
+        half: { type: ['integer', 'null'], format: 'int32', readOnly: true },
+      },
+      required: ['title', 'score'],
+    });
+    expect(Object.keys(json.components.schemas)).toEqual(['open_todos', 'pair', 'todos']);
+  });
+
+  it('documents the paths, with every filter of every column', async () => {
+    const { json } = await doc();
+    const list = json.paths['/api/v1/db/todos'];
+    expect(Object.keys(list)).toEqual(['get', 'post', 'patch', 'delete']);
+    const names = list.get.parameters.map((p: { name: string }) => p.name);
+    for (const op of ['eq', 'neq', 'gt', 'lt', 'gte', 'lte', 'like', 'ilike', 'in', 'is']) expect(names).toContain(`${op}.title`);
+    expect(names).toEqual(expect.arrayContaining(['select', 'order', 'limit', 'offset', 'Prefer']));
+    expect(list.get.responses['200'].content['application/json'].schema).toEqual({
+      type: 'array',
+      items: { $ref: '#/components/schemas/todos' },
+    });
+    expect(Object.keys(json.paths['/api/v1/db/todos/{pk}'])).toEqual(['get', 'patch', 'delete']);
+    // No single-column key: no /{pk}. A view: read only.
+    expect(json.paths['/api/v1/db/pair/{pk}']).toBeUndefined();
+    expect(Object.keys(json.paths['/api/v1/db/open_todos'])).toEqual(['get']);
+    expect(json.components.securitySchemes.apikey).toMatchObject({ type: 'apiKey', in: 'header', name: 'apikey' });
+    expect(json.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+
+  it('is deterministic and follows schema changes', async () => {
+    const first = await doc();
+    expect((await doc()).text).toBe(first.text);
+    await t.sql('create table added (id int primary key)');
+    await expect.poll(async () => Object.keys((await doc()).json.components.schemas), { timeout: 2000, interval: 50 }).toContain('added');
+  });
+});

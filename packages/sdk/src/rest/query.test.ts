@@ -6,10 +6,18 @@ import { buildQuery, formatList, formatOrder, formatSelect, initialState, parseC
 function capturing() {
   const seen: Array<{ url: string; method: string; headers: Record<string, string>; body: string | undefined }> = [];
   const fetch = async (url: string | URL | Request, init?: RequestInit) => {
-    seen.push({ url: String(url), method: init?.method ?? 'GET', headers: init?.headers as Record<string, string>, body: init?.body as string });
+    seen.push({
+      url: String(url),
+      method: init?.method ?? 'GET',
+      headers: init?.headers as Record<string, string>,
+      body: init?.body as string,
+    });
     return new Response('[]', { status: 200, headers: { 'content-type': 'application/json', 'content-range': '*/7' } });
   };
-  const client = createClient('https://api.example.com/', 'pk_x', { fetch: fetch as typeof globalThis.fetch, auth: { autoRefreshToken: false } });
+  const client = createClient('https://api.example.com/', 'pk_x', {
+    fetch: fetch as typeof globalThis.fetch,
+    auth: { autoRefreshToken: false },
+  });
   const query = () => new URL(seen[seen.length - 1].url).search.slice(1);
   return { client, seen, query };
 }
@@ -28,7 +36,11 @@ describe('query string building', () => {
       (c: Q) => c.select().order('a').order('b', { ascending: false, nullsFirst: false }).order('c', { nullsFirst: true }),
       'order=a.asc,b.desc.nullslast,c.asc.nullsfirst',
     ],
-    ['limit and offset', (c: Q) => c.select('a,b').eq('x', 'y').order('a').limit(10).offset(0), 'select=a,b&eq.x=y&order=a.asc&limit=10&offset=0'],
+    [
+      'limit and offset',
+      (c: Q) => c.select('a,b').eq('x', 'y').order('a').limit(10).offset(0),
+      'select=a,b&eq.x=y&order=a.asc&limit=10&offset=0',
+    ],
     ['range', (c: Q) => c.select().range(20, 29), 'limit=10&offset=20'],
     ['single asks for two rows', (c: Q) => c.select().eq('id', 1).single(), 'eq.id=1&limit=2'],
     ['date values', (c: Q) => c.select().gt('at', new Date(0)), 'gt.at=1970-01-01T00%3A00%3A00.000Z'],

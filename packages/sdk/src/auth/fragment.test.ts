@@ -1,0 +1,93 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type FakeServer, makeUser, startFakeServer } from '../../test/fake-server.js';
+import { clientOf } from '../../test/helpers.js';
+import { parseOAuthFragment, stripFragment } from './fragment.js';
+
+describe('parseOAuthFragment', () => {
+  it.each([
+    [
+      'tokens',
+      'https://app.example.com/cb#access_token=a.b.c&refresh_token=r1&token_type=bearer&expires_in=3600',
+      { kind: 'tokens', access_token: 'a.b.c', refresh_token: 'r1', token_type: 'bearer', expires_in: 3600, type: null },
+    ],
+    [
+      'tokens in a bare hash, encoded',
+      '#access_token=a%2Bb&refresh_token=r&expires_in=60&type=recovery',
+      { kind: 'tokens', access_token: 'a+b', refresh_token: 'r', token_type: 'bearer', expires_in: 60, type: 'recovery' },
+    ],
+    [
+      'missing lifetime counts as expired',
+      '#access_token=a&refresh_token=r&expires_in=soon',
+      { kind: 'tokens', access_token: 'a', refresh_token: 'r', token_type: 'bearer', expires_in: 0, type: null },
+    ],
+    [
+      'error with description',
+      '#error=redirect_not_allowed&error_description=The+redirect+URL+is+not+allowed.',
+      { kind: 'error', error: 'redirect_not_allowed', error_description: 'The redirect URL is not allowed.' },
+    ],
+    ['error without description', '#error=access_denied', { kind: 'error', error: 'access_denied', error_description: 'access_denied' }],
+    ['no fragment', 'https://app.example.com/cb?token=x', { kind: 'none' }],
+    ['empty fragment', 'https://app.example.com/cb#', { kind: 'none' }],
+    ['a router path', 'https://app.example.com/#/settings', { kind: 'none' }],
+    ['access token without refresh token', '#access_token=a', { kind: 'none' }],
+  ])('%s', (_name, input, expected) => {
+    expect(parseOAuthFragment(input)).toEqual(expected);
+  });
+
+  it('strips the fragment and keeps the query', () => {
+    expect(stripFragment('https://a.example/cb?x=1#access_token=t')).toBe('https://a.example/cb?x=1');
+    expect(stripFragment('https://a.example/cb')).toBe('https://a.example/cb');
+  });
+});
+
+describe('OAuth in a browser', () => {
+  let fake: FakeServer;
+  beforeAll(async () => {
+    fake = await startFakeServer();
+  });
+  afterAll(() => fake.close());
+  afterEach(() => vi.unstubAllGlobals());
+
+  /** Just enough of window/document/history for the SDK's browser paths. */
+  function stubBrowser(href: string) {
+    const location = { href, assign: vi.fn() };
+    const history = { state: { keep: 1 }, replaceState: vi.fn() };
+    vi.stubGlobal('window', { location });
+    vi.stubGlobal('document', {});
+    vi.stubGlobal('history', history);
+    return { location, history };
+  }
+
+  it('signInWithOAuth navigates with the redirect URL', async () => {
+    const { location } = stubBrowser('https://app.example.com/login#x');
+    const client = clientOf(fake);
+    const res = await client.auth.signInWithOAuth('apple', { redirectTo: 'https://app.example.com/cb' });
+    expect(location.assign).toHaveBeenCalledWith(`${fake.url}/v1/auth/oauth/apple?redirect_url=https%3A%2F%2Fapp.example.com%2Fcb`);
+    expect(res.data?.url).toBe(location.assign.mock.calls[0][0]);
+    await client.auth.signInWithOAuth('google');
+    expect(location.assign).toHaveBeenLastCalledWith(`${fake.url}/v1/auth/oauth/google?redirect_url=https%3A%2F%2Fapp.example.com%2Flogin`);
+    client.auth.dispose();
+  });
+
+  it('handleOAuthCallback reads window.location and removes the fragment', async () => {
+    const session = fake.issue(makeUser('b@example.com'));
+    const { history } = stubBrowser(
+      `https://app.example.com/cb?next=%2Fhome#access_token=${session.access_token}&refresh_token=${session.refresh_token}&token_type=bearer&expires_in=3600`,
+    );
+    const client = clientOf(fake);
+    const res = await client.auth.handleOAuthCallback();
+    expect(res.data?.access_token).toBe(session.access_token);
+    expect(res.data?.user.email).toBe('b@example.com');
+    expect(history.replaceState).toHaveBeenCalledWith({ keep: 1 }, '', 'https://app.example.com/cb?next=%2Fhome');
+    client.auth.dispose();
+  });
+
+  it('removes an error fragment too', async () => {
+    const { history } = stubBrowser('https://app.example.com/cb#error=provider_disabled&error_description=Disabled');
+    const client = clientOf(fake);
+    const res = await client.auth.handleOAuthCallback();
+    expect(res.error).toEqual({ code: 'provider_disabled', message: 'Disabled', status: 0 });
+    expect(history.replaceState).toHaveBeenCalledWith({ keep: 1 }, '', 'https://app.example.com/cb');
+    client.auth.dispose();
+  });
+});

@@ -30,3 +30,17 @@ export function recordEvents(client: ReturnType<typeof clientOf>) {
 
 /** Lets queued event deliveries (setTimeout 0) run. */
 export const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+/** Collects clients made by a test so `afterEach` can stop their timers and channels. */
+export function clientTracker() {
+  const clients: Array<{ auth: { dispose(): void } }> = [];
+  return {
+    track<T extends { auth: { dispose(): void } }>(client: T): T {
+      clients.push(client);
+      return client;
+    },
+    disposeAll(): void {
+      for (const client of clients.splice(0)) client.auth.dispose();
+    },
+  };
+}

@@ -1,18 +1,17 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../index.js';
 import { type FakeServer, makeUser, PUBLIC_KEY, startFakeServer } from '../../test/fake-server.js';
-import { clientOf, recordEvents, settle } from '../../test/helpers.js';
+import { clientOf, clientTracker, recordEvents, settle } from '../../test/helpers.js';
 
 let fake: FakeServer;
-const clients: Array<{ auth: { dispose(): void } }> = [];
-const track = <T extends { auth: { dispose(): void } }>(c: T) => (clients.push(c), c);
+const { track, disposeAll } = clientTracker();
 
 beforeAll(async () => {
   fake = await startFakeServer();
 });
 afterAll(() => fake.close());
 afterEach(() => {
-  for (const c of clients.splice(0)) c.auth.dispose();
+  disposeAll();
 });
 
 describe('email and password', () => {

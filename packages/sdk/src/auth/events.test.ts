@@ -1,13 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type FakeServer, makeUser, startFakeServer } from '../../test/fake-server.js';
-import { clientOf, recordEvents, settle } from '../../test/helpers.js';
+import { clientOf, clientTracker, recordEvents, settle } from '../../test/helpers.js';
 import type { AuthChangeEvent } from '../types.js';
 import { AuthEvents } from './events.js';
 import { memoryStorage } from './storage.js';
 
 let fake: FakeServer;
-const clients: Array<{ auth: { dispose(): void } }> = [];
-const track = <T extends { auth: { dispose(): void } }>(c: T) => (clients.push(c), c);
+const { track, disposeAll } = clientTracker();
 
 beforeAll(async () => {
   fake = await startFakeServer();
@@ -15,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => fake.close());
 afterEach(() => {
-  for (const c of clients.splice(0)) c.auth.dispose();
+  disposeAll();
   vi.unstubAllGlobals();
 });
 

@@ -1,13 +1,12 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeServer, makeUser, startFakeServer } from '../../test/fake-server.js';
-import { clientOf, recordEvents, settle } from '../../test/helpers.js';
+import { clientOf, clientTracker, recordEvents, settle } from '../../test/helpers.js';
 import type { LockFunction, Session, SupportedStorage } from '../types.js';
 import { processLock } from './lock.js';
 import { defaultStorageKey, memoryStorage } from './storage.js';
 
 let fake: FakeServer;
-const clients: Array<{ auth: { dispose(): void } }> = [];
-const track = <T extends { auth: { dispose(): void } }>(c: T) => (clients.push(c), c);
+const { track, disposeAll } = clientTracker();
 
 beforeAll(async () => {
   fake = await startFakeServer();
@@ -18,7 +17,7 @@ beforeEach(() => {
   fake.requests.length = 0;
 });
 afterEach(() => {
-  for (const c of clients.splice(0)) c.auth.dispose();
+  disposeAll();
 });
 
 /** A storage holding a session whose access token expired a minute ago. */

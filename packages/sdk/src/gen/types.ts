@@ -114,22 +114,21 @@ function table(name: string, schema: JsonSchema): string[] {
   const props = Object.entries(schema.properties ?? {});
   const required = new Set(schema.required ?? []);
   const writable = props.filter(([, p]) => !p.readOnly);
-  return [
-    `      ${key(name)}: {`,
-    `        Row: ${object(props.map(([k, p]) => field(k, p, false)))};`,
-    `        Insert: ${object(writable.map(([k, p]) => field(k, p, !required.has(k))))};`,
-    `        Update: ${object(writable.map(([k, p]) => field(k, p, true)))};`,
-    '      };',
-  ];
+  const row = props.map(([k, p]) => field(k, p, false));
+  const insert = writable.map(([k, p]) => field(k, p, !required.has(k)));
+  const update = writable.map(([k, p]) => field(k, p, true));
+  return [`      ${key(name)}: {`, ...object('Row', row), ...object('Insert', insert), ...object('Update', update), '      };'];
 }
 
 function view(name: string, schema: JsonSchema): string[] {
-  const props = Object.entries(schema.properties ?? {});
-  return [`      ${key(name)}: {`, `        Row: ${object(props.map(([k, p]) => field(k, p, false)))};`, '      };'];
+  const row = Object.entries(schema.properties ?? {}).map(([k, p]) => field(k, p, false));
+  return [`      ${key(name)}: {`, ...object('Row', row), '      };'];
 }
 
-function object(fields: string[]): string {
-  return fields.length === 0 ? 'Record<string, never>' : `{ ${fields.join('; ')} }`;
+/** One property per line, the layout Biome and Prettier keep, so generated files pass the formatter. */
+function object(label: string, fields: string[]): string[] {
+  if (fields.length === 0) return [`        ${label}: Record<string, never>;`];
+  return [`        ${label}: {`, ...fields.map((f) => `          ${f};`), '        };'];
 }
 
 function field(name: string, schema: JsonSchema, optional: boolean): string {
@@ -137,7 +136,12 @@ function field(name: string, schema: JsonSchema, optional: boolean): string {
 }
 
 function key(name: string): string {
-  return IDENTIFIER.test(name) ? name : JSON.stringify(name);
+  return IDENTIFIER.test(name) ? name : quote(name);
+}
+
+/** A single-quoted TypeScript string literal (the project's Biome style). */
+function quote(s: string): string {
+  return `'${JSON.stringify(s).slice(1, -1).replace(/\\"/g, '"').replace(/'/g, "\\'")}'`;
 }
 
 /** Maps one JSON Schema to a TypeScript type; anything unrecognised is `Json`, never `any`. */
@@ -149,7 +153,7 @@ export function tsType(schema: JsonSchema): string {
   const concrete = types.filter((t) => t !== 'null');
   let base: string[];
   if (schema.enum && schema.enum.length > 0) {
-    base = schema.enum.filter((v) => v !== null).map((v) => JSON.stringify(v));
+    base = schema.enum.filter((v) => v !== null).map((v) => (typeof v === 'string' ? quote(v) : JSON.stringify(v)));
   } else if (concrete.length === 0) {
     base = [types.length > 0 ? 'null' : 'Json'];
   } else {

@@ -18,7 +18,7 @@ export class QueryBuilder<Table extends GenericTable> {
    * @example const { data, count } = await client.from('todos').select('id,title', { count: 'exact' }).range(0, 9);
    */
   select<Q extends string = '*'>(
-    columns?: Q & CheckSelect<Table['Row'], Q>,
+    columns?: CheckSelect<Table['Row'], Q>,
     options: { count?: 'exact' } = {},
   ): FilterBuilder<Table['Row'], SelectRow<Table['Row'], Q>[]> {
     const state = initialState('GET', this.table);

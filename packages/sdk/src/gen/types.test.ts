@@ -1,0 +1,50 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { generateTypes, tsType } from './types.js';
+
+const fixture = new URL('../../test/fixtures/openapi.json', import.meta.url);
+const golden = new URL('../../test/types/database.generated.ts', import.meta.url);
+
+describe('generateTypes', () => {
+  it('matches the checked-in output that the type test compiles (UPDATE_GOLDEN=1 rewrites it)', () => {
+    const source = generateTypes(JSON.parse(readFileSync(fixture, 'utf8')));
+    if (process.env.UPDATE_GOLDEN) writeFileSync(golden, source);
+    expect(source).toBe(readFileSync(golden, 'utf8'));
+  });
+
+  it('takes tables from /api/v1/db paths, views from paths without post, and skips auth schemas', () => {
+    const source = generateTypes(JSON.parse(readFileSync(fixture, 'utf8')));
+    expect(source).toMatch(/Tables: \{\n {6}profiles: \{[\s\S]*\n {6}todos: \{/);
+    expect(source).toMatch(/Views: \{\n {6}open_todos: \{\n {8}Row: \{/);
+    expect(source).not.toContain('User');
+  });
+
+  it('falls back to every object schema without paths, and honours x-plinth-kind', () => {
+    const source = generateTypes({
+      components: {
+        schemas: {
+          a: { type: 'object', properties: { x: { type: 'integer' } }, required: ['x'] },
+          v: { type: 'object', 'x-plinth-kind': 'view', properties: {} },
+          n: { type: 'string' },
+        },
+      },
+    });
+    expect(source).toContain('      a: {\n        Row: {\n          x: number;\n        };\n        Insert: {\n          x: number;');
+    expect(source).toContain('      v: {\n        Row: Record<string, never>;\n      };');
+    expect(source).not.toContain(' n: {');
+  });
+
+  it.each([
+    [{ type: 'string', format: 'uuid' }, 'string'],
+    [{ type: ['integer', 'null'] }, 'number | null'],
+    [{ type: 'string', nullable: true }, 'string | null'],
+    [{ type: 'array', items: { type: ['string', 'null'] } }, '(string | null)[]'],
+    [{ type: 'array' }, 'Json[]'],
+    [{ type: 'object' }, '{ [key: string]: Json | undefined }'],
+    [{ enum: ['a', "it's", null], type: ['string', 'null'] }, "'a' | 'it\\'s' | null"],
+    [{}, 'Json'],
+    [{ oneOf: [{ type: 'string' }, { type: 'integer' }] }, 'string | number'],
+  ])('maps %j to %s', (schema, expected) => {
+    expect(tsType(schema as Parameters<typeof tsType>[0])).toBe(expected);
+  });
+});

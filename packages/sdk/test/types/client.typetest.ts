@@ -1,0 +1,95 @@
+/**
+ * Compile-time tests: `tsc -p packages/sdk/tsconfig.typetest.json --noEmit` (also run by
+ * scripts/test.sh). Each `@ts-expect-error` line must fail to compile; if the SDK's types stop
+ * rejecting it, tsc reports the directive as unused and the check fails. Nothing here runs.
+ */
+import { createClient } from '../../src/index.js';
+import type { Database } from './database.generated.js';
+
+declare function expectType<T>(value: T): void;
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+declare function assert<T extends true>(): void;
+
+const client = createClient<Database>('https://api.example.com', 'pk_test');
+
+export async function tables() {
+  client.from('todos');
+  client.from('open_todos');
+  // @ts-expect-error unknown table
+  client.from('todoz');
+}
+
+export async function selects() {
+  const { data } = await client.from('todos').select('id, title');
+  if (data) {
+    assert<Equal<typeof data, { id: number; title: string }[]>>();
+    // @ts-expect-error `done` was not selected
+    data[0].done;
+  }
+  const all = await client.from('todos').select();
+  if (all.data) expectType<boolean | null>(all.data[0].done);
+  // @ts-expect-error wrong column name in the select list
+  client.from('todos').select('id,titel');
+  // @ts-expect-error wrong column name in the select list, after spaces
+  client.from('todos').select('id, title, dne');
+  const one = await client.from('todos').select('title').eq('id', 1).single();
+  if (one.data) assert<Equal<typeof one.data, { title: string }>>();
+  const maybe = await client.from('todos').select().maybeSingle();
+  expectType<Database['public']['Tables']['todos']['Row'] | null>(maybe.data);
+}
+
+export function filters() {
+  const q = client.from('todos').select();
+  q.eq('title', 'x').neq('priority', 2).gt('created_at', '2024-01-01').in('state', ['open']).is('done', null).order('priority');
+  // @ts-expect-error wrong column name in a filter
+  q.eq('titel', 'x');
+  // @ts-expect-error wrong value type for the column
+  q.eq('id', 'one');
+  // @ts-expect-error value outside the enum
+  q.in('state', ['archived']);
+  // @ts-expect-error wrong column name in order
+  q.order('nope');
+  // @ts-expect-error is() takes null or a boolean
+  q.is('done', 'yes');
+  // Filters may use columns that were not selected.
+  client.from('todos').select('id').eq('title', 'x');
+}
+
+export async function writes() {
+  const created = await client.from('todos').insert({ title: 'Buy milk' });
+  if (created.data) expectType<number>(created.data.id);
+  const many = await client.from('todos').insert([{ title: 'a' }, { title: 'b', done: true }]);
+  if (many.data) expectType<number>(many.data[1].id);
+  const minimal = await client.from('todos').insert({ title: 'c' }, { returning: 'minimal' });
+  expectType<null>(minimal.data);
+  // @ts-expect-error `title` is required on insert
+  client.from('todos').insert({ done: true });
+  // @ts-expect-error unknown column on insert
+  client.from('todos').insert({ title: 'x', colour: 'red' });
+  // @ts-expect-error `search` is read-only (generated column)
+  client.from('profiles').insert({ id: 'u', search: 'x' });
+  await client.from('todos').update({ done: true }).eq('id', 1);
+  // @ts-expect-error wrong type on update
+  client.from('todos').update({ done: 'yes' });
+  await client.from('todos').delete().eq('id', 1);
+  // @ts-expect-error a view is read-only
+  client.from('open_todos').insert({ title: 'x' });
+}
+
+export async function untyped() {
+  const loose = createClient('https://api.example.com', 'pk_test');
+  const { data } = await loose.from('anything').select('a,b').eq('c', 1);
+  if (data) expectType<unknown>(data[0].a);
+}
+
+export async function auth() {
+  const res = await client.auth.signIn({ email: 'a@example.com', password: 'x' });
+  if (res.error) expectType<string>(res.error.code);
+  else expectType<string>(res.data.session.refresh_token);
+  // @ts-expect-error provider outside the union
+  client.auth.signInWithOAuth('facebook');
+  const { data } = client.auth.onAuthStateChange((event) => {
+    expectType<'INITIAL_SESSION' | 'SIGNED_IN' | 'SIGNED_OUT' | 'TOKEN_REFRESHED' | 'USER_UPDATED' | 'PASSWORD_RECOVERY'>(event);
+  });
+  data.subscription.unsubscribe();
+}

@@ -1,0 +1,13 @@
+/**
+ * The SDK declares the wire types itself so its published `.d.ts` depend on nothing; this
+ * fails to compile when they drift from `@plinth/shared` (the server's side of the contract).
+ */
+import type * as Shared from '../../../shared/src/types.js';
+import type { Identity, Session, User } from '../../src/types.js';
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+declare function assert<T extends true>(): void;
+
+assert<Same<User, Shared.User>>();
+assert<Same<Session, Shared.Session>>();
+assert<Same<Identity, Shared.Identity>>();

@@ -1,3 +1,12 @@
+/**
+ * The database REST area (API.md §2).
+ * Adds: `GET|POST|PATCH|DELETE /api/v1/db/{table}`, `GET|PATCH|DELETE /api/v1/db/{table}/{pk}`
+ * (route table in routes.ts) and `GET /api/v1/openapi.json`.
+ * Error codes: table_not_found, column_not_found, invalid_parameter, invalid_value,
+ * filter_required, too_many_rows, conflict, constraint_violation, rls_violation,
+ * permission_denied, not_found, method_not_allowed.
+ * Stages: request/ (parse) → plan/ → sql/ → execute.ts → response/; stage times in `Server-Timing`.
+ */
 import type { Db } from '../db/index.js';
 import type { App } from '../http/server.js';
 import type { PrincipalResolver } from '../http/principal.js';

@@ -29,6 +29,8 @@ create table pair (a int, b int, primary key (a, b));
 create view cheap as select id, name, price from items where price < 2;
 create table "odd ""name"" /x" ("we""ird col" int primary key, "select" text);
 insert into "odd ""name"" /x" values (1, 'one'), (2, 'two');
+create table "notes é" (slug text primary key, body text);
+insert into "notes é" values ('a/b', 'slash'), (repeat('long', 50), 'long'), ('a b+c?d', 'specials');
 `;
 
 beforeAll(async () => {
@@ -249,6 +251,20 @@ describe('select and shapes', () => {
     expect(res.body).toBe('[{"select":"two"}]');
     const one = await t.app.inject({ url: `/api/v1/db/${encodeURIComponent(table)}/1`, headers: t.as.service });
     expect(one.json()).toEqual({ 'we"ird col': 1, select: 'one' });
+  });
+
+  it('reads one row by any key value, percent-encoded: slashes, spaces, long keys', async () => {
+    for (const [slug, body] of [
+      ['a/b', 'slash'],
+      ['long'.repeat(50), 'long'],
+      ['a b+c?d', 'specials'],
+    ]) {
+      const res = await t.app.inject({ url: `/api/v1/db/${encodeURIComponent('notes é')}/${encodeURIComponent(slug)}`, headers: t.as.service });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toEqual({ slug, body });
+    }
+    const nested = await t.app.inject({ url: '/api/v1/db/items/1/2', headers: t.as.service });
+    expect(nested.json().code).toBe('route_not_found');
   });
 
   it('reports stage times in Server-Timing', async () => {

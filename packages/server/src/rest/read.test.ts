@@ -259,7 +259,10 @@ describe('select and shapes', () => {
       ['long'.repeat(50), 'long'],
       ['a b+c?d', 'specials'],
     ]) {
-      const res = await t.app.inject({ url: `/api/v1/db/${encodeURIComponent('notes é')}/${encodeURIComponent(slug)}`, headers: t.as.service });
+      const res = await t.app.inject({
+        url: `/api/v1/db/${encodeURIComponent('notes é')}/${encodeURIComponent(slug)}`,
+        headers: t.as.service,
+      });
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json()).toEqual({ slug, body });
     }

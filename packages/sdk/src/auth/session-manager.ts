@@ -96,12 +96,13 @@ export class SessionManager {
     });
   }
 
-  /** Forgets the session everywhere and announces SIGNED_OUT. */
+  /** Forgets the session everywhere and announces SIGNED_OUT (unless there was none, e.g. a refused refresh already signed out). */
   async clear(): Promise<void> {
     await this.ready;
     await this.locked(async (emit) => {
+      const had = this.current !== null || (await this.load()) !== null;
       await this.persist(null);
-      emit('SIGNED_OUT', null);
+      if (had) emit('SIGNED_OUT', null);
     });
   }
 

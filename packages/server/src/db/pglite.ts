@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { acquireDataDirLock } from './lock.js';
-import { type Db, DbError, DbUnavailableError, type QueryResult, type Queryable, type RoleContext, type ScriptOptions } from './types.js';
+import { type Db, DbError, DbUnavailableError, type QueryResult, type Queryable, type RoleContext, type ScriptOptions, setAsSql } from './types.js';
 
 interface Pending {
   resolve(value: unknown): void;
@@ -127,7 +127,24 @@ export async function openPglite(dataDir: string): Promise<Db> {
       return result;
     },
     async script(sql: string, options?: ScriptOptions) {
-      const results = await call<QueryResult[]>({ op: 'script', sql, params: options?.params });
+      const as = setAsSql(options?.as, true);
+      if (as.length && options?.params?.length) {
+        return db.transaction(async (tx) => {
+          for (const s of as) await tx.query(s);
+          return [await tx.query(sql, options.params)];
+        });
+      }
+      // `set local` in front: a multi-statement script is one implicit transaction, so the
+      // role ends with it and never sticks to PGlite's single connection.
+      const prefix = as.map((s) => `${s};`).join(' ');
+      let results: QueryResult[];
+      try {
+        results = await call<QueryResult[]>({ op: 'script', sql: prefix + sql, params: options?.params });
+      } catch (err) {
+        if (!prefix || !(err instanceof DbError) || err.position === undefined) throw err;
+        throw new DbError(err.message, err.sqlstate, err.detail, err.constraint, err.position - prefix.length, err.column, err.table);
+      }
+      results = results.slice(as.length);
       const commands = splitStatements(sql).map(commandOf);
       return results.map((r, i) => ({ ...r, command: commands[i] ?? (r.fields.length ? 'SELECT' : 'OK') }));
     },

@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { commandOf, splitStatements } from './pglite.js';
-import { type Db, DbError, DbUnavailableError, type QueryResult, type Queryable, SET_ROLE_SQL, toDbError } from './types.js';
+import { type Db, DbError, DbUnavailableError, type QueryResult, type Queryable, SET_ROLE_SQL, setAsSql, toDbError } from './types.js';
 
 type Sql = postgres.Sql<Record<string, never>>;
 type Row = Record<string, unknown>;
@@ -81,7 +81,13 @@ export async function openPostgres(url: string, options: { max?: number; connect
       run(async () => (await sql.begin((tx) => fn(queryable(tx)))) as T),
     script: (text, options = {}) =>
       run(async () => {
-        if (options.params?.length) return [shape(await sql.unsafe<Row[]>(text, options.params as never[]))];
+        if (options.params?.length) {
+          if (!options.as) return [shape(await sql.unsafe<Row[]>(text, options.params as never[]))];
+          return (await sql.begin(async (tx) => {
+            for (const s of setAsSql(options.as, true)) await tx.unsafe(s);
+            return [shape(await tx.unsafe<Row[]>(text, options.params as never[]))];
+          })) as unknown as QueryResult[];
+        }
         const statements = splitStatements(text);
         const timeout = options.timeoutMs ? Math.floor(options.timeoutMs) : 0;
         // One statement at a time, so each keeps its own result (postgres.js drops row-less
@@ -107,6 +113,7 @@ export async function openPostgres(url: string, options: { max?: number; connect
         if (!statements.some((s) => NO_TX.test(s))) {
           return (await sql.begin(async (tx) => {
             if (timeout) await tx.unsafe(`set local statement_timeout = ${timeout}`);
+            for (const s of setAsSql(options.as, true)) await tx.unsafe(s);
             return runAll(tx);
           })) as unknown as QueryResult[];
         }
@@ -120,6 +127,8 @@ export async function openPostgres(url: string, options: { max?: number; connect
           types: sqlTypes,
         }) as unknown as Sql;
         try {
+          // Session-wide on purpose: this connection is closed right after the script.
+          for (const s of setAsSql(options.as, false)) await own.unsafe(s);
           return await runAll(own);
         } finally {
           await own.end({ timeout: 1 });

@@ -28,6 +28,21 @@ export interface ScriptOptions {
   /** Abort after this many milliseconds (PostgreSQL only; PGlite cannot cancel). */
   timeoutMs?: number;
   params?: unknown[];
+  /**
+   * Run the script as this role with this search_path, for the script only (the SQL runner
+   * runs as a role that cannot read secrets; docs/security.md). Trusted constants only.
+   */
+  as?: { role: string; searchPath: string };
+}
+
+/** The statements that switch to `as`; `local` ends them with the transaction. */
+export function setAsSql(as: ScriptOptions['as'], local: boolean): string[] {
+  if (!as) return [];
+  if (!/^[a-z_][a-z0-9_]*$/.test(as.role) || !/^[a-z_][a-z0-9_]*(, *[a-z_][a-z0-9_]*)*$/.test(as.searchPath)) {
+    throw new Error('script: role and searchPath must be plain identifiers');
+  }
+  const scope = local ? 'local ' : '';
+  return [`set ${scope}role ${as.role}`, `set ${scope}search_path = ${as.searchPath}`];
 }
 
 export interface Db extends Queryable {

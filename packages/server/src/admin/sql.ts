@@ -5,6 +5,12 @@ import type { App } from '../http/server.js';
 import type { Guards } from './guard.js';
 
 const MAX_RESULT_ROWS = 1000;
+/**
+ * Who the runner's SQL runs as (migration 0003): owns public, reads `users` (found through
+ * the search_path, as the spec's `select … from users` expects), never a password or token
+ * hash. docs/security.md says what this does and does not protect against.
+ */
+export const SQL_RUNNER_ROLE = { role: 'plinth_sql', searchPath: 'public, auth' } as const;
 const DDL = /^(CREATE|ALTER|DROP|GRANT|REVOKE|COMMENT|TRUNCATE|SECURITY)/;
 
 const Body = Type.Object(
@@ -36,7 +42,7 @@ export function registerSqlRunner(app: App, deps: SqlRunnerDeps) {
     const started = performance.now();
     let results: Awaited<ReturnType<Db['script']>>;
     try {
-      results = await deps.db.script(req.body.query, { timeoutMs: deps.statementTimeoutMs, params: req.body.params });
+      results = await deps.db.script(req.body.query, { timeoutMs: deps.statementTimeoutMs, params: req.body.params, as: SQL_RUNNER_ROLE });
     } catch (err) {
       if (err instanceof DbError) {
         if (err.sqlstate === '57014') {

@@ -1,0 +1,79 @@
+/**
+ * Tunables of the auth area, read from the config's env (the config module is the only
+ * reader of process.env; this only parses what it collected). Defaults are the documented
+ * ones (API.md §4, docs/security.md).
+ */
+
+/** A limit of `max` events per `windowSeconds` (fixed window). */
+export interface RateRule {
+  max: number;
+  windowSeconds: number;
+}
+
+export interface Argon2Params {
+  /** KiB of memory (OWASP: 19456). */
+  memoryCost: number;
+  /** Passes (OWASP: 2). */
+  timeCost: number;
+  parallelism: number;
+}
+
+export interface AuthConfig {
+  argon2: Argon2Params;
+  /** Sign-in failures per email address. */
+  signinFailuresPerEmail: RateRule;
+  /** Sign-in failures per client IP. */
+  signinFailuresPerIp: RateRule;
+  /** Auth emails (verification, reset, email change) per recipient. */
+  emailsPerRecipient: RateRule;
+  /** All requests to the auth endpoints per client IP (@fastify/rate-limit). */
+  requestsPerIp: RateRule;
+  /** A rotated refresh token still yields the current token set for this long (two tabs). */
+  refreshGraceMs: number;
+  /** A session not refreshed for this long is over. */
+  sessionIdleMs: number;
+  verificationTtlMs: number;
+  resetTtlMs: number;
+  /** `REDIS_URL`: counters shared by every instance; else in memory. */
+  redisUrl: string | null;
+}
+
+export const OWASP_ARGON2: Argon2Params = { memoryCost: 19_456, timeCost: 2, parallelism: 1 };
+
+/** `"5/900"` → 5 per 900 s. */
+function rule(value: string | undefined, fallback: RateRule, name: string): RateRule {
+  if (value === undefined || value === '') return fallback;
+  const m = /^(\d+)\/(\d+)$/.exec(value.trim());
+  if (!m || Number(m[2]) === 0) throw new Error(`config: ${name} must look like "max/windowSeconds", got "${value}"`);
+  return { max: Number(m[1]), windowSeconds: Number(m[2]) };
+}
+
+function int(value: string | undefined, fallback: number, name: string, min = 1): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new Error(`config: ${name} must be an integer ≥ ${min}, got "${value}"`);
+  return n;
+}
+
+/**
+ * The auth config from the collected environment.
+ * @example authConfig({ AUTH_RATE_SIGNIN_EMAIL: '5/900' }).signinFailuresPerEmail // { max: 5, windowSeconds: 900 }
+ */
+export function authConfig(env: Record<string, string | undefined>, redisUrl: string | null = env.REDIS_URL || null): AuthConfig {
+  return {
+    argon2: {
+      memoryCost: int(env.AUTH_ARGON2_MEMORY_KIB, OWASP_ARGON2.memoryCost, 'AUTH_ARGON2_MEMORY_KIB', 8),
+      timeCost: int(env.AUTH_ARGON2_TIME_COST, OWASP_ARGON2.timeCost, 'AUTH_ARGON2_TIME_COST'),
+      parallelism: int(env.AUTH_ARGON2_PARALLELISM, OWASP_ARGON2.parallelism, 'AUTH_ARGON2_PARALLELISM'),
+    },
+    signinFailuresPerEmail: rule(env.AUTH_RATE_SIGNIN_EMAIL, { max: 10, windowSeconds: 900 }, 'AUTH_RATE_SIGNIN_EMAIL'),
+    signinFailuresPerIp: rule(env.AUTH_RATE_SIGNIN_IP, { max: 50, windowSeconds: 900 }, 'AUTH_RATE_SIGNIN_IP'),
+    emailsPerRecipient: rule(env.AUTH_RATE_EMAIL_RECIPIENT, { max: 1, windowSeconds: 60 }, 'AUTH_RATE_EMAIL_RECIPIENT'),
+    requestsPerIp: rule(env.AUTH_RATE_REQUESTS_IP, { max: 300, windowSeconds: 60 }, 'AUTH_RATE_REQUESTS_IP'),
+    refreshGraceMs: int(env.AUTH_REFRESH_GRACE_SECONDS, 10, 'AUTH_REFRESH_GRACE_SECONDS', 0) * 1000,
+    sessionIdleMs: int(env.AUTH_SESSION_IDLE_SECONDS, 30 * 24 * 3600, 'AUTH_SESSION_IDLE_SECONDS') * 1000,
+    verificationTtlMs: 24 * 3600 * 1000,
+    resetTtlMs: 3600 * 1000,
+    redisUrl,
+  };
+}

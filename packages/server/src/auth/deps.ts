@@ -1,0 +1,28 @@
+import type { Logger } from 'pino';
+import type { Db } from '../db/index.js';
+import type { Clock } from '../lib/clock.js';
+import type { Outbox } from '../messaging/types.js';
+import type { SettingsStore } from '../settings/types.js';
+import type { AuthConfig } from './config.js';
+import type { AuthLimits } from './limits/index.js';
+import type { PasswordHasher } from './password/hasher.js';
+import type { TokenService } from './sessions/jwt.js';
+
+/** Everything the auth services need, built once by the composition root (no singletons). */
+export interface AuthDeps {
+  db: Db;
+  tokens: TokenService;
+  clock: Clock;
+  settings: Pick<SettingsStore, 'auth' | 'isRedirectAllowed'>;
+  outbox: Outbox;
+  config: AuthConfig;
+  hasher: PasswordHasher;
+  limits: AuthLimits;
+  log: Logger;
+}
+
+/** What a service learns about the caller: plain values, never the HTTP request (convention 9). */
+export interface ClientInfo {
+  ip: string;
+  userAgent: string | null;
+}

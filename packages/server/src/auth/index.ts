@@ -1,0 +1,94 @@
+/**
+ * End-user auth (API.md §4). What this area adds:
+ * - endpoints: signup, signin, signout, refresh, GET/PATCH user, verify-email,
+ *   resend-verification, forgot-password, reset-password (route table: routes.ts);
+ *   the JWKS is served by app.ts from sessions/jwt.ts.
+ * - tables: auth.users, passwords, identities, sessions, refresh_tokens, one_time_tokens
+ *   (migration 0003_auth.sql), and the SQL runner's role `plinth_sql`.
+ * - rate limits: sign-in failures per email and per IP, emails per recipient (limits/),
+ *   requests per IP (@fastify/rate-limit); in memory, or Redis with REDIS_URL.
+ * - error codes: invalid_email, weak_password, email_exists, redirect_not_allowed,
+ *   invalid_credentials, email_not_confirmed, invalid_refresh_token, refresh_token_reused,
+ *   token_invalid, provider_disabled, rate_limited.
+ */
+import rateLimit from '@fastify/rate-limit';
+import type { Logger } from 'pino';
+import type { Db } from '../db/index.js';
+import type { PrincipalResolver } from '../http/principal.js';
+import type { App } from '../http/server.js';
+import type { Clock } from '../lib/clock.js';
+import { sha256 } from '../lib/crypto.js';
+import type { Outbox } from '../messaging/types.js';
+import type { SettingsStore } from '../settings/types.js';
+import { type AuthConfig, authConfig } from './config.js';
+import type { AuthDeps } from './deps.js';
+import { authGuards } from './guards.js';
+import { authLimits, type Counter, memoryCounter, rateLimited, redisCounter } from './limits/index.js';
+import { argon2Hasher, type PasswordHasher } from './password/hasher.js';
+import { passwordService } from './password/service.js';
+import { type AuthServices, registerAuthRoutes } from './routes.js';
+import type { TokenService } from './sessions/jwt.js';
+import { sessionService } from './sessions/service.js';
+import { userService } from './users/service.js';
+import { verificationService } from './verification/service.js';
+
+export { createTokenService, type TokenService } from './sessions/jwt.js';
+export { decideRefresh } from './sessions/refresh.js';
+export type { AuthConfig } from './config.js';
+export type { PasswordHasher } from './password/hasher.js';
+
+export interface AuthOptions {
+  db: Db;
+  tokens: TokenService;
+  clock: Clock;
+  settings: Pick<SettingsStore, 'auth' | 'isRedirectAllowed'>;
+  outbox: Outbox;
+  log: Logger;
+  resolvePrincipal: PrincipalResolver;
+  /** The collected environment (config.env): AUTH_* tunables, REDIS_URL. */
+  env: Record<string, string | undefined>;
+  redisUrl: string | null;
+  /** Tests only: count or replace the password hasher. */
+  hasher?: PasswordHasher;
+}
+
+export interface Auth {
+  services: AuthServices;
+  config: AuthConfig;
+  hasher: PasswordHasher;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the auth services and mounts the /v1/auth routes (in their own scope, so the per-IP
+ * request limit applies to them only).
+ * @example const auth = await registerAuth(app, { db, tokens, clock, settings, outbox, log, resolvePrincipal, env: config.env, redisUrl: config.redisUrl });
+ */
+export async function registerAuth(app: App, options: AuthOptions): Promise<Auth> {
+  const config = authConfig(options.env, options.redisUrl);
+  // One Redis namespace per project: several projects may share a Redis.
+  const redis = config.redisUrl ? redisCounter(config.redisUrl, `plinth:${sha256(options.tokens.issuer).slice(0, 12)}:auth:`) : null;
+  const counter: Counter = redis ?? memoryCounter(options.clock);
+  const hasher = options.hasher ?? argon2Hasher(config.argon2);
+  await hasher.dummyHash(); // made now, so the first unknown-email sign-in is not slower than the rest
+  const deps: AuthDeps = { ...options, config, hasher, limits: authLimits(counter, config) };
+  const sessions = sessionService(deps);
+  const services: AuthServices = {
+    sessions,
+    password: passwordService(deps, sessions),
+    users: userService(deps, sessions),
+    verification: verificationService(deps),
+  };
+  const guards = authGuards(options.resolvePrincipal, sessions);
+  await app.register(async (scope) => {
+    await scope.register(rateLimit, {
+      global: true,
+      max: config.requestsPerIp.max,
+      timeWindow: config.requestsPerIp.windowSeconds * 1000,
+      ...(redis ? { redis: redis.redis, nameSpace: `plinth:${sha256(options.tokens.issuer).slice(0, 12)}:auth-ip:` } : {}),
+      errorResponseBuilder: (_req, ctx) => rateLimited(ctx.ttl),
+    });
+    registerAuthRoutes(scope as unknown as App, guards, services);
+  });
+  return { services, config, hasher, close: () => counter.close() };
+}

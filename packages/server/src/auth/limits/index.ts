@@ -1,0 +1,50 @@
+import { ApiError } from '../../http/errors.js';
+import { sha256 } from '../../lib/crypto.js';
+import type { AuthConfig, RateRule } from '../config.js';
+import type { Count, Counter } from './counter.js';
+
+export { type Counter, memoryCounter, redisCounter } from './counter.js';
+
+/** 429 `rate_limited` with `Retry-After` in whole seconds (at least 1). */
+export function rateLimited(resetMs: number): ApiError {
+  const seconds = Math.max(1, Math.ceil(resetMs / 1000));
+  return new ApiError('rate_limited', `Too many attempts; try again in ${seconds} s.`, undefined, { headers: { 'retry-after': String(seconds) } });
+}
+
+// Emails are hashed into the key: counters (maybe in a shared Redis) never hold addresses.
+const key = (kind: string, value: string) => `${kind}:${sha256(value).slice(0, 32)}`;
+
+/**
+ * The keyed limits of API.md §4: sign-in failures per email and per IP, auth emails per
+ * recipient. Counted for unknown emails exactly as for known ones, so a 429 reveals nothing.
+ * @example const limits = authLimits(memoryCounter(clock), config); await limits.assertSignin(email, ip);
+ */
+export function authLimits(counter: Counter, config: Pick<AuthConfig, 'signinFailuresPerEmail' | 'signinFailuresPerIp' | 'emailsPerRecipient'>) {
+  const over = (c: Count, r: RateRule) => c.count >= r.max;
+  return {
+    /** Throws 429 when the email or the IP has too many recent sign-in failures. */
+    async assertSignin(email: string, ip: string): Promise<void> {
+      const [byEmail, byIp] = await Promise.all([counter.peek(key('signin-email', email)), counter.peek(key('signin-ip', ip))]);
+      if (over(byEmail, config.signinFailuresPerEmail)) throw rateLimited(byEmail.resetMs);
+      if (over(byIp, config.signinFailuresPerIp)) throw rateLimited(byIp.resetMs);
+    },
+    async signinFailed(email: string, ip: string): Promise<void> {
+      await Promise.all([
+        counter.hit(key('signin-email', email), config.signinFailuresPerEmail.windowSeconds),
+        counter.hit(key('signin-ip', ip), config.signinFailuresPerIp.windowSeconds),
+      ]);
+    },
+    /** Counts one email to `recipient`; throws 429 when over the limit. */
+    async assertEmail(recipient: string): Promise<void> {
+      const c = await counter.hit(key('email', recipient), config.emailsPerRecipient.windowSeconds);
+      if (c.count > config.emailsPerRecipient.max) throw rateLimited(c.resetMs);
+    },
+    /** Counts one email to `recipient`; false (instead of a 429) when over the limit. */
+    async tryEmail(recipient: string): Promise<boolean> {
+      const c = await counter.hit(key('email', recipient), config.emailsPerRecipient.windowSeconds);
+      return c.count <= config.emailsPerRecipient.max;
+    },
+  };
+}
+
+export type AuthLimits = ReturnType<typeof authLimits>;

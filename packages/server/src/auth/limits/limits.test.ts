@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../http/errors.js';
+import { fakeClock } from '../../lib/clock.js';
+import { authLimits, memoryCounter } from './index.js';
+
+const rules = {
+  signinFailuresPerEmail: { max: 3, windowSeconds: 900 },
+  signinFailuresPerIp: { max: 5, windowSeconds: 900 },
+  emailsPerRecipient: { max: 1, windowSeconds: 60 },
+};
+
+async function rejection(p: Promise<unknown>): Promise<ApiError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('memory counter', () => {
+  it('counts in a fixed window that resets with the clock', async () => {
+    const clock = fakeClock(0);
+    const c = memoryCounter(clock);
+    expect(await c.hit('k', 60)).toEqual({ count: 1, resetMs: 60_000 });
+    clock.advance(59_000);
+    expect(await c.hit('k', 60)).toEqual({ count: 2, resetMs: 1000 });
+    expect(await c.peek('k')).toEqual({ count: 2, resetMs: 1000 });
+    clock.advance(1000);
+    expect(await c.peek('k')).toEqual({ count: 0, resetMs: 0 });
+    expect((await c.hit('k', 60)).count).toBe(1);
+  });
+
+  it('stays bounded under many distinct keys', async () => {
+    const c = memoryCounter(fakeClock(0), 100);
+    for (let i = 0; i < 1000; i++) await c.hit(`k${i}`, 60);
+    expect((await c.peek('k999')).count).toBe(1);
+    expect((await c.peek('k0')).count).toBe(0);
+  });
+});
+
+describe('auth limits', () => {
+  it('refuses sign-in after the failures per email, with Retry-After', async () => {
+    const clock = fakeClock(0);
+    const limits = authLimits(memoryCounter(clock), rules);
+    for (let i = 0; i < 3; i++) {
+      await limits.assertSignin('a@x.io', `10.0.0.${i}`);
+      await limits.signinFailed('a@x.io', `10.0.0.${i}`);
+    }
+    const err = await rejection(limits.assertSignin('a@x.io', '10.0.0.9'));
+    expect(err.code).toBe('rate_limited');
+    expect(err.status).toBe(429);
+    expect(err.headers?.['retry-after']).toBe('900');
+    await limits.assertSignin('b@x.io', '10.0.0.9'); // another email is not affected
+    clock.advance(900_000);
+    await limits.assertSignin('a@x.io', '10.0.0.9');
+  });
+
+  it('refuses sign-in after the failures per IP, whatever the email', async () => {
+    const limits = authLimits(memoryCounter(fakeClock(0)), rules);
+    for (let i = 0; i < 5; i++) await limits.signinFailed(`u${i}@x.io`, '10.1.1.1');
+    expect((await rejection(limits.assertSignin('new@x.io', '10.1.1.1'))).code).toBe('rate_limited');
+    await limits.assertSignin('new@x.io', '10.1.1.2');
+  });
+
+  it('allows one email a minute per recipient', async () => {
+    const clock = fakeClock(0);
+    const limits = authLimits(memoryCounter(clock), rules);
+    await limits.assertEmail('a@x.io');
+    const err = await rejection(limits.assertEmail('a@x.io'));
+    expect(err.headers?.['retry-after']).toBe('60');
+    expect(await limits.tryEmail('a@x.io')).toBe(false);
+    expect(await limits.tryEmail('b@x.io')).toBe(true);
+    clock.advance(60_000);
+    await limits.assertEmail('a@x.io');
+  });
+});

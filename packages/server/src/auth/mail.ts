@@ -1,0 +1,21 @@
+import type { Queryable } from '../db/index.js';
+import type { MessageKind, Outbox } from '../messaging/types.js';
+
+/**
+ * The app page's URL with `?token=` set (other query parameters kept).
+ * @example linkWithToken('https://app.example.com/verify?x=1', 'abc') // 'https://app.example.com/verify?x=1&token=abc'
+ */
+export function linkWithToken(page: string, token: string): string {
+  const url = new URL(page);
+  url.searchParams.set('token', token);
+  return url.toString();
+}
+
+/**
+ * Queues an auth email in the caller's transaction (sent after commit; nothing is sent if the
+ * change rolls back). The caller kicks the outbox once the transaction has committed.
+ * @example await queueAuthEmail(outbox, tx, 'reset', email, linkWithToken(page, raw));
+ */
+export async function queueAuthEmail(outbox: Outbox, tx: Queryable, kind: MessageKind, to: string, link: string): Promise<void> {
+  await outbox.enqueue(tx, { channel: 'email', kind, to, data: { link, email: to } });
+}

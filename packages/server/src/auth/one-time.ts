@@ -1,0 +1,61 @@
+import type { Queryable } from '../db/index.js';
+import { randomToken, sha256 } from '../lib/crypto.js';
+import { iso } from './validate.js';
+
+export type OneTimeKind = 'verification' | 'reset' | 'magic_link' | 'email_change';
+
+export interface IssueInput {
+  kind: OneTimeKind;
+  userId: string | null;
+  email: string;
+  ttlMs: number;
+  payload?: Record<string, string>;
+}
+
+/**
+ * Makes a one-time token (32 random bytes; only its SHA-256 is stored) and voids the
+ * user's earlier unused tokens of the same kind: a fresh link replaces the old one.
+ * Returns the raw token, which goes into the emailed link and nowhere else.
+ * @example const raw = await issueOneTimeToken(tx, { kind: 'reset', userId, email, ttlMs: 3600_000 }, clock.now());
+ */
+export async function issueOneTimeToken(tx: Queryable, input: IssueInput, now: number): Promise<string> {
+  const raw = randomToken(32);
+  if (input.userId) {
+    await tx.query('delete from auth.one_time_tokens where user_id = $1 and kind = $2 and consumed_at is null', [input.userId, input.kind]);
+  } else {
+    await tx.query('delete from auth.one_time_tokens where user_id is null and email = $1 and kind = $2 and consumed_at is null', [input.email, input.kind]);
+  }
+  await tx.query(
+    `insert into auth.one_time_tokens (hash, user_id, email, kind, payload, created_at, expires_at)
+     values ($1, $2, $3, $4, $5::jsonb, $6::timestamptz, $7::timestamptz)`,
+    [sha256(raw), input.userId, input.email, input.kind, JSON.stringify(input.payload ?? {}), iso(now), iso(now + input.ttlMs)],
+  );
+  return raw;
+}
+
+export interface ConsumedToken {
+  kind: OneTimeKind;
+  userId: string | null;
+  email: string | null;
+  payload: Record<string, string>;
+}
+
+/**
+ * Uses a token once: one conditional UPDATE, so of two concurrent uses exactly one gets the
+ * row (the other waits on the row lock, then finds `consumed_at` set). Null when the token
+ * is unknown, used, expired or of another kind.
+ * @example const t = await consumeOneTimeToken(tx, raw, ['verification', 'email_change'], clock.now());
+ */
+export async function consumeOneTimeToken(tx: Queryable, raw: unknown, kinds: OneTimeKind[], now: number): Promise<ConsumedToken | null> {
+  if (typeof raw !== 'string' || raw.length < 16 || raw.length > 256) return null;
+  const { rows } = await tx.query<{ kind: OneTimeKind; user_id: string | null; email: string | null; payload: unknown }>(
+    `update auth.one_time_tokens set consumed_at = $2::timestamptz
+     where hash = $1 and consumed_at is null and expires_at > $2::timestamptz and kind = any($3::text[])
+     returning kind, user_id, email, payload`,
+    [sha256(raw), iso(now), kinds],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const payload = (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as Record<string, string>;
+  return { kind: row.kind, userId: row.user_id, email: row.email, payload: payload ?? {} };
+}

@@ -1,0 +1,32 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { clientOf } from '../guards.js';
+import type { PasswordService } from './service.js';
+
+const Email = Type.String({ maxLength: 1000 });
+const Secret = Type.String({ maxLength: 4096 });
+
+export const SignUpBody = Type.Object({
+  email: Email,
+  password: Secret,
+  emailRedirectTo: Type.Optional(Type.String({ maxLength: 2048 })),
+  data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+});
+export const SignInBody = Type.Object({ email: Email, password: Secret });
+export const EmailBody = Type.Object({ email: Email });
+export const ResetBody = Type.Object({ token: Type.String({ maxLength: 256 }), password: Secret });
+
+type Req<B> = FastifyRequest<{ Body: B }>;
+
+/** Handlers of the email-and-password endpoints; the route table is auth/routes.ts. */
+export function passwordHandlers(password: PasswordService) {
+  return {
+    signUp: (req: Req<typeof SignUpBody.static>) => password.signUp(req.body, clientOf(req)),
+    signIn: (req: Req<typeof SignInBody.static>) => password.signIn(req.body, clientOf(req)),
+    forgot: async (req: Req<typeof EmailBody.static>) => {
+      await password.forgotPassword(req.body);
+      return {};
+    },
+    reset: (req: Req<typeof ResetBody.static>, _reply: FastifyReply) => password.resetPassword(req.body),
+  };
+}

@@ -1,0 +1,161 @@
+import type { Session, User } from '@plinth/shared';
+import { DbError } from '../../db/index.js';
+import { ApiError } from '../../http/errors.js';
+import type { AuthDeps, ClientInfo } from '../deps.js';
+import { queueAuthEmail, linkWithToken } from '../mail.js';
+import { consumeOneTimeToken, issueOneTimeToken } from '../one-time.js';
+import type { SessionService } from '../sessions/service.js';
+import { decoyUser, findCredentials, findUser } from '../users/repo.js';
+import { checkPassword, iso, normalizeEmail } from '../validate.js';
+
+export interface SignUpInput {
+  email: unknown;
+  password: unknown;
+  emailRedirectTo?: string;
+  data?: Record<string, unknown>;
+}
+
+const INVALID_CREDENTIALS = 'The email or password is wrong.';
+
+/**
+ * Email and password: sign-up, sign-in, forgot and reset (API.md §4).
+ * @example const pw = passwordService(deps, sessions); await pw.signIn({ email, password }, { ip, userAgent: null });
+ */
+export function passwordService(deps: AuthDeps, sessions: SessionService) {
+  const { db, clock, hasher, limits, settings, outbox } = deps;
+
+  function assertEnabled() {
+    if (!settings.auth().email_password_enabled) throw new ApiError('provider_disabled', 'Email and password sign-in is disabled for this project.');
+  }
+
+  return {
+    /** 200 `{user, session}`; session null while the email awaits confirmation. */
+    async signUp(input: SignUpInput, client: ClientInfo): Promise<{ user: User; session: Session | null }> {
+      assertEnabled();
+      const s = settings.auth();
+      const email = normalizeEmail(input.email);
+      const password = checkPassword(input.password, s.min_password_length);
+      if (input.emailRedirectTo !== undefined && !settings.isRedirectAllowed(input.emailRedirectTo)) {
+        throw new ApiError('redirect_not_allowed', 'emailRedirectTo is not in the allowed redirect URLs of the project.');
+      }
+      const confirm = s.require_email_confirmation;
+      const page = input.emailRedirectTo ?? s.email_verification_url;
+      // Hashed before looking the email up, so a duplicate costs the same as a new account.
+      const hash = await hasher.hash(password);
+      const now = clock.now();
+      let queued = false;
+      const result = await db.transaction(async (tx) => {
+        const inserted = await tx.query<{ id: string }>(
+          `insert into auth.users (email, data, created_at, updated_at) values ($1, $2::jsonb, $3::timestamptz, $3::timestamptz)
+           on conflict (email) do nothing returning id`,
+          [email, JSON.stringify(input.data ?? {}), iso(now)],
+        );
+        const id = inserted.rows[0]?.id;
+        if (!id) {
+          if (!confirm) throw new ApiError('email_exists', 'An account with this email already exists; sign in instead.');
+          // Answer as for a new account (no enumeration); an unconfirmed owner gets a fresh link.
+          const existing = await findCredentials(tx, email);
+          if (existing && !existing.confirmed && page && (await limits.tryEmail(email))) {
+            const raw = await issueOneTimeToken(tx, { kind: 'verification', userId: existing.id, email, ttlMs: deps.config.verificationTtlMs }, now);
+            await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw));
+            queued = true;
+          }
+          return { userId: null, session: null };
+        }
+        await tx.query('insert into auth.passwords (user_id, hash, updated_at) values ($1, $2, $3::timestamptz)', [id, hash, iso(now)]);
+        await tx.query(`insert into auth.identities (user_id, provider, provider_user_id, email, created_at) values ($1, 'email', $1::text, $2, $3::timestamptz)`, [
+          id,
+          email,
+          iso(now),
+        ]);
+        if (confirm) {
+          // Settings require email_verification_url while confirmation is on; without a page
+          // there is no link to send, but still no session before the address is proven.
+          if (page) {
+            await limits.tryEmail(email); // counted, never refused: this address has had no mail yet
+            const raw = await issueOneTimeToken(tx, { kind: 'verification', userId: id, email, ttlMs: deps.config.verificationTtlMs }, now);
+            await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw));
+            queued = true;
+          }
+          return { userId: id, session: null };
+        }
+        return { userId: id, session: await sessions.start(tx, id, client) };
+      });
+      if (queued) outbox.kick();
+      if (!result.userId) return { user: decoyUser(email, iso(now)), session: null };
+      const user = await findUser(db, result.userId);
+      if (!user) throw new ApiError('internal_error', 'The new user could not be read back.');
+      return { user, session: result.session ? await sessions.tokenSet(user, result.session.sessionId, result.session.refreshToken) : null };
+    },
+
+    /** 200 session; 400 invalid_credentials alike for a wrong password and an unknown email. */
+    async signIn(input: { email: unknown; password: unknown }, client: ClientInfo): Promise<Session> {
+      assertEnabled();
+      const email = normalizeEmail(input.email);
+      const password = typeof input.password === 'string' ? input.password.slice(0, 1024) : '';
+      await limits.assertSignin(email, client.ip);
+      const found = await findCredentials(db, email);
+      // Always one argon2 verification, against a dummy hash when there is no account or no
+      // password, so the answer takes the same time either way.
+      const ok = await hasher.verify(found?.hash ?? (await hasher.dummyHash()), password);
+      if (!found?.hash || !ok) {
+        await limits.signinFailed(email, client.ip);
+        throw new ApiError('invalid_credentials', INVALID_CREDENTIALS);
+      }
+      if (settings.auth().require_email_confirmation && !found.confirmed) {
+        throw new ApiError('email_not_confirmed', 'Confirm the email address first: follow the link in the verification email.');
+      }
+      return sessions.signIn(found.id, client);
+    },
+
+    /** 200 always (unknown emails alike); 429 after too many emails to one address. */
+    async forgotPassword(input: { email: unknown }): Promise<void> {
+      const email = normalizeEmail(input.email);
+      await limits.assertEmail(email);
+      const page = settings.auth().password_reset_url;
+      if (!page) {
+        deps.log.warn('forgot-password: no password_reset_url is configured; no email sent');
+        return;
+      }
+      const found = await findCredentials(db, email);
+      if (!found) return;
+      await db.transaction(async (tx) => {
+        const raw = await issueOneTimeToken(tx, { kind: 'reset', userId: found.id, email, ttlMs: deps.config.resetTtlMs }, clock.now());
+        await queueAuthEmail(outbox, tx, 'reset', email, linkWithToken(page, raw));
+      });
+      outbox.kick();
+    },
+
+    /** 200 `{user}`; every session of the user is ended (the caller has none). */
+    async resetPassword(input: { token: unknown; password: unknown }): Promise<{ user: User }> {
+      const password = checkPassword(input.password, settings.auth().min_password_length);
+      const hash = await hasher.hash(password);
+      const now = clock.now();
+      const userId = await db.transaction(async (tx) => {
+        const used = await consumeOneTimeToken(tx, input.token, ['reset'], now);
+        if (!used?.userId) return null;
+        await tx.query(
+          `insert into auth.passwords (user_id, hash, updated_at) values ($1, $2, $3::timestamptz)
+           on conflict (user_id) do update set hash = excluded.hash, updated_at = excluded.updated_at`,
+          [used.userId, hash, iso(now)],
+        );
+        // The link proved the address: a reset also confirms it.
+        await tx.query(
+          'update auth.users set email_confirmed_at = coalesce(email_confirmed_at, $2::timestamptz), updated_at = $2::timestamptz where id = $1 and email = $3',
+          [used.userId, iso(now), used.email],
+        );
+        await sessions.revoke(tx, used.userId);
+        return used.userId;
+      }).catch((err) => {
+        if (err instanceof DbError && err.sqlstate === '23503') return null; // user deleted meanwhile
+        throw err;
+      });
+      if (!userId) throw new ApiError('token_invalid', 'The reset link is invalid, expired or already used; ask for a new one.');
+      const user = await findUser(db, userId);
+      if (!user) throw new ApiError('token_invalid', 'The reset link is invalid, expired or already used; ask for a new one.');
+      return { user };
+    },
+  };
+}
+
+export type PasswordService = ReturnType<typeof passwordService>;

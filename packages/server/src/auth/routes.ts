@@ -1,0 +1,40 @@
+import type { App } from '../http/server.js';
+import type { AuthGuards } from './guards.js';
+import { passwordHandlers, EmailBody, ResetBody, SignInBody, SignUpBody } from './password/routes.js';
+import type { PasswordService } from './password/service.js';
+import { RefreshBody, sessionHandlers } from './sessions/routes.js';
+import type { SessionService } from './sessions/service.js';
+import { UserPatchBody, userHandlers } from './users/routes.js';
+import type { UserService } from './users/service.js';
+import { ResendBody, TokenBody, verificationHandlers } from './verification/routes.js';
+import type { VerificationService } from './verification/service.js';
+
+export interface AuthServices {
+  password: PasswordService;
+  sessions: SessionService;
+  users: UserService;
+  verification: VerificationService;
+}
+
+/**
+ * The route table of end-user auth (API.md §4): one line per endpoint, guard on the line.
+ * `apikey`: any key of the project; `user`: a user access token of an open session.
+ */
+export function registerAuthRoutes(app: App, guards: AuthGuards, s: AuthServices): void {
+  const password = passwordHandlers(s.password);
+  const sessions = sessionHandlers(s.sessions);
+  const users = userHandlers(s.users);
+  const verification = verificationHandlers(s.verification);
+  const { apikey, user } = guards;
+
+  app.post('/v1/auth/signup', { preHandler: apikey, schema: { body: SignUpBody } }, password.signUp);
+  app.post('/v1/auth/signin', { preHandler: apikey, schema: { body: SignInBody } }, password.signIn);
+  app.post('/v1/auth/signout', { preHandler: user }, sessions.signOut);
+  app.post('/v1/auth/refresh', { preHandler: apikey, schema: { body: RefreshBody } }, sessions.refresh);
+  app.get('/v1/auth/user', { preHandler: user }, users.get);
+  app.patch('/v1/auth/user', { preHandler: user, schema: { body: UserPatchBody } }, users.patch);
+  app.post('/v1/auth/verify-email', { preHandler: apikey, schema: { body: TokenBody } }, verification.verify);
+  app.post('/v1/auth/resend-verification', { preHandler: apikey, schema: { body: ResendBody } }, verification.resend);
+  app.post('/v1/auth/forgot-password', { preHandler: apikey, schema: { body: EmailBody } }, password.forgot);
+  app.post('/v1/auth/reset-password', { preHandler: apikey, schema: { body: ResetBody } }, password.reset);
+}

@@ -1,0 +1,178 @@
+import type { Session, User } from '@plinth/shared';
+import type { Queryable } from '../../db/index.js';
+import { ApiError } from '../../http/errors.js';
+import { randomToken, sha256 } from '../../lib/crypto.js';
+import type { AuthDeps, ClientInfo } from '../deps.js';
+import { findUser } from '../users/repo.js';
+import { iso } from '../validate.js';
+import { decideRefresh, openSuccessor, sealSuccessor } from './refresh.js';
+
+type Deps = Pick<AuthDeps, 'db' | 'tokens' | 'clock' | 'settings' | 'config'>;
+
+interface StateRow {
+  session_id: string;
+  user_id: string;
+  revoked: boolean;
+  successor_enc: string | null;
+  rotated_at: number | null;
+  session_revoked_at: number | null;
+  session_active_at: number;
+}
+
+const ms = (col: string) => `(extract(epoch from ${col}) * 1000)::float8`;
+const STATE_SQL = `select t.session_id, s.user_id, t.revoked, t.successor_enc, ${ms('t.rotated_at')} as rotated_at,
+  ${ms('s.revoked_at')} as session_revoked_at, ${ms('s.refreshed_at')} as session_active_at
+  from auth.refresh_tokens t join auth.sessions s on s.id = t.session_id where t.hash = $1`;
+const MAX_CHAIN = 8;
+
+const invalid = (why = 'The refresh token is invalid or the session has ended; sign in again.') => new ApiError('invalid_refresh_token', why);
+
+/**
+ * Sessions and their tokens: one session per sign-in, access tokens signed for it, refresh
+ * tokens rotated on every use with a grace window (API.md §4).
+ * @example const sessions = sessionService(deps); const set = await sessions.signIn(userId, { ip, userAgent });
+ */
+export function sessionService(deps: Deps) {
+  const { db, clock } = deps;
+
+  /** Opens a session in the caller's transaction; returns its id and first refresh token. */
+  async function start(tx: Queryable, userId: string, client: ClientInfo): Promise<{ sessionId: string; refreshToken: string }> {
+    const now = iso(clock.now());
+    const { rows } = await tx.query<{ id: string }>(
+      `insert into auth.sessions (user_id, user_agent, ip, created_at, refreshed_at) values ($1, $2, $3, $4::timestamptz, $4::timestamptz) returning id`,
+      [userId, client.userAgent?.slice(0, 512) ?? null, client.ip, now],
+    );
+    const refreshToken = randomToken(32);
+    await tx.query('insert into auth.refresh_tokens (hash, session_id, created_at) values ($1, $2, $3::timestamptz)', [sha256(refreshToken), rows[0].id, now]);
+    await tx.query('update auth.users set last_sign_in_at = $2::timestamptz where id = $1', [userId, now]);
+    return { sessionId: rows[0].id, refreshToken };
+  }
+
+  /** The session answer: an access token for `sessionId` that lives `session_duration_seconds`. */
+  async function tokenSet(user: User, sessionId: string, refreshToken: string): Promise<Session> {
+    const ttl = deps.settings.auth().session_duration_seconds;
+    const { token, exp } = await deps.tokens.sign({ sub: user.id, email: user.email, phone: user.phone, session_id: sessionId }, ttl);
+    return { access_token: token, token_type: 'bearer', expires_in: ttl, expires_at: exp, refresh_token: refreshToken, user };
+  }
+
+  /** Ends sessions of a user (all, or one, or all but one) and kills their refresh tokens. */
+  async function revoke(tx: Queryable, userId: string, which: { only?: string; except?: string } = {}): Promise<void> {
+    const { rows } = await tx.query<{ id: string }>(
+      `update auth.sessions set revoked_at = $2::timestamptz
+       where user_id = $1 and revoked_at is null and ($3::uuid is null or id = $3::uuid) and ($4::uuid is null or id <> $4::uuid)
+       returning id`,
+      [userId, iso(clock.now()), which.only ?? null, which.except ?? null],
+    );
+    if (rows.length) {
+      await tx.query('update auth.refresh_tokens set revoked = true, successor_enc = null where session_id = any($1::uuid[])', [rows.map((r) => r.id)]);
+    }
+  }
+
+  async function state(hash: string): Promise<StateRow | null> {
+    return (await db.query<StateRow>(STATE_SQL, [hash])).rows[0] ?? null;
+  }
+
+  /** Rotation as one conditional UPDATE: of two racing refreshes one wins, the other gets null and re-reads. */
+  async function rotate(raw: string, hash: string, sessionId: string): Promise<string | null> {
+    const child = randomToken(32);
+    const now = clock.now();
+    return db.transaction(async (tx) => {
+      const won = await tx.query(
+        'update auth.refresh_tokens set rotated_at = $2::timestamptz, successor_enc = $3 where hash = $1 and rotated_at is null and not revoked returning id',
+        [hash, iso(now), sealSuccessor(raw, hash, child)],
+      );
+      if (!won.rows.length) return null;
+      await tx.query('insert into auth.refresh_tokens (hash, session_id, parent, created_at) values ($1, $2, $3, $4::timestamptz)', [sha256(child), sessionId, hash, iso(now)]);
+      await tx.query('update auth.sessions set refreshed_at = $2::timestamptz where id = $1', [sessionId, iso(now)]);
+      // Successors older than the grace window are never needed again: drop them.
+      await tx.query('update auth.refresh_tokens set successor_enc = null where session_id = $1 and rotated_at < $2::timestamptz and successor_enc is not null', [
+        sessionId,
+        iso(now - deps.config.refreshGraceMs),
+      ]);
+      return child;
+    });
+  }
+
+  /** Follows successors from a rotated token to the session's active one (the second tab's answer). */
+  async function active(raw: string, hash: string, sealed: string | null): Promise<string> {
+    for (let i = 0; i < MAX_CHAIN; i++) {
+      const child = sealed ? openSuccessor(raw, hash, sealed) : null;
+      if (!child) throw invalid();
+      const childHash = sha256(child);
+      const { rows } = await db.query<{ rotated: boolean; revoked: boolean; successor_enc: string | null }>(
+        'select rotated_at is not null as rotated, revoked, successor_enc from auth.refresh_tokens where hash = $1',
+        [childHash],
+      );
+      if (!rows[0] || rows[0].revoked) throw invalid();
+      if (!rows[0].rotated) return child;
+      [raw, hash, sealed] = [child, childHash, rows[0].successor_enc];
+    }
+    throw invalid();
+  }
+
+  return {
+    start,
+    tokenSet,
+    revoke,
+
+    /** A new session for a user whose credentials were just proven. */
+    async signIn(userId: string, client: ClientInfo): Promise<Session> {
+      const { sessionId, refreshToken } = await db.transaction((tx) => start(tx, userId, client));
+      const user = await findUser(db, userId);
+      if (!user) throw invalid();
+      return tokenSet(user, sessionId, refreshToken);
+    },
+
+    /**
+     * POST /v1/auth/refresh: rotate, or inside the grace window return the current set, or
+     * on reuse after it end the session (401 refresh_token_reused).
+     */
+    async refresh(raw: unknown): Promise<Session> {
+      if (typeof raw !== 'string' || raw.length < 16 || raw.length > 256) throw invalid();
+      const hash = sha256(raw);
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const row = await state(hash);
+        if (!row) throw invalid();
+        const decision = decideRefresh(
+          { revoked: row.revoked, rotatedAt: row.rotated_at, sessionRevokedAt: row.session_revoked_at, sessionActiveAt: row.session_active_at },
+          clock.now(),
+          { graceMs: deps.config.refreshGraceMs, idleMs: deps.config.sessionIdleMs },
+        );
+        let next: string | null;
+        switch (decision.action) {
+          case 'reject':
+            throw invalid(decision.reason === 'session_expired' ? 'The session expired after 30 days without use; sign in again.' : undefined);
+          case 'revoke-family':
+            await db.transaction((tx) => revoke(tx, row.user_id, { only: row.session_id }));
+            throw new ApiError('refresh_token_reused', 'This refresh token was already used; the session has been ended. Sign in again.');
+          case 'return-active':
+            next = await active(raw, hash, row.successor_enc);
+            break;
+          case 'rotate':
+            next = await rotate(raw, hash, row.session_id);
+            if (next === null) continue; // another request rotated it first: decide again
+            break;
+        }
+        const user = await findUser(db, row.user_id);
+        if (!user) throw invalid();
+        return tokenSet(user, row.session_id, next);
+      }
+      throw invalid();
+    },
+
+    /** POST /v1/auth/signout: this session, or every session of the user. Idempotent. */
+    async signOut(userId: string, sessionId: string | null, scope: 'local' | 'global'): Promise<void> {
+      if (scope === 'local' && !sessionId) return;
+      await db.transaction((tx) => revoke(tx, userId, scope === 'local' ? { only: sessionId ?? undefined } : {}));
+    },
+
+    /** Whether the access token's session is still open (auth endpoints check; REST trusts the JWT until it expires). */
+    async isActive(userId: string, sessionId: string | null): Promise<boolean> {
+      if (!sessionId) return false;
+      const { rows } = await db.query('select 1 from auth.sessions where id = $1::uuid and user_id = $2 and revoked_at is null', [sessionId, userId]);
+      return rows.length > 0;
+    },
+  };
+}
+
+export type SessionService = ReturnType<typeof sessionService>;

@@ -1,44 +1,58 @@
-import type { AuthChangeEvent } from '../types.js';
+import type { AuthChangeEvent, Session } from '../types.js';
 
-/** What one tab tells the others; the session itself is re-read from the shared storage. */
-export interface TabMessage {
-  event: AuthChangeEvent;
-}
+/**
+ * Called with what another tab did. The session travels with the event because Chromium
+ * updates another tab's `localStorage` asynchronously: a tab that re-read storage on the
+ * message could still see the old session (and miss a sign-out). With the `storage` event
+ * fallback the event name is null (the listener infers it) and the session is the new value.
+ */
+export type TabListener = (event: AuthChangeEvent | null, session: Session | null) => void;
 
 /** A link to the other tabs of the same project. */
 export interface TabChannel {
-  post(message: TabMessage): void;
+  post(event: AuthChangeEvent, session: Session | null): void;
   close(): void;
 }
 
 /**
  * Opens the cross-tab channel: BroadcastChannel where it exists, else the `storage` event that
- * browsers fire in the other tabs when `localStorage[storageKey]` changes (in which case the
- * event is inferred by the listener and `post` has nothing to do). Null when neither exists.
- * @example const channel = openTabChannel(key, (message) => manager.onRemoteChange(message.event));
+ * browsers fire in the other tabs when `localStorage[storageKey]` changes (then `post` has
+ * nothing to do: the write itself is the message). Null when neither exists.
+ * @example const channel = openTabChannel(key, (event, session) => manager.onRemoteChange(event, session));
  */
-export function openTabChannel(storageKey: string, onMessage: (message: TabMessage | null) => void): TabChannel | null {
+export function openTabChannel(storageKey: string, listener: TabListener): TabChannel | null {
   if (typeof BroadcastChannel === 'function') {
     const channel = new BroadcastChannel(`plinth.auth:${storageKey}`);
     channel.onmessage = (e: MessageEvent) => {
-      const data = e.data as Partial<TabMessage> | null;
-      if (data && typeof data.event === 'string') onMessage({ event: data.event });
+      const data = e.data as { event?: unknown; session?: unknown } | null;
+      if (data && typeof data.event === 'string') listener(data.event as AuthChangeEvent, (data.session as Session | null) ?? null);
     };
-    // A channel keeps a Node process alive; the timer-like unref lets scripts exit.
+    // A channel keeps a Node process alive; unref lets scripts exit.
     (channel as unknown as { unref?: () => void }).unref?.();
     return {
-      post: (message) => channel.postMessage(message),
+      post: (event, session) => channel.postMessage({ event, session }),
       close: () => channel.close(),
     };
   }
   const target = globalThis as unknown as { addEventListener?: typeof addEventListener; removeEventListener?: typeof removeEventListener };
   if (typeof target.addEventListener !== 'function') return null;
-  const listener = (e: Event) => {
-    if ((e as StorageEvent).key === storageKey) onMessage(null);
+  const onStorage = (e: Event) => {
+    const { key, newValue } = e as StorageEvent;
+    if (key === storageKey) listener(null, parseSession(newValue));
   };
-  target.addEventListener('storage', listener);
+  target.addEventListener('storage', onStorage);
   return {
     post: () => {},
-    close: () => target.removeEventListener?.('storage', listener),
+    close: () => target.removeEventListener?.('storage', onStorage),
   };
+}
+
+function parseSession(raw: string | null): Session | null {
+  if (!raw) return null;
+  try {
+    const value = JSON.parse(raw) as Session | null;
+    return value && typeof value.access_token === 'string' ? value : null;
+  } catch {
+    return null;
+  }
 }

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeServer, makeUser, startFakeServer } from '../../test/fake-server.js';
-import { clientOf, clientTracker, recordEvents, settle } from '../../test/helpers.js';
+import { clientOf, clientTracker, laggingStorage, recordEvents, settle } from '../../test/helpers.js';
 import type { LockFunction, Session, SupportedStorage } from '../types.js';
 import { processLock } from './lock.js';
 import { defaultStorageKey, memoryStorage } from './storage.js';
@@ -148,5 +148,36 @@ describe('refresh', () => {
     await tabA.auth.signOut();
     await recB.next('SIGNED_OUT');
     expect((await tabB.auth.getSession()).data?.session).toBeNull();
+  });
+
+  it('hears the other tab even when its storage view lags behind (Chromium across processes)', async () => {
+    fake.users.set('lag@example.com', { password: 'pw-123456', user: makeUser('lag@example.com') });
+    const shared = laggingStorage(200);
+    const lock = processLock();
+    const tabA = track(clientOf(fake, { auth: { storage: shared.view(), multiTab: true, lock } }));
+    const tabB = track(clientOf(fake, { auth: { storage: shared.view(), multiTab: true, lock } }));
+    const recB = recordEvents(tabB);
+    await tabA.auth.signIn({ email: 'lag@example.com', password: 'pw-123456' });
+    await recB.next('SIGNED_IN');
+    expect((await tabB.auth.getSession()).data?.session?.user.email).toBe('lag@example.com');
+    await tabA.auth.signOut();
+    await recB.next('SIGNED_OUT');
+    expect((await tabB.auth.getSession()).data?.session).toBeNull();
+  });
+
+  it('ends two lagging tabs that refresh at once on one token set, without a refusal', async () => {
+    const shared = laggingStorage(200);
+    const views = [shared.view(), shared.view()];
+    shared.seed(defaultStorageKey(fake.url), JSON.stringify(fake.issue(makeUser('lag2@example.com'), -60)));
+    const lock = processLock();
+    const [tabA, tabB] = views.map((storage) =>
+      track(clientOf(fake, { auth: { storage, multiTab: true, lock, autoRefreshToken: false } })),
+    );
+    fake.refreshDelayMs = 50;
+    const [a, b] = await Promise.all([tabA.auth.getSession(), tabB.auth.getSession()]);
+    expect(a.error).toBeNull();
+    expect(b.error).toBeNull();
+    expect(a.data?.session?.refresh_token).toBe(b.data?.session?.refresh_token);
+    expect(fake.count('/v1/auth/refresh')).toBeLessThanOrEqual(2);
   });
 });

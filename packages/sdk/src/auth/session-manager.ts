@@ -1,7 +1,7 @@
 import { clientError } from '../errors.js';
 import { type HttpConfig, send } from '../fetch.js';
 import type { AuthChangeEvent, LockFunction, PlinthError, Result, Session, SupportedStorage, User } from '../types.js';
-import { openTabChannel, type TabChannel, type TabMessage } from './broadcast.js';
+import { openTabChannel, type TabChannel } from './broadcast.js';
 import { AuthEvents } from './events.js';
 import { readSession, toSession, writeSession } from './storage.js';
 
@@ -49,7 +49,9 @@ export class SessionManager {
   private readonly detachVisibility: () => void;
 
   constructor(private readonly options: SessionManagerOptions) {
-    this.channel = options.multiTab ? openTabChannel(options.storageKey, (message) => void this.onRemoteChange(message)) : null;
+    this.channel = options.multiTab
+      ? openTabChannel(options.storageKey, (event, session) => void this.onRemoteChange(event, session))
+      : null;
     this.detachVisibility = options.autoRefresh ? watchVisibility(() => this.onVisible()) : () => {};
     this.ready = this.initialize();
   }
@@ -149,22 +151,22 @@ export class SessionManager {
   }
 
   private async refreshLocked(seen: string | null, emit: Emit): Promise<Result<Session>> {
-    const stored = await this.load();
-    if (!stored) {
-      if (this.current) {
-        await this.persist(null);
-        emit('SIGNED_OUT', null, false);
+    const fromStorage = await this.load();
+    // Another tab may have rotated the tokens while we waited for the lock; its message (already
+    // in this.current) or the storage says so. Either may lag, and then the server's reuse grace
+    // answers our duplicate refresh with the same token set.
+    for (const candidate of [this.current, fromStorage]) {
+      if (candidate && candidate.refresh_token !== seen && !expiresWithin(candidate, EXPIRY_MARGIN_S)) {
+        const event = this.current?.user?.id === candidate.user?.id ? 'TOKEN_REFRESHED' : 'SIGNED_IN';
+        const changed = this.current?.access_token !== candidate.access_token;
+        this.current = candidate;
+        this.schedule();
+        if (changed) emit(event, candidate, false);
+        return { data: candidate, error: null };
       }
-      return { data: null, error: clientError('session_missing', 'There is no session to refresh; sign in first.') };
     }
-    if (stored.refresh_token !== seen && !expiresWithin(stored, EXPIRY_MARGIN_S)) {
-      const event = this.current?.user?.id === stored.user?.id ? 'TOKEN_REFRESHED' : 'SIGNED_IN';
-      const changed = this.current?.access_token !== stored.access_token;
-      this.current = stored;
-      this.schedule();
-      if (changed) emit(event, stored, false);
-      return { data: stored, error: null };
-    }
+    const stored = fromStorage ?? this.current;
+    if (!stored) return { data: null, error: clientError('session_missing', 'There is no session to refresh; sign in first.') };
     const res = await send<Session>(this.options.http, {
       method: 'POST',
       path: '/v1/auth/refresh',
@@ -181,8 +183,10 @@ export class SessionManager {
       return { data: null, error: res.error };
     }
     const session = toSession(res.data, stored.user);
+    // Another tab's message may have brought this very token set while we waited for the answer.
+    const changed = this.current?.access_token !== session.access_token;
     await this.persist(session);
-    emit('TOKEN_REFRESHED', session);
+    if (changed) emit('TOKEN_REFRESHED', session);
     return { data: session, error: null };
   }
 
@@ -200,7 +204,7 @@ export class SessionManager {
     if (this.disposed) return;
     // Subscribers that arrive during start-up get INITIAL_SESSION with the final state instead.
     if (!this.initializing) this.events.emit(event, session);
-    if (broadcast) this.channel?.post({ event });
+    if (broadcast) this.channel?.post(event, session);
   }
 
   /** Reads the storage when it is shared with other tabs; otherwise memory is the truth. */
@@ -221,20 +225,21 @@ export class SessionManager {
     }
   }
 
-  private async onRemoteChange(message: TabMessage | null): Promise<void> {
+  /** Mirrors a change another tab made (and already stored); nothing is written here. */
+  private async onRemoteChange(event: AuthChangeEvent | null, next: Session | null): Promise<void> {
     await this.ready;
     if (this.disposed) return;
+    if (event === 'PASSWORD_RECOVERY') {
+      this.events.emit('PASSWORD_RECOVERY', this.current);
+      return;
+    }
     const prev = this.current;
-    const next = await this.load(true);
     this.current = next;
     this.retries = 0;
     this.schedule();
-    if (message?.event === 'PASSWORD_RECOVERY') this.events.emit('PASSWORD_RECOVERY', next);
-    const inferred = inferEvent(prev, next);
-    if (!inferred) return;
-    // Trust the other tab's name for the change unless storage says otherwise (a stale message).
-    const agrees = message && message.event !== 'PASSWORD_RECOVERY' && (next !== null) === (message.event !== 'SIGNED_OUT');
-    this.events.emit(agrees ? message.event : inferred, next);
+    // Events name what changed here: a refresh this tab already adopted is not announced twice.
+    const changed = inferEvent(prev, next);
+    if (changed) this.events.emit(event === 'SIGNED_IN' && changed === 'TOKEN_REFRESHED' ? 'SIGNED_IN' : changed, next);
   }
 
   private onVisible(): void {

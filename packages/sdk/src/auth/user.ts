@@ -6,8 +6,11 @@ import { type AuthContext, callAsUser } from './context.js';
 export interface UserAttributes {
   email?: string;
   password?: string;
-  name?: string;
-  avatar?: string;
+  /** null clears it. */
+  name?: string | null;
+  avatar?: string | null;
+  /** Page the verification link of a new email points to; must be an allowed redirect URL. */
+  emailRedirectTo?: string;
 }
 
 /**

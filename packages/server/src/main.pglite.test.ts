@@ -154,4 +154,25 @@ describe('embedded data dir (real processes)', () => {
     expect(await direct.exited).toBe(0);
     expect(direct.stdout()).toContain('SELECT 2');
   }, 90_000);
+
+  it('plinth gen types writes the table types, from the running server or from the data dir', async () => {
+    const dir = tmp();
+    const seed = spawnPlinth(['sql', 'create table todos (id bigserial primary key, title text not null, done boolean default false)', '--data-dir', dir]);
+    expect(await seed.exited).toBe(0);
+    const offline = spawnPlinth(['gen', 'types', '--data-dir', dir]);
+    expect(await offline.exited).toBe(0);
+    expect(offline.stdout()).toMatch(/todos/);
+    expect(offline.stdout()).toMatch(/title: string/);
+    const s = spawnPlinth(['start', '--port', String(await freePort()), '--data-dir', dir]);
+    try {
+      await waitHealthy(s.url, 20_000);
+      const out = join(dir, 'db.ts');
+      const online = spawnPlinth(['gen', 'types', '--out', out, '--data-dir', dir]);
+      expect(await online.exited).toBe(0);
+      expect(readFileSync(out, 'utf8')).toBe(offline.stdout());
+    } finally {
+      s.proc.kill('SIGTERM');
+      await s.exited;
+    }
+  }, 90_000);
 });

@@ -13,6 +13,7 @@ Commands:
   keys [--data-dir D] [--json]      print the project's public and secret keys
   sql "<query>" [--data-dir D]      run SQL (through the running server when there is one)
   migrate [dir] [--data-dir D]      apply ./migrations/*.sql once each, in order
+  gen types [--out F] [--data-dir D] write TypeScript types of the tables (for createClient<Database>)
 
 Environment: PORT, PUBLIC_URL, DATA_DIR, DATABASE_URL, LOG_LEVEL, MAX_ROWS, PLINTH_PUBLIC_KEY,
 PLINTH_SECRET_KEY, SMTP_URL, SMTP_FROM, SMS_PROVIDER, REDIS_URL (also read from ./.env).`;
@@ -185,6 +186,37 @@ async function migrateCommand(args: Args) {
   }
 }
 
+/** The OpenAPI document: from the running embedded server, else from an in-process Plinth. */
+async function openApiDocument(config: Config): Promise<object> {
+  const server = config.databaseUrl ? null : runningServer(config.dataDir);
+  if (server) {
+    const keys = readKeysFile(config.dataDir);
+    const res = await fetch(`${server.url}/api/v1/openapi.json`, { headers: { authorization: `Bearer ${keys?.secretKey}` } });
+    if (!res.ok) fail(`the server answered ${res.status} for /api/v1/openapi.json`);
+    return (await res.json()) as object;
+  }
+  const plinth = await buildApp({ config: { ...config, logLevel: 'warn' } }).catch((err) =>
+    fail(err instanceof DataDirLockedError ? err.message : String(err)),
+  );
+  try {
+    const res = await plinth.app.inject({ url: '/api/v1/openapi.json', headers: { authorization: `Bearer ${plinth.keys.secretKey}` } });
+    return res.json() as object;
+  } finally {
+    await plinth.close();
+  }
+}
+
+async function genCommand(args: Args) {
+  if (args.positional[0] !== 'types') fail('usage: plinth gen types [--out file.ts]', 2);
+  const config = configFrom(args);
+  const { generateTypes } = await import('@plinth/sdk/gen');
+  const source = generateTypes(await openApiDocument(config));
+  if (typeof args.flags.out === 'string') {
+    writeFileSync(resolve(args.flags.out), source);
+    process.stderr.write(`wrote ${args.flags.out}\n`);
+  } else process.stdout.write(source);
+}
+
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   switch (args.command) {
@@ -196,6 +228,8 @@ async function main() {
       return sqlCommand(args);
     case 'migrate':
       return migrateCommand(args);
+    case 'gen':
+      return genCommand(args);
     case 'help':
     case '--help':
     case '-h':

@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import pino, { type Logger } from 'pino';
 import { makeGuards } from './admin/guard.js';
 import { registerSqlRunner } from './admin/sql.js';
-import { createTokenService, type TokenService } from './auth/sessions/jwt.js';
+import { type Auth, createTokenService, registerAuth, type TokenService } from './auth/index.js';
+import { captureOutbox, interimSettings } from './auth/interim.js';
 import type { Config } from './config/index.js';
 import { type Db, migrateSystem, openDatabase } from './db/index.js';
 import { makePrincipalResolver, type ProjectKeys } from './http/principal.js';
@@ -26,6 +27,9 @@ export interface Plinth {
   config: Config;
   keys: ProjectKeys;
   tokens: TokenService;
+  auth: Auth;
+  /** TEMPORARY until settings/ and messaging/ land. */
+  interim: { settings: ReturnType<typeof interimSettings>; outbox: ReturnType<typeof captureOutbox> };
   schema: SchemaCache;
   log: Logger;
   /** Stops accepting, finishes in-flight requests, closes the database. */
@@ -93,6 +97,18 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     registerOpenApi(app, { schema, resolvePrincipal, publicUrl: config.publicUrl });
 
     app.get('/v1/auth/.well-known/jwks.json', async () => tokens.jwks());
+    const interim = { settings: interimSettings(), outbox: captureOutbox() };
+    const auth = await registerAuth(app, {
+      db,
+      tokens,
+      clock,
+      settings: interim.settings,
+      outbox: interim.outbox,
+      log,
+      resolvePrincipal,
+      env: config.env,
+      redisUrl: config.redisUrl,
+    });
 
     app.get('/sdk/plinth.js', async (_req, reply) => {
       if (!existsSync(SDK_BUNDLE)) {
@@ -116,11 +132,14 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       config,
       keys,
       tokens,
+      auth,
+      interim,
       schema,
       log,
       close() {
         closing ??= (async () => {
           await app.close();
+          await auth.close().catch(() => undefined);
           await schema.close().catch(() => undefined);
           await db.close();
         })();

@@ -63,7 +63,8 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
           return { userId: null, session: null };
         }
         await tx.query('insert into auth.passwords (user_id, hash, updated_at) values ($1, $2, $3::timestamptz)', [id, hash, iso(now)]);
-        await tx.query(`insert into auth.identities (user_id, provider, provider_user_id, email, created_at) values ($1, 'email', $1::text, $2, $3::timestamptz)`, [
+        await tx.query(`insert into auth.identities (user_id, provider, provider_user_id, email, created_at) values ($1, 'email', $2, $3, $4::timestamptz)`, [
+          id,
           id,
           email,
           iso(now),

@@ -44,8 +44,8 @@ export function verificationService(deps: AuthDeps) {
           await tx.query(`update auth.identities set email = $2 where user_id = $1 and provider = 'email'`, [used.userId, next]);
           await tx.query(
             `insert into auth.identities (user_id, provider, provider_user_id, email, created_at)
-             values ($1, 'email', $1::text, $2, $3::timestamptz) on conflict (provider, provider_user_id) do nothing`,
-            [used.userId, next, iso(now)],
+             values ($1, 'email', $2, $3, $4::timestamptz) on conflict (provider, provider_user_id) do nothing`,
+            [used.userId, used.userId, next, iso(now)],
           );
           return used.userId;
         })

@@ -1,0 +1,63 @@
+import type { LightMyRequestResponse } from 'fastify';
+import { expect } from 'vitest';
+import { createTestServer, type TestServer } from './harness.js';
+
+/** Auth test helpers: a server whose per-IP request limit does not get in the way, and the user flows. */
+export async function createAuthServer(env: Record<string, string> = {}): Promise<TestServer> {
+  return createTestServer({ AUTH_RATE_REQUESTS_IP: '100000/60', AUTH_RATE_SIGNIN_IP: '100000/900', ...env });
+}
+
+export function call(t: TestServer, method: 'GET' | 'POST' | 'PATCH', path: string, payload?: unknown, headers?: Record<string, string>) {
+  return t.app.inject({
+    method,
+    url: `/v1/auth/${path}`,
+    headers: { ...t.as.anon, 'user-agent': 'vitest-agent', ...headers },
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
+}
+
+export function asUser(t: TestServer, accessToken: string) {
+  return t.as.user(accessToken);
+}
+
+/** Changes auth settings (the real SettingsStore once it lands). */
+export async function setAuth(t: TestServer, patch: Record<string, unknown>) {
+  await t.interim.settings.updateAuth(patch);
+}
+
+let n = 0;
+/** A fresh address per call, so per-recipient limits of one test do not leak into another. */
+export function email(tag = 'user'): string {
+  return `${tag}-${process.pid}-${++n}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+}
+
+export async function signUp(t: TestServer, addr: string, password = 'correct horse battery') {
+  const res = await call(t, 'POST', 'signup', { email: addr, password });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json();
+}
+
+export async function signIn(t: TestServer, addr: string, password = 'correct horse battery') {
+  const res = await call(t, 'POST', 'signin', { email: addr, password });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json();
+}
+
+/** The emails sent to `to` so far, oldest first, as `{kind, link}`. */
+export async function mailsTo(t: TestServer, to: string): Promise<Array<{ kind: string; link: string }>> {
+  return t.interim.outbox.sent.filter((m) => m.to === to).map((m) => ({ kind: m.kind, link: m.data.link }));
+}
+
+/** The `token` query parameter of the newest link mailed to `to`. */
+export async function lastToken(t: TestServer, to: string, kind?: string): Promise<string> {
+  const mails = (await mailsTo(t, to)).filter((m) => !kind || m.kind === kind);
+  const link = mails.at(-1)?.link;
+  if (!link) throw new Error(`no ${kind ?? ''} mail to ${to}`);
+  const token = new URL(link).searchParams.get('token');
+  if (!token) throw new Error(`no token in ${link}`);
+  return token;
+}
+
+export function code(res: LightMyRequestResponse): [number, string | undefined] {
+  return [res.statusCode, res.statusCode >= 400 ? res.json().code : undefined];
+}

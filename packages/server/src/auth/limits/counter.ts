@@ -71,6 +71,9 @@ return {c, redis.call('PTTL', KEYS[1])}`;
  */
 export function redisCounter(url: string, prefix: string): Counter & { redis: Redis } {
   const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
+  // Connection errors reach the caller through the failing command (a 500, not a silent
+  // pass); without a listener ioredis would also print each one as unhandled.
+  redis.on('error', () => undefined);
   return {
     redis,
     async peek(key) {

@@ -30,10 +30,12 @@ export function authGuards(resolve: PrincipalResolver, sessions: SessionService)
   const user = async (req: FastifyRequest) => {
     await apikey(req);
     const p = req.principal;
-    if (p?.role !== 'authenticated') throw new ApiError('unauthorized', 'Send the user access token: Authorization: Bearer <access_token>.');
+    if (p?.role !== 'authenticated')
+      throw new ApiError('unauthorized', 'Send the user access token: Authorization: Bearer <access_token>.');
     const sessionId = p.sessionId && UUID.test(p.sessionId) ? p.sessionId : null;
     // The JWT alone stays valid until it expires; the auth endpoints also want the session open.
-    if (!UUID.test(p.sub) || !(await sessions.isActive(p.sub, sessionId))) throw new ApiError('invalid_token', 'The session of this access token has ended; sign in again.');
+    if (!UUID.test(p.sub) || !(await sessions.isActive(p.sub, sessionId)))
+      throw new ApiError('invalid_token', 'The session of this access token has ended; sign in again.');
     req.signedIn = { userId: p.sub, sessionId };
   };
   return { apikey, user };

@@ -19,7 +19,13 @@ export function interimSettings(): Pick<SettingsStore, 'auth' | 'isRedirectAllow
     email_verification_url: null,
     password_reset_url: null,
     magic_link_url: null,
-    providers: { google: provider, github: provider, linkedin: provider, microsoft: provider, apple: { enabled: false, service_id: null, team_id: null, key_id: null, private_key: null } },
+    providers: {
+      google: provider,
+      github: provider,
+      linkedin: provider,
+      microsoft: provider,
+      apple: { enabled: false, service_id: null, team_id: null, key_id: null, private_key: null },
+    },
     email_templates: {},
   };
   return {

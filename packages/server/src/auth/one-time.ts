@@ -23,7 +23,10 @@ export async function issueOneTimeToken(tx: Queryable, input: IssueInput, now: n
   if (input.userId) {
     await tx.query('delete from auth.one_time_tokens where user_id = $1 and kind = $2 and consumed_at is null', [input.userId, input.kind]);
   } else {
-    await tx.query('delete from auth.one_time_tokens where user_id is null and email = $1 and kind = $2 and consumed_at is null', [input.email, input.kind]);
+    await tx.query('delete from auth.one_time_tokens where user_id is null and email = $1 and kind = $2 and consumed_at is null', [
+      input.email,
+      input.kind,
+    ]);
   }
   await tx.query(
     `insert into auth.one_time_tokens (hash, user_id, email, kind, payload, created_at, expires_at)

@@ -20,7 +20,9 @@ describe('SQL runner', () => {
   it('reads the users as the spec shows', async () => {
     const res = await t.sql(`select id, email, created_at, email_confirmed_at from users where email = '${user.email}'`);
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().results[0].rows).toEqual([{ id: user.id, email: user.email, created_at: expect.any(String), email_confirmed_at: null }]);
+    expect(res.json().results[0].rows).toEqual([
+      { id: user.id, email: user.email, created_at: expect.any(String), email_confirmed_at: null },
+    ]);
   });
 
   it('users carry no secret column', async () => {
@@ -29,14 +31,19 @@ describe('SQL runner', () => {
     expect(cols.some((c: string) => /pass|hash|token/.test(c))).toBe(false);
   });
 
-  it.each(['auth.passwords', 'passwords', 'auth.refresh_tokens', 'refresh_tokens', 'auth.one_time_tokens', 'auth.signing_keys', 'plinth.project_keys'])(
-    'cannot read %s (42501 permission denied)',
-    async (table) => {
-      const res = await t.sql(`select * from ${table}`);
-      expect(res.statusCode).toBe(400);
-      expect(res.json()).toMatchObject({ code: 'sql_error', details: { sqlstate: '42501' } });
-    },
-  );
+  it.each([
+    'auth.passwords',
+    'passwords',
+    'auth.refresh_tokens',
+    'refresh_tokens',
+    'auth.one_time_tokens',
+    'auth.signing_keys',
+    'plinth.project_keys',
+  ])('cannot read %s (42501 permission denied)', async (table) => {
+    const res = await t.sql(`select * from ${table}`);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'sql_error', details: { sqlstate: '42501' } });
+  });
 
   it('cannot read hashes through a function or view it creates either', async () => {
     const res = await t.sql('create view peek as select hash from auth.passwords');
@@ -68,10 +75,13 @@ describe('SQL runner', () => {
 });
 
 describe('REST', () => {
-  it.each(['users', 'passwords', 'refresh_tokens', 'one_time_tokens', 'sessions'])('does not expose %s, even to the secret key', async (table) => {
-    const res = await t.app.inject({ url: `/api/v1/db/${table}`, headers: t.as.service });
-    expect([res.statusCode, res.json().code]).toEqual([404, 'table_not_found']);
-  });
+  it.each(['users', 'passwords', 'refresh_tokens', 'one_time_tokens', 'sessions'])(
+    'does not expose %s, even to the secret key',
+    async (table) => {
+      const res = await t.app.inject({ url: `/api/v1/db/${table}`, headers: t.as.service });
+      expect([res.statusCode, res.json().code]).toEqual([404, 'table_not_found']);
+    },
+  );
 
   it("a real sign-in's access token is the authenticated role with auth.uid() = its user", async () => {
     const setup = await t.sql(`create table notes (id serial primary key, body text, user_id uuid default auth.uid());

@@ -20,10 +20,14 @@ export function normalizeEmail(input: unknown): string {
  * @example checkPassword('correct horse', 8) // ok; checkPassword('short', 8) // throws
  */
 export function checkPassword(password: unknown, min: number): string {
-  if (typeof password !== 'string') throw new ApiError('weak_password', `The password must be a string of ${min} to ${MAX_PASSWORD} characters.`);
+  if (typeof password !== 'string')
+    throw new ApiError('weak_password', `The password must be a string of ${min} to ${MAX_PASSWORD} characters.`);
   const length = [...password].length;
   if (length < min || length > MAX_PASSWORD) {
-    throw new ApiError('weak_password', `The password must be ${min} to ${MAX_PASSWORD} characters long.`, { min_length: min, max_length: MAX_PASSWORD });
+    throw new ApiError('weak_password', `The password must be ${min} to ${MAX_PASSWORD} characters long.`, {
+      min_length: min,
+      max_length: MAX_PASSWORD,
+    });
   }
   return password;
 }

@@ -77,7 +77,11 @@ export function redisCounter(url: string, prefix: string): Counter & { redis: Re
   return {
     redis,
     async peek(key) {
-      const [[, count], [, ttl]] = (await redis.multi().get(prefix + key).pttl(prefix + key).exec()) as [[unknown, string | null], [unknown, number]];
+      const [[, count], [, ttl]] = (await redis
+        .multi()
+        .get(prefix + key)
+        .pttl(prefix + key)
+        .exec()) as [[unknown, string | null], [unknown, number]];
       return { count: Number(count ?? 0), resetMs: Math.max(0, Number(ttl)) };
     },
     async hit(key, windowSeconds) {

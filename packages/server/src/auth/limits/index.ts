@@ -8,7 +8,9 @@ export { type Counter, memoryCounter, redisCounter } from './counter.js';
 /** 429 `rate_limited` with `Retry-After` in whole seconds (at least 1). */
 export function rateLimited(resetMs: number): ApiError {
   const seconds = Math.max(1, Math.ceil(resetMs / 1000));
-  return new ApiError('rate_limited', `Too many attempts; try again in ${seconds} s.`, undefined, { headers: { 'retry-after': String(seconds) } });
+  return new ApiError('rate_limited', `Too many attempts; try again in ${seconds} s.`, undefined, {
+    headers: { 'retry-after': String(seconds) },
+  });
 }
 
 // Emails are hashed into the key: counters (maybe in a shared Redis) never hold addresses.
@@ -19,7 +21,10 @@ const key = (kind: string, value: string) => `${kind}:${sha256(value).slice(0, 3
  * recipient. Counted for unknown emails exactly as for known ones, so a 429 reveals nothing.
  * @example const limits = authLimits(memoryCounter(clock), config); await limits.assertSignin(email, ip);
  */
-export function authLimits(counter: Counter, config: Pick<AuthConfig, 'signinFailuresPerEmail' | 'signinFailuresPerIp' | 'emailsPerRecipient'>) {
+export function authLimits(
+  counter: Counter,
+  config: Pick<AuthConfig, 'signinFailuresPerEmail' | 'signinFailuresPerIp' | 'emailsPerRecipient'>,
+) {
   const over = (c: Count, r: RateRule) => c.count >= r.max;
   return {
     /** Throws 429 when the email or the IP has too many recent sign-in failures. */

@@ -19,7 +19,9 @@ const url = `redis://127.0.0.1:${PORT}`;
 
 describe.skipIf(!hasRedis())('limits in Redis (REDIS_URL)', () => {
   beforeAll(async () => {
-    server = spawn('redis-server', ['--port', String(PORT), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], { stdio: 'ignore' });
+    server = spawn('redis-server', ['--port', String(PORT), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], {
+      stdio: 'ignore',
+    });
     const probe = redisCounter(url, 'probe:');
     for (let i = 0; i < 50; i++) {
       try {

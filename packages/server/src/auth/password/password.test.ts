@@ -12,11 +12,27 @@ afterAll(() => t?.stop());
 describe('sign-up (confirmation off)', () => {
   it('creates the user and answers {user, session} with the §4 shapes and claims', async () => {
     const addr = email('new');
-    const res = await call(t, 'POST', 'signup', { email: `  ${addr.toUpperCase()} `, password: 'correct horse battery', data: { plan: 'x' } });
+    const res = await call(t, 'POST', 'signup', {
+      email: `  ${addr.toUpperCase()} `,
+      password: 'correct horse battery',
+      data: { plan: 'x' },
+    });
     expect(res.statusCode, res.body).toBe(200);
     const { user, session } = res.json();
     expect(Object.keys(user).sort()).toEqual(
-      ['avatar', 'created_at', 'email', 'email_confirmed_at', 'id', 'identities', 'last_sign_in_at', 'name', 'phone', 'phone_confirmed_at', 'updated_at'].sort(),
+      [
+        'avatar',
+        'created_at',
+        'email',
+        'email_confirmed_at',
+        'id',
+        'identities',
+        'last_sign_in_at',
+        'name',
+        'phone',
+        'phone_confirmed_at',
+        'updated_at',
+      ].sort(),
     );
     expect(user).toMatchObject({ email: addr, email_confirmed_at: null, phone: null, name: null, avatar: null });
     expect(user.identities).toEqual([{ provider: 'email', email: addr, created_at: user.created_at }]);
@@ -27,7 +43,14 @@ describe('sign-up (confirmation off)', () => {
     expect(session.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const claims = decodeJwt(session.access_token);
     expect(decodeProtectedHeader(session.access_token)).toMatchObject({ alg: 'ES256', kid: expect.any(String) });
-    expect(claims).toMatchObject({ sub: user.id, role: 'authenticated', aud: 'authenticated', iss: 'http://localhost:8080/v1/auth', email: addr, phone: null });
+    expect(claims).toMatchObject({
+      sub: user.id,
+      role: 'authenticated',
+      aud: 'authenticated',
+      iss: 'http://localhost:8080/v1/auth',
+      email: addr,
+      phone: null,
+    });
     expect(claims.session_id).toMatch(/^[0-9a-f-]{36}$/);
     expect((claims.exp ?? 0) - (claims.iat ?? 0)).toBe(3600);
     expect(session.expires_at).toBe(claims.exp);
@@ -36,7 +59,10 @@ describe('sign-up (confirmation off)', () => {
   it('records the session with user agent and IP', async () => {
     const { session } = await signUp(t, email());
     const sid = decodeJwt(session.access_token).session_id as string;
-    const { rows } = await t.db.query<{ user_agent: string; ip: string; revoked_at: string | null }>('select user_agent, ip, revoked_at from auth.sessions where id = $1', [sid]);
+    const { rows } = await t.db.query<{ user_agent: string; ip: string; revoked_at: string | null }>(
+      'select user_agent, ip, revoked_at from auth.sessions where id = $1',
+      [sid],
+    );
     expect(rows[0]).toMatchObject({ user_agent: 'vitest-agent', ip: '127.0.0.1', revoked_at: null });
   });
 
@@ -57,8 +83,18 @@ describe('sign-up (confirmation off)', () => {
     ['an email with a space', () => ({ email: 'a b@example.com', password: 'correct horse battery' }), 400, 'invalid_email'],
     ['a 7-character password', () => ({ email: email(), password: '1234567' }), 400, 'weak_password'],
     ['a 129-character password', () => ({ email: email(), password: 'x'.repeat(129) }), 400, 'weak_password'],
-    ['a taken email, differently cased', () => ({ email: ` ${taken.toUpperCase()}`, password: 'correct horse battery' }), 409, 'email_exists'],
-    ['an emailRedirectTo outside the allowlist', () => ({ email: email(), password: 'correct horse battery', emailRedirectTo: 'https://evil.example/cb' }), 400, 'redirect_not_allowed'],
+    [
+      'a taken email, differently cased',
+      () => ({ email: ` ${taken.toUpperCase()}`, password: 'correct horse battery' }),
+      409,
+      'email_exists',
+    ],
+    [
+      'an emailRedirectTo outside the allowlist',
+      () => ({ email: email(), password: 'correct horse battery', emailRedirectTo: 'https://evil.example/cb' }),
+      400,
+      'redirect_not_allowed',
+    ],
     ['no password', () => ({ email: email() }), 400, 'invalid_request'],
   ])('refuses %s', async (_name, body, status, errorCode) => {
     await signUp(t, taken).catch(() => undefined);
@@ -83,14 +119,21 @@ describe('sign-up (confirmation off)', () => {
   });
 
   it('needs the project key', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/v1/auth/signup', payload: { email: email(), password: 'correct horse battery' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/signup',
+      payload: { email: email(), password: 'correct horse battery' },
+    });
     expect(code(res)).toEqual([401, 'unauthorized']);
   });
 
   it('stores an argon2id hash with the OWASP parameters, not the password', async () => {
     const addr = email();
     await signUp(t, addr, 'a very secret one');
-    const { rows } = await t.db.query<{ hash: string }>('select p.hash from auth.passwords p join auth.users u on u.id = p.user_id where u.email = $1', [addr]);
+    const { rows } = await t.db.query<{ hash: string }>(
+      'select p.hash from auth.passwords p join auth.users u on u.id = p.user_id where u.email = $1',
+      [addr],
+    );
     expect(rows[0].hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
     expect(rows[0].hash).not.toContain('a very secret one');
   });
@@ -143,7 +186,10 @@ describe('sign-in', () => {
     await setAuth(t, { email_password_enabled: false });
     try {
       expect(code(await call(t, 'POST', 'signin', { email: addr, password: 'correct horse battery' }))).toEqual([403, 'provider_disabled']);
-      expect(code(await call(t, 'POST', 'signup', { email: email(), password: 'correct horse battery' }))).toEqual([403, 'provider_disabled']);
+      expect(code(await call(t, 'POST', 'signup', { email: email(), password: 'correct horse battery' }))).toEqual([
+        403,
+        'provider_disabled',
+      ]);
     } finally {
       await setAuth(t, { email_password_enabled: true });
     }
@@ -160,7 +206,8 @@ describe('rate limits', () => {
   it('sign-in failures per email: 429 rate_limited with Retry-After, the right password included, until the window ends', async () => {
     const addr = email('limited');
     await signUp(r, addr);
-    for (let i = 0; i < 3; i++) expect(code(await call(r, 'POST', 'signin', { email: addr, password: 'wrong wrong' }))).toEqual([400, 'invalid_credentials']);
+    for (let i = 0; i < 3; i++)
+      expect(code(await call(r, 'POST', 'signin', { email: addr, password: 'wrong wrong' }))).toEqual([400, 'invalid_credentials']);
     const limited = await call(r, 'POST', 'signin', { email: addr, password: 'correct horse battery' });
     expect(code(limited)).toEqual([429, 'rate_limited']);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);

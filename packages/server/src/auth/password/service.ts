@@ -25,7 +25,8 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
   const { db, clock, hasher, limits, settings, outbox } = deps;
 
   function assertEnabled() {
-    if (!settings.auth().email_password_enabled) throw new ApiError('provider_disabled', 'Email and password sign-in is disabled for this project.');
+    if (!settings.auth().email_password_enabled)
+      throw new ApiError('provider_disabled', 'Email and password sign-in is disabled for this project.');
   }
 
   return {
@@ -56,19 +57,21 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
           // Answer as for a new account (no enumeration); an unconfirmed owner gets a fresh link.
           const existing = await findCredentials(tx, email);
           if (existing && !existing.confirmed && page && (await limits.tryEmail(email))) {
-            const raw = await issueOneTimeToken(tx, { kind: 'verification', userId: existing.id, email, ttlMs: deps.config.verificationTtlMs }, now);
+            const raw = await issueOneTimeToken(
+              tx,
+              { kind: 'verification', userId: existing.id, email, ttlMs: deps.config.verificationTtlMs },
+              now,
+            );
             await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw));
             queued = true;
           }
           return { userId: null, session: null };
         }
         await tx.query('insert into auth.passwords (user_id, hash, updated_at) values ($1, $2, $3::timestamptz)', [id, hash, iso(now)]);
-        await tx.query(`insert into auth.identities (user_id, provider, provider_user_id, email, created_at) values ($1, 'email', $2, $3, $4::timestamptz)`, [
-          id,
-          id,
-          email,
-          iso(now),
-        ]);
+        await tx.query(
+          `insert into auth.identities (user_id, provider, provider_user_id, email, created_at) values ($1, 'email', $2, $3, $4::timestamptz)`,
+          [id, id, email, iso(now)],
+        );
         if (confirm) {
           // Settings require email_verification_url while confirmation is on; without a page
           // there is no link to send, but still no session before the address is proven.
@@ -86,7 +89,10 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
       if (!result.userId) return { user: decoyUser(email, iso(now)), session: null };
       const user = await findUser(db, result.userId);
       if (!user) throw new ApiError('internal_error', 'The new user could not be read back.');
-      return { user, session: result.session ? await sessions.tokenSet(user, result.session.sessionId, result.session.refreshToken) : null };
+      return {
+        user,
+        session: result.session ? await sessions.tokenSet(user, result.session.sessionId, result.session.refreshToken) : null,
+      };
     },
 
     /** 200 session; 400 invalid_credentials alike for a wrong password and an unknown email. */
@@ -132,25 +138,27 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
       const password = checkPassword(input.password, settings.auth().min_password_length);
       const hash = await hasher.hash(password);
       const now = clock.now();
-      const userId = await db.transaction(async (tx) => {
-        const used = await consumeOneTimeToken(tx, input.token, ['reset'], now);
-        if (!used?.userId) return null;
-        await tx.query(
-          `insert into auth.passwords (user_id, hash, updated_at) values ($1, $2, $3::timestamptz)
+      const userId = await db
+        .transaction(async (tx) => {
+          const used = await consumeOneTimeToken(tx, input.token, ['reset'], now);
+          if (!used?.userId) return null;
+          await tx.query(
+            `insert into auth.passwords (user_id, hash, updated_at) values ($1, $2, $3::timestamptz)
            on conflict (user_id) do update set hash = excluded.hash, updated_at = excluded.updated_at`,
-          [used.userId, hash, iso(now)],
-        );
-        // The link proved the address: a reset also confirms it.
-        await tx.query(
-          'update auth.users set email_confirmed_at = coalesce(email_confirmed_at, $2::timestamptz), updated_at = $2::timestamptz where id = $1 and email = $3',
-          [used.userId, iso(now), used.email],
-        );
-        await sessions.revoke(tx, used.userId);
-        return used.userId;
-      }).catch((err) => {
-        if (err instanceof DbError && err.sqlstate === '23503') return null; // user deleted meanwhile
-        throw err;
-      });
+            [used.userId, hash, iso(now)],
+          );
+          // The link proved the address: a reset also confirms it.
+          await tx.query(
+            'update auth.users set email_confirmed_at = coalesce(email_confirmed_at, $2::timestamptz), updated_at = $2::timestamptz where id = $1 and email = $3',
+            [used.userId, iso(now), used.email],
+          );
+          await sessions.revoke(tx, used.userId);
+          return used.userId;
+        })
+        .catch((err) => {
+          if (err instanceof DbError && err.sqlstate === '23503') return null; // user deleted meanwhile
+          throw err;
+        });
       if (!userId) throw new ApiError('token_invalid', 'The reset link is invalid, expired or already used; ask for a new one.');
       const user = await findUser(db, userId);
       if (!user) throw new ApiError('token_invalid', 'The reset link is invalid, expired or already used; ask for a new one.');

@@ -36,13 +36,19 @@ interface StoredKey {
 async function loadKeys(db: Db): Promise<StoredKey[]> {
   return db.transaction(async (tx) => {
     await tx.query('select pg_advisory_xact_lock($1)', [KEY_LOCK]);
-    const rows = (await tx.query<StoredKey>('select kid, private_jwk, public_jwk from auth.signing_keys where active order by created_at desc')).rows;
+    const rows = (
+      await tx.query<StoredKey>('select kid, private_jwk, public_jwk from auth.signing_keys where active order by created_at desc')
+    ).rows;
     if (rows.length) return rows.map((r) => ({ ...r, private_jwk: parseJson(r.private_jwk), public_jwk: parseJson(r.public_jwk) }));
     const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
     const kid = randomToken(12);
     const priv = { ...(await exportJWK(privateKey)), kid, alg: 'ES256', use: 'sig' };
     const pub = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
-    await tx.query('insert into auth.signing_keys (kid, private_jwk, public_jwk) values ($1, $2, $3)', [kid, JSON.stringify(priv), JSON.stringify(pub)]);
+    await tx.query('insert into auth.signing_keys (kid, private_jwk, public_jwk) values ($1, $2, $3)', [
+      kid,
+      JSON.stringify(priv),
+      JSON.stringify(pub),
+    ]);
     return [{ kid, private_jwk: priv, public_jwk: pub }];
   });
 }

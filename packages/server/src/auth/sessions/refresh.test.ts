@@ -15,7 +15,12 @@ describe('decideRefresh', () => {
     ['a rotated token a day later revokes the family', { rotatedAt: T0 }, T0 + 86_400_000, { action: 'revoke-family' }],
     ['a revoked token is rejected', { revoked: true }, T0, { action: 'reject', reason: 'revoked' }],
     ['a token of a revoked session is rejected', { sessionRevokedAt: T0 }, T0 + 1, { action: 'reject', reason: 'revoked' }],
-    ['a revoked, rotated token is rejected, not reused', { revoked: true, rotatedAt: T0 }, T0 + 60_000, { action: 'reject', reason: 'revoked' }],
+    [
+      'a revoked, rotated token is rejected, not reused',
+      { revoked: true, rotatedAt: T0 },
+      T0 + 60_000,
+      { action: 'reject', reason: 'revoked' },
+    ],
     ['a session idle exactly 30 days still rotates', {}, T0 + policy.idleMs, { action: 'rotate' }],
     ['a session idle 30 days and 1 ms is over', {}, T0 + policy.idleMs + 1, { action: 'reject', reason: 'session_expired' }],
   ])('%s', (_name, patch, now, expected) => {

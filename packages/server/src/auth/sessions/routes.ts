@@ -12,7 +12,8 @@ export function sessionHandlers(sessions: SessionService) {
     // No body schema: clients may send no body at all (scope defaults to local).
     signOut: async (req: FastifyRequest, reply: FastifyReply) => {
       const scope = (req.body as { scope?: unknown } | null | undefined)?.scope ?? 'local';
-      if (scope !== 'local' && scope !== 'global') throw new ApiError('invalid_request', 'scope must be "local" or "global".', [{ field: 'body.scope', message: 'is invalid' }]);
+      if (scope !== 'local' && scope !== 'global')
+        throw new ApiError('invalid_request', 'scope must be "local" or "global".', [{ field: 'body.scope', message: 'is invalid' }]);
       const who = req.signedIn;
       if (who) await sessions.signOut(who.userId, who.sessionId, scope);
       return reply.code(204).send();

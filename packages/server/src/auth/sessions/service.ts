@@ -25,7 +25,8 @@ const STATE_SQL = `select t.session_id, s.user_id, t.revoked, t.successor_enc, $
   from auth.refresh_tokens t join auth.sessions s on s.id = t.session_id where t.hash = $1`;
 const MAX_CHAIN = 8;
 
-const invalid = (why = 'The refresh token is invalid or the session has ended; sign in again.') => new ApiError('invalid_refresh_token', why);
+const invalid = (why = 'The refresh token is invalid or the session has ended; sign in again.') =>
+  new ApiError('invalid_refresh_token', why);
 
 /**
  * Sessions and their tokens: one session per sign-in, access tokens signed for it, refresh
@@ -43,7 +44,11 @@ export function sessionService(deps: Deps) {
       [userId, client.userAgent?.slice(0, 512) ?? null, client.ip, now],
     );
     const refreshToken = randomToken(32);
-    await tx.query('insert into auth.refresh_tokens (hash, session_id, created_at) values ($1, $2, $3::timestamptz)', [sha256(refreshToken), rows[0].id, now]);
+    await tx.query('insert into auth.refresh_tokens (hash, session_id, created_at) values ($1, $2, $3::timestamptz)', [
+      sha256(refreshToken),
+      rows[0].id,
+      now,
+    ]);
     await tx.query('update auth.users set last_sign_in_at = $2::timestamptz where id = $1', [userId, now]);
     return { sessionId: rows[0].id, refreshToken };
   }
@@ -64,7 +69,9 @@ export function sessionService(deps: Deps) {
       [userId, iso(clock.now()), which.only ?? null, which.except ?? null],
     );
     if (rows.length) {
-      await tx.query('update auth.refresh_tokens set revoked = true, successor_enc = null where session_id = any($1::uuid[])', [rows.map((r) => r.id)]);
+      await tx.query('update auth.refresh_tokens set revoked = true, successor_enc = null where session_id = any($1::uuid[])', [
+        rows.map((r) => r.id),
+      ]);
     }
   }
 
@@ -82,13 +89,18 @@ export function sessionService(deps: Deps) {
         [hash, iso(now), sealSuccessor(raw, hash, child)],
       );
       if (!won.rows.length) return null;
-      await tx.query('insert into auth.refresh_tokens (hash, session_id, parent, created_at) values ($1, $2, $3, $4::timestamptz)', [sha256(child), sessionId, hash, iso(now)]);
+      await tx.query('insert into auth.refresh_tokens (hash, session_id, parent, created_at) values ($1, $2, $3, $4::timestamptz)', [
+        sha256(child),
+        sessionId,
+        hash,
+        iso(now),
+      ]);
       await tx.query('update auth.sessions set refreshed_at = $2::timestamptz where id = $1', [sessionId, iso(now)]);
       // Successors older than the grace window are never needed again: drop them.
-      await tx.query('update auth.refresh_tokens set successor_enc = null where session_id = $1 and rotated_at < $2::timestamptz and successor_enc is not null', [
-        sessionId,
-        iso(now - deps.config.refreshGraceMs),
-      ]);
+      await tx.query(
+        'update auth.refresh_tokens set successor_enc = null where session_id = $1 and rotated_at < $2::timestamptz and successor_enc is not null',
+        [sessionId, iso(now - deps.config.refreshGraceMs)],
+      );
       return child;
     });
   }
@@ -134,14 +146,21 @@ export function sessionService(deps: Deps) {
         const row = await state(hash);
         if (!row) throw invalid();
         const decision = decideRefresh(
-          { revoked: row.revoked, rotatedAt: row.rotated_at, sessionRevokedAt: row.session_revoked_at, sessionActiveAt: row.session_active_at },
+          {
+            revoked: row.revoked,
+            rotatedAt: row.rotated_at,
+            sessionRevokedAt: row.session_revoked_at,
+            sessionActiveAt: row.session_active_at,
+          },
           clock.now(),
           { graceMs: deps.config.refreshGraceMs, idleMs: deps.config.sessionIdleMs },
         );
         let next: string | null;
         switch (decision.action) {
           case 'reject':
-            throw invalid(decision.reason === 'session_expired' ? 'The session expired after 30 days without use; sign in again.' : undefined);
+            throw invalid(
+              decision.reason === 'session_expired' ? 'The session expired after 30 days without use; sign in again.' : undefined,
+            );
           case 'revoke-family':
             await db.transaction((tx) => revoke(tx, row.user_id, { only: row.session_id }));
             throw new ApiError('refresh_token_reused', 'This refresh token was already used; the session has been ended. Sign in again.');
@@ -169,7 +188,10 @@ export function sessionService(deps: Deps) {
     /** Whether the access token's session is still open (auth endpoints check; REST trusts the JWT until it expires). */
     async isActive(userId: string, sessionId: string | null): Promise<boolean> {
       if (!sessionId) return false;
-      const { rows } = await db.query('select 1 from auth.sessions where id = $1::uuid and user_id = $2 and revoked_at is null', [sessionId, userId]);
+      const { rows } = await db.query('select 1 from auth.sessions where id = $1::uuid and user_id = $2 and revoked_at is null', [
+        sessionId,
+        userId,
+      ]);
       return rows.length > 0;
     },
   };

@@ -48,10 +48,9 @@ describe('refresh', () => {
     const [a, b] = await Promise.all([refresh(s0.refresh_token), refresh(s0.refresh_token)]);
     expect([a.statusCode, b.statusCode]).toEqual([200, 200]);
     expect(a.json().refresh_token).toBe(b.json().refresh_token);
-    const { rows } = await t.db.query<{ n: number }>(
-      'select count(*)::int as n from auth.refresh_tokens where session_id = $1',
-      [decodeJwt(s0.access_token).session_id],
-    );
+    const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from auth.refresh_tokens where session_id = $1', [
+      decodeJwt(s0.access_token).session_id,
+    ]);
     expect(rows[0].n).toBe(2); // the original and one child, not two
   });
 
@@ -102,7 +101,7 @@ describe('refresh', () => {
   it('stores only SHA-256 of refresh tokens, never the raw value', async () => {
     const s0 = await freshSession();
     const s1 = (await refresh(s0.refresh_token)).json();
-    const { rows } = await t.db.query<{ dump: string }>('select string_agg(r::text, \' \') as dump from auth.refresh_tokens r');
+    const { rows } = await t.db.query<{ dump: string }>("select string_agg(r::text, ' ') as dump from auth.refresh_tokens r");
     expect(rows[0].dump).not.toContain(s0.refresh_token);
     expect(rows[0].dump).not.toContain(s1.refresh_token);
   });

@@ -19,7 +19,9 @@ export interface UserPatch {
 function text(value: unknown, field: string, max: number): string | null {
   if (value === null) return null;
   if (typeof value !== 'string' || value.length > max) {
-    throw new ApiError('invalid_request', `${field} must be a string of at most ${max} characters, or null.`, [{ field, message: 'is invalid' }]);
+    throw new ApiError('invalid_request', `${field} must be a string of at most ${max} characters, or null.`, [
+      { field, message: 'is invalid' },
+    ]);
   }
   return value;
 }
@@ -63,7 +65,10 @@ export function userService(deps: AuthDeps, sessions: SessionService) {
           }
           page = (redirect as string | undefined) ?? s.email_verification_url;
           if (!page) {
-            throw new ApiError('invalid_request', 'Changing the email needs the email_verification_url auth setting (the page that receives ?token=).');
+            throw new ApiError(
+              'invalid_request',
+              'Changing the email needs the email_verification_url auth setting (the page that receives ?token=).',
+            );
           }
           const taken = await db.query('select 1 from auth.users where email = $1 and id <> $2', [email, userId]);
           if (taken.rows.length) throw new ApiError('email_exists', 'Another account already uses this email.');
@@ -89,7 +94,11 @@ export function userService(deps: AuthDeps, sessions: SessionService) {
           await sessions.revoke(tx, userId, sessionId ? { except: sessionId } : {});
         }
         if (newEmail && page) {
-          const raw = await issueOneTimeToken(tx, { kind: 'email_change', userId, email: newEmail, ttlMs: deps.config.verificationTtlMs, payload: { email: newEmail } }, clock.now());
+          const raw = await issueOneTimeToken(
+            tx,
+            { kind: 'email_change', userId, email: newEmail, ttlMs: deps.config.verificationTtlMs, payload: { email: newEmail } },
+            clock.now(),
+          );
           await queueAuthEmail(outbox, tx, 'email_change', newEmail, linkWithToken(page, raw));
         }
       });

@@ -78,13 +78,21 @@ describe('PATCH /v1/auth/user', () => {
     const wanted = email('wanted');
     await patch(session.access_token, { email: wanted });
     await signUp(t, wanted);
-    expect(code(await call(t, 'POST', 'verify-email', { token: await lastToken(t, wanted, 'email_change') }))).toEqual([400, 'token_invalid']);
+    expect(code(await call(t, 'POST', 'verify-email', { token: await lastToken(t, wanted, 'email_change') }))).toEqual([
+      400,
+      'token_invalid',
+    ]);
   });
 
   it.each<[string, (taken: string) => unknown, number, string]>([
     ['an email of another account', (taken) => ({ email: taken }), 409, 'email_exists'],
     ['a malformed email', () => ({ email: 'nope' }), 400, 'invalid_email'],
-    ['an emailRedirectTo outside the allowlist', () => ({ email: email(), emailRedirectTo: 'https://evil.example/' }), 400, 'redirect_not_allowed'],
+    [
+      'an emailRedirectTo outside the allowlist',
+      () => ({ email: email(), emailRedirectTo: 'https://evil.example/' }),
+      400,
+      'redirect_not_allowed',
+    ],
     ['an unknown field', () => ({ role: 'service' }), 400, 'invalid_request'],
     ['a name that is not a string', () => ({ name: 42 }), 400, 'invalid_request'],
   ])('refuses %s', async (_name, body, status, errorCode) => {
@@ -98,7 +106,12 @@ describe('PATCH /v1/auth/user', () => {
     const s = await createAuthServer();
     try {
       const { session } = await signUp(s, email());
-      const res = await s.app.inject({ method: 'PATCH', url: '/v1/auth/user', headers: s.as.user(session.access_token), payload: { email: email() } });
+      const res = await s.app.inject({
+        method: 'PATCH',
+        url: '/v1/auth/user',
+        headers: s.as.user(session.access_token),
+        payload: { email: email() },
+      });
       expect(code(res)).toEqual([400, 'invalid_request']);
     } finally {
       await s.stop();

@@ -36,11 +36,10 @@ export function verificationService(deps: AuthDeps) {
             return rows.length ? used.userId : null;
           }
           const next = used.payload.email;
-          await tx.query('update auth.users set email = $2, email_confirmed_at = $3::timestamptz, updated_at = $3::timestamptz where id = $1', [
-            used.userId,
-            next,
-            iso(now),
-          ]);
+          await tx.query(
+            'update auth.users set email = $2, email_confirmed_at = $3::timestamptz, updated_at = $3::timestamptz where id = $1',
+            [used.userId, next, iso(now)],
+          );
           await tx.query(`update auth.identities set email = $2 where user_id = $1 and provider = 'email'`, [used.userId, next]);
           await tx.query(
             `insert into auth.identities (user_id, provider, provider_user_id, email, created_at)
@@ -68,7 +67,11 @@ export function verificationService(deps: AuthDeps) {
       const found = await findCredentials(db, email);
       if (!found || found.confirmed) return;
       await db.transaction(async (tx) => {
-        const raw = await issueOneTimeToken(tx, { kind: 'verification', userId: found.id, email, ttlMs: deps.config.verificationTtlMs }, clock.now());
+        const raw = await issueOneTimeToken(
+          tx,
+          { kind: 'verification', userId: found.id, email, ttlMs: deps.config.verificationTtlMs },
+          clock.now(),
+        );
         await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw));
       });
       outbox.kick();

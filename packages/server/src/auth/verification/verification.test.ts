@@ -42,7 +42,11 @@ describe('email confirmation required', () => {
 
   it('uses an allowed emailRedirectTo instead of the default page', async () => {
     const addr = email('redir');
-    const res = await call(t, 'POST', 'signup', { email: addr, password: 'correct horse battery', emailRedirectTo: 'https://other.example.com/welcome/step?x=1' });
+    const res = await call(t, 'POST', 'signup', {
+      email: addr,
+      password: 'correct horse battery',
+      emailRedirectTo: 'https://other.example.com/welcome/step?x=1',
+    });
     expect(res.statusCode).toBe(200);
     const link = new URL((await mailsTo(t, addr))[0].link);
     expect(`${link.origin}${link.pathname}`).toBe('https://other.example.com/welcome/step');
@@ -53,7 +57,10 @@ describe('email confirmation required', () => {
     'refuses emailRedirectTo %s with redirect_not_allowed and sends nothing',
     async (url) => {
       const addr = email('bad');
-      expect(code(await call(t, 'POST', 'signup', { email: addr, password: 'correct horse battery', emailRedirectTo: url }))).toEqual([400, 'redirect_not_allowed']);
+      expect(code(await call(t, 'POST', 'signup', { email: addr, password: 'correct horse battery', emailRedirectTo: url }))).toEqual([
+        400,
+        'redirect_not_allowed',
+      ]);
       expect(await mailsTo(t, addr)).toEqual([]);
     },
   );
@@ -163,7 +170,8 @@ describe('forgot and reset password', () => {
     const ok = await reset(token); // a weak password did not use the token up
     expect(ok.statusCode, ok.body).toBe(200);
     expect(ok.json().user.email).toBe(addr);
-    for (const s of [s1, s2]) expect(code(await call(t, 'POST', 'refresh', { refresh_token: s.refresh_token }))).toEqual([401, 'invalid_refresh_token']);
+    for (const s of [s1, s2])
+      expect(code(await call(t, 'POST', 'refresh', { refresh_token: s.refresh_token }))).toEqual([401, 'invalid_refresh_token']);
     expect(code(await signInRes(addr))).toEqual([400, 'invalid_credentials']);
     expect((await call(t, 'POST', 'signin', { email: addr, password: 'a brand new password' })).statusCode).toBe(200);
     expect(code(await reset(token, 'yet another password'))).toEqual([400, 'token_invalid']);

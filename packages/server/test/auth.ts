@@ -20,6 +20,10 @@ export function asUser(t: TestServer, accessToken: string) {
   return t.as.user(accessToken);
 }
 
+// Integration with settings/ and messaging/ (when they land on Plinth): setAuth becomes
+// t.settings.updateAuth(patch) and mailsTo reads the SMTP sink of test/mail.ts (polling until
+// delivered, link parsed from the text part); the tests above these helpers stay unchanged.
+
 /** Changes auth settings (the real SettingsStore once it lands). */
 export async function setAuth(t: TestServer, patch: Record<string, unknown>) {
   await t.interim.settings.updateAuth(patch);

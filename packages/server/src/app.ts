@@ -4,14 +4,15 @@ import pino, { type Logger } from 'pino';
 import { makeGuards } from './admin/guard.js';
 import { registerSqlRunner } from './admin/sql.js';
 import { type Auth, createTokenService, registerAuth, type TokenService } from './auth/index.js';
-import { captureOutbox, interimSettings } from './auth/interim.js';
+import { captureOutbox } from './auth/interim.js';
+import { registerSettingsRoutes } from './admin/settings.js';
 import type { Config } from './config/index.js';
 import { type Db, migrateSystem, openDatabase } from './db/index.js';
 import { makePrincipalResolver, type ProjectKeys } from './http/principal.js';
 import { type App, createHttpServer } from './http/server.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createSchemaCache, registerOpenApi, registerRestRoutes, type SchemaCache } from './rest/index.js';
-import { loadOrCreateKeys } from './settings/keys.js';
+import { createSettingsStore, loadOrCreateKeys, type SettingsStore } from './settings/index.js';
 
 export interface AppOptions {
   config: Config;
@@ -28,8 +29,9 @@ export interface Plinth {
   keys: ProjectKeys;
   tokens: TokenService;
   auth: Auth;
-  /** TEMPORARY until settings/ and messaging/ land. */
-  interim: { settings: ReturnType<typeof interimSettings>; outbox: ReturnType<typeof captureOutbox> };
+  settings: SettingsStore;
+  /** TEMPORARY until messaging/ lands. */
+  interim: { outbox: ReturnType<typeof captureOutbox> };
   schema: SchemaCache;
   log: Logger;
   /** Stops accepting, finishes in-flight requests, closes the database. */
@@ -73,11 +75,11 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     });
     const tokens = await createTokenService(db, `${config.publicUrl}/v1/auth`, clock);
     const schema = await createSchemaCache(db, log);
-    const ownOrigin = new URL(config.publicUrl).origin;
+    const settings = await createSettingsStore(db, { publicUrl: config.publicUrl, log });
     const app = await createHttpServer({
       logger: log,
       bodyLimit: config.bodyLimit,
-      isOriginAllowed: (origin) => origin === ownOrigin,
+      isOriginAllowed: settings.isOriginAllowed,
     });
     const resolvePrincipal = makePrincipalResolver(keys, tokens.verify);
     const guards = makeGuards(resolvePrincipal);
@@ -97,12 +99,13 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     registerOpenApi(app, { schema, resolvePrincipal, publicUrl: config.publicUrl });
 
     app.get('/v1/auth/.well-known/jwks.json', async () => tokens.jwks());
-    const interim = { settings: interimSettings(), outbox: captureOutbox() };
+    registerSettingsRoutes(app, { settings, guards });
+    const interim = { outbox: captureOutbox() };
     const auth = await registerAuth(app, {
       db,
       tokens,
       clock,
-      settings: interim.settings,
+      settings,
       outbox: interim.outbox,
       log,
       resolvePrincipal,
@@ -133,6 +136,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       keys,
       tokens,
       auth,
+      settings,
       interim,
       schema,
       log,
@@ -141,6 +145,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
           await app.close();
           await auth.close().catch(() => undefined);
           await schema.close().catch(() => undefined);
+          await settings.close().catch(() => undefined);
           await db.close();
         })();
         return closing;

@@ -26,7 +26,7 @@ export function asUser(t: TestServer, accessToken: string) {
 
 /** Changes auth settings (the real SettingsStore once it lands). */
 export async function setAuth(t: TestServer, patch: Record<string, unknown>) {
-  await t.interim.settings.updateAuth(patch);
+  await t.settings.updateAuth(patch);
 }
 
 let n = 0;

@@ -1,0 +1,36 @@
+import type { AuthSettings, ProjectInfo } from './types.js';
+
+const provider = () => ({ enabled: false, client_id: null, client_secret: null });
+
+/** The defaults of API.md §3. */
+export function defaultAuthSettings(): AuthSettings {
+  return {
+    email_password_enabled: true,
+    magic_link_enabled: false,
+    phone_enabled: false,
+    min_password_length: 8,
+    require_email_confirmation: false,
+    session_duration_seconds: 3600,
+    allowed_redirect_urls: [],
+    cors_origins: [],
+    email_verification_url: null,
+    password_reset_url: null,
+    magic_link_url: null,
+    providers: {
+      google: provider(),
+      github: provider(),
+      linkedin: provider(),
+      microsoft: provider(),
+      apple: { enabled: false, service_id: null, team_id: null, key_id: null, private_key: null },
+    },
+    email_templates: {},
+  };
+}
+
+export function defaultProject(publicUrl: string): ProjectInfo {
+  return { plan: 'free', public_url: publicUrl, name: 'Plinth project' };
+}
+
+/** Values shown as this mask over HTTP; sent back unchanged, they keep the stored secret. */
+export const MASK = '********';
+export const SECRET_FIELDS = new Set(['client_secret', 'private_key']);

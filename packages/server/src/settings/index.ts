@@ -1,0 +1,8 @@
+/**
+ * Per-project settings: auth settings and plan (API.md §3), project keys.
+ * Adds: tables none (uses plinth.kv); error codes invalid_settings, paid_plan_required.
+ */
+export { createSettingsStore } from './store.js';
+export { defaultAuthSettings, MASK } from './defaults.js';
+export { loadOrCreateKeys, readKeysFile } from './keys.js';
+export type * from './types.js';

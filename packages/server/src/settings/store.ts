@@ -1,0 +1,130 @@
+import type { Logger } from 'pino';
+import type { Db, Queryable } from '../db/index.js';
+import { ApiError } from '../http/errors.js';
+import { type OriginPattern, isUrlAllowed, originMatches, parseOriginEntry } from '../lib/urls.js';
+import { defaultAuthSettings, defaultProject } from './defaults.js';
+import type { AuthSettings, ProjectInfo, SettingsStore } from './types.js';
+import { mergeAuthPatch, validateAuthSettings } from './validate.js';
+
+const AUTH_KEY = 'auth_settings';
+const PROJECT_KEY = 'project';
+const CHANNEL = 'plinth_settings';
+const PLANS = ['free', 'pro', 'team', 'enterprise'] as const;
+
+function parse<T>(v: unknown): T | null {
+  if (v === null || v === undefined) return null;
+  return (typeof v === 'string' ? JSON.parse(v) : v) as T;
+}
+
+/** Stored settings over today's defaults, so a field added in a later version gets its default. */
+function withDefaults(stored: Partial<AuthSettings> | null): AuthSettings {
+  const d = defaultAuthSettings();
+  if (!stored) return d;
+  return {
+    ...d,
+    ...stored,
+    providers: {
+      google: { ...d.providers.google, ...stored.providers?.google },
+      github: { ...d.providers.github, ...stored.providers?.github },
+      linkedin: { ...d.providers.linkedin, ...stored.providers?.linkedin },
+      microsoft: { ...d.providers.microsoft, ...stored.providers?.microsoft },
+      apple: { ...d.providers.apple, ...stored.providers?.apple },
+    },
+    email_templates: { ...stored.email_templates },
+  };
+}
+
+async function read(q: Queryable, key: string, lock = false): Promise<unknown> {
+  const r = await q.query<{ value: unknown }>(`select value from plinth.kv where key = $1${lock ? ' for update' : ''}`, [key]);
+  return r.rows[0]?.value ?? null;
+}
+
+async function write(q: Queryable, key: string, value: unknown): Promise<void> {
+  await q.query(
+    'insert into plinth.kv (key, value, updated_at) values ($1, $2::jsonb, now()) on conflict (key) do update set value = excluded.value, updated_at = now()',
+    [key, JSON.stringify(value)],
+  );
+  // Delivered at commit: every instance (this one included) reloads its cache.
+  await q.query('select pg_notify($1, $2)', [CHANNEL, key]);
+}
+
+/**
+ * The project's settings, kept in the database and cached in memory. Reads never await; a
+ * change made on any instance reaches every instance through NOTIFY.
+ * @example const settings = await createSettingsStore(db, { publicUrl: 'http://localhost:8080', log });
+ */
+export async function createSettingsStore(db: Db, opts: { publicUrl: string; log: Logger }): Promise<SettingsStore> {
+  const ownOrigin = new URL(opts.publicUrl).origin;
+  let auth = defaultAuthSettings();
+  let project = defaultProject(opts.publicUrl);
+  let origins: OriginPattern[] = [];
+
+  const apply = (a: AuthSettings, p: ProjectInfo) => {
+    auth = a;
+    project = p;
+    origins = a.cors_origins.map(parseOriginEntry).filter((o): o is OriginPattern => !('problem' in o));
+  };
+  const load = async () => {
+    const [a, p] = await Promise.all([read(db, AUTH_KEY), read(db, PROJECT_KEY)]);
+    const stored = parse<Partial<ProjectInfo>>(p);
+    apply(withDefaults(parse<Partial<AuthSettings>>(a)), { ...defaultProject(opts.publicUrl), ...stored, public_url: opts.publicUrl });
+  };
+  await load();
+  const unlisten = await db.listen(CHANNEL, () => {
+    load().catch((err) => opts.log.warn({ err }, 'settings reload failed'));
+  });
+
+  return {
+    auth: () => auth,
+    project: () => project,
+    async updateAuth(patch) {
+      const next = await db.transaction(async (tx) => {
+        const current = withDefaults(parse<Partial<AuthSettings>>(await read(tx, AUTH_KEY, true)));
+        const { merged, problems } = mergeAuthPatch(current, patch);
+        problems.push(...validateAuthSettings(merged));
+        if (problems.length) {
+          throw new ApiError('invalid_settings', `The settings were not saved: ${problems[0].field} ${problems[0].message}.`, problems);
+        }
+        const plan = parse<Partial<ProjectInfo>>(await read(tx, PROJECT_KEY))?.plan ?? 'free';
+        if (merged.phone_enabled && !current.phone_enabled && plan === 'free') {
+          throw new ApiError('paid_plan_required', 'Phone sign-in needs a paid plan (Pro or above); change the plan first.');
+        }
+        await write(tx, AUTH_KEY, merged);
+        return merged;
+      });
+      apply(next, project);
+      return next;
+    },
+    async updateProject(patch) {
+      const problems: Array<{ field: string; message: string }> = [];
+      const body = (typeof patch === 'object' && patch !== null && !Array.isArray(patch) ? patch : null) as Record<string, unknown> | null;
+      if (!body) problems.push({ field: '', message: 'the body must be a JSON object' });
+      for (const [k, v] of Object.entries(body ?? {})) {
+        if (k === 'plan') {
+          if (!PLANS.includes(v as (typeof PLANS)[number])) problems.push({ field: 'plan', message: `must be one of ${PLANS.join(', ')}` });
+        } else if (k === 'name') {
+          if (typeof v !== 'string' || !v.trim() || v.length > 100) problems.push({ field: 'name', message: 'must be a string of 1 to 100 characters' });
+        } else problems.push({ field: k, message: k === 'public_url' ? 'comes from the PUBLIC_URL config' : 'is not a project field' });
+      }
+      if (problems.length) throw new ApiError('invalid_settings', `The project was not saved: ${problems[0].field} ${problems[0].message}.`, problems);
+      const next = await db.transaction(async (tx) => {
+        const stored = parse<Partial<ProjectInfo>>(await read(tx, PROJECT_KEY, true)) ?? {};
+        const merged = { ...defaultProject(opts.publicUrl), ...stored, ...body, public_url: opts.publicUrl } as ProjectInfo;
+        await write(tx, PROJECT_KEY, { plan: merged.plan, name: merged.name });
+        // A free plan cannot keep phone sign-in on.
+        if (merged.plan === 'free') {
+          const a = withDefaults(parse<Partial<AuthSettings>>(await read(tx, AUTH_KEY, true)));
+          if (a.phone_enabled) await write(tx, AUTH_KEY, { ...a, phone_enabled: false });
+        }
+        return merged;
+      });
+      await load();
+      return next;
+    },
+    isOriginAllowed: (origin) => origin === ownOrigin || originMatches(origin, origins),
+    isRedirectAllowed: (url) => isUrlAllowed(url, auth.allowed_redirect_urls),
+    async close() {
+      await unlisten();
+    },
+  };
+}

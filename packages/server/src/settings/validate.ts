@@ -1,0 +1,137 @@
+import { isUrlAllowed, parseOriginEntry, redirectEntryProblem } from '../lib/urls.js';
+import { MASK, SECRET_FIELDS } from './defaults.js';
+import type { AuthSettings, EmailTemplateKind } from './types.js';
+
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+const BOOLEANS = ['email_password_enabled', 'magic_link_enabled', 'phone_enabled', 'require_email_confirmation'] as const;
+const FLOW_URLS = ['email_verification_url', 'password_reset_url', 'magic_link_url'] as const;
+const OAUTH = ['google', 'github', 'linkedin', 'microsoft'] as const;
+const APPLE_FIELDS = ['service_id', 'team_id', 'key_id', 'private_key'] as const;
+const TEMPLATE_KINDS: EmailTemplateKind[] = ['verification', 'reset', 'magic_link', 'email_change'];
+const TOP_LEVEL = new Set<string>([...BOOLEANS, ...FLOW_URLS, 'min_password_length', 'session_duration_seconds', 'allowed_redirect_urls', 'cors_origins', 'providers', 'email_templates']);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Merges a PATCH body into the current settings: top-level fields replace, `providers` and
+ * `email_templates` merge per entry, a masked secret keeps the stored one. Shape problems
+ * (unknown fields, non-objects) are reported, not thrown.
+ * @example mergeAuthPatch(current, { providers: { github: { enabled: true } } })
+ */
+export function mergeAuthPatch(current: AuthSettings, patch: unknown): { merged: AuthSettings; problems: FieldProblem[] } {
+  const problems: FieldProblem[] = [];
+  const merged: AuthSettings = structuredClone(current);
+  if (!isObject(patch)) return { merged, problems: [{ field: '', message: 'the body must be a JSON object of settings' }] };
+  const target = merged as unknown as Record<string, unknown>;
+  for (const [key, value] of Object.entries(patch)) {
+    if (!TOP_LEVEL.has(key)) {
+      problems.push({ field: key, message: 'is not a setting' });
+    } else if (key === 'providers') {
+      if (!isObject(value)) {
+        problems.push({ field: 'providers', message: 'must be an object keyed by provider' });
+        continue;
+      }
+      for (const [name, p] of Object.entries(value)) {
+        const stored = (merged.providers as unknown as Record<string, Record<string, unknown>>)[name];
+        if (!stored) problems.push({ field: `providers.${name}`, message: 'is not a supported provider (google, github, linkedin, microsoft, apple)' });
+        else if (!isObject(p)) problems.push({ field: `providers.${name}`, message: 'must be an object' });
+        else
+          for (const [f, v] of Object.entries(p)) {
+            if (!(f in stored)) problems.push({ field: `providers.${name}.${f}`, message: 'is not a field of this provider' });
+            else if (!(SECRET_FIELDS.has(f) && v === MASK)) stored[f] = v;
+          }
+      }
+    } else if (key === 'email_templates') {
+      if (!isObject(value)) {
+        problems.push({ field: 'email_templates', message: 'must be an object keyed by template kind' });
+        continue;
+      }
+      for (const [kind, tpl] of Object.entries(value)) {
+        if (!TEMPLATE_KINDS.includes(kind as EmailTemplateKind)) problems.push({ field: `email_templates.${kind}`, message: `is not a template kind (${TEMPLATE_KINDS.join(', ')})` });
+        else if (tpl === null) delete merged.email_templates[kind as EmailTemplateKind];
+        else if (!isObject(tpl)) problems.push({ field: `email_templates.${kind}`, message: 'must be an object with subject, html, text, or null to reset' });
+        else merged.email_templates[kind as EmailTemplateKind] = { ...merged.email_templates[kind as EmailTemplateKind], ...(tpl as object) };
+      }
+    } else target[key] = value;
+  }
+  return { merged, problems };
+}
+
+function int(problems: FieldProblem[], field: string, v: unknown, min: number, max: number) {
+  if (typeof v !== 'number' || !Number.isInteger(v)) problems.push({ field, message: `must be an integer from ${min} to ${max}` });
+  else if (v < min || v > max) problems.push({ field, message: `must be from ${min} to ${max}` });
+}
+
+function nonEmpty(v: unknown): boolean {
+  return typeof v === 'string' && v.trim().length > 0;
+}
+
+/**
+ * Every rule of API.md §3 on a whole settings object; an empty list means valid.
+ * @example validateAuthSettings({ ...defaults, min_password_length: 7 }) // [{ field: 'min_password_length', … }]
+ */
+export function validateAuthSettings(s: AuthSettings): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  for (const b of BOOLEANS) if (typeof s[b] !== 'boolean') problems.push({ field: b, message: 'must be true or false' });
+  int(problems, 'min_password_length', s.min_password_length, 8, 128);
+  int(problems, 'session_duration_seconds', s.session_duration_seconds, 3600, 2_592_000);
+
+  const allow = Array.isArray(s.allowed_redirect_urls) ? s.allowed_redirect_urls : [];
+  if (!Array.isArray(s.allowed_redirect_urls)) problems.push({ field: 'allowed_redirect_urls', message: 'must be an array of URLs' });
+  else if (allow.length > 100) problems.push({ field: 'allowed_redirect_urls', message: 'at most 100 entries' });
+  allow.forEach((u, i) => {
+    const p = typeof u === 'string' ? redirectEntryProblem(u) : 'must be a string';
+    if (p) problems.push({ field: `allowed_redirect_urls[${i}]`, message: p });
+  });
+
+  if (!Array.isArray(s.cors_origins)) problems.push({ field: 'cors_origins', message: 'must be an array of origins' });
+  else {
+    if (s.cors_origins.length > 100) problems.push({ field: 'cors_origins', message: 'at most 100 entries' });
+    s.cors_origins.forEach((o, i) => {
+      const r = parseOriginEntry(o);
+      if ('problem' in r) problems.push({ field: `cors_origins[${i}]`, message: r.problem });
+    });
+  }
+
+  const validAllow = allow.filter((u) => typeof u === 'string' && redirectEntryProblem(u) === null);
+  for (const f of FLOW_URLS) {
+    const v = s[f];
+    if (v === null) continue;
+    if (typeof v !== 'string') problems.push({ field: f, message: 'must be a URL or null' });
+    else if (redirectEntryProblem(v)) problems.push({ field: f, message: redirectEntryProblem(v) as string });
+    else if (!isUrlAllowed(v, validAllow)) problems.push({ field: f, message: 'must be allowed by allowed_redirect_urls (add it there first)' });
+  }
+  if (s.require_email_confirmation === true && !s.email_verification_url) {
+    problems.push({ field: 'email_verification_url', message: 'is required when require_email_confirmation is on' });
+  }
+
+  for (const name of OAUTH) {
+    const p = s.providers[name];
+    if (typeof p.enabled !== 'boolean') problems.push({ field: `providers.${name}.enabled`, message: 'must be true or false' });
+    for (const f of ['client_id', 'client_secret'] as const) {
+      if (p[f] !== null && typeof p[f] !== 'string') problems.push({ field: `providers.${name}.${f}`, message: 'must be a string or null' });
+      else if (p.enabled === true && !nonEmpty(p[f])) problems.push({ field: `providers.${name}.${f}`, message: 'is required to enable the provider' });
+    }
+  }
+  const apple = s.providers.apple;
+  if (typeof apple.enabled !== 'boolean') problems.push({ field: 'providers.apple.enabled', message: 'must be true or false' });
+  for (const f of APPLE_FIELDS) {
+    if (apple[f] !== null && typeof apple[f] !== 'string') problems.push({ field: `providers.apple.${f}`, message: 'must be a string or null' });
+    else if (apple.enabled === true && !nonEmpty(apple[f])) problems.push({ field: `providers.apple.${f}`, message: 'is required to enable Apple sign-in' });
+  }
+  if (typeof apple.private_key === 'string' && apple.private_key && !/-----BEGIN PRIVATE KEY-----[\s\S]+-----END PRIVATE KEY-----/.test(apple.private_key)) {
+    problems.push({ field: 'providers.apple.private_key', message: 'must be the PEM text of the .p8 key file' });
+  }
+
+  for (const [kind, tpl] of Object.entries(s.email_templates ?? {})) {
+    for (const [f, v] of Object.entries(tpl ?? {})) {
+      if (!['subject', 'html', 'text'].includes(f)) problems.push({ field: `email_templates.${kind}.${f}`, message: 'must be subject, html or text' });
+      else if (typeof v !== 'string' || v.length > 100_000) problems.push({ field: `email_templates.${kind}.${f}`, message: 'must be a string (at most 100,000 characters)' });
+    }
+  }
+  return problems;
+}

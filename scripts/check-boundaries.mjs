@@ -21,7 +21,8 @@ function* files(dir) {
 
 function imports(text) {
   const out = [];
-  const re = /^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
+  const re =
+    /^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     if (m[2]) continue; // import type
     out.push(m[3] ?? m[4] ?? m[5]);

@@ -44,7 +44,9 @@ describe('several instances on one PostgreSQL', () => {
     const [a] = instances;
     const run = (query: string) =>
       a.app.inject({ method: 'POST', url: '/api/v1/sql', headers: { authorization: `Bearer ${a.keys.secretKey}` }, payload: { query } });
-    const res = await run('create table own_tx (v int); begin; insert into own_tx values (1); commit; set role anon; select current_user as who');
+    const res = await run(
+      'create table own_tx (v int); begin; insert into own_tx values (1); commit; set role anon; select current_user as who',
+    );
     expect(res.statusCode).toBe(200);
     // The role it set did not stay on a pooled connection.
     for (let i = 0; i < 5; i++) {

@@ -33,7 +33,9 @@ describe('server basics', () => {
   });
 
   it('the SQL runner returns one result per statement with typed columns', async () => {
-    const res = await t.sql("create table notes (id serial primary key, body text); insert into notes (body) values ('a'), ('b'); select id, body from notes order by id");
+    const res = await t.sql(
+      "create table notes (id serial primary key, body text); insert into notes (body) values ('a'), ('b'); select id, body from notes order by id",
+    );
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.results).toHaveLength(3);
@@ -78,7 +80,12 @@ describe('server basics', () => {
   });
 
   it('bad JSON and unknown routes get the error shape', async () => {
-    const bad = await t.app.inject({ method: 'POST', url: '/api/v1/sql', headers: { ...t.as.service, 'content-type': 'application/json' }, payload: '{"query":' });
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/sql',
+      headers: { ...t.as.service, 'content-type': 'application/json' },
+      payload: '{"query":',
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().code).toBe('invalid_json');
     const missing = await t.app.inject({ method: 'POST', url: '/api/v1/sql', headers: t.as.service, payload: { nope: 1 } });

@@ -18,7 +18,11 @@ describe('logs never carry secrets', () => {
         cb();
       },
     });
-    const config = loadConfig({ LOG_LEVEL: 'trace' }, { dataDir: target.dataDir, databaseUrl: target.databaseUrl, port: 0 }, target.dataDir);
+    const config = loadConfig(
+      { LOG_LEVEL: 'trace' },
+      { dataDir: target.dataDir, databaseUrl: target.databaseUrl, port: 0 },
+      target.dataDir,
+    );
     plinth = await buildApp({ config, logger: pino({ level: 'trace', redact: { paths: LOG_REDACT, censor: '[redacted]' } }, sink) });
   });
   afterAll(async () => {

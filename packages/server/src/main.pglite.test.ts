@@ -126,7 +126,12 @@ describe('embedded data dir (real processes)', () => {
     const dir = tmp();
     const s = spawnPlinth(['start', '--port', String(await freePort()), '--data-dir', dir]);
     await waitHealthy(s.url, 20_000);
-    const viaServer = spawnPlinth(['sql', 'create table cli_t (v int); insert into cli_t values (7); select v from cli_t', '--data-dir', dir]);
+    const viaServer = spawnPlinth([
+      'sql',
+      'create table cli_t (v int); insert into cli_t values (7); select v from cli_t',
+      '--data-dir',
+      dir,
+    ]);
     expect(await viaServer.exited).toBe(0);
     expect(viaServer.stdout()).toContain('SELECT 1');
     const migrateBusy = spawnPlinth(['migrate', join(dir, 'none'), '--data-dir', dir]);
@@ -157,7 +162,12 @@ describe('embedded data dir (real processes)', () => {
 
   it('plinth gen types writes the table types, from the running server or from the data dir', async () => {
     const dir = tmp();
-    const seed = spawnPlinth(['sql', 'create table todos (id bigserial primary key, title text not null, done boolean default false)', '--data-dir', dir]);
+    const seed = spawnPlinth([
+      'sql',
+      'create table todos (id bigserial primary key, title text not null, done boolean default false)',
+      '--data-dir',
+      dir,
+    ]);
     expect(await seed.exited).toBe(0);
     const offline = spawnPlinth(['gen', 'types', '--data-dir', dir]);
     expect(await offline.exited).toBe(0);

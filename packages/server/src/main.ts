@@ -42,7 +42,8 @@ export function parseArgs(argv: string[]): Args {
 
 function configFrom(args: Args): Config {
   const port = typeof args.flags.port === 'string' ? Number(args.flags.port) : undefined;
-  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) fail(`--port must be a port number, got ${args.flags.port}`);
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
+    fail(`--port must be a port number, got ${args.flags.port}`);
   return loadConfig(process.env, {
     port,
     dataDir: typeof args.flags['data-dir'] === 'string' ? args.flags['data-dir'] : undefined,
@@ -71,7 +72,8 @@ async function start(args: Args) {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = config.publicUrl.replace(`:${config.port}`, `:${port}`);
-  if (!config.databaseUrl) writeFileSync(serverFile(config.dataDir), JSON.stringify({ url: `http://127.0.0.1:${port}`, pid: process.pid }), { mode: 0o600 });
+  if (!config.databaseUrl)
+    writeFileSync(serverFile(config.dataDir), JSON.stringify({ url: `http://127.0.0.1:${port}`, pid: process.pid }), { mode: 0o600 });
   process.stdout.write(
     [
       '',

@@ -33,7 +33,11 @@ function errorOf(err) {
 }
 
 function shape(r) {
-  return { rows: r.rows, fields: r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })), rowCount: r.fields.length ? r.rows.length : (r.affectedRows ?? 0) };
+  return {
+    rows: r.rows,
+    fields: r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })),
+    rowCount: r.fields.length ? r.rows.length : (r.affectedRows ?? 0),
+  };
 }
 
 const reply = (id, result) => parentPort.postMessage({ id, ok: true, result });
@@ -92,9 +96,7 @@ async function handle(msg) {
     }
     case 'listen': {
       if (!listeners.has(msg.channel)) {
-        const unsub = await pg.listen(msg.channel, (payload) =>
-          parentPort.postMessage({ notify: msg.channel, payload }),
-        );
+        const unsub = await pg.listen(msg.channel, (payload) => parentPort.postMessage({ notify: msg.channel, payload }));
         listeners.set(msg.channel, unsub);
       }
       return null;

@@ -48,7 +48,11 @@ export function registerSqlRunner(app: App, deps: SqlRunnerDeps) {
         if (err.sqlstate === '57014') {
           throw new ApiError('statement_timeout', `The statement ran longer than ${deps.statementTimeoutMs} ms and was cancelled.`);
         }
-        throw new ApiError('sql_error', err.message, { sqlstate: err.sqlstate, position: err.position ?? null, detail: err.detail ?? null });
+        throw new ApiError('sql_error', err.message, {
+          sqlstate: err.sqlstate,
+          position: err.position ?? null,
+          detail: err.detail ?? null,
+        });
       }
       throw err;
     }

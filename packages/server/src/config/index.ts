@@ -30,7 +30,10 @@ export function parseDotenv(text: string): Record<string, string> {
     if (!line || line.startsWith('#')) continue;
     const eq = line.indexOf('=');
     if (eq <= 0) continue;
-    const key = line.slice(0, eq).replace(/^export\s+/, '').trim();
+    const key = line
+      .slice(0, eq)
+      .replace(/^export\s+/, '')
+      .trim();
     let value = line.slice(eq + 1).trim();
     if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) {
       value = value.slice(1, -1);
@@ -58,11 +61,7 @@ export interface ConfigOverrides {
  * Loads config from the environment, with `.env` in the working directory filling gaps.
  * @example const config = loadConfig(process.env, { port: 8080 });
  */
-export function loadConfig(
-  processEnv: Record<string, string | undefined>,
-  overrides: ConfigOverrides = {},
-  cwd = process.cwd(),
-): Config {
+export function loadConfig(processEnv: Record<string, string | undefined>, overrides: ConfigOverrides = {}, cwd = process.cwd()): Config {
   const dotenvPath = resolve(cwd, '.env');
   const fileEnv = existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath, 'utf8')) : {};
   const env: Record<string, string | undefined> = { ...fileEnv, ...processEnv };

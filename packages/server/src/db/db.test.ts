@@ -32,7 +32,10 @@ describe('database layer', () => {
 
   it('auth.uid() reads the claims of the transaction only', async () => {
     const sub = '11111111-1111-4111-8111-111111111111';
-    const r = await db.queryAs({ role: 'authenticated', claims: JSON.stringify({ sub }) }, 'select auth.uid()::text as uid, current_user as who');
+    const r = await db.queryAs(
+      { role: 'authenticated', claims: JSON.stringify({ sub }) },
+      'select auth.uid()::text as uid, current_user as who',
+    );
     expect(r.rows[0]).toEqual({ uid: sub, who: 'authenticated' });
     const after = await db.query<{ uid: string | null; who: string }>('select auth.uid() as uid, current_user as who');
     expect(after.rows[0].uid).toBeNull();

@@ -18,7 +18,12 @@ describe('PostgreSQL outage', () => {
     const config = loadConfig({ LOG_LEVEL: 'silent' }, { databaseUrl: url, port: 0 });
     plinth = await buildApp({ config, logger: pino({ level: 'silent' }) });
     secret = plinth.keys.secretKey;
-    await plinth.app.inject({ method: 'POST', url: '/api/v1/sql', headers: { authorization: `Bearer ${secret}` }, payload: { query: 'create table if not exists outage_probe (id int)' } });
+    await plinth.app.inject({
+      method: 'POST',
+      url: '/api/v1/sql',
+      headers: { authorization: `Bearer ${secret}` },
+      payload: { query: 'create table if not exists outage_probe (id int)' },
+    });
   }, 60_000);
   afterAll(async () => {
     cluster('start');
@@ -29,7 +34,12 @@ describe('PostgreSQL outage', () => {
   it('answers 503 database_unavailable within a second while down, and recovers by itself', async () => {
     cluster('stop');
     const t0 = Date.now();
-    const res = await plinth.app.inject({ method: 'POST', url: '/api/v1/sql', headers: { authorization: `Bearer ${secret}` }, payload: { query: 'select 1' } });
+    const res = await plinth.app.inject({
+      method: 'POST',
+      url: '/api/v1/sql',
+      headers: { authorization: `Bearer ${secret}` },
+      payload: { query: 'select 1' },
+    });
     expect(Date.now() - t0).toBeLessThan(1000);
     expect(res.statusCode).toBe(503);
     expect(res.json().code).toBe('database_unavailable');
@@ -39,10 +49,13 @@ describe('PostgreSQL outage', () => {
     expect(health.statusCode).toBe(503);
 
     cluster('start');
-    await expect
-      .poll(async () => (await plinth.app.inject({ url: '/health' })).statusCode, { timeout: 10_000, interval: 200 })
-      .toBe(200);
-    const after = await plinth.app.inject({ method: 'POST', url: '/api/v1/sql', headers: { authorization: `Bearer ${secret}` }, payload: { query: 'select count(*)::int as n from outage_probe' } });
+    await expect.poll(async () => (await plinth.app.inject({ url: '/health' })).statusCode, { timeout: 10_000, interval: 200 }).toBe(200);
+    const after = await plinth.app.inject({
+      method: 'POST',
+      url: '/api/v1/sql',
+      headers: { authorization: `Bearer ${secret}` },
+      payload: { query: 'select count(*)::int as n from outage_probe' },
+    });
     expect(after.statusCode).toBe(200);
   }, 60_000);
 });

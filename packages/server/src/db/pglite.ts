@@ -2,7 +2,16 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { acquireDataDirLock } from './lock.js';
-import { type Db, DbError, DbUnavailableError, type QueryResult, type Queryable, type RoleContext, type ScriptOptions, setAsSql } from './types.js';
+import {
+  type Db,
+  DbError,
+  DbUnavailableError,
+  type QueryResult,
+  type Queryable,
+  type RoleContext,
+  type ScriptOptions,
+  setAsSql,
+} from './types.js';
 
 interface Pending {
   resolve(value: unknown): void;
@@ -176,7 +185,22 @@ export async function openPglite(dataDir: string): Promise<Db> {
   return db;
 }
 
-const SKIP = new Set(['or', 'replace', 'temp', 'temporary', 'unique', 'unlogged', 'global', 'local', 'trusted', 'procedural', 'recursive', 'if', 'exists', 'not']);
+const SKIP = new Set([
+  'or',
+  'replace',
+  'temp',
+  'temporary',
+  'unique',
+  'unlogged',
+  'global',
+  'local',
+  'trusted',
+  'procedural',
+  'recursive',
+  'if',
+  'exists',
+  'not',
+]);
 
 /**
  * The command tag of a statement as PostgreSQL reports it (`SELECT`, `CREATE TABLE`…),
@@ -237,5 +261,10 @@ export function splitStatements(sql: string): string[] {
 }
 
 function isOnlyComments(s: string): boolean {
-  return s.replace(/--[^\n]*(\n|$)/g, '').replace(/\/\*[\s\S]*?\*\//g, '').trim() === '';
+  return (
+    s
+      .replace(/--[^\n]*(\n|$)/g, '')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .trim() === ''
+  );
 }

@@ -6,7 +6,8 @@ type Sql = postgres.Sql<Record<string, never>>;
 type Row = Record<string, unknown>;
 
 /** Statements that manage or cannot run inside a transaction block. */
-const NO_TX = /^\s*(begin|start\s+transaction|commit|end|rollback|abort|savepoint|release|prepare\s+transaction|vacuum|create\s+database|drop\s+database|alter\s+system|create\s+(unique\s+)?index\s+concurrently|drop\s+index\s+concurrently|reindex\b.*concurrently|cluster)\b/i;
+const NO_TX =
+  /^\s*(begin|start\s+transaction|commit|end|rollback|abort|savepoint|release|prepare\s+transaction|vacuum|create\s+database|drop\s+database|alter\s+system|create\s+(unique\s+)?index\s+concurrently|drop\s+index\s+concurrently|reindex\b.*concurrently|cluster)\b/i;
 
 const int8 = (v: string) => {
   const n = Number(v);
@@ -77,8 +78,7 @@ export async function openPostgres(url: string, options: { max?: number; connect
         ])) as unknown as [unknown, postgres.RowList<Row[]>];
         return shape(result) as QueryResult<R>;
       }),
-    transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
-      run(async () => (await sql.begin((tx) => fn(queryable(tx)))) as T),
+    transaction: <T>(fn: (tx: Queryable) => Promise<T>) => run(async () => (await sql.begin((tx) => fn(queryable(tx)))) as T),
     script: (text, options = {}) =>
       run(async () => {
         if (options.params?.length) {

@@ -109,7 +109,12 @@ export function toDbError(err: unknown): Error {
       (e.table ?? e.table_name) as string | undefined,
     );
   }
-  if (code && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|CONNECT_TIMEOUT|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED)$/.test(code)) {
+  if (
+    code &&
+    /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|CONNECT_TIMEOUT|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED)$/.test(
+      code,
+    )
+  ) {
     return new DbUnavailableError();
   }
   return err instanceof Error ? err : new Error(String(err));

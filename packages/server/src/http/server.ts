@@ -32,7 +32,10 @@ export type App = FastifyInstance<
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof DbUnavailableError) {
-    return new ApiError('database_unavailable', 'The database is unavailable; try again shortly.', undefined, { cause: err, headers: { 'retry-after': '1' } });
+    return new ApiError('database_unavailable', 'The database is unavailable; try again shortly.', undefined, {
+      cause: err,
+      headers: { 'retry-after': '1' },
+    });
   }
   const e = err as FastifyError & { validation?: unknown[]; validationContext?: string };
   if (e?.validation) {
@@ -40,7 +43,11 @@ export function toApiError(err: unknown): ApiError {
       field: `${e.validationContext ?? 'body'}${v.instancePath?.replace(/\//g, '.') ?? ''}${v.params?.missingProperty ? `.${v.params.missingProperty}` : ''}${v.params?.additionalProperty ? `.${v.params.additionalProperty}` : ''}`,
       message: v.message ?? 'is invalid',
     }));
-    return new ApiError('invalid_request', `The request ${e.validationContext ?? 'body'} is invalid: ${details[0]?.field} ${details[0]?.message}.`, details);
+    return new ApiError(
+      'invalid_request',
+      `The request ${e.validationContext ?? 'body'} is invalid: ${details[0]?.field} ${details[0]?.message}.`,
+      details,
+    );
   }
   switch (e?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -92,7 +99,10 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
   app.setErrorHandler((err, request, reply) => {
     const api = toApiError(err);
     if (api.status >= 500) {
-      request.log.error({ err: api.cause ?? err, code: api.code, url: request.url.split('?')[0], method: request.method }, 'request failed');
+      request.log.error(
+        { err: api.cause ?? err, code: api.code, url: request.url.split('?')[0], method: request.method },
+        'request failed',
+      );
     }
     if (api.headers) reply.headers(api.headers);
     reply.code(api.status).type('application/json; charset=utf-8').send(api.toBody());
@@ -101,12 +111,17 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
   if (options.logger.isLevelEnabled('debug')) {
     // Path only: query strings can carry filter values a user would not want in logs.
     app.addHook('onResponse', async (request, reply) => {
-      request.log.debug({ method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+      request.log.debug(
+        { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        'request',
+      );
     });
   }
 
   app.setNotFoundHandler((request, reply) => {
-    reply.code(ERROR_STATUS.route_not_found).send({ code: 'route_not_found', message: `No route ${request.method} ${request.url.split('?')[0]}.` });
+    reply
+      .code(ERROR_STATUS.route_not_found)
+      .send({ code: 'route_not_found', message: `No route ${request.method} ${request.url.split('?')[0]}.` });
   });
 
   return app;

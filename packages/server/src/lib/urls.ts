@@ -21,7 +21,16 @@ const portOf = (u: URL) => u.port || (u.protocol === 'https:' ? '443' : '80');
 export function redirectEntryProblem(value: string): string | null {
   if (typeof value !== 'string' || !value) return 'must be an absolute http(s) URL';
   if (/^\s*javascript:/i.test(value)) return 'javascript: URLs are not allowed';
-  if (/@/.test(value.split('?')[0].split('#')[0].replace(/^[a-z]+:\/\//i, '').split('/')[0])) return 'must not carry userinfo (user@host)';
+  if (
+    /@/.test(
+      value
+        .split('?')[0]
+        .split('#')[0]
+        .replace(/^[a-z]+:\/\//i, '')
+        .split('/')[0],
+    )
+  )
+    return 'must not carry userinfo (user@host)';
   if (/\*/.test(value)) return 'wildcards are not allowed in redirect URLs';
   return parseHttpUrl(value) ? null : 'must be an absolute http(s) URL';
 }
@@ -62,7 +71,8 @@ export function parseOriginEntry(value: string): OriginPattern | { problem: stri
   if (typeof value !== 'string') return { problem: 'must be a string' };
   const m = /^(https?):\/\/(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::(\*|\d{1,5}))?\/?$/.exec(value);
   if (!m) {
-    if (/\*/.test(value) && !/:\*\/?$/.test(value)) return { problem: 'wildcards are allowed only as the port of localhost, 127.0.0.1 or [::1]' };
+    if (/\*/.test(value) && !/:\*\/?$/.test(value))
+      return { problem: 'wildcards are allowed only as the port of localhost, 127.0.0.1 or [::1]' };
     return { problem: 'must be scheme://host[:port] with an http or https scheme and no path' };
   }
   const [, scheme, rawHost, port] = m;

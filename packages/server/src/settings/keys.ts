@@ -25,10 +25,7 @@ export function readKeysFile(dataDir: string): ProjectKeys | null {
  * database (PostgreSQL, so every instance shares them). Made once, at first start.
  * @example const keys = await loadOrCreateKeys(db, { dataDir: './data', configured: null });
  */
-export async function loadOrCreateKeys(
-  db: Db,
-  opts: { dataDir: string; configured: Partial<ProjectKeys> | null },
-): Promise<ProjectKeys> {
+export async function loadOrCreateKeys(db: Db, opts: { dataDir: string; configured: Partial<ProjectKeys> | null }): Promise<ProjectKeys> {
   const c = opts.configured;
   if (c?.publicKey && c.secretKey) return { publicKey: c.publicKey, secretKey: c.secretKey };
   let keys: ProjectKeys;
@@ -44,7 +41,9 @@ export async function loadOrCreateKeys(
       fresh.publicKey,
       fresh.secretKey,
     ]);
-    const row = (await db.query<{ public_key: string; secret_key: string }>('select public_key, secret_key from plinth.project_keys where id = 1')).rows[0];
+    const row = (
+      await db.query<{ public_key: string; secret_key: string }>('select public_key, secret_key from plinth.project_keys where id = 1')
+    ).rows[0];
     keys = { publicKey: row.public_key, secretKey: row.secret_key };
   }
   return { publicKey: c?.publicKey ?? keys.publicKey, secretKey: c?.secretKey ?? keys.secretKey };

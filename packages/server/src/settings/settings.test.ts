@@ -9,7 +9,8 @@ describe('auth settings', () => {
   });
   afterAll(() => t.stop());
 
-  const patch = (body: unknown) => t.app.inject({ method: 'PATCH', url: '/api/v1/settings/auth', headers: t.as.service, payload: body as object });
+  const patch = (body: unknown) =>
+    t.app.inject({ method: 'PATCH', url: '/api/v1/settings/auth', headers: t.as.service, payload: body as object });
   const get = async () => (await t.app.inject({ url: '/api/v1/settings/auth', headers: t.as.service })).json();
 
   it('has the defaults of API.md §3', async () => {
@@ -58,7 +59,11 @@ describe('auth settings', () => {
     ['cors subdomain wildcard', { cors_origins: ['https://*.example.com'] }, false],
     ['cors with a path', { cors_origins: ['https://app.example.com/x'] }, false],
     ['confirmation without verification URL', { require_email_confirmation: true, email_verification_url: null }, false],
-    ['confirmation with verification URL', { require_email_confirmation: true, email_verification_url: 'https://app.example.com/auth/v' }, true],
+    [
+      'confirmation with verification URL',
+      { require_email_confirmation: true, email_verification_url: 'https://app.example.com/auth/v' },
+      true,
+    ],
     ['provider enabled without secret', { providers: { github: { enabled: true, client_id: 'id' } } }, false],
     ['provider enabled with both', { providers: { github: { enabled: true, client_id: 'id', client_secret: 'shh' } } }, true],
     ['apple without key', { providers: { apple: { enabled: true, service_id: 's', team_id: 't', key_id: 'k' } } }, false],
@@ -66,7 +71,14 @@ describe('auth settings', () => {
     ['unknown field', { nope: 1 }, false],
     ['boolean as string', { magic_link_enabled: 'yes' }, false],
   ])('%s → accepted: %s', async (_name, body, ok) => {
-    await patch({ require_email_confirmation: false, email_verification_url: null, password_reset_url: null, magic_link_url: null, cors_origins: [], ...base });
+    await patch({
+      require_email_confirmation: false,
+      email_verification_url: null,
+      password_reset_url: null,
+      magic_link_url: null,
+      cors_origins: [],
+      ...base,
+    });
     const res = await patch({ ...base, ...body });
     expect(res.statusCode, res.body).toBe(ok ? 200 : 400);
     if (!ok) {
@@ -78,7 +90,11 @@ describe('auth settings', () => {
 
   it('refuses an invalid update whole, with one detail per bad field, saving nothing', async () => {
     const before = await get();
-    const res = await patch({ min_password_length: 12, cors_origins: ['https://ok.example.com', 'https://*.bad.com'], session_duration_seconds: 1 });
+    const res = await patch({
+      min_password_length: 12,
+      cors_origins: ['https://ok.example.com', 'https://*.bad.com'],
+      session_duration_seconds: 1,
+    });
     expect(res.statusCode).toBe(400);
     const fields = res.json().details.map((d: { field: string }) => d.field);
     expect(fields).toEqual(expect.arrayContaining(['cors_origins[1]', 'session_duration_seconds']));
@@ -112,7 +128,11 @@ describe('auth settings', () => {
 
   it('CORS follows the settings at once: preflight allowed, refused, own origin always', async () => {
     const preflight = (origin: string) =>
-      t.app.inject({ method: 'OPTIONS', url: '/api/v1/db/x', headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'apikey' } });
+      t.app.inject({
+        method: 'OPTIONS',
+        url: '/api/v1/db/x',
+        headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'apikey' },
+      });
     expect((await preflight('http://localhost:8080')).headers['access-control-allow-origin']).toBe('http://localhost:8080');
     expect((await preflight('http://localhost:5173')).headers['access-control-allow-origin']).toBeUndefined();
     await patch({ cors_origins: ['http://localhost:*', 'https://app.example.com'] });
@@ -126,8 +146,24 @@ describe('auth settings', () => {
   });
 
   it('arbitrary PATCH bodies never produce a 500', async () => {
-    const value = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 3 }), fc.dictionary(fc.string(), fc.string(), { maxKeys: 3 }));
-    const key = fc.constantFrom('min_password_length', 'cors_origins', 'allowed_redirect_urls', 'email_verification_url', 'providers', 'email_templates', 'session_duration_seconds', 'x');
+    const value = fc.oneof(
+      fc.string(),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(fc.string(), { maxLength: 3 }),
+      fc.dictionary(fc.string(), fc.string(), { maxKeys: 3 }),
+    );
+    const key = fc.constantFrom(
+      'min_password_length',
+      'cors_origins',
+      'allowed_redirect_urls',
+      'email_verification_url',
+      'providers',
+      'email_templates',
+      'session_duration_seconds',
+      'x',
+    );
     await fc.assert(
       fc.asyncProperty(fc.dictionary(key, value, { maxKeys: 4 }), async (body) => {
         const res = await patch(body);

@@ -103,10 +103,12 @@ export async function createSettingsStore(db: Db, opts: { publicUrl: string; log
         if (k === 'plan') {
           if (!PLANS.includes(v as (typeof PLANS)[number])) problems.push({ field: 'plan', message: `must be one of ${PLANS.join(', ')}` });
         } else if (k === 'name') {
-          if (typeof v !== 'string' || !v.trim() || v.length > 100) problems.push({ field: 'name', message: 'must be a string of 1 to 100 characters' });
+          if (typeof v !== 'string' || !v.trim() || v.length > 100)
+            problems.push({ field: 'name', message: 'must be a string of 1 to 100 characters' });
         } else problems.push({ field: k, message: k === 'public_url' ? 'comes from the PUBLIC_URL config' : 'is not a project field' });
       }
-      if (problems.length) throw new ApiError('invalid_settings', `The project was not saved: ${problems[0].field} ${problems[0].message}.`, problems);
+      if (problems.length)
+        throw new ApiError('invalid_settings', `The project was not saved: ${problems[0].field} ${problems[0].message}.`, problems);
       const next = await db.transaction(async (tx) => {
         const stored = parse<Partial<ProjectInfo>>(await read(tx, PROJECT_KEY, true)) ?? {};
         const merged = { ...defaultProject(opts.publicUrl), ...stored, ...body, public_url: opts.publicUrl } as ProjectInfo;

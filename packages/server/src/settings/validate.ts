@@ -12,7 +12,16 @@ const FLOW_URLS = ['email_verification_url', 'password_reset_url', 'magic_link_u
 const OAUTH = ['google', 'github', 'linkedin', 'microsoft'] as const;
 const APPLE_FIELDS = ['service_id', 'team_id', 'key_id', 'private_key'] as const;
 const TEMPLATE_KINDS: EmailTemplateKind[] = ['verification', 'reset', 'magic_link', 'email_change'];
-const TOP_LEVEL = new Set<string>([...BOOLEANS, ...FLOW_URLS, 'min_password_length', 'session_duration_seconds', 'allowed_redirect_urls', 'cors_origins', 'providers', 'email_templates']);
+const TOP_LEVEL = new Set<string>([
+  ...BOOLEANS,
+  ...FLOW_URLS,
+  'min_password_length',
+  'session_duration_seconds',
+  'allowed_redirect_urls',
+  'cors_origins',
+  'providers',
+  'email_templates',
+]);
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -37,7 +46,11 @@ export function mergeAuthPatch(current: AuthSettings, patch: unknown): { merged:
       }
       for (const [name, p] of Object.entries(value)) {
         const stored = (merged.providers as unknown as Record<string, Record<string, unknown>>)[name];
-        if (!stored) problems.push({ field: `providers.${name}`, message: 'is not a supported provider (google, github, linkedin, microsoft, apple)' });
+        if (!stored)
+          problems.push({
+            field: `providers.${name}`,
+            message: 'is not a supported provider (google, github, linkedin, microsoft, apple)',
+          });
         else if (!isObject(p)) problems.push({ field: `providers.${name}`, message: 'must be an object' });
         else
           for (const [f, v] of Object.entries(p)) {
@@ -51,10 +64,13 @@ export function mergeAuthPatch(current: AuthSettings, patch: unknown): { merged:
         continue;
       }
       for (const [kind, tpl] of Object.entries(value)) {
-        if (!TEMPLATE_KINDS.includes(kind as EmailTemplateKind)) problems.push({ field: `email_templates.${kind}`, message: `is not a template kind (${TEMPLATE_KINDS.join(', ')})` });
+        if (!TEMPLATE_KINDS.includes(kind as EmailTemplateKind))
+          problems.push({ field: `email_templates.${kind}`, message: `is not a template kind (${TEMPLATE_KINDS.join(', ')})` });
         else if (tpl === null) delete merged.email_templates[kind as EmailTemplateKind];
-        else if (!isObject(tpl)) problems.push({ field: `email_templates.${kind}`, message: 'must be an object with subject, html, text, or null to reset' });
-        else merged.email_templates[kind as EmailTemplateKind] = { ...merged.email_templates[kind as EmailTemplateKind], ...(tpl as object) };
+        else if (!isObject(tpl))
+          problems.push({ field: `email_templates.${kind}`, message: 'must be an object with subject, html, text, or null to reset' });
+        else
+          merged.email_templates[kind as EmailTemplateKind] = { ...merged.email_templates[kind as EmailTemplateKind], ...(tpl as object) };
       }
     } else target[key] = value;
   }
@@ -103,7 +119,8 @@ export function validateAuthSettings(s: AuthSettings): FieldProblem[] {
     if (v === null) continue;
     if (typeof v !== 'string') problems.push({ field: f, message: 'must be a URL or null' });
     else if (redirectEntryProblem(v)) problems.push({ field: f, message: redirectEntryProblem(v) as string });
-    else if (!isUrlAllowed(v, validAllow)) problems.push({ field: f, message: 'must be allowed by allowed_redirect_urls (add it there first)' });
+    else if (!isUrlAllowed(v, validAllow))
+      problems.push({ field: f, message: 'must be allowed by allowed_redirect_urls (add it there first)' });
   }
   if (s.require_email_confirmation === true && !s.email_verification_url) {
     problems.push({ field: 'email_verification_url', message: 'is required when require_email_confirmation is on' });
@@ -113,24 +130,34 @@ export function validateAuthSettings(s: AuthSettings): FieldProblem[] {
     const p = s.providers[name];
     if (typeof p.enabled !== 'boolean') problems.push({ field: `providers.${name}.enabled`, message: 'must be true or false' });
     for (const f of ['client_id', 'client_secret'] as const) {
-      if (p[f] !== null && typeof p[f] !== 'string') problems.push({ field: `providers.${name}.${f}`, message: 'must be a string or null' });
-      else if (p.enabled === true && !nonEmpty(p[f])) problems.push({ field: `providers.${name}.${f}`, message: 'is required to enable the provider' });
+      if (p[f] !== null && typeof p[f] !== 'string')
+        problems.push({ field: `providers.${name}.${f}`, message: 'must be a string or null' });
+      else if (p.enabled === true && !nonEmpty(p[f]))
+        problems.push({ field: `providers.${name}.${f}`, message: 'is required to enable the provider' });
     }
   }
   const apple = s.providers.apple;
   if (typeof apple.enabled !== 'boolean') problems.push({ field: 'providers.apple.enabled', message: 'must be true or false' });
   for (const f of APPLE_FIELDS) {
-    if (apple[f] !== null && typeof apple[f] !== 'string') problems.push({ field: `providers.apple.${f}`, message: 'must be a string or null' });
-    else if (apple.enabled === true && !nonEmpty(apple[f])) problems.push({ field: `providers.apple.${f}`, message: 'is required to enable Apple sign-in' });
+    if (apple[f] !== null && typeof apple[f] !== 'string')
+      problems.push({ field: `providers.apple.${f}`, message: 'must be a string or null' });
+    else if (apple.enabled === true && !nonEmpty(apple[f]))
+      problems.push({ field: `providers.apple.${f}`, message: 'is required to enable Apple sign-in' });
   }
-  if (typeof apple.private_key === 'string' && apple.private_key && !/-----BEGIN PRIVATE KEY-----[\s\S]+-----END PRIVATE KEY-----/.test(apple.private_key)) {
+  if (
+    typeof apple.private_key === 'string' &&
+    apple.private_key &&
+    !/-----BEGIN PRIVATE KEY-----[\s\S]+-----END PRIVATE KEY-----/.test(apple.private_key)
+  ) {
     problems.push({ field: 'providers.apple.private_key', message: 'must be the PEM text of the .p8 key file' });
   }
 
   for (const [kind, tpl] of Object.entries(s.email_templates ?? {})) {
     for (const [f, v] of Object.entries(tpl ?? {})) {
-      if (!['subject', 'html', 'text'].includes(f)) problems.push({ field: `email_templates.${kind}.${f}`, message: 'must be subject, html or text' });
-      else if (typeof v !== 'string' || v.length > 100_000) problems.push({ field: `email_templates.${kind}.${f}`, message: 'must be a string (at most 100,000 characters)' });
+      if (!['subject', 'html', 'text'].includes(f))
+        problems.push({ field: `email_templates.${kind}.${f}`, message: 'must be subject, html or text' });
+      else if (typeof v !== 'string' || v.length > 100_000)
+        problems.push({ field: `email_templates.${kind}.${f}`, message: 'must be a string (at most 100,000 characters)' });
     }
   }
   return problems;

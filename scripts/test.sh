@@ -18,7 +18,7 @@ npx biome check packages bench scripts
 node scripts/check-boundaries.mjs
 
 step "browser and database prerequisites"
-scripts/ensure-chromium.sh
+scripts/ensure-packages.sh
 PG_URL=$(scripts/pg-cluster.sh start)
 trap 'scripts/pg-cluster.sh stop >/dev/null 2>&1 || true' EXIT
 

@@ -118,7 +118,8 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
         reply.code(404);
         return { code: 'not_found', message: 'The SDK bundle is not built; run npm run build.' };
       }
-      reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache');
+      // Public code: any page may import it as a module script (which needs CORS).
+      reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').header('access-control-allow-origin', '*');
       return readFileSync(SDK_BUNDLE, 'utf8');
     });
     app.get('/console', async (_req, reply) => {

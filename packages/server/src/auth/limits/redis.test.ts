@@ -1,23 +1,14 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, code, createAuthServer, email, signUp } from '../../../test/auth.js';
 import { redisCounter } from './counter.js';
 
-// The Redis path runs only where a redis-server binary exists (CI: apt-get install redis-server).
-function hasRedis(): boolean {
-  try {
-    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
+// Needs a redis-server binary: scripts/test.sh installs it (scripts/ensure-packages.sh).
 const PORT = 56_379 + (process.pid % 500);
 let server: ChildProcess | null = null;
 const url = `redis://127.0.0.1:${PORT}`;
 
-describe.skipIf(!hasRedis())('limits in Redis (REDIS_URL)', () => {
+describe('limits in Redis (REDIS_URL)', () => {
   beforeAll(async () => {
     server = spawn('redis-server', ['--port', String(PORT), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], {
       stdio: 'ignore',

@@ -4,13 +4,14 @@ import pino, { type Logger } from 'pino';
 import { makeGuards } from './admin/guard.js';
 import { registerSqlRunner } from './admin/sql.js';
 import { type Auth, createTokenService, registerAuth, type TokenService } from './auth/index.js';
-import { captureOutbox } from './auth/interim.js';
+import { registerMessageRoutes } from './admin/messages.js';
 import { registerSettingsRoutes } from './admin/settings.js';
 import type { Config } from './config/index.js';
 import { type Db, migrateSystem, openDatabase } from './db/index.js';
 import { makePrincipalResolver, type ProjectKeys } from './http/principal.js';
 import { type App, createHttpServer } from './http/server.js';
 import { systemClock, type Clock } from './lib/clock.js';
+import { createMessaging, type EmailTransport, type Messaging } from './messaging/index.js';
 import { createSchemaCache, registerOpenApi, registerRestRoutes, type SchemaCache } from './rest/index.js';
 import { createSettingsStore, loadOrCreateKeys, type SettingsStore } from './settings/index.js';
 
@@ -20,6 +21,8 @@ export interface AppOptions {
   /** An already open database (tests); otherwise opened from config. */
   db?: Db;
   clock?: Clock;
+  /** Tests: an email transport of their own instead of SMTP_URL. */
+  emailTransport?: EmailTransport;
 }
 
 export interface Plinth {
@@ -30,8 +33,7 @@ export interface Plinth {
   tokens: TokenService;
   auth: Auth;
   settings: SettingsStore;
-  /** TEMPORARY until messaging/ lands. */
-  interim: { outbox: ReturnType<typeof captureOutbox> };
+  messaging: Messaging;
   schema: SchemaCache;
   log: Logger;
   /** Stops accepting, finishes in-flight requests, closes the database. */
@@ -67,6 +69,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
   const log = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? systemClock;
   const db = options.db ?? (await openDatabase(config));
+  let messaging: Messaging | undefined;
   try {
     await migrateSystem(db);
     const keys = await loadOrCreateKeys(db, {
@@ -100,13 +103,23 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
 
     app.get('/v1/auth/.well-known/jwks.json', async () => tokens.jwks());
     registerSettingsRoutes(app, { settings, guards });
-    const interim = { outbox: captureOutbox() };
+    messaging = createMessaging({
+      db,
+      clock,
+      log,
+      smtpUrl: config.smtpUrl,
+      smtpFrom: config.smtpFrom,
+      sms: config.smsProvider === 'dev' ? 'dev' : null,
+      project: () => ({ name: settings.project().name, templates: settings.auth().email_templates }),
+      emailTransport: options.emailTransport,
+    });
+    registerMessageRoutes(app, { messaging, guards });
     const auth = await registerAuth(app, {
       db,
       tokens,
       clock,
       settings,
-      outbox: interim.outbox,
+      outbox: messaging.outbox,
       log,
       resolvePrincipal,
       env: config.env,
@@ -138,12 +151,13 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       tokens,
       auth,
       settings,
-      interim,
+      messaging: messaging,
       schema,
       log,
       close() {
         closing ??= (async () => {
           await app.close();
+          await messaging?.close().catch(() => undefined);
           await auth.close().catch(() => undefined);
           await schema.close().catch(() => undefined);
           await settings.close().catch(() => undefined);
@@ -153,6 +167,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       },
     };
   } catch (err) {
+    await messaging?.close().catch(() => undefined);
     if (!options.db) await db.close().catch(() => undefined);
     throw err;
   }

@@ -4,7 +4,7 @@ import { createTestServer, type TestServer } from './harness.js';
 
 /** Auth test helpers: a server whose per-IP request limit does not get in the way, and the user flows. */
 export async function createAuthServer(env: Record<string, string> = {}): Promise<TestServer> {
-  return createTestServer({ AUTH_RATE_REQUESTS_IP: '100000/60', AUTH_RATE_SIGNIN_IP: '100000/900', ...env });
+  return createTestServer({ AUTH_RATE_REQUESTS_IP: '100000/60', AUTH_RATE_SIGNIN_IP: '100000/900', ...env }, { smtp: true });
 }
 
 export function call(t: TestServer, method: 'GET' | 'POST' | 'PATCH', path: string, payload?: unknown, headers?: Record<string, string>) {
@@ -19,10 +19,6 @@ export function call(t: TestServer, method: 'GET' | 'POST' | 'PATCH', path: stri
 export function asUser(t: TestServer, accessToken: string) {
   return t.as.user(accessToken);
 }
-
-// Integration with settings/ and messaging/ (when they land on Plinth): setAuth becomes
-// t.settings.updateAuth(patch) and mailsTo reads the SMTP sink of test/mail.ts (polling until
-// delivered, link parsed from the text part); the tests above these helpers stay unchanged.
 
 /** Changes auth settings (the real SettingsStore once it lands). */
 export async function setAuth(t: TestServer, patch: Record<string, unknown>) {
@@ -47,9 +43,18 @@ export async function signIn(t: TestServer, addr: string, password = 'correct ho
   return res.json();
 }
 
-/** The emails sent to `to` so far, oldest first, as `{kind, link}`. */
+/**
+ * The emails sent to `to` so far, oldest first, as `{kind, link}`: the outbox is drained
+ * first, then read from the SMTP sink (the link parsed out of the real message's text), or
+ * from the dev inbox when the server has no SMTP.
+ */
 export async function mailsTo(t: TestServer, to: string): Promise<Array<{ kind: string; link: string }>> {
-  return t.interim.outbox.sent.filter((m) => m.to === to).map((m) => ({ kind: m.kind, link: m.data.link }));
+  await t.messaging.outbox.drain();
+  if (t.mail) {
+    return t.mail.received.filter((m) => m.to.includes(to)).map((m) => ({ kind: m.kind, link: m.link ?? '' }));
+  }
+  const inbox = await t.messaging.devInbox({ limit: 1000, offset: 0, to });
+  return inbox.reverse().map((m) => ({ kind: m.kind, link: /https?:\/\/\S+/.exec(m.text)?.[0] ?? '' }));
 }
 
 /** The `token` query parameter of the newest link mailed to `to`. */

@@ -4,6 +4,7 @@ import { type Plinth, buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/index.js';
 import { fakeClock } from '../src/lib/clock.js';
 import { TEST_DB_KIND, freshDbTarget } from './db.js';
+import { type SmtpSink, startSmtpSink } from './mail.js';
 
 export { TEST_DB_KIND };
 
@@ -17,6 +18,8 @@ export interface TestServer extends Plinth {
   };
   /** Mints a user access token with the project's signing key (until sign-in endpoints exist). */
   mintToken(sub: string, extra?: Record<string, unknown>, ttlSeconds?: number): Promise<string>;
+  /** The SMTP sink the server sends to (`{ smtp: true }`), else null: mail goes to the dev inbox. */
+  mail: SmtpSink | null;
   /** Runs SQL through the SQL runner as the secret key. */
   sql(query: string): Promise<LightMyRequestResponse>;
   /** Stops the server and drops its database. */
@@ -25,11 +28,13 @@ export interface TestServer extends Plinth {
 
 /**
  * A whole Plinth on a fresh database (PGlite, or PostgreSQL when PLINTH_TEST_DB=postgres),
- * driven in-process with `app.inject`.
+ * driven in-process with `app.inject`. `{ smtp: true }` sends its email to a real SMTP sink.
  * @example const t = await createTestServer(); const res = await t.app.inject({ url: '/health' });
  */
-export async function createTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function createTestServer(env: Record<string, string> = {}, options: { smtp?: boolean } = {}): Promise<TestServer> {
   const target = await freshDbTarget();
+  const mail = options.smtp ? await startSmtpSink() : null;
+  if (mail) env = { SMTP_URL: mail.url, SMTP_FROM: 'Plinth Test <no-reply@plinth.test>', ...env };
   const clock = fakeClock(Date.now());
   const config = loadConfig(
     { LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PUBLIC_URL: 'http://localhost:8080', ...env },
@@ -46,12 +51,14 @@ export async function createTestServer(env: Record<string, string> = {}): Promis
     ...plinth,
     clock,
     as,
+    mail,
     async mintToken(sub, extra = {}, ttl = 3600) {
       return (await plinth.tokens.sign({ sub, session_id: crypto.randomUUID(), ...extra }, ttl)).token;
     },
     sql: (query) => plinth.app.inject({ method: 'POST', url: '/api/v1/sql', headers: as.service, payload: { query } }),
     async stop() {
       await plinth.close();
+      await mail?.stop();
       await target.cleanup();
     },
   };

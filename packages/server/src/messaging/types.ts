@@ -22,9 +22,15 @@ export interface Outbox {
   kick(): void;
 }
 
-/** A transport sends one rendered message; it throws on failure with the provider's answer. */
+/**
+ * A transport sends one rendered message and resolves with the provider's answer. It throws
+ * on failure; an error with `retryable: false` (a refused address) is not tried again, and its
+ * `response` is the provider's answer for the delivery log.
+ */
 export interface EmailTransport {
-  send(mail: { to: string; from: string; subject: string; html: string; text: string }): Promise<{ response: string }>;
+  send(mail: { to: string; from: string; subject: string; html: string; text: string; headers?: Record<string, string> }): Promise<{
+    response: string;
+  }>;
 }
 
 export interface SmsTransport {

@@ -1,0 +1,56 @@
+import nodemailer from 'nodemailer';
+import type { EmailTransport } from '../types.js';
+
+/** A failed send, with the SMTP server's answer and whether trying again can help. */
+export class EmailSendError extends Error {
+  constructor(
+    message: string,
+    readonly response: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+    this.name = 'EmailSendError';
+  }
+}
+
+// 5xx answers about the server's own setup (authentication required / failed, TLS
+// required) are not the message's fault: once the operator fixes SMTP, it goes out.
+// Unless SMTP_URL sets them: nodemailer's own defaults wait minutes on a dead server.
+const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 };
+
+const SETUP_CODES = new Set([530, 534, 535, 538]);
+
+/**
+ * An SMTP transport from `SMTP_URL` (`smtp://user:pass@host:587`, `smtps://…:465`; query
+ * options as nodemailer reads them). Short timeouts: a dead server must not hold the outbox.
+ * @example const smtp = smtpTransport('smtp://127.0.0.1:2525'); await smtp.send({ to, from, subject, html, text });
+ */
+export function smtpTransport(url: string, headers: Record<string, string> = {}): EmailTransport & { close(): void } {
+  let withTimeouts: URL;
+  try {
+    withTimeouts = new URL(url);
+  } catch {
+    throw new Error('config: SMTP_URL is not a URL (smtp://user:password@host:587 or smtps://…:465)');
+  }
+  if (!/^smtps?:$/.test(withTimeouts.protocol)) throw new Error('config: SMTP_URL must start with smtp:// or smtps://');
+  for (const [key, ms] of Object.entries(TIMEOUTS)) {
+    if (!withTimeouts.searchParams.has(key)) withTimeouts.searchParams.set(key, String(ms));
+  }
+  const transport = nodemailer.createTransport(withTimeouts.toString());
+  return {
+    async send(mail) {
+      try {
+        const info = await transport.sendMail({ ...mail, headers: { ...headers, ...mail.headers } });
+        return { response: String(info.response ?? 'accepted') };
+      } catch (err) {
+        const e = err as { responseCode?: number; response?: string; code?: string; message?: string };
+        // The server's answer, else the socket error (never the URL: it may carry the password).
+        const response = (e.response ?? [e.code, e.message].filter(Boolean).join(': ') ?? 'SMTP error').slice(0, 500);
+        const code = e.responseCode;
+        const retryable = code === undefined || code < 500 || SETUP_CODES.has(code);
+        throw new EmailSendError(`SMTP: ${response}`, response, retryable);
+      }
+    },
+    close: () => transport.close(),
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * Email and SMS texts. Each email kind has a default subject, HTML and text; a project can
+ * override any part in its auth settings (`email_templates`). Variables are written
+ * `{{name}}`: `link`, `email`, `project`, and `code` for SMS. Values are HTML-escaped in the
+ * HTML part; an unknown variable renders as nothing.
+ */
+
+export type EmailKind = 'verification' | 'reset' | 'magic_link' | 'email_change' | 'test';
+
+export interface EmailTemplate {
+  subject: string;
+  html: string;
+  text: string;
+}
+
+export interface RenderedEmail {
+  subject: string;
+  html: string;
+  text: string;
+}
+
+const wrap = (body: string) =>
+  `<!doctype html><html><body style="font-family:system-ui,sans-serif;line-height:1.5;color:#222;max-width:36rem;margin:2rem auto;padding:0 1rem">${body}</body></html>`;
+const button = (label: string) =>
+  `<p><a href="{{link}}" style="display:inline-block;background:#1f6feb;color:#fff;padding:.6rem 1rem;border-radius:6px;text-decoration:none">${label}</a></p><p style="font-size:.85rem;color:#555">Or open this link: <a href="{{link}}">{{link}}</a></p>`;
+
+export const DEFAULT_TEMPLATES: Record<EmailKind, EmailTemplate> = {
+  verification: {
+    subject: 'Confirm your email for {{project}}',
+    html: wrap(
+      `<p>Confirm that {{email}} is your email address for {{project}}.</p>${button('Confirm email')}<p style="font-size:.85rem;color:#555">The link works once and expires in 24 hours. If you did not sign up, ignore this email.</p>`,
+    ),
+    text: 'Confirm that {{email}} is your email address for {{project}}:\n\n{{link}}\n\nThe link works once and expires in 24 hours. If you did not sign up, ignore this email.\n',
+  },
+  reset: {
+    subject: 'Reset your {{project}} password',
+    html: wrap(
+      `<p>Someone asked to reset the password of {{email}} on {{project}}.</p>${button('Choose a new password')}<p style="font-size:.85rem;color:#555">The link works once and expires in 1 hour. If it was not you, ignore this email: your password stays as it is.</p>`,
+    ),
+    text: 'Someone asked to reset the password of {{email}} on {{project}}. Choose a new password here:\n\n{{link}}\n\nThe link works once and expires in 1 hour. If it was not you, ignore this email.\n',
+  },
+  magic_link: {
+    subject: 'Your {{project}} sign-in link',
+    html: wrap(
+      `<p>Sign in to {{project}} as {{email}}.</p>${button('Sign in')}<p style="font-size:.85rem;color:#555">The link works once and expires in 15 minutes. If you did not ask for it, ignore this email.</p>`,
+    ),
+    text: 'Sign in to {{project}} as {{email}}:\n\n{{link}}\n\nThe link works once and expires in 15 minutes. If you did not ask for it, ignore this email.\n',
+  },
+  email_change: {
+    subject: 'Confirm your new email for {{project}}',
+    html: wrap(
+      `<p>Confirm {{email}} as the new email address of your {{project}} account.</p>${button('Confirm new email')}<p style="font-size:.85rem;color:#555">The link works once and expires in 24 hours. If you did not ask for this change, ignore this email.</p>`,
+    ),
+    text: 'Confirm {{email}} as the new email address of your {{project}} account:\n\n{{link}}\n\nThe link works once and expires in 24 hours. If you did not ask for this change, ignore this email.\n',
+  },
+  test: {
+    subject: 'Test email from {{project}}',
+    html: wrap('<p>This is a test email from {{project}}. Email delivery works.</p>'),
+    text: 'This is a test email from {{project}}. Email delivery works.\n',
+  },
+};
+
+const SMS_OTP = '{{code}} is your {{project}} code. It expires in 10 minutes.';
+
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+
+/** `{{ name }}` → value; the value is not scanned again, so data can never inject variables. */
+function fill(template: string, vars: Record<string, string>, html: boolean): string {
+  return template.replace(/\{\{\s*([a-z_]+)\s*\}\}/g, (_m, name: string) => {
+    const v = Object.hasOwn(vars, name) ? vars[name] : '';
+    return html ? escapeHtml(v) : v;
+  });
+}
+
+/**
+ * Renders an email of `kind` with the project's overrides over the defaults. Header values
+ * (the subject) lose line breaks, so no value can add a header.
+ * @example renderEmail('reset', { link: 'https://app.example.com/reset?token=…', email: 'a@b.c', project: 'Acme' }, {})
+ */
+export function renderEmail(
+  kind: EmailKind,
+  vars: Record<string, string>,
+  overrides: Partial<Record<string, Partial<EmailTemplate>>> = {},
+): RenderedEmail {
+  const tpl = { ...DEFAULT_TEMPLATES[kind], ...(kind === 'test' ? {} : overrides[kind]) };
+  return {
+    subject: fill(tpl.subject, vars, false)
+      .replace(/[\r\n]+/g, ' ')
+      .trim(),
+    html: fill(tpl.html, vars, true),
+    text: fill(tpl.text, vars, false),
+  };
+}
+
+/** @example renderSms({ code: '123456', project: 'Acme' }) // '123456 is your Acme code. It expires in 10 minutes.' */
+export function renderSms(vars: Record<string, string>): string {
+  return fill(SMS_OTP, vars, false);
+}
+
+export function isEmailKind(kind: string): kind is EmailKind {
+  return Object.hasOwn(DEFAULT_TEMPLATES, kind);
+}

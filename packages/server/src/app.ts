@@ -120,6 +120,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       clock,
       settings,
       outbox: messaging.outbox,
+      smsConfigured: messaging.smsConfigured,
       log,
       resolvePrincipal,
       env: config.env,

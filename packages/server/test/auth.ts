@@ -3,8 +3,8 @@ import { expect } from 'vitest';
 import { createTestServer, type TestServer } from './harness.js';
 
 /** Auth test helpers: a server whose per-IP request limit does not get in the way, and the user flows. */
-export async function createAuthServer(env: Record<string, string> = {}): Promise<TestServer> {
-  return createTestServer({ AUTH_RATE_REQUESTS_IP: '100000/60', AUTH_RATE_SIGNIN_IP: '100000/900', ...env }, { smtp: true });
+export async function createAuthServer(env: Record<string, string> = {}, options: { sms?: boolean } = {}): Promise<TestServer> {
+  return createTestServer({ AUTH_RATE_REQUESTS_IP: '100000/60', AUTH_RATE_SIGNIN_IP: '100000/900', ...env }, { smtp: true, ...options });
 }
 
 export function call(t: TestServer, method: 'GET' | 'POST' | 'PATCH', path: string, payload?: unknown, headers?: Record<string, string>) {
@@ -69,4 +69,20 @@ export async function lastToken(t: TestServer, to: string, kind?: string): Promi
 
 export function code(res: LightMyRequestResponse): [number, string | undefined] {
   return [res.statusCode, res.statusCode >= 400 ? res.json().code : undefined];
+}
+
+/** The codes texted to `phone` so far, oldest first (the outbox drained first, read from the SMS sink or the dev inbox). */
+export async function codesTo(t: TestServer, phone: string): Promise<string[]> {
+  await t.messaging.outbox.drain();
+  const bodies = t.sms
+    ? t.sms.received.filter((m) => m.to === phone).map((m) => m.body)
+    : (await t.messaging.devInbox({ limit: 1000, offset: 0, to: phone })).reverse().map((m) => m.text);
+  return bodies.map((b) => /\b(\d{6})\b/.exec(b)?.[1] ?? '');
+}
+
+/** The newest code texted to `phone`. */
+export async function lastCode(t: TestServer, phone: string): Promise<string> {
+  const code = (await codesTo(t, phone)).at(-1);
+  if (!code) throw new Error(`no code texted to ${phone}`);
+  return code;
 }

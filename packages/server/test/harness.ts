@@ -5,6 +5,7 @@ import { loadConfig } from '../src/config/index.js';
 import { fakeClock } from '../src/lib/clock.js';
 import { TEST_DB_KIND, freshDbTarget } from './db.js';
 import { type SmtpSink, startSmtpSink } from './mail.js';
+import { type SmsSink, startSmsSink } from './sms.js';
 
 export { TEST_DB_KIND };
 
@@ -20,6 +21,8 @@ export interface TestServer extends Plinth {
   mintToken(sub: string, extra?: Record<string, unknown>, ttlSeconds?: number): Promise<string>;
   /** The SMTP sink the server sends to (`{ smtp: true }`), else null: mail goes to the dev inbox. */
   mail: SmtpSink | null;
+  /** The webhook SMS sink (`{ sms: true }`), else null. */
+  sms: SmsSink | null;
   /** Runs SQL through the SQL runner as the secret key. */
   sql(query: string): Promise<LightMyRequestResponse>;
   /** Stops the server and drops its database. */
@@ -28,13 +31,19 @@ export interface TestServer extends Plinth {
 
 /**
  * A whole Plinth on a fresh database (PGlite, or PostgreSQL when PLINTH_TEST_DB=postgres),
- * driven in-process with `app.inject`. `{ smtp: true }` sends its email to a real SMTP sink.
+ * driven in-process with `app.inject`. `{ smtp: true }` sends its email to a real SMTP sink,
+ * `{ sms: true }` its SMS to a webhook sink.
  * @example const t = await createTestServer(); const res = await t.app.inject({ url: '/health' });
  */
-export async function createTestServer(env: Record<string, string> = {}, options: { smtp?: boolean } = {}): Promise<TestServer> {
+export async function createTestServer(
+  env: Record<string, string> = {},
+  options: { smtp?: boolean; sms?: boolean } = {},
+): Promise<TestServer> {
   const target = await freshDbTarget();
   const mail = options.smtp ? await startSmtpSink() : null;
   if (mail) env = { SMTP_URL: mail.url, SMTP_FROM: 'Plinth Test <no-reply@plinth.test>', ...env };
+  const sms = options.sms ? await startSmsSink() : null;
+  if (sms) env = { SMS_PROVIDER: 'webhook', SMS_WEBHOOK_URL: sms.url, ...env };
   const clock = fakeClock(Date.now());
   const config = loadConfig(
     { LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PUBLIC_URL: 'http://localhost:8080', ...env },
@@ -52,6 +61,7 @@ export async function createTestServer(env: Record<string, string> = {}, options
     clock,
     as,
     mail,
+    sms,
     async mintToken(sub, extra = {}, ttl = 3600) {
       return (await plinth.tokens.sign({ sub, session_id: crypto.randomUUID(), ...extra }, ttl)).token;
     },
@@ -59,6 +69,7 @@ export async function createTestServer(env: Record<string, string> = {}, options
     async stop() {
       await plinth.close();
       await mail?.stop();
+      await sms?.close();
       await target.cleanup();
     },
   };

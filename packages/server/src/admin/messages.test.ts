@@ -82,6 +82,12 @@ describe('email through SMTP', () => {
       [token],
     );
     expect(rows[0].n).toBe(0);
+    // The SQL runner cannot read the outbox or the dev inbox.
+    for (const table of ['plinth.outbox', 'plinth.dev_inbox']) {
+      const res = await t.sql(`select * from ${table}`);
+      expect(res.statusCode, table).toBe(400);
+      expect(res.json().details.sqlstate, table).toBe('42501');
+    }
   });
 
   it.each([

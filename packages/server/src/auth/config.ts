@@ -28,12 +28,21 @@ export interface AuthConfig {
   emailsPerRecipient: RateRule;
   /** All requests to the auth endpoints per client IP (@fastify/rate-limit). */
   requestsPerIp: RateRule;
+  /** Phone codes per number: one a minute and a few an hour (SMS pumping, code guessing). */
+  codesPerPhoneMinute: RateRule;
+  codesPerPhoneHour: RateRule;
+  /** Phone codes requested per client IP, whatever the number (SMS pumping). */
+  codesPerIp: RateRule;
   /** A rotated refresh token still yields the current token set for this long (two tabs). */
   refreshGraceMs: number;
   /** A session not refreshed for this long is over. */
   sessionIdleMs: number;
   verificationTtlMs: number;
   resetTtlMs: number;
+  magicLinkTtlMs: number;
+  phoneCodeTtlMs: number;
+  /** Wrong codes that void a phone code. */
+  phoneCodeMaxAttempts: number;
   /** `REDIS_URL`: counters shared by every instance; else in memory. */
   redisUrl: string | null;
 }
@@ -70,10 +79,16 @@ export function authConfig(env: Record<string, string | undefined>, redisUrl: st
     signinFailuresPerIp: rule(env.AUTH_RATE_SIGNIN_IP, { max: 50, windowSeconds: 900 }, 'AUTH_RATE_SIGNIN_IP'),
     emailsPerRecipient: rule(env.AUTH_RATE_EMAIL_RECIPIENT, { max: 1, windowSeconds: 60 }, 'AUTH_RATE_EMAIL_RECIPIENT'),
     requestsPerIp: rule(env.AUTH_RATE_REQUESTS_IP, { max: 300, windowSeconds: 60 }, 'AUTH_RATE_REQUESTS_IP'),
+    codesPerPhoneMinute: rule(env.AUTH_RATE_SMS_PHONE_MINUTE, { max: 1, windowSeconds: 60 }, 'AUTH_RATE_SMS_PHONE_MINUTE'),
+    codesPerPhoneHour: rule(env.AUTH_RATE_SMS_PHONE_HOUR, { max: 5, windowSeconds: 3600 }, 'AUTH_RATE_SMS_PHONE_HOUR'),
+    codesPerIp: rule(env.AUTH_RATE_SMS_IP, { max: 20, windowSeconds: 3600 }, 'AUTH_RATE_SMS_IP'),
     refreshGraceMs: int(env.AUTH_REFRESH_GRACE_SECONDS, 10, 'AUTH_REFRESH_GRACE_SECONDS', 0) * 1000,
     sessionIdleMs: int(env.AUTH_SESSION_IDLE_SECONDS, 30 * 24 * 3600, 'AUTH_SESSION_IDLE_SECONDS') * 1000,
     verificationTtlMs: 24 * 3600 * 1000,
     resetTtlMs: 3600 * 1000,
+    magicLinkTtlMs: 15 * 60 * 1000,
+    phoneCodeTtlMs: 10 * 60 * 1000,
+    phoneCodeMaxAttempts: 5,
     redisUrl,
   };
 }

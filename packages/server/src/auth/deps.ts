@@ -13,8 +13,10 @@ export interface AuthDeps {
   db: Db;
   tokens: TokenService;
   clock: Clock;
-  settings: Pick<SettingsStore, 'auth' | 'isRedirectAllowed'>;
+  settings: Pick<SettingsStore, 'auth' | 'project' | 'isRedirectAllowed'>;
   outbox: Outbox;
+  /** Whether an SMS provider (or the dev inbox) is configured: phone codes answer 503 otherwise. */
+  smsConfigured: boolean;
   config: AuthConfig;
   hasher: PasswordHasher;
   limits: AuthLimits;

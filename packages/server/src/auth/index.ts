@@ -1,15 +1,18 @@
 /**
  * End-user auth (API.md §4). What this area adds:
  * - endpoints: signup, signin, signout, refresh, GET/PATCH user, verify-email,
- *   resend-verification, forgot-password, reset-password (route table: routes.ts);
+ *   resend-verification, forgot-password, reset-password, request-magic-link,
+ *   signin-magic-link, phone/send-otp, phone/verify (route table: routes.ts);
  *   the JWKS is served by app.ts from sessions/jwt.ts.
  * - tables: auth.users, passwords, identities, sessions, refresh_tokens, one_time_tokens
- *   (migration 0003_auth.sql), and the SQL runner's role `plinth_sql`.
+ *   (migration 0003_auth.sql), phone_codes (0005), and the SQL runner's role `plinth_sql`.
  * - rate limits: sign-in failures per email and per IP, emails per recipient (limits/),
- *   requests per IP (@fastify/rate-limit); in memory, or Redis with REDIS_URL.
+ *   phone codes per number and per IP, requests per IP (@fastify/rate-limit); in memory,
+ *   or Redis with REDIS_URL.
  * - error codes: invalid_email, weak_password, email_exists, redirect_not_allowed,
  *   invalid_credentials, email_not_confirmed, invalid_refresh_token, refresh_token_reused,
- *   token_invalid, provider_disabled, rate_limited.
+ *   token_invalid, provider_disabled, rate_limited, magic_link_invalid, invalid_phone,
+ *   invalid_code, code_expired, paid_plan_required, sms_not_configured.
  */
 import rateLimit from '@fastify/rate-limit';
 import type { Logger } from 'pino';
@@ -31,6 +34,8 @@ import type { TokenService } from './sessions/jwt.js';
 import { sessionService } from './sessions/service.js';
 import { userService } from './users/service.js';
 import { verificationService } from './verification/service.js';
+import { magicLinkService } from './magic-link/service.js';
+import { phoneService } from './phone/service.js';
 
 export { createTokenService, type TokenService } from './sessions/jwt.js';
 export { decideRefresh } from './sessions/refresh.js';
@@ -41,8 +46,9 @@ export interface AuthOptions {
   db: Db;
   tokens: TokenService;
   clock: Clock;
-  settings: Pick<SettingsStore, 'auth' | 'isRedirectAllowed'>;
+  settings: Pick<SettingsStore, 'auth' | 'project' | 'isRedirectAllowed'>;
   outbox: Outbox;
+  smsConfigured: boolean;
   log: Logger;
   resolvePrincipal: PrincipalResolver;
   /** The collected environment (config.env): AUTH_* tunables, REDIS_URL. */
@@ -78,6 +84,8 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     password: passwordService(deps, sessions),
     users: userService(deps, sessions),
     verification: verificationService(deps),
+    magicLink: magicLinkService(deps, sessions),
+    phone: phoneService(deps, sessions),
   };
   const guards = authGuards(options.resolvePrincipal, sessions);
   await app.register(async (scope) => {

@@ -8,12 +8,18 @@ import { UserPatchBody, userHandlers } from './users/routes.js';
 import type { UserService } from './users/service.js';
 import { ResendBody, TokenBody, verificationHandlers } from './verification/routes.js';
 import type { VerificationService } from './verification/service.js';
+import { MagicLinkRequestBody, MagicLinkSignInBody, magicLinkHandlers } from './magic-link/routes.js';
+import type { MagicLinkService } from './magic-link/service.js';
+import { phoneHandlers, SendCodeBody, VerifyCodeBody } from './phone/routes.js';
+import type { PhoneService } from './phone/service.js';
 
 export interface AuthServices {
   password: PasswordService;
   sessions: SessionService;
   users: UserService;
   verification: VerificationService;
+  magicLink: MagicLinkService;
+  phone: PhoneService;
 }
 
 /**
@@ -25,6 +31,8 @@ export function registerAuthRoutes(app: App, guards: AuthGuards, s: AuthServices
   const sessions = sessionHandlers(s.sessions);
   const users = userHandlers(s.users);
   const verification = verificationHandlers(s.verification);
+  const magic = magicLinkHandlers(s.magicLink);
+  const phone = phoneHandlers(s.phone);
   const { apikey, user } = guards;
 
   app.post('/v1/auth/signup', { preHandler: apikey, schema: { body: SignUpBody } }, password.signUp);
@@ -37,4 +45,8 @@ export function registerAuthRoutes(app: App, guards: AuthGuards, s: AuthServices
   app.post('/v1/auth/resend-verification', { preHandler: apikey, schema: { body: ResendBody } }, verification.resend);
   app.post('/v1/auth/forgot-password', { preHandler: apikey, schema: { body: EmailBody } }, password.forgot);
   app.post('/v1/auth/reset-password', { preHandler: apikey, schema: { body: ResetBody } }, password.reset);
+  app.post('/v1/auth/request-magic-link', { preHandler: apikey, schema: { body: MagicLinkRequestBody } }, magic.request);
+  app.post('/v1/auth/signin-magic-link', { preHandler: apikey, schema: { body: MagicLinkSignInBody } }, magic.signIn);
+  app.post('/v1/auth/phone/send-otp', { preHandler: apikey, schema: { body: SendCodeBody } }, phone.send);
+  app.post('/v1/auth/phone/verify', { preHandler: apikey, schema: { body: VerifyCodeBody } }, phone.verify);
 }

@@ -125,6 +125,9 @@ export function validateAuthSettings(s: AuthSettings): FieldProblem[] {
   if (s.require_email_confirmation === true && !s.email_verification_url) {
     problems.push({ field: 'email_verification_url', message: 'is required when require_email_confirmation is on' });
   }
+  if (s.magic_link_enabled === true && !s.magic_link_url) {
+    problems.push({ field: 'magic_link_url', message: 'is required when magic_link_enabled is on' });
+  }
 
   for (const name of OAUTH) {
     const p = s.providers[name];

@@ -18,12 +18,15 @@ const key = (kind: string, value: string) => `${kind}:${sha256(value).slice(0, 3
 
 /**
  * The keyed limits of API.md §4: sign-in failures per email and per IP, auth emails per
- * recipient. Counted for unknown emails exactly as for known ones, so a 429 reveals nothing.
+ * recipient, phone codes per number and per IP. Counted for unknown emails exactly as for known ones, so a 429 reveals nothing.
  * @example const limits = authLimits(memoryCounter(clock), config); await limits.assertSignin(email, ip);
  */
 export function authLimits(
   counter: Counter,
-  config: Pick<AuthConfig, 'signinFailuresPerEmail' | 'signinFailuresPerIp' | 'emailsPerRecipient'>,
+  config: Pick<
+    AuthConfig,
+    'signinFailuresPerEmail' | 'signinFailuresPerIp' | 'emailsPerRecipient' | 'codesPerPhoneMinute' | 'codesPerPhoneHour' | 'codesPerIp'
+  >,
 ) {
   const over = (c: Count, r: RateRule) => c.count >= r.max;
   return {
@@ -43,6 +46,23 @@ export function authLimits(
     async assertEmail(recipient: string): Promise<void> {
       const c = await counter.hit(key('email', recipient), config.emailsPerRecipient.windowSeconds);
       if (c.count > config.emailsPerRecipient.max) throw rateLimited(c.resetMs);
+    },
+    /**
+     * Counts one phone code to `phone` from `ip`; throws 429 when the number had one this
+     * minute, or too many this hour, or the IP asked for too many numbers (SMS pumping).
+     */
+    async assertPhoneCode(phone: string, ip: string): Promise<void> {
+      // Peek first: a refused request does not use up the hour's allowance.
+      const rules: Array<[string, RateRule]> = [
+        [key('sms-phone-min', phone), config.codesPerPhoneMinute],
+        [key('sms-phone-hour', phone), config.codesPerPhoneHour],
+        [key('sms-ip', ip), config.codesPerIp],
+      ];
+      const seen = await Promise.all(rules.map(([k]) => counter.peek(k)));
+      seen.forEach((c, i) => {
+        if (over(c, rules[i][1])) throw rateLimited(c.resetMs);
+      });
+      await Promise.all(rules.map(([k, r]) => counter.hit(k, r.windowSeconds)));
     },
     /** Counts one email to `recipient`; false (instead of a 429) when over the limit. */
     async tryEmail(recipient: string): Promise<boolean> {

@@ -7,6 +7,9 @@ const rules = {
   signinFailuresPerEmail: { max: 3, windowSeconds: 900 },
   signinFailuresPerIp: { max: 5, windowSeconds: 900 },
   emailsPerRecipient: { max: 1, windowSeconds: 60 },
+  codesPerPhoneMinute: { max: 1, windowSeconds: 60 },
+  codesPerPhoneHour: { max: 5, windowSeconds: 3600 },
+  codesPerIp: { max: 8, windowSeconds: 3600 },
 };
 
 async function rejection(p: Promise<unknown>): Promise<ApiError> {
@@ -74,5 +77,29 @@ describe('auth limits', () => {
     expect(await limits.tryEmail('b@x.io')).toBe(true);
     clock.advance(60_000);
     await limits.assertEmail('a@x.io');
+  });
+
+  it('phone codes: one a minute and five an hour per number, and a ceiling per IP', async () => {
+    const clock = fakeClock(0);
+    const limits = authLimits(memoryCounter(clock), rules);
+    await limits.assertPhoneCode('+46701234567', '10.2.0.1');
+    const minute = await rejection(limits.assertPhoneCode('+46701234567', '10.2.0.2'));
+    expect(minute.headers?.['retry-after']).toBe('60');
+    for (let i = 0; i < 4; i++) {
+      clock.advance(60_000);
+      await limits.assertPhoneCode('+46701234567', '10.2.0.1');
+    }
+    clock.advance(60_000);
+    const hour = await rejection(limits.assertPhoneCode('+46701234567', '10.2.0.1'));
+    expect(hour.code).toBe('rate_limited');
+    expect(Number(hour.headers?.['retry-after'])).toBeGreaterThan(60);
+    // A refused request did not use up the allowance: the hour resets, codes flow again.
+    clock.advance(3600_000);
+    await limits.assertPhoneCode('+46701234567', '10.2.0.3');
+
+    // One IP pumping many numbers: 8 an hour, then refused whatever the number.
+    for (let i = 0; i < 8; i++) await limits.assertPhoneCode(`+4670123450${i}`, '10.9.9.9');
+    expect((await rejection(limits.assertPhoneCode('+46701234599', '10.9.9.9'))).code).toBe('rate_limited');
+    await limits.assertPhoneCode('+46701234599', '10.9.9.8');
   });
 });

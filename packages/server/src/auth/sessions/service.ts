@@ -130,6 +130,11 @@ export function sessionService(deps: Deps) {
     /** A new session for a user whose credentials were just proven. */
     async signIn(userId: string, client: ClientInfo): Promise<Session> {
       const { sessionId, refreshToken } = await db.transaction((tx) => start(tx, userId, client));
+      return this.issue(userId, sessionId, refreshToken);
+    },
+
+    /** The session answer for a session opened with `start` in a transaction that has committed. */
+    async issue(userId: string, sessionId: string, refreshToken: string): Promise<Session> {
       const user = await findUser(db, userId);
       if (!user) throw invalid();
       return tokenSet(user, sessionId, refreshToken);

@@ -11,7 +11,7 @@ import { type Db, migrateSystem, openDatabase } from './db/index.js';
 import { makePrincipalResolver, type ProjectKeys } from './http/principal.js';
 import { type App, createHttpServer } from './http/server.js';
 import { systemClock, type Clock } from './lib/clock.js';
-import { createMessaging, type EmailTransport, type Messaging } from './messaging/index.js';
+import { createMessaging, createSmsTransport, type EmailTransport, type Messaging } from './messaging/index.js';
 import { createSchemaCache, registerOpenApi, registerRestRoutes, type SchemaCache } from './rest/index.js';
 import { createSettingsStore, loadOrCreateKeys, type SettingsStore } from './settings/index.js';
 
@@ -109,7 +109,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       log,
       smtpUrl: config.smtpUrl,
       smtpFrom: config.smtpFrom,
-      sms: config.smsProvider === 'dev' ? 'dev' : null,
+      sms: createSmsTransport(config.env),
       project: () => ({ name: settings.project().name, templates: settings.auth().email_templates }),
       emailTransport: options.emailTransport,
     });

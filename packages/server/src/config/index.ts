@@ -16,7 +16,6 @@ export interface Config {
   statementTimeoutMs: number;
   smtpUrl: string | null;
   smtpFrom: string;
-  smsProvider: string | null;
   redisUrl: string | null;
   dbPoolSize: number;
   env: Record<string, string | undefined>;
@@ -81,7 +80,6 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
     statementTimeoutMs: int(env.STATEMENT_TIMEOUT_MS, 30_000, 'STATEMENT_TIMEOUT_MS'),
     smtpUrl: env.SMTP_URL || null,
     smtpFrom: env.SMTP_FROM || 'Plinth <no-reply@localhost>',
-    smsProvider: env.SMS_PROVIDER || null,
     redisUrl: env.REDIS_URL || null,
     dbPoolSize: Math.max(1, int(env.DB_POOL_SIZE, 10, 'DB_POOL_SIZE')),
     env,

@@ -15,6 +15,7 @@ import { type EmailTemplate, renderEmail } from './templates.js';
 import type { EmailTransport, SmsTransport } from './types.js';
 
 export { EmailSendError } from './email/smtp.js';
+export { createSmsTransport, SMS_PROVIDERS, SmsSendError } from './sms/index.js';
 export { DEFAULT_TEMPLATES, renderEmail, renderSms, type EmailKind, type EmailTemplate } from './templates.js';
 export type { EmailTransport, MessageKind, OutgoingMessage, Outbox, SmsTransport } from './types.js';
 

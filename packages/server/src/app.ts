@@ -9,6 +9,7 @@ import { registerSettingsRoutes } from './admin/settings.js';
 import type { Config } from './config/index.js';
 import { type Db, migrateSystem, openDatabase } from './db/index.js';
 import { makePrincipalResolver, type ProjectKeys } from './http/principal.js';
+import { collectRouteDocs } from './http/route-docs.js';
 import { type App, createHttpServer } from './http/server.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createMessaging, createSmsTransport, type EmailTransport, type Messaging } from './messaging/index.js';
@@ -84,6 +85,8 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       bodyLimit: config.bodyLimit,
       isOriginAllowed: settings.isOriginAllowed,
     });
+    // Before the routes it describes are mounted: the OpenAPI document lists them from their schemas.
+    const routeDocs = collectRouteDocs(app, ['/v1/auth/']);
     const resolvePrincipal = makePrincipalResolver(keys, tokens.verify);
     const guards = makeGuards(resolvePrincipal);
 
@@ -99,7 +102,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
 
     registerSqlRunner(app, { db, guards, statementTimeoutMs: config.statementTimeoutMs, onSchemaChange: () => schema.reload() });
     registerRestRoutes(app, { db, schema, resolvePrincipal, maxRows: config.maxRows });
-    registerOpenApi(app, { schema, resolvePrincipal, publicUrl: config.publicUrl });
+    registerOpenApi(app, { schema, resolvePrincipal, publicUrl: config.publicUrl, extraPaths: routeDocs });
 
     app.get('/v1/auth/.well-known/jwks.json', async () => tokens.jwks());
     registerSettingsRoutes(app, { settings, guards });

@@ -24,11 +24,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * @example app.get('/v1/auth/user', { preHandler: guards.user }, handler)
  */
 export function authGuards(resolve: PrincipalResolver, sessions: SessionService) {
+  // Routes that need only the project key (sign-in, refresh, …) ignore Authorization when an
+  // apikey is sent: a client still holding an expired access token must be able to refresh.
   const apikey = async (req: FastifyRequest) => {
+    req.principal = await resolve(req.headers.apikey, req.headers.apikey === undefined ? req.headers.authorization : undefined);
+  };
+  const withToken = async (req: FastifyRequest) => {
     req.principal = await resolve(req.headers.apikey, req.headers.authorization);
   };
   const user = async (req: FastifyRequest) => {
-    await apikey(req);
+    await withToken(req);
     const p = req.principal;
     if (p?.role !== 'authenticated')
       throw new ApiError('unauthorized', 'Send the user access token: Authorization: Bearer <access_token>.');

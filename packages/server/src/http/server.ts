@@ -91,7 +91,7 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     origin: (origin, cb) => cb(null, origin === undefined ? false : options.isOriginAllowed(origin)),
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['apikey', 'authorization', 'content-type', 'prefer', 'x-client-info', 'accept', 'range'],
-    exposedHeaders: ['content-range', 'retry-after', 'server-timing', 'x-total-count'],
+    exposedHeaders: ['content-range', 'retry-after', 'server-timing'],
     maxAge: 600,
     strictPreflight: false,
   });
@@ -119,6 +119,15 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
   }
 
   app.setNotFoundHandler((request, reply) => {
+    // @fastify/cors hands a preflight from an origin it refused to the not-found handler.
+    const origin = request.headers.origin;
+    if (request.method === 'OPTIONS' && origin && request.headers['access-control-request-method']) {
+      reply.code(403).send({
+        code: 'forbidden',
+        message: `The origin ${origin.slice(0, 200)} may not call this API: add it to the cors_origins auth setting.`,
+      });
+      return;
+    }
     reply
       .code(ERROR_STATUS.route_not_found)
       .send({ code: 'route_not_found', message: `No route ${request.method} ${request.url.split('?')[0]}.` });

@@ -109,8 +109,10 @@ describe('auth settings', () => {
     await patch({ providers: { google: s.providers.google } });
     expect(t.settings.auth().providers.google.client_secret).toBe('real-secret');
     const pub = await t.app.inject({ url: '/v1/auth/settings', headers: t.as.anon });
-    expect(pub.json().providers.google).toBe(true);
+    // Saved, but not offered to clients while the server has no social sign-in routes.
+    expect(pub.json().providers.google).toBe(false);
     expect(pub.body).not.toContain('gid');
+    expect(pub.body).not.toContain('real-secret');
   });
 
   it('phone needs a paid plan: 402 on free, accepted on pro, switched off on a downgrade', async () => {
@@ -133,8 +135,15 @@ describe('auth settings', () => {
         url: '/api/v1/db/x',
         headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'apikey' },
       });
-    expect((await preflight('http://localhost:8080')).headers['access-control-allow-origin']).toBe('http://localhost:8080');
-    expect((await preflight('http://localhost:5173')).headers['access-control-allow-origin']).toBeUndefined();
+    const own = await preflight('http://localhost:8080');
+    expect(own.statusCode).toBe(204);
+    expect(own.headers['access-control-allow-origin']).toBe('http://localhost:8080');
+    const refused = await preflight('http://localhost:5173');
+    expect(refused.headers['access-control-allow-origin']).toBeUndefined();
+    // Answered, with a reason a developer can read in the network tab.
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json()).toMatchObject({ code: 'forbidden' });
+    expect(refused.json().message).toContain('cors_origins');
     await patch({ cors_origins: ['http://localhost:*', 'https://app.example.com'] });
     const ok = await preflight('http://localhost:5173');
     expect(ok.headers['access-control-allow-origin']).toBe('http://localhost:5173');

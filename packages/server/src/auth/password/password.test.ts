@@ -190,6 +190,12 @@ describe('sign-in', () => {
         403,
         'provider_disabled',
       ]);
+      // Password recovery is part of the method: off too.
+      expect(code(await call(t, 'POST', 'forgot-password', { email: addr }))).toEqual([403, 'provider_disabled']);
+      expect(code(await call(t, 'POST', 'reset-password', { token: 'x'.repeat(43), password: 'a new password' }))).toEqual([
+        403,
+        'provider_disabled',
+      ]);
     } finally {
       await setAuth(t, { email_password_enabled: true });
     }

@@ -117,6 +117,7 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
 
     /** 200 always (unknown emails alike); 429 after too many emails to one address. */
     async forgotPassword(input: { email: unknown }): Promise<void> {
+      assertEnabled();
       const email = normalizeEmail(input.email);
       await limits.assertEmail(email);
       const page = settings.auth().password_reset_url;
@@ -135,6 +136,7 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
 
     /** 200 `{user}`; every session of the user is ended (the caller has none). */
     async resetPassword(input: { token: unknown; password: unknown }): Promise<{ user: User }> {
+      assertEnabled();
       const password = checkPassword(input.password, settings.auth().min_password_length);
       const hash = await hasher.hash(password);
       const now = clock.now();

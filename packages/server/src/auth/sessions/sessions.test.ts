@@ -116,6 +116,16 @@ describe('access tokens', () => {
     const s1 = (await refresh(s0.refresh_token)).json();
     expect((await me(s1.access_token)).statusCode).toBe(200);
   });
+
+  it('a client that still sends its expired access token can refresh and sign in', async () => {
+    const s0 = await freshSession();
+    t.clock.advance(3601_000);
+    const stale = asUser(t, s0.access_token);
+    const res = await call(t, 'POST', 'refresh', { refresh_token: s0.refresh_token }, stale);
+    expect(res.statusCode, res.body).toBe(200);
+    const again = await call(t, 'POST', 'signin', { email: s0.user.email, password: 'correct horse battery' }, asUser(t, 'eyJnot.a.token'));
+    expect(again.statusCode, again.body).toBe(200);
+  });
 });
 
 describe('sign-out', () => {

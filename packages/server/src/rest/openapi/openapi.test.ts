@@ -94,3 +94,34 @@ describe('GET /api/v1/openapi.json', () => {
     await expect.poll(async () => Object.keys((await doc()).json.components.schemas), { timeout: 2000, interval: 50 }).toContain('added');
   });
 });
+
+describe('auth endpoints in the document', () => {
+  it('lists every /v1/auth route with the request body schema that validates it', async () => {
+    const { json } = await doc();
+    const auth = Object.keys(json.paths).filter((p) => p.startsWith('/v1/auth/'));
+    for (const p of [
+      '/v1/auth/signup',
+      '/v1/auth/signin',
+      '/v1/auth/refresh',
+      '/v1/auth/user',
+      '/v1/auth/request-magic-link',
+      '/v1/auth/phone/verify',
+    ]) {
+      expect(auth, p).toContain(p);
+    }
+    expect(Object.keys(json.paths['/v1/auth/user']).sort()).toEqual(['get', 'patch']);
+    const signup = json.paths['/v1/auth/signup'].post;
+    expect(signup.tags).toEqual(['auth']);
+    expect(signup.requestBody.content['application/json'].schema).toMatchObject({
+      type: 'object',
+      required: ['email', 'password'],
+      properties: { email: { type: 'string' }, password: { type: 'string' } },
+    });
+    expect(json.paths['/v1/auth/phone/verify'].post.requestBody.content['application/json'].schema.required).toEqual(['phone', 'code']);
+    // Operation ids are unique across the document.
+    const ids = Object.values(json.paths).flatMap((item) =>
+      Object.values(item as Record<string, { operationId?: string }>).map((op) => op.operationId),
+    );
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});

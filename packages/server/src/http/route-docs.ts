@@ -1,0 +1,70 @@
+import type { App } from './server.js';
+
+type JsonSchema = Record<string, unknown>;
+
+interface Seen {
+  method: string;
+  url: string;
+  body?: JsonSchema;
+  querystring?: JsonSchema;
+  summary?: string;
+}
+
+/**
+ * Collects the routes registered under `prefixes` (with their TypeBox schemas, which are JSON
+ * Schema) so the OpenAPI document can describe them from the same source that validates
+ * them. Call it before those routes are registered; read the result once the app is ready.
+ * @example const authPaths = collectRouteDocs(app, ['/v1/auth/']); … registerOpenApi(app, { …, extraPaths: authPaths })
+ */
+export function collectRouteDocs(app: App, prefixes: string[]): () => Record<string, JsonSchema> {
+  const seen: Seen[] = [];
+  app.addHook('onRoute', (route) => {
+    if (!prefixes.some((p) => route.url.startsWith(p))) return;
+    const methods = (Array.isArray(route.method) ? route.method : [route.method]).filter((m) => m !== 'HEAD' && m !== 'OPTIONS');
+    const schema = (route.schema ?? {}) as { body?: JsonSchema; querystring?: JsonSchema };
+    for (const method of methods)
+      seen.push({ method: method.toLowerCase(), url: route.url, body: schema.body, querystring: schema.querystring });
+  });
+  let built: Record<string, JsonSchema> | null = null;
+  return () => {
+    built ??= build(seen);
+    return built;
+  };
+}
+
+function build(seen: Seen[]): Record<string, JsonSchema> {
+  const paths: Record<string, JsonSchema> = {};
+  for (const r of seen) {
+    // Fastify's `:param` is OpenAPI's `{param}`.
+    const path = r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    const params = [...r.url.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
+    const query = Object.entries((r.querystring?.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => ({
+      name,
+      in: 'query',
+      required: ((r.querystring?.required as string[] | undefined) ?? []).includes(name),
+      schema,
+    }));
+    const op: JsonSchema = {
+      operationId: `${r.method}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+      tags: [path.startsWith('/v1/auth') ? 'auth' : 'management'],
+      ...(params.length || query.length ? { parameters: [...params, ...query] } : {}),
+      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: strip(r.body) } } } } : {}),
+      responses: {
+        '200': { description: 'Success; docs/api.md gives the body of each endpoint.' },
+        default: { $ref: '#/components/responses/Error' },
+      },
+    };
+    paths[path] = { ...(paths[path] ?? {}), [r.method]: op };
+  }
+  return paths;
+}
+
+/** A plain JSON copy without TypeBox's symbol keys. */
+function strip(schema: JsonSchema): JsonSchema {
+  return JSON.parse(JSON.stringify(schema)) as JsonSchema;
+}

@@ -183,10 +183,14 @@ export class SessionManager {
       return { data: null, error: res.error };
     }
     const session = toSession(res.data, stored.user);
-    // Another tab's message may have brought this very token set while we waited for the answer.
-    const changed = this.current?.access_token !== session.access_token;
+    // Another tab's message may have brought this refresh token while we waited for the answer:
+    // the server's reuse grace answered our duplicate with it (and a newly signed access
+    // token). That is the session this tab already holds, not another refresh to announce.
+    if (this.current && this.current.refresh_token === session.refresh_token && !expiresWithin(this.current, EXPIRY_MARGIN_S)) {
+      return { data: this.current, error: null };
+    }
     await this.persist(session);
-    if (changed) emit('TOKEN_REFRESHED', session);
+    emit('TOKEN_REFRESHED', session);
     return { data: session, error: null };
   }
 
@@ -291,7 +295,9 @@ function isRefusal(error: PlinthError): boolean {
 export function inferEvent(prev: Session | null, next: Session | null): AuthChangeEvent | null {
   if (!next) return prev ? 'SIGNED_OUT' : null;
   if (!prev || prev.user?.id !== next.user?.id) return 'SIGNED_IN';
-  if (prev.access_token !== next.access_token) return 'TOKEN_REFRESHED';
+  // The refresh token names the token set: the same one with another access token (the reuse
+  // grace answering a second tab) is the refresh this tab already announced.
+  if (prev.refresh_token !== next.refresh_token) return 'TOKEN_REFRESHED';
   if (JSON.stringify(prev.user) !== JSON.stringify(next.user)) return 'USER_UPDATED';
   return null;
 }

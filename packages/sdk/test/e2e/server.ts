@@ -1,0 +1,134 @@
+import type { AddressInfo } from 'node:net';
+import { createAuthServer, lastToken, mailsTo } from '../../../server/test/auth.js';
+import type { TestServer } from '../../../server/test/harness.js';
+import { type AuthClient, createClient, type ClientOptions, memoryStorage } from '../../src/index.js';
+import type { AuthChangeEvent, Session, SupportedStorage } from '../../src/types.js';
+
+export { email } from '../../../server/test/auth.js';
+
+/** The app pages the auth emails link to (allowlisted in `startServer`). */
+export const APP = 'https://app.example.com';
+
+export interface E2eServer {
+  t: TestServer;
+  /** `http://127.0.0.1:<port>`: what an app passes to `createClient`. */
+  url: string;
+  publicKey: string;
+}
+
+/**
+ * A whole Plinth (the server's own test harness: PGlite, or PostgreSQL with PLINTH_TEST_DB)
+ * listening on a real loopback port, with the app pages of the auth emails allowlisted and
+ * `settings` (auth settings, API.md §3) applied.
+ * @example const s = await startServer(); const client = createClient(s.url, s.publicKey);
+ */
+export async function startServer(settings: Record<string, unknown> = {}): Promise<E2eServer> {
+  const t = await createAuthServer();
+  try {
+    // One update: two in a row can lose the second on PostgreSQL (settings.test.ts).
+    await t.settings.updateAuth({
+      allowed_redirect_urls: [APP],
+      email_verification_url: `${APP}/verify`,
+      password_reset_url: `${APP}/reset`,
+      ...settings,
+    });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+  } catch (error) {
+    await t.stop();
+    throw error;
+  }
+  const { port } = t.app.server.address() as AddressInfo;
+  return { t, url: `http://127.0.0.1:${port}`, publicKey: t.keys.publicKey };
+}
+
+/** A Node client of the server; `track` it so `afterEach` disposes it. */
+export function clientOf(s: E2eServer, options: ClientOptions = {}) {
+  return createClient(s.url, s.publicKey, options);
+}
+
+/** A storage that already holds `session`, as a returning visitor's would. */
+export function storageWith(s: E2eServer, session: Session, key = storageKey(s)): SupportedStorage {
+  const storage = memoryStorage();
+  storage.setItem(key, JSON.stringify(session));
+  return storage;
+}
+
+/** The SDK's default storage key for this server. */
+export function storageKey(s: E2eServer): string {
+  return `plinth.auth.${new URL(s.url).host}`;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** How many mails of `kind` went to `to` so far. */
+export async function mailCount(s: E2eServer, to: string, kind: string): Promise<number> {
+  return (await mailsTo(s.t, to)).filter((m) => m.kind === kind).length;
+}
+
+/**
+ * The token of the next mail of `kind` to `to`, once more than `seen` such mails arrived
+ * (delivery goes through the outbox and a real SMTP sink, so it is polled).
+ * @example const token = await nextToken(s, addr, 'verification', 0);
+ */
+export async function nextToken(s: E2eServer, to: string, kind: string, seen = 0): Promise<string> {
+  for (let i = 0; i < 50; i++) {
+    if ((await mailCount(s, to, kind)) > seen) return lastToken(s.t, to, kind);
+    await sleep(100);
+  }
+  throw new Error(`no ${kind} mail to ${to} within 5 s (had ${seen})`);
+}
+
+/** The newest link of `kind` mailed to `to` (after `nextToken` saw it arrive). */
+export async function lastLink(s: E2eServer, to: string, kind: string): Promise<string> {
+  return (await mailsTo(s.t, to)).filter((m) => m.kind === kind).at(-1)?.link ?? '';
+}
+
+/**
+ * What the server now says about a stored session: a fresh client that finds `session` in its
+ * storage (a second device, or the same browser after a reload) asks to refresh it.
+ * @example expect((await refreshAs(s, old)).error?.code).toBe('invalid_refresh_token');
+ */
+export async function refreshAs(s: E2eServer, session: Session) {
+  const client = clientOf(s, { auth: { storage: storageWith(s, session), autoRefreshToken: false } });
+  try {
+    return await client.auth.refreshSession();
+  } finally {
+    client.auth.dispose();
+  }
+}
+
+/**
+ * Records every auth event of a client in order.
+ * @example const rec = record(client); await rec.until('SIGNED_OUT'); expect(rec.names()).toEqual([...]);
+ */
+export function record(client: { auth: { onAuthStateChange: AuthClient['onAuthStateChange'] } }) {
+  const events: Array<{ event: AuthChangeEvent; session: Session | null }> = [];
+  client.auth.onAuthStateChange((event, session) => {
+    events.push({ event, session });
+  });
+  const count = (event: AuthChangeEvent) => events.filter((e) => e.event === event).length;
+  return {
+    events,
+    names: () => events.map((e) => e.event),
+    last: (event: AuthChangeEvent) => events.filter((e) => e.event === event).at(-1),
+    /** Resolves once `event` was delivered `times` times; fails after 5 s. */
+    async until(event: AuthChangeEvent, times = 1): Promise<void> {
+      for (let i = 0; i < 100 && count(event) < times; i++) await sleep(50);
+      if (count(event) < times) throw new Error(`${event} ×${times} not delivered within 5 s; got ${events.map((e) => e.event)}`);
+    },
+  };
+}
+
+/** Collects the clients of a test so `afterEach` can stop their timers. */
+export function tracker() {
+  const clients: Array<{ auth: { dispose(): void } }> = [];
+  return {
+    track<T extends { auth: { dispose(): void } }>(client: T): T {
+      clients.push(client);
+      return client;
+    },
+    disposeAll(): void {
+      for (const c of clients.splice(0)) c.auth.dispose();
+    },
+  };
+}

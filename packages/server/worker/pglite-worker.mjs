@@ -4,6 +4,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 
+const SCRIPT_CLEANUP =
+  'rollback; reset session authorization; reset role; reset all; select pg_advisory_unlock_all(); close all; discard temp';
 const SET_ROLE_SQL = "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true)";
 
 // int8 as a number when it is exact, else as text, the same on both drivers.
@@ -57,8 +59,15 @@ async function handle(msg) {
       });
     case 'script': {
       if (msg.params && msg.params.length) return [shape(await pg.query(msg.sql, msg.params))];
-      const results = await pg.exec(msg.sql);
-      return results.map(shape);
+      try {
+        const results = await pg.exec(msg.sql);
+        return results.map(shape);
+      } finally {
+        // One connection serves every request: nothing a script leaves behind may stay. A
+        // transaction it left open is rolled back (as when a client disconnects), and what
+        // it set for the session (SET, SET ROLE, advisory locks, temp tables) is undone.
+        await pg.exec(SCRIPT_CLEANUP);
+      }
     }
     case 'begin': {
       const txId = nextTx++;

@@ -42,9 +42,10 @@ function shape(r: postgres.RowList<Row[]>, fallbackCommand = 'OK'): QueryResult 
  * @example const db = await openPostgres('postgres://localhost/app', { max: 10 });
  */
 export async function openPostgres(url: string, options: { max?: number; connectTimeoutS?: number } = {}): Promise<Db> {
+  const connectTimeoutS = options.connectTimeoutS ?? 1;
   const sql: Sql = postgres(url, {
     max: options.max ?? 10,
-    connect_timeout: options.connectTimeoutS ?? 1,
+    connect_timeout: connectTimeoutS,
     idle_timeout: 60,
     max_lifetime: 60 * 30,
     onnotice: () => undefined,
@@ -81,53 +82,54 @@ export async function openPostgres(url: string, options: { max?: number; connect
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) => run(async () => (await sql.begin((tx) => fn(queryable(tx)))) as T),
     script: (text, options = {}) =>
       run(async () => {
-        if (options.params?.length) {
-          if (!options.as) return [shape(await sql.unsafe<Row[]>(text, options.params as never[]))];
-          return (await sql.begin(async (tx) => {
-            for (const s of setAsSql(options.as, true)) await tx.unsafe(s);
-            return [shape(await tx.unsafe<Row[]>(text, options.params as never[]))];
-          })) as unknown as QueryResult[];
-        }
-        const statements = splitStatements(text);
         const timeout = options.timeoutMs ? Math.floor(options.timeoutMs) : 0;
-        // One statement at a time, so each keeps its own result (postgres.js drops row-less
-        // results of a multi-statement query), inside one transaction so the script stays atomic.
-        const runAll = async (conn: Sql | postgres.TransactionSql<Record<string, never>>) => {
-          const results: QueryResult[] = [];
-          let offset = 0;
-          for (const stmt of statements) {
-            const at = text.indexOf(stmt, offset);
-            offset = at >= 0 ? at + stmt.length : offset;
-            try {
-              results.push(shape((await conn.unsafe(stmt).simple()) as postgres.RowList<Row[]>, commandOf(stmt)));
-            } catch (err) {
-              const e = toDbError(err);
-              if (e instanceof DbError && e.position !== undefined && at >= 0) {
-                throw new DbError(e.message, e.sqlstate, e.detail, e.constraint, e.position + at, e.column, e.table);
-              }
-              throw e;
-            }
-          }
-          return results;
-        };
-        if (!statements.some((s) => NO_TX.test(s))) {
-          return (await sql.begin(async (tx) => {
-            if (timeout) await tx.unsafe(`set local statement_timeout = ${timeout}`);
-            for (const s of setAsSql(options.as, true)) await tx.unsafe(s);
-            return runAll(tx);
-          })) as unknown as QueryResult[];
-        }
-        // The script manages transactions itself (or runs VACUUM and the like): give it a
-        // connection of its own, so nothing it sets can leak into the pool.
+        // Every script gets a connection of its own, closed right after: whatever it changes
+        // in its session (SET, SET ROLE, temp tables, advisory locks, an open transaction)
+        // dies with that connection and never reaches the pool the API runs on.
         const own = postgres(url, {
           max: 1,
-          connect_timeout: options.timeoutMs ? Math.ceil(options.timeoutMs / 1000) : 5,
+          connect_timeout: options.timeoutMs ? Math.max(1, connectTimeoutS) : connectTimeoutS,
           onnotice: () => undefined,
-          connection: timeout ? { statement_timeout: timeout } : {},
+          connection: timeout ? { statement_timeout: timeout, application_name: 'plinth-sql' } : { application_name: 'plinth-sql' },
           types: sqlTypes,
         }) as unknown as Sql;
         try {
-          // Session-wide on purpose: this connection is closed right after the script.
+          if (options.params?.length) {
+            if (!options.as) return [shape(await own.unsafe<Row[]>(text, options.params as never[]))];
+            return (await own.begin(async (tx) => {
+              for (const s of setAsSql(options.as, true)) await tx.unsafe(s);
+              return [shape(await tx.unsafe<Row[]>(text, options.params as never[]))];
+            })) as unknown as QueryResult[];
+          }
+          const statements = splitStatements(text);
+          // One statement at a time, so each keeps its own result (postgres.js drops row-less
+          // results of a multi-statement query).
+          const runAll = async (conn: Sql | postgres.TransactionSql<Record<string, never>>) => {
+            const results: QueryResult[] = [];
+            let offset = 0;
+            for (const stmt of statements) {
+              const at = text.indexOf(stmt, offset);
+              offset = at >= 0 ? at + stmt.length : offset;
+              try {
+                results.push(shape((await conn.unsafe(stmt).simple()) as postgres.RowList<Row[]>, commandOf(stmt)));
+              } catch (err) {
+                const e = toDbError(err);
+                if (e instanceof DbError && e.position !== undefined && at >= 0) {
+                  throw new DbError(e.message, e.sqlstate, e.detail, e.constraint, e.position + at, e.column, e.table);
+                }
+                throw e;
+              }
+            }
+            return results;
+          };
+          if (!statements.some((s) => NO_TX.test(s))) {
+            // One transaction, so the script is atomic.
+            return (await own.begin(async (tx) => {
+              for (const s of setAsSql(options.as, true)) await tx.unsafe(s);
+              return runAll(tx);
+            })) as unknown as QueryResult[];
+          }
+          // The script manages transactions itself (or runs VACUUM and the like).
           for (const s of setAsSql(options.as, false)) await own.unsafe(s);
           return await runAll(own);
         } finally {

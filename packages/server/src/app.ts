@@ -84,6 +84,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       logger: log,
       bodyLimit: config.bodyLimit,
       isOriginAllowed: settings.isOriginAllowed,
+      trustProxy: config.trustProxy,
     });
     // Before the routes it describes are mounted: the OpenAPI document lists them from their schemas.
     const routeDocs = collectRouteDocs(app, ['/v1/auth/']);

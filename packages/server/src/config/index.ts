@@ -18,7 +18,33 @@ export interface Config {
   smtpFrom: string;
   redisUrl: string | null;
   dbPoolSize: number;
+  /**
+   * Which proxies' `X-Forwarded-For` to believe for the client IP (per-IP limits, session IP):
+   * none by default, else `true` (any: only behind a proxy that overwrites the header), a hop
+   * count, or a list of proxy addresses / CIDRs.
+   */
+  trustProxy: boolean | number | string[];
   env: Record<string, string | undefined>;
+}
+
+/**
+ * `TRUST_PROXY`: unset or `false` → trust no proxy; `true`; a hop count (`1`); or a comma
+ * list of addresses and CIDRs (`10.0.0.0/8,127.0.0.1`).
+ * @example trustProxy('1') // 1
+ */
+export function parseTrustProxy(value: string | undefined): boolean | number | string[] {
+  const v = (value ?? '').trim();
+  if (v === '' || v === 'false') return false;
+  if (v === 'true') return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  const list = v
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+  const bad = list.find((x) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(x));
+  if (bad !== undefined)
+    throw new Error(`config: TRUST_PROXY must be true, false, a hop count or a list of addresses/CIDRs; "${bad}" is none`);
+  return list;
 }
 
 /** Parses a `.env` file: `KEY=value` lines, `#` comments, optional quotes. */
@@ -82,6 +108,7 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
     smtpFrom: env.SMTP_FROM || 'Plinth <no-reply@localhost>',
     redisUrl: env.REDIS_URL || null,
     dbPoolSize: Math.max(1, int(env.DB_POOL_SIZE, 10, 'DB_POOL_SIZE')),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
     env,
   };
 }

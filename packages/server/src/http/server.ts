@@ -18,6 +18,8 @@ export interface HttpOptions {
   bodyLimit: number;
   /** Decides per request whether a browser Origin may call the API (settings may change any time). */
   isOriginAllowed: (origin: string) => boolean;
+  /** Whose `X-Forwarded-For` decides the client IP (config TRUST_PROXY); none by default. */
+  trustProxy?: boolean | number | string[];
 }
 
 export type App = FastifyInstance<
@@ -79,7 +81,9 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     bodyLimit: options.bodyLimit,
     // Fastify's two lines per request cost CPU on the hot path; see the debug hook below.
     logController: new LogController({ disableRequestLogging: true }),
-    trustProxy: true,
+    // A client can write X-Forwarded-For itself: believed only from configured proxies.
+    // (A hop count is documented by Fastify but missing from its types.)
+    trustProxy: (options.trustProxy ?? false) as boolean | string[],
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },

@@ -233,8 +233,23 @@ describe('rate limits', () => {
     for (let i = 0; i < 5; i++) await call(r, 'POST', 'signin', { email: email('spray'), password: 'wrong wrong' });
     const res = await call(r, 'POST', 'signin', { email: email('spray'), password: 'wrong wrong' });
     expect(code(res)).toEqual([429, 'rate_limited']);
-    const other = await call(r, 'POST', 'signin', { email: email('spray'), password: 'wrong wrong' }, { 'x-forwarded-for': '203.0.113.9' });
+    const other = await r.app.inject({
+      method: 'POST',
+      url: '/v1/auth/signin',
+      remoteAddress: '203.0.113.9',
+      headers: r.as.anon,
+      payload: { email: email('spray'), password: 'wrong wrong' },
+    });
     expect(code(other)).toEqual([400, 'invalid_credentials']);
+    // A client cannot pick another IP by writing X-Forwarded-For (no proxy is trusted by default).
+    const spoofed = await call(
+      r,
+      'POST',
+      'signin',
+      { email: email('spray'), password: 'wrong wrong' },
+      { 'x-forwarded-for': '203.0.113.10' },
+    );
+    expect(code(spoofed)).toEqual([429, 'rate_limited']);
   });
 
   it('requests per IP on /v1/auth (@fastify/rate-limit)', async () => {

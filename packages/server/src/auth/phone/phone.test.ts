@@ -215,7 +215,13 @@ describe('input', () => {
         fc.oneof(fc.string({ maxLength: 20 }), fc.stringMatching(/^\+[0-9]{1,16}$/)),
         fc.string({ maxLength: 8 }),
         async (p, c) => {
-          const sent = await call(t, 'POST', 'phone/send-otp', { phone: p }, { 'x-forwarded-for': `198.51.100.${++n % 250}` });
+          const sent = await t.app.inject({
+            method: 'POST',
+            url: '/v1/auth/phone/send-otp',
+            remoteAddress: `198.51.100.${++n % 250}`,
+            headers: t.as.anon,
+            payload: { phone: p },
+          });
           expect([200, 400, 429]).toContain(sent.statusCode);
           const checked = await verify(p, c);
           expect([400, 429]).toContain(checked.statusCode);

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 /** Typed configuration. The only module that reads `process.env`. */
@@ -20,30 +21,32 @@ export interface Config {
   dbPoolSize: number;
   /**
    * Which proxies' `X-Forwarded-For` to believe for the client IP (per-IP limits, session IP):
-   * none by default, else `true` (any: only behind a proxy that overwrites the header), a hop
-   * count, or a list of proxy addresses / CIDRs.
+   * none by default, else `true` (any: only behind a proxy that overwrites the header), or a
+   * list of proxy addresses / CIDRs.
    */
-  trustProxy: boolean | number | string[];
+  trustProxy: boolean | string[];
   env: Record<string, string | undefined>;
 }
 
 /**
- * `TRUST_PROXY`: unset or `false` → trust no proxy; `true`; a hop count (`1`); or a comma
- * list of addresses and CIDRs (`10.0.0.0/8,127.0.0.1`).
- * @example trustProxy('1') // 1
+ * `TRUST_PROXY`: unset or `false` → trust no proxy; `true`; or a comma list of proxy addresses
+ * and CIDRs (`10.0.0.0/8,127.0.0.1`). No hop counts: Fastify ignores them, since a count cannot
+ * tell a proxy from a client that sends enough hops itself.
+ * @example parseTrustProxy('10.0.0.0/8, 127.0.0.1') // ['10.0.0.0/8', '127.0.0.1']
  */
-export function parseTrustProxy(value: string | undefined): boolean | number | string[] {
+export function parseTrustProxy(value: string | undefined): boolean | string[] {
   const v = (value ?? '').trim();
   if (v === '' || v === 'false') return false;
   if (v === 'true') return true;
-  if (/^\d+$/.test(v)) return Number(v);
   const list = v
     .split(',')
     .map((x) => x.trim())
     .filter(Boolean);
-  const bad = list.find((x) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(x));
-  if (bad !== undefined)
-    throw new Error(`config: TRUST_PROXY must be true, false, a hop count or a list of addresses/CIDRs; "${bad}" is none`);
+  const bad = list.find((x) => {
+    const [addr, bits, ...rest] = x.split('/');
+    return rest.length > 0 || isIP(addr) === 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits));
+  });
+  if (bad !== undefined) throw new Error(`config: TRUST_PROXY must be true, false or a list of proxy addresses/CIDRs; "${bad}" is none`);
   return list;
 }
 

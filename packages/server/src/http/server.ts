@@ -19,7 +19,7 @@ export interface HttpOptions {
   /** Decides per request whether a browser Origin may call the API (settings may change any time). */
   isOriginAllowed: (origin: string) => boolean;
   /** Whose `X-Forwarded-For` decides the client IP (config TRUST_PROXY); none by default. */
-  trustProxy?: boolean | number | string[];
+  trustProxy?: boolean | string[];
 }
 
 export type App = FastifyInstance<
@@ -82,8 +82,7 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     // Fastify's two lines per request cost CPU on the hot path; see the debug hook below.
     logController: new LogController({ disableRequestLogging: true }),
     // A client can write X-Forwarded-For itself: believed only from configured proxies.
-    // (A hop count is documented by Fastify but missing from its types.)
-    trustProxy: (options.trustProxy ?? false) as boolean | string[],
+    trustProxy: options.trustProxy ?? false,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },

@@ -34,10 +34,6 @@ describe('client IP', () => {
     expect(await sessionIpAfterSignIn({ TRUST_PROXY: '10.0.0.0/8' }, '10.1.2.3', '203.0.113.5')).toBe('203.0.113.5');
   });
 
-  it('a hop count trusts that many proxies in front', async () => {
-    expect(await sessionIpAfterSignIn({ TRUST_PROXY: '1' }, '198.51.100.7', '192.0.2.1, 203.0.113.5')).toBe('203.0.113.5');
-  });
-
   it('a proxy that is not in the list is not believed', async () => {
     expect(await sessionIpAfterSignIn({ TRUST_PROXY: '10.0.0.0/8' }, '198.51.100.7', '203.0.113.5')).toBe('198.51.100.7');
   });
@@ -47,13 +43,12 @@ describe('client IP', () => {
     ['', false],
     ['false', false],
     ['true', true],
-    ['2', 2],
     ['10.0.0.0/8, 127.0.0.1,::1', ['10.0.0.0/8', '127.0.0.1', '::1']],
   ])('TRUST_PROXY=%j → %j', (value, expected) => {
     expect(parseTrustProxy(value)).toEqual(expected);
   });
 
-  it('refuses a TRUST_PROXY that is none of those, naming the variable', () => {
-    expect(() => parseTrustProxy('yes please')).toThrow(/TRUST_PROXY/);
+  it.each(['yes please', '1', '10.0.0.0/8;evil'])('refuses TRUST_PROXY=%j, naming the variable', (value) => {
+    expect(() => parseTrustProxy(value)).toThrow(/TRUST_PROXY/);
   });
 });

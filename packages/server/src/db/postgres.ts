@@ -24,6 +24,14 @@ const sqlTypes = {
     parse: (x: string) => x,
   },
   bytea: { to: 17, from: [17], serialize: (x: unknown) => x as string, parse: (x: string) => x },
+  // A string bound to a json/jsonb parameter is JSON text already, as PGlite takes it;
+  // postgres.js would encode it again and store a JSON string instead of the object.
+  json: {
+    to: 114,
+    from: [114, 3802],
+    serialize: (x: unknown) => (typeof x === 'string' ? x : JSON.stringify(x)),
+    parse: (x: string) => JSON.parse(x),
+  },
 } as unknown as Record<string, postgres.PostgresType>;
 
 function shape(r: postgres.RowList<Row[]>, fallbackCommand = 'OK'): QueryResult {

@@ -69,9 +69,30 @@ export async function createSettingsStore(db: Db, opts: { publicUrl: string; log
     const stored = parse<Partial<ProjectInfo>>(p);
     apply(withDefaults(parse<Partial<AuthSettings>>(a)), { ...defaultProject(opts.publicUrl), ...stored, public_url: opts.publicUrl });
   };
-  await load();
+  // One load at a time, and one more after the last request: overlapping loads could finish
+  // out of order and put older settings back in the cache (seen on PostgreSQL).
+  let loading: Promise<void> | null = null;
+  let again = false;
+  const reload = (): Promise<void> => {
+    if (loading) {
+      again = true;
+      return loading;
+    }
+    loading = (async () => {
+      try {
+        do {
+          again = false;
+          await load();
+        } while (again);
+      } finally {
+        loading = null;
+      }
+    })();
+    return loading;
+  };
+  await reload();
   const unlisten = await db.listen(CHANNEL, () => {
-    load().catch((err) => opts.log.warn({ err }, 'settings reload failed'));
+    reload().catch((err) => opts.log.warn({ err }, 'settings reload failed'));
   });
 
   return {
@@ -92,7 +113,7 @@ export async function createSettingsStore(db: Db, opts: { publicUrl: string; log
         await write(tx, AUTH_KEY, merged);
         return merged;
       });
-      apply(next, project);
+      await reload();
       return next;
     },
     async updateProject(patch) {
@@ -120,7 +141,7 @@ export async function createSettingsStore(db: Db, opts: { publicUrl: string; log
         }
         return merged;
       });
-      await load();
+      await reload();
       return next;
     },
     isOriginAllowed: (origin) => origin === ownOrigin || originMatches(origin, origins),

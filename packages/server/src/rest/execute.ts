@@ -36,61 +36,161 @@ export async function execute(db: Db, who: RoleContext, plan: Plan, stmt: SqlSta
   return { body: row.body, rows: Number(row.n), total };
 }
 
-/** Data exceptions a bad value can raise (class 22 is mapped whole below). */
-const INVALID_VALUE = new Set(['42804', '42883', '428C9', '2201B', '54000']);
+/** Besides class 22, what a value of the wrong type or size raises. */
+const INVALID_VALUE = new Set(['42804', '42883', '428C9', '54000', '54001']);
 
 /**
- * Maps a database error to the API's codes (API.md §2). What is not the client's fault is
- * rethrown: the error handler logs it and answers 500.
+ * The SQLSTATE classes PostgreSQL defines (errcodes.txt). A code outside them was chosen by
+ * the project's own code (`raise exception using errcode = 'U0001'`), like P0001.
+ */
+const PG_CLASSES = new Set(
+  '00 01 02 03 08 09 0A 0B 0F 0L 0P 0Z 20 21 22 23 24 25 26 27 28 2B 2D 2F 34 38 39 3B 3D 3F 40 42 44 53 54 55 57 58 72 F0 HV P0 XX'.split(
+    ' ',
+  ),
+);
+
+/** A `raise exception` (P0001), an `assert` (P0004) or an owner-defined SQLSTATE: its author wrote the message for the client. */
+function isRaised(state: string): boolean {
+  return state === 'P0001' || state === 'P0004' || (state.length === 5 && !PG_CLASSES.has(state.slice(0, 2)));
+}
+
+const NOT_WRITABLE = new Set(['42809', '55000', '0A000']);
+
+function describeRelation(plan: Plan): string {
+  const kind = plan.table.kind === 'materialized_view' ? 'materialized view' : plan.table.kind;
+  return `${kind} "${plan.table.name}"`;
+}
+
+/**
+ * Maps a database error to the API's codes (API.md §2): what a request can cause is a 4xx
+ * with `details.sqlstate`, never a 500. What is the database's or Plinth's fault (internal
+ * errors, a syntax error in the generated SQL, a broken trigger function) is rethrown: the
+ * error handler logs it and answers 500. Only a raise's own message is sent; PostgreSQL's
+ * messages stay in the cause.
  * @example mapDbError(new DbError('duplicate key', '23505', undefined, 'todos_pkey'), plan) // 409 conflict
  */
 export function mapDbError(err: DbError, plan: Plan): Error {
-  const state = err.sqlstate ?? '';
+  const sqlstate = err.sqlstate ?? '';
   const cause = { cause: err };
   const constraint = err.constraint ?? null;
-  switch (state) {
+  const refused = (message: string) => new ApiError('invalid_request', message, { sqlstate }, cause);
+  switch (sqlstate) {
     case '23505':
     case '23503':
     case '23P01':
     case '23001':
-      return new ApiError('conflict', conflictMessage(state), { constraint }, cause);
+      return new ApiError('conflict', conflictMessage(sqlstate), { constraint, sqlstate }, cause);
+    case '40001':
+    case '40P01':
+    case '55P03':
+      return new ApiError(
+        'conflict',
+        'The change conflicted with a concurrent one (serialization failure, deadlock or a locked row); retry it.',
+        { constraint: null, sqlstate },
+        cause,
+      );
     case '23502':
       return new ApiError(
         'constraint_violation',
         'A required column is missing or null.',
-        { constraint, column: err.column ?? null },
+        { constraint, column: err.column ?? null, sqlstate },
         cause,
       );
     case '23514':
-      return new ApiError('constraint_violation', 'A value fails a check constraint.', { constraint }, cause);
+      return new ApiError('constraint_violation', 'A value fails a check constraint.', { constraint, sqlstate }, cause);
+    case '44000':
+      return new ApiError(
+        'constraint_violation',
+        `The row is outside the ${describeRelation(plan)}, which has WITH CHECK OPTION.`,
+        { constraint: null, sqlstate },
+        cause,
+      );
     case '42501':
       return /row-level security/i.test(err.message)
-        ? new ApiError('rls_violation', 'A row-level security policy refused this row.', { table: plan.table.name }, cause)
-        : new ApiError('permission_denied', 'Your role lacks the privilege for this operation.', { table: plan.table.name }, cause);
+        ? new ApiError('rls_violation', 'A row-level security policy refused this row.', { table: plan.table.name, sqlstate }, cause)
+        : new ApiError(
+            'permission_denied',
+            'Your role lacks the privilege for this operation.',
+            { table: plan.table.name, sqlstate },
+            cause,
+          );
     case '42703':
       // The schema changed under a cached plan; the next reload catches up.
-      return new ApiError('column_not_found', 'A column of the request does not exist (any more).', { column: err.column ?? null }, cause);
+      return new ApiError(
+        'column_not_found',
+        'A column of the request does not exist (any more).',
+        { column: err.column ?? null, sqlstate },
+        cause,
+      );
     case '42P01':
       return new ApiError(
         'table_not_found',
         `No table or view "${plan.table.name}" in the public schema.`,
-        { table: plan.table.name },
+        { table: plan.table.name, sqlstate },
         cause,
       );
-    case '0A000':
-    case '55000':
-      if (plan.table.kind === 'view') {
-        return new ApiError('method_not_allowed', `The view "${plan.table.name}" cannot be written through the API.`, undefined, cause);
-      }
+    case '57014':
+      return new ApiError(
+        'statement_timeout',
+        'The statement was cancelled (statement timeout or an administrator); narrow the request or retry.',
+        { sqlstate },
+        cause,
+      );
+    case '25006':
+      return new ApiError('method_not_allowed', 'The database is read-only: it accepts reads only.', { sqlstate }, cause);
+    case '42601':
+      // The statement is generated from the schema cache: a syntax error is a bug, not bad input.
       return err;
   }
-  if (state.startsWith('22') || INVALID_VALUE.has(state)) {
+  if (NOT_WRITABLE.has(sqlstate) && plan.kind !== 'read' && (sqlstate === '42809' || plan.table.kind !== 'table')) {
+    const how =
+      plan.table.kind === 'materialized_view'
+        ? 'it changes only with `refresh materialized view`'
+        : 'it is not automatically updatable (aggregates, computed columns…) and has no INSTEAD OF trigger';
     return new ApiError(
-      'invalid_value',
-      'A value does not fit the type of its column, or the operator does not apply to it.',
-      undefined,
+      'method_not_allowed',
+      `The ${describeRelation(plan)} cannot be written through the API: ${how}.`,
+      { sqlstate },
       cause,
     );
+  }
+  if (isRaised(sqlstate)) {
+    // The project's own refusal (trigger, function): its message is meant for the client.
+    // TODO(shared): a code of its own, `raised_exception` (400), once packages/shared has it.
+    return new ApiError('invalid_request', err.message, err.detail ? { sqlstate, detail: err.detail } : { sqlstate }, cause);
+  }
+  const cls = sqlstate.slice(0, 2);
+  if (cls === '22' || INVALID_VALUE.has(sqlstate)) {
+    return new ApiError(
+      'invalid_value',
+      'A value does not fit the type of its column, is too large, or the operator does not apply to it.',
+      { sqlstate },
+      cause,
+    );
+  }
+  switch (cls) {
+    case '23':
+      return new ApiError('constraint_violation', 'The row violates an integrity constraint.', { constraint, sqlstate }, cause);
+    case '42':
+    case '0A':
+    case '55':
+      return refused(
+        `The database refused the statement (SQLSTATE ${sqlstate}); a policy, trigger or view of "${plan.table.name}" may be at fault.`,
+      );
+    case '54':
+      return refused('The request is too complex for the database (too many values or columns).');
+    case 'P0':
+      return refused(`A function or trigger of "${plan.table.name}" failed on this request (SQLSTATE ${sqlstate}).`);
+    case '53':
+      return new ApiError(
+        'database_unavailable',
+        'The database is out of resources; try again shortly.',
+        { sqlstate },
+        {
+          cause: err,
+          headers: { 'retry-after': '1' },
+        },
+      );
   }
   return err;
 }

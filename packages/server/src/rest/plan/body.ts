@@ -51,6 +51,20 @@ export function createPayload(
 }
 
 /**
+ * The JSON text bound as the statement's one parameter. A body can parse and still be too
+ * deep to serialise again (thousands of nested arrays): that is the client's 400, not a 500.
+ * @example payloadText([{ title: 'a' }]) // '[{"title":"a"}]'
+ */
+export function payloadText(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    throw new ApiError('invalid_value', 'A value of the body is nested too deeply.', undefined, { cause: err });
+  }
+}
+
+/**
  * The update payload: one object with at least one column.
  * @example updatePayload(todos, { done: true }) // [done]
  */

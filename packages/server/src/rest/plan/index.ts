@@ -2,7 +2,7 @@
 import { ApiError } from '../../http/errors.js';
 import type { Filter, OrderTerm } from '../request/index.js';
 import type { ColumnInfo, SchemaSnapshot, TableInfo } from '../schema-cache/index.js';
-import { createPayload, updatePayload } from './body.js';
+import { createPayload, payloadText, updatePayload } from './body.js';
 import type { Plan, PlannedFilter, PlannedOrder, RestRequest } from './types.js';
 
 export { MAX_BULK_ROWS } from './body.js';
@@ -107,14 +107,14 @@ export function planRequest(req: RestRequest, schema: SchemaSnapshot, options: P
         filters,
         returning,
         target: p.target,
-        payload: JSON.stringify(p.rows),
+        payload: payloadText(p.rows),
         rows: p.rows.length,
       };
     }
     case 'update': {
       if (filters.length === 0) throw filterRequired('PATCH');
       const target = updatePayload(table, req.body);
-      return { kind: 'update', table, single, filters, returning, target, payload: JSON.stringify(req.body) };
+      return { kind: 'update', table, single, filters, returning, target, payload: payloadText(req.body) };
     }
     case 'delete':
       if (filters.length === 0) throw filterRequired('DELETE');

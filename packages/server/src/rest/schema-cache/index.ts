@@ -24,7 +24,8 @@ export interface ColumnInfo {
 
 export interface TableInfo {
   name: string;
-  kind: 'table' | 'view';
+  /** Foreign and partitioned tables are tables; a materialized view is never writable. */
+  kind: 'table' | 'view' | 'materialized_view';
   columns: Map<string, ColumnInfo>;
   columnList: ColumnInfo[];
   pk: string[];
@@ -52,6 +53,8 @@ join pg_type t on t.oid = a.atttypid
 left join pg_constraint pk on pk.conrelid = c.oid and pk.contype = 'p'
 where n.nspname = 'public' and c.relkind in ('r', 'p', 'v', 'm', 'f')
 order by c.relname, a.attnum`;
+
+const RELKIND: Record<string, TableInfo['kind']> = { r: 'table', p: 'table', f: 'table', v: 'view', m: 'materialized_view' };
 
 interface Row {
   table_name: string;
@@ -88,7 +91,7 @@ export async function loadSchema(db: Db, version = 0): Promise<SchemaSnapshot> {
     if (!t) {
       t = {
         name: r.table_name,
-        kind: r.relkind === 'r' || r.relkind === 'p' || r.relkind === 'f' ? 'table' : 'view',
+        kind: RELKIND[r.relkind] ?? 'table',
         columns: new Map(),
         columnList: [],
         pk: [],

@@ -1,9 +1,9 @@
 import { ApiError } from '../http/errors.js';
 
 const MAX_PASSWORD = 128;
-// Deliberately basic: one @, a dot in the domain, no spaces. Deliverability is proven by
+// Deliberately basic: one @, a dot in the domain, no spaces or control characters. Deliverability is proven by
 // the verification mail, not by a regex.
-const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
+const EMAIL = /^[^\s@\p{Cc}]+@[^\s@.\p{Cc}]+(\.[^\s@.\p{Cc}]+)+$/u;
 
 /**
  * Trims and lowercases an email, or throws 400 `invalid_email`.

@@ -66,7 +66,13 @@ export function toApiError(err: unknown): ApiError {
   const status = typeof e?.statusCode === 'number' ? e.statusCode : 500;
   if (status === 429) return new ApiError('rate_limited', 'Too many requests; try again later.');
   if (status >= 400 && status < 500) return new ApiError('invalid_request', 'The request is invalid.', undefined, { status });
-  if (err instanceof DbError) return new ApiError('internal_error', 'The database refused the request.', undefined, { cause: err });
+  if (err instanceof DbError) {
+    // Text PostgreSQL cannot store (NUL, or \u0000 in JSON) can only have come from the client.
+    if (err.sqlstate === '22021' || err.sqlstate === '22P05') {
+      return new ApiError('invalid_value', 'Text values cannot contain the NUL character (\\u0000).', undefined, { cause: err });
+    }
+    return new ApiError('internal_error', 'The database refused the request.', undefined, { cause: err });
+  }
   return new ApiError('internal_error', 'Something went wrong on our side.', undefined, { cause: err });
 }
 

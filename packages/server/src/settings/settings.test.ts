@@ -155,13 +155,20 @@ describe('auth settings', () => {
   });
 
   it('arbitrary PATCH bodies never produce a 500', async () => {
-    const value = fc.oneof(
+    // Any code point, NUL included (fc.string() alone never makes one).
+    const str = fc.oneof(
       fc.string(),
+      fc.string({ unit: 'binary' }),
+      fc.string().map((x) => `${x}\u0000`),
+    );
+    const value = fc.oneof(
+      str,
       fc.integer(),
       fc.boolean(),
       fc.constant(null),
-      fc.array(fc.string(), { maxLength: 3 }),
-      fc.dictionary(fc.string(), fc.string(), { maxKeys: 3 }),
+      fc.array(str, { maxLength: 3 }),
+      fc.dictionary(fc.string(), str, { maxKeys: 3 }),
+      fc.dictionary(fc.constantFrom('verification', 'reset', 'magic_link'), fc.dictionary(fc.constantFrom('subject', 'html', 'text'), str)),
     );
     const key = fc.constantFrom(
       'min_password_length',

@@ -1,0 +1,130 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAuthServer, email, signUp } from '../../test/auth.js';
+import type { TestServer } from '../../test/harness.js';
+
+// Property tests: whatever a client sends to the auth and settings endpoints — any unicode,
+// NUL characters, wrong types, extra fields — the answer is never a 500 and always the error shape.
+let t: TestServer;
+let access: string;
+beforeAll(async () => {
+  t = await createAuthServer({
+    SMS_PROVIDER: 'dev',
+    AUTH_RATE_SIGNIN_EMAIL: '100000/60',
+    AUTH_RATE_EMAIL_RECIPIENT: '100000/60',
+    AUTH_RATE_SMS_PHONE_MINUTE: '100000/60',
+    AUTH_RATE_SMS_PHONE_HOUR: '100000/60',
+    AUTH_RATE_SMS_IP: '100000/60',
+  });
+  await t.settings.updateProject({ plan: 'pro' });
+  await t.settings.updateAuth({
+    allowed_redirect_urls: ['https://app.example.com'],
+    magic_link_url: 'https://app.example.com/magic',
+    password_reset_url: 'https://app.example.com/reset',
+    email_verification_url: 'https://app.example.com/verify',
+    magic_link_enabled: true,
+    phone_enabled: true,
+  });
+  access = (await signUp(t, email('fuzz'))).session.access_token;
+});
+afterAll(() => t?.stop());
+
+/** Text of any code points, NUL and lone surrogates included, plus plausible shapes. */
+const text = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.string({ maxLength: 40 }).map((s) => `${s}\u0000`),
+  fc.emailAddress(),
+  fc.emailAddress().map((e) => `${e}\u0000`),
+  fc.stringMatching(/^\+[0-9]{6,15}$/),
+  fc.stringMatching(/^[0-9]{6}$/),
+  fc.constant('https://app.example.com/x'),
+);
+const value = fc.oneof(
+  text,
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(text, { maxLength: 2 }),
+  fc.dictionary(text, text, { maxKeys: 2 }),
+);
+const fields = [
+  'email',
+  'password',
+  'token',
+  'refresh_token',
+  'phone',
+  'code',
+  'name',
+  'avatar',
+  'emailRedirectTo',
+  'data',
+  'scope',
+  'to',
+  'plan',
+];
+const body = fc.dictionary(fc.constantFrom(...fields), value, { maxKeys: 4 });
+
+const ENDPOINTS: Array<{ method: 'POST' | 'PATCH'; url: string; auth: 'anon' | 'user' | 'service' }> = [
+  { method: 'POST', url: '/v1/auth/signup', auth: 'anon' },
+  { method: 'POST', url: '/v1/auth/signin', auth: 'anon' },
+  { method: 'POST', url: '/v1/auth/refresh', auth: 'anon' },
+  { method: 'POST', url: '/v1/auth/verify-email', auth: 'anon' },
+  { method: 'POST', url: '/v1/auth/resend-verification', auth: 'anon' },
+  { method: 'POST', url: '/v1/auth/forgot-password', auth: 'anon' },
+  { method: 'POST', url: '/v1/auth/reset-password', auth: 'anon' },
+  { method: 'POST', url: '/v1/auth/request-magic-link', auth: 'anon' },
+  { method: 'POST', url: '/v1/auth/signin-magic-link', auth: 'anon' },
+  { method: 'POST', url: '/v1/auth/phone/send-otp', auth: 'anon' },
+  { method: 'POST', url: '/v1/auth/phone/verify', auth: 'anon' },
+  { method: 'PATCH', url: '/v1/auth/user', auth: 'user' },
+  { method: 'POST', url: '/v1/auth/signout', auth: 'user' },
+  { method: 'PATCH', url: '/api/v1/project', auth: 'service' },
+  { method: 'POST', url: '/api/v1/email/test', auth: 'service' },
+];
+
+describe('auth and management endpoints never answer 500', () => {
+  it.each(ENDPOINTS)('$method $url', async ({ method, url, auth }) => {
+    await fc.assert(
+      fc.asyncProperty(body, async (payload) => {
+        const headers = auth === 'anon' ? t.as.anon : auth === 'user' ? t.as.user(access) : t.as.service;
+        // signout ends the session that PATCH /v1/auth/user uses, so it comes after it in the table.
+        const sent = url.endsWith('signout') ? { scope: payload.scope } : payload;
+        const res = await t.app.inject({ method, url, headers, payload: sent });
+        expect(res.statusCode, `${res.statusCode} ${res.body}`).toBeLessThan(500);
+        if (res.statusCode >= 400)
+          expect(res.json()).toMatchObject({ code: expect.stringMatching(/^[a-z_]+$/), message: expect.any(String) });
+      }),
+      { numRuns: url.endsWith('signout') ? 10 : 40 },
+    );
+  });
+
+  it('NUL in a sign-up, a name or a template is a 400, not a 500', async () => {
+    const signup = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/signup',
+      headers: t.as.anon,
+      payload: { email: 'a\u0000b@example.com', password: 'correct horse battery' },
+    });
+    expect(signup.statusCode).toBe(400);
+    expect(signup.json().code).toBe('invalid_email');
+    const data = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/signup',
+      headers: t.as.anon,
+      payload: { email: email('nul'), password: 'correct horse battery', data: { x: 'a\u0000' } },
+    });
+    expect([data.statusCode, data.json().code]).toEqual([400, 'invalid_value']);
+    const fresh = (await signUp(t, email('nul-name'))).session.access_token;
+    const name = await t.app.inject({ method: 'PATCH', url: '/v1/auth/user', headers: t.as.user(fresh), payload: { name: 'Ann\u0000' } });
+    expect([name.statusCode, name.json().code]).toEqual([400, 'invalid_value']);
+    const tpl = await t.app.inject({
+      method: 'PATCH',
+      url: '/api/v1/settings/auth',
+      headers: t.as.service,
+      payload: { email_templates: { reset: { subject: 'x\u0000' } } },
+    });
+    expect(tpl.statusCode).toBe(400);
+    const project = await t.app.inject({ method: 'PATCH', url: '/api/v1/project', headers: t.as.service, payload: { name: 'Acme\u0000' } });
+    expect(project.statusCode).toBe(400);
+  });
+});

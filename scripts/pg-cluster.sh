@@ -18,10 +18,12 @@ find_bin() {
 
 ensure_installed() {
   if find_bin >/dev/null; then return 0; fi
-  log "PostgreSQL not found: installing it with apt-get"
+  local logf; logf="$(cd "$(dirname "$0")/.." && pwd)/.tmp/apt-postgresql.log"
+  log "PostgreSQL not found: installing it with apt-get (output in $logf)"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq postgresql >&2
+  local SUDO=; [ "$(id -u)" != "0" ] && SUDO=sudo
+  mkdir -p "$(dirname "$logf")"
+  { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq postgresql; } >"$logf" 2>&1 || { tail -n 40 "$logf" >&2; log "apt-get install postgresql failed"; exit 1; }
   find_bin >/dev/null || { log "PostgreSQL install failed"; exit 1; }
 }
 

@@ -7,6 +7,7 @@ import type { Clock } from '../../lib/clock.js';
 
 const KEY_LOCK = 726_354_010;
 const CACHE_MAX = 10_000;
+const RELOAD_EVERY_MS = 30_000;
 
 export interface AccessClaims {
   sub: string;
@@ -67,12 +68,18 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
   let signingKey = await importJWK(keys[0].private_jwk, 'ES256');
   let signingKid = keys[0].kid;
   const cache = new Map<string, VerifiedToken & { expMs: number }>();
+  let reloadedAt = Number.NEGATIVE_INFINITY;
 
-  async function reload(): Promise<void> {
+  /** Reads the keys again, at most every 30 s: tokens with made-up kids must not each cost a query. */
+  async function reload(): Promise<boolean> {
+    const now = clock.now();
+    if (now - reloadedAt < RELOAD_EVERY_MS) return false;
+    reloadedAt = now;
     keys = await loadKeys(db);
     jwkSet = createLocalJWKSet({ keys: keys.map((k) => k.public_jwk) });
     signingKey = await importJWK(keys[0].private_jwk, 'ES256');
     signingKid = keys[0].kid;
+    return true;
   }
 
   async function verifyUncached(token: string, retry: boolean): Promise<VerifiedToken & { expMs: number }> {
@@ -86,9 +93,8 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
       return { payload: payload as Record<string, unknown>, json: JSON.stringify(payload), expMs: (payload.exp ?? 0) * 1000 };
     } catch (err) {
       if (err instanceof errors.JWTExpired) throw new ApiError('token_expired', 'The access token has expired; refresh the session.');
-      if (err instanceof errors.JWKSNoMatchingKey && retry) {
+      if (err instanceof errors.JWKSNoMatchingKey && retry && (await reload())) {
         // Another instance may have rotated the key.
-        await reload();
         return verifyUncached(token, false);
       }
       throw new ApiError('invalid_token', 'The access token is invalid.');

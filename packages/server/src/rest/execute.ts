@@ -154,6 +154,9 @@ export function mapDbError(err: DbError, plan: Plan): Error {
       cause,
     );
   }
+  if (sqlstate === '55000' && plan.table.kind === 'materialized_view') {
+    return refused(`The materialized view "${plan.table.name}" has not been populated yet: run \`refresh materialized view\` on it.`);
+  }
   if (isRaised(sqlstate)) {
     // The project's own refusal (trigger, function): its message is meant for the client.
     // TODO(shared): a code of its own, `raised_exception` (400), once packages/shared has it.

@@ -4,7 +4,10 @@
  * (route table in routes.ts) and `GET /api/v1/openapi.json`.
  * Error codes: table_not_found, column_not_found, invalid_parameter, invalid_value,
  * filter_required, too_many_rows, conflict, constraint_violation, rls_violation,
- * permission_denied, not_found, method_not_allowed.
+ * permission_denied, not_found, method_not_allowed, invalid_request (also a trigger's
+ * `raise exception`, with its message), statement_timeout, database_unavailable; the
+ * SQLSTATE → code table is `mapDbError` in execute.ts. Materialized views are read-only and
+ * closed to anon and authenticated unless granted (migration 0006).
  * Stages: request/ (parse) → plan/ → sql/ → execute.ts → response/; stage times in `Server-Timing`.
  */
 import type { Db } from '../db/index.js';

@@ -75,6 +75,14 @@ describe('materialized views are closed by default', () => {
     expect((await get('later_mv', t.as.service)).json()).toHaveLength(3);
   });
 
+  it('reading one that was never populated is a 400 that says to refresh it, not a 500', async () => {
+    const res = await t.sql('create materialized view empty_mv as select id from secrets with no data');
+    expect(res.statusCode, res.body).toBe(200);
+    const read = await get('empty_mv', t.as.service);
+    expect(read.statusCode, read.body).toBe(400);
+    expect(read.json()).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('refresh materialized view') });
+  });
+
   it('writing to a materialized view is 405 for the secret key and 403 without the privilege, never 500', async () => {
     for (const method of ['POST', 'PATCH', 'DELETE'] as const) {
       const path = method === 'POST' ? 'secrets_mv' : 'secrets_mv?eq.id=1';

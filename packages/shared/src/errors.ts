@@ -29,6 +29,8 @@ export const ERROR_STATUS = {
   rls_violation: 403,
   permission_denied: 403,
   too_many_rows: 400,
+  /** A `raise exception` (or assert, or an owner-defined SQLSTATE) in the project's SQL: its message is for the client. */
+  raised_exception: 400,
   // management
   sql_error: 400,
   statement_timeout: 400,

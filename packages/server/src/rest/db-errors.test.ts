@@ -59,22 +59,22 @@ function expectError(res: { statusCode: number; body: string }, status: number, 
 
 describe('errors raised by triggers and functions', () => {
   it("a trigger's raise exception is a 400 with the trigger's message", async () => {
-    const body = expectError(await call('POST', 'things', { name: 'x', qty: 101 }), 400, 'invalid_request');
+    const body = expectError(await call('POST', 'things', { name: 'x', qty: 101 }), 400, 'raised_exception');
     expect(body.message).toBe('qty above 100 must be even, got 101');
     expect(body.details).toEqual({ sqlstate: 'P0001', detail: 'things_guard' });
-    const patched = expectError(await call('PATCH', 'things?eq.name=a', { qty: 103 }), 400, 'invalid_request');
+    const patched = expectError(await call('PATCH', 'things?eq.name=a', { qty: 103 }), 400, 'raised_exception');
     expect(patched.message).toBe('qty above 100 must be even, got 103');
     expect((await call('GET', 'things?select=qty&eq.name=a')).json()).toEqual([{ qty: 1 }]);
   });
 
   it('an assert in a trigger is a 400 with its message', async () => {
-    const body = expectError(await call('POST', 'things', { name: 'x', qty: 42 }), 400, 'invalid_request');
+    const body = expectError(await call('POST', 'things', { name: 'x', qty: 42 }), 400, 'raised_exception');
     expect(body.message).toBe('qty may not be 42');
     expect(body.details).toEqual({ sqlstate: 'P0004' });
   });
 
   it("a SQLSTATE of the owner's own (not a PostgreSQL class) is a 400 with the message", async () => {
-    const body = expectError(await call('POST', 'raiser', { code: 'U0A42', msg: 'no more seats' }), 400, 'invalid_request');
+    const body = expectError(await call('POST', 'raiser', { code: 'U0A42', msg: 'no more seats' }), 400, 'raised_exception');
     expect(body.message).toBe('no more seats');
     expect(body.details).toEqual({ sqlstate: 'U0A42' });
   });

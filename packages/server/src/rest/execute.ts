@@ -159,8 +159,7 @@ export function mapDbError(err: DbError, plan: Plan): Error {
   }
   if (isRaised(sqlstate)) {
     // The project's own refusal (trigger, function): its message is meant for the client.
-    // TODO(shared): a code of its own, `raised_exception` (400), once packages/shared has it.
-    return new ApiError('invalid_request', err.message, err.detail ? { sqlstate, detail: err.detail } : { sqlstate }, cause);
+    return new ApiError('raised_exception', err.message, err.detail ? { sqlstate, detail: err.detail } : { sqlstate }, cause);
   }
   const cls = sqlstate.slice(0, 2);
   if (cls === '22' || INVALID_VALUE.has(sqlstate)) {

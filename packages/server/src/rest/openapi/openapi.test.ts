@@ -125,3 +125,19 @@ describe('auth endpoints in the document', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 });
+
+describe('identity columns', () => {
+  it('an always-identity column is readOnly and not required, and writing it is 400 invalid_value', async () => {
+    expect((await t.sql('create table tickets (id int generated always as identity primary key, seat text not null)')).statusCode).toBe(
+      200,
+    );
+    const { json } = await doc();
+    expect(json.components.schemas.tickets.properties.id.readOnly).toBe(true);
+    expect(json.components.schemas.tickets.required ?? []).not.toContain('id');
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/db/tickets', headers: t.as.service, payload: { id: 7, seat: 'A1' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'invalid_value', details: { column: 'id' } });
+    const ok = await t.app.inject({ method: 'POST', url: '/api/v1/db/tickets', headers: t.as.service, payload: { seat: 'A1' } });
+    expect(ok.json()).toMatchObject({ id: 1, seat: 'A1' });
+  });
+});

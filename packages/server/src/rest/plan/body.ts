@@ -14,7 +14,12 @@ export function writableColumn(table: TableInfo, name: string): ColumnInfo {
   if (!col) {
     throw new ApiError('column_not_found', `The table "${table.name}" has no column "${name}".`, { column: name });
   }
-  if (col.generated) throw new ApiError('invalid_value', `The column "${name}" is generated and cannot be written.`, { column: name });
+  if (col.generated)
+    throw new ApiError(
+      'invalid_value',
+      `The column "${name}" is generated (a computed or an always-identity column) and cannot be written.`,
+      { column: name },
+    );
   return col;
 }
 

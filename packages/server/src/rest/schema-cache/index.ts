@@ -42,7 +42,7 @@ const COLUMNS_SQL = `
 select c.relname as table_name, c.relkind::text as relkind, obj_description(c.oid, 'pg_class') as table_comment,
        a.attname as column_name, format_type(a.atttypid, a.atttypmod) as data_type, format_type(a.atttypid, null) as cast_type, t.typname as udt,
        t.typcategory::text as category, a.attnotnull as not_null,
-       (a.atthasdef or a.attidentity <> '' ) as has_default, (a.attgenerated <> '') as generated,
+       (a.atthasdef or a.attidentity <> '' ) as has_default, (a.attgenerated <> '' or a.attidentity = 'a') as generated,
        coalesce(a.attnum = any(pk.conkey), false) as is_pk,
        col_description(c.oid, a.attnum) as column_comment,
        case when t.typtype = 'e' then (select array_agg(e.enumlabel order by e.enumsortorder) from pg_enum e where e.enumtypid = t.oid) end as enum_values

@@ -6,6 +6,7 @@ export { createClient, type AuthOptions, type ClientOptions, type PlinthClient }
 export { AuthClient } from './auth/auth-client.js';
 export type { SignInData } from './auth/context.js';
 export type { AuthStateCallback, AuthSubscription } from './auth/events.js';
+export type { MagicLinkOptions } from './auth/magic-link.js';
 export type { SignInWithOAuthOptions } from './auth/oauth.js';
 export type { SignUpCredentials, SignUpData } from './auth/password.js';
 export type { UserAttributes } from './auth/user.js';

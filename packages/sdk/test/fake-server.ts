@@ -155,9 +155,13 @@ export async function startFakeServer(): Promise<FakeServer> {
         const found = [...fake.users.values()].find((u) => body.token === `good-${u.user.email}`);
         return found ? send(200, { user: byId.get(found.user.id) ?? found.user }) : fail(400, 'token_invalid');
       }
+      case 'POST /v1/auth/request-magic-link':
+        if (body.emailRedirectTo !== undefined && !String(body.emailRedirectTo).startsWith('https://app.example.com/')) {
+          return fail(400, 'redirect_not_allowed');
+        }
+        return send(200, {});
       case 'POST /v1/auth/resend-verification':
       case 'POST /v1/auth/forgot-password':
-      case 'POST /v1/auth/request-magic-link':
         return send(200, {});
       case 'POST /v1/auth/signin-magic-link':
         return body.token === 'magic' ? send(200, fake.issue(makeUser('magic@example.com'))) : fail(401, 'magic_link_invalid');

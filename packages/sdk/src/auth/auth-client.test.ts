@@ -77,6 +77,7 @@ describe('magic link, phone and OAuth', () => {
   it('signs in with a magic link and a phone code', async () => {
     const client = track(clientOf(fake));
     expect(await client.auth.requestMagicLink('m@example.com')).toEqual({ data: null, error: null });
+    expect(fake.requests.at(-1)?.body).toEqual({ email: 'm@example.com' });
     expect((await client.auth.signInWithMagicLink('stale')).error).toMatchObject({ code: 'magic_link_invalid', status: 401 });
     const magic = await client.auth.signInWithMagicLink('magic');
     expect(magic.data?.user.email).toBe('magic@example.com');
@@ -86,6 +87,22 @@ describe('magic link, phone and OAuth', () => {
     const phone = await client.auth.verifyPhoneCode('+46701234567', '123456');
     expect(phone.data?.user.phone).toBe('+46701234567');
     expect((await client.auth.getSession()).data?.session?.access_token).toBe(phone.data?.access_token);
+  });
+
+  it("sends requestMagicLink's emailRedirectTo and reports the server refusing it", async () => {
+    const client = track(clientOf(fake));
+    const ok = await client.auth.requestMagicLink('m@example.com', { emailRedirectTo: 'https://app.example.com/magic' });
+    expect(ok).toEqual({ data: null, error: null });
+    const sent = fake.requests.at(-1);
+    expect([sent?.path, sent?.body]).toEqual([
+      '/v1/auth/request-magic-link',
+      { email: 'm@example.com', emailRedirectTo: 'https://app.example.com/magic' },
+    ]);
+    const refused = await client.auth.requestMagicLink('m@example.com', { emailRedirectTo: 'https://evil.example.net/' });
+    expect(refused).toEqual({ data: null, error: { code: 'redirect_not_allowed', message: 'redirect_not_allowed', status: 400 } });
+    expect(fake.requests.at(-1)?.body).toEqual({ email: 'm@example.com', emailRedirectTo: 'https://evil.example.net/' });
+    expect(await client.auth.requestMagicLink('m@example.com', {})).toEqual({ data: null, error: null });
+    expect(fake.requests.at(-1)?.body).toEqual({ email: 'm@example.com' });
   });
 
   it('builds the OAuth start URL outside a browser', async () => {

@@ -1,7 +1,7 @@
 import type { AuthChangeEvent, OAuthProvider, Result, Session, User } from '../types.js';
 import type { AuthContext, SignInData } from './context.js';
 import type { AuthStateCallback, AuthSubscription } from './events.js';
-import { requestMagicLink, signInWithMagicLink } from './magic-link.js';
+import { type MagicLinkOptions, requestMagicLink, signInWithMagicLink } from './magic-link.js';
 import { handleOAuthCallback, type SignInWithOAuthOptions, signInWithOAuth } from './oauth.js';
 import { forgotPassword, resetPassword, type SignUpCredentials, type SignUpData, signIn, signUp } from './password.js';
 import { sendPhoneCode, verifyPhoneCode } from './phone.js';
@@ -62,9 +62,13 @@ export class AuthClient {
     return resetPassword(this.ctx, token, newPassword);
   }
 
-  /** @example await client.auth.requestMagicLink('a@example.com'); */
-  requestMagicLink(email: string): Promise<Result<null>> {
-    return requestMagicLink(this.ctx, email);
+  /**
+   * Emails a sign-in link to the project's `magic_link_url`, or to `options.emailRedirectTo`
+   * (an allowed redirect URL) for this request.
+   * @example await client.auth.requestMagicLink('a@example.com', { emailRedirectTo: 'https://app.example.com/magic' });
+   */
+  requestMagicLink(email: string, options?: MagicLinkOptions): Promise<Result<null>> {
+    return requestMagicLink(this.ctx, email, options);
   }
 
   /** @example const { data, error } = await client.auth.signInWithMagicLink(token); */

@@ -1,8 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, spawnPlinth, waitHealthy } from '../test/process.js';
+import { freePort, MAIN, spawnPlinth, waitHealthy } from '../test/process.js';
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -13,6 +14,31 @@ const tmp = () => {
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
+
+/** `plinth <args>` run to its end in `cwd`, the directory whose `.env` it reads. */
+function plinthIn(cwd: string, args: string[], env: Record<string, string> = {}) {
+  const proc = spawn(process.execPath, [MAIN, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (d) => {
+    stdout += d;
+  });
+  proc.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    proc.on('close', (code) => resolve({ code, stdout, stderr })),
+  );
+}
+
+/** The keys a started server printed. */
+function bannerKeys(stdout: string) {
+  return { public_key: stdout.match(/Public key:\s+(pk_\S+)/)?.[1], secret_key: stdout.match(/Secret key:\s+(sk_\S+)/)?.[1] };
+}
 
 async function sql(url: string, secret: string, query: string) {
   const res = await fetch(`${url}/api/v1/sql`, {
@@ -52,6 +78,95 @@ describe('embedded data dir (real processes)', () => {
     expect(again.stdout()).toContain(keys.secret_key);
     again.proc.kill('SIGTERM');
     await again.exited;
+  }, 90_000);
+
+  it('plinth keys, sql, gen types use the configured keys (environment or .env), also while the server runs', async () => {
+    const dir = tmp();
+    const cwd = tmp();
+    const configured = {
+      public_key: 'pk_configured_public_0123456789abcdef0123456789',
+      secret_key: 'sk_configured_secret_0123456789abcdef0123456789',
+    };
+    const env = { PLINTH_PUBLIC_KEY: configured.public_key, PLINTH_SECRET_KEY: configured.secret_key };
+    writeFileSync(join(cwd, '.env'), `PLINTH_PUBLIC_KEY=${configured.public_key}\nPLINTH_SECRET_KEY="${configured.secret_key}"\n`);
+    const bare = tmp(); // no .env, no key in the environment
+
+    const s = spawnPlinth(['start', '--port', String(await freePort()), '--data-dir', dir], env);
+    try {
+      await waitHealthy(s.url, 20_000);
+      expect(bannerKeys(s.stdout())).toEqual(configured);
+      for (const [where, extra] of [
+        [cwd, {}], // .env
+        [bare, env], // environment
+        [bare, {}], // neither: the running server's keys
+      ] as const) {
+        const k = await plinthIn(where, ['keys', '--json', '--data-dir', dir], extra);
+        expect(k.stderr).toBe('');
+        expect(k.code).toBe(0);
+        expect(JSON.parse(k.stdout)).toEqual(configured);
+      }
+      const viaServer = await plinthIn(bare, ['sql', 'create table cfg_t (v int); select 1 as one', '--data-dir', dir]);
+      expect(viaServer.stderr).toBe('');
+      expect(viaServer.code).toBe(0);
+      expect(viaServer.stdout).toContain('SELECT 1');
+      const types = await plinthIn(bare, ['gen', 'types', '--data-dir', dir]);
+      expect(types.code).toBe(0);
+      expect(types.stdout).toMatch(/cfg_t/);
+    } finally {
+      s.proc.kill('SIGTERM');
+      await s.exited;
+    }
+    // Stopped: the configured keys, nothing made, nothing written beside the database.
+    const fromDotenv = await plinthIn(cwd, ['keys', '--json', '--data-dir', dir]);
+    expect(fromDotenv.code).toBe(0);
+    expect(JSON.parse(fromDotenv.stdout)).toEqual(configured);
+    expect(existsSync(join(dir, 'keys.json'))).toBe(false);
+    const unconfigured = await plinthIn(bare, ['keys', '--json', '--data-dir', dir]);
+    expect(unconfigured.code).toBe(1);
+    expect(unconfigured.stdout).toBe('');
+    expect(unconfigured.stderr).toMatch(/^plinth: no keys yet in .*PLINTH_PUBLIC_KEY and PLINTH_SECRET_KEY\n$/);
+    expect(existsSync(join(dir, 'keys.json'))).toBe(false);
+  }, 90_000);
+
+  it('plinth keys never makes keys: one line and exit 1 before the first start; a configured key wins over its made one', async () => {
+    const dir = tmp();
+    const cwd = tmp();
+    const before = await plinthIn(cwd, ['keys', '--json', '--data-dir', dir]);
+    expect(before.code).toBe(1);
+    expect(before.stdout).toBe('');
+    expect(before.stderr).toMatch(
+      /^plinth: no keys yet in .*: start the server once \(plinth start\), or set PLINTH_PUBLIC_KEY and PLINTH_SECRET_KEY\n$/,
+    );
+    expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
+
+    // Only the secret key configured: the server makes the public one and uses the configured secret.
+    const secret = { PLINTH_SECRET_KEY: 'sk_only_the_secret_is_configured_0123456789' };
+    const s = spawnPlinth(['start', '--port', String(await freePort()), '--data-dir', dir], secret);
+    let used: ReturnType<typeof bannerKeys>;
+    try {
+      await waitHealthy(s.url, 20_000);
+      used = bannerKeys(s.stdout());
+      expect(used.secret_key).toBe(secret.PLINTH_SECRET_KEY);
+      expect(used.public_key).toMatch(/^pk_/);
+      const running = await plinthIn(cwd, ['keys', '--json', '--data-dir', dir]);
+      expect(running.code).toBe(0);
+      expect(JSON.parse(running.stdout)).toEqual(used);
+      const viaServer = await plinthIn(cwd, ['sql', 'select 1 as one', '--data-dir', dir]);
+      expect(viaServer.stderr).toBe('');
+      expect(viaServer.code).toBe(0);
+    } finally {
+      s.proc.kill('SIGTERM');
+      await s.exited;
+    }
+    const stopped = await plinthIn(cwd, ['keys', '--json', '--data-dir', dir], secret);
+    expect(stopped.code).toBe(0);
+    expect(JSON.parse(stopped.stdout)).toEqual(used);
+    // Without the variable, the keys a start without it would use: both made ones.
+    const made = JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8'));
+    expect(made.public_key).toBe(used.public_key);
+    expect(made.secret_key).not.toBe(secret.PLINTH_SECRET_KEY);
+    const unconfigured = await plinthIn(cwd, ['keys', '--json', '--data-dir', dir]);
+    expect(JSON.parse(unconfigured.stdout)).toEqual(made);
   }, 90_000);
 
   it('does not freeze while a slow query runs: /health answers within 100 ms during pg_sleep(5)', async () => {

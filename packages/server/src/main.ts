@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildApp, createLogger } from './app.js';
 import { type Config, loadConfig } from './config/index.js';
 import { DataDirLockedError, migrateApp, migrateSystem, openDatabase } from './db/index.js';
-import { loadOrCreateKeys, readKeysFile } from './settings/keys.js';
+import type { ProjectKeys } from './http/principal.js';
+import { readDatabaseKeys, readKeysFile, withConfigured } from './settings/keys.js';
 
 const USAGE = `Usage: plinth <command> [options]
 
@@ -55,8 +56,19 @@ function fail(message: string, code = 1): never {
   process.exit(code);
 }
 
-/** The file a running embedded server leaves in its data dir, so `plinth sql` can reach it. */
+/**
+ * The 0600 file a running embedded server leaves in its data dir: its URL and the keys it
+ * uses (configured or made), so `plinth keys`, `sql` and `gen types` can reach it without
+ * opening the database it holds, whatever environment they run in.
+ */
 const serverFile = (dataDir: string) => join(dataDir, 'server.json');
+
+function writeServerFile(dataDir: string, url: string, keys: ProjectKeys) {
+  const f = serverFile(dataDir);
+  const body = { url, pid: process.pid, public_key: keys.publicKey, secret_key: keys.secretKey };
+  writeFileSync(f, JSON.stringify(body), { mode: 0o600 });
+  chmodSync(f, 0o600);
+}
 
 async function start(args: Args) {
   const config = configFrom(args);
@@ -72,8 +84,7 @@ async function start(args: Args) {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = config.publicUrl.replace(`:${config.port}`, `:${port}`);
-  if (!config.databaseUrl)
-    writeFileSync(serverFile(config.dataDir), JSON.stringify({ url: `http://127.0.0.1:${port}`, pid: process.pid }), { mode: 0o600 });
+  if (!config.databaseUrl) writeServerFile(config.dataDir, `http://127.0.0.1:${port}`, keys);
   process.stdout.write(
     [
       '',
@@ -106,30 +117,53 @@ async function start(args: Args) {
 }
 
 /** A running embedded server on this data dir, if any (its lock is held by a live process). */
-function runningServer(dataDir: string): { url: string } | null {
+function runningServer(dataDir: string): { url: string; keys: ProjectKeys | null } | null {
   const f = serverFile(dataDir);
   if (!existsSync(f)) return null;
   try {
-    const s = JSON.parse(readFileSync(f, 'utf8')) as { url: string; pid: number };
+    const s = JSON.parse(readFileSync(f, 'utf8')) as { url: string; pid: number; public_key?: string; secret_key?: string };
     process.kill(s.pid, 0);
-    return s;
+    return { url: s.url, keys: s.public_key && s.secret_key ? { publicKey: s.public_key, secretKey: s.secret_key } : null };
   } catch {
     return null;
   }
 }
 
-async function keysCommand(args: Args) {
-  const config = configFrom(args);
-  let keys = config.databaseUrl ? null : readKeysFile(config.dataDir);
-  if (!keys) {
-    const db = await openDatabase(config);
+/**
+ * The keys the CLI uses, never made here: those of the server running on the data dir; else
+ * the configured ones (PLINTH_PUBLIC_KEY, PLINTH_SECRET_KEY) over the ones a first start made,
+ * exactly as a server would choose. Fails with one line when there are none yet.
+ */
+async function projectKeys(config: Config): Promise<ProjectKeys> {
+  const configured = { publicKey: config.publicKey ?? undefined, secretKey: config.secretKey ?? undefined };
+  if (!config.databaseUrl) {
+    const running = runningServer(config.dataDir)?.keys;
+    if (running) return running;
+  }
+  const both = withConfigured(null, configured);
+  if (both) return both;
+  const made = config.databaseUrl ? await databaseKeys(config) : readKeysFile(config.dataDir);
+  const keys = withConfigured(made, configured);
+  if (keys) return keys;
+  const where = config.databaseUrl ? 'in the database of DATABASE_URL' : `in ${config.dataDir}`;
+  fail(`no keys yet ${where}: start the server once (plinth start), or set PLINTH_PUBLIC_KEY and PLINTH_SECRET_KEY`);
+}
+
+async function databaseKeys(config: Config): Promise<ProjectKeys | null> {
+  try {
+    const db = await openDatabase({ ...config, dbPoolSize: 1 });
     try {
-      await migrateSystem(db);
-      keys = await loadOrCreateKeys(db, { dataDir: config.dataDir, configured: null });
+      return await readDatabaseKeys(db);
     } finally {
       await db.close();
     }
+  } catch (err) {
+    fail(`cannot read the keys from DATABASE_URL: ${(err as Error).message}`);
   }
+}
+
+async function keysCommand(args: Args) {
+  const keys = await projectKeys(configFrom(args));
   if (args.flags.json) process.stdout.write(`${JSON.stringify({ public_key: keys.publicKey, secret_key: keys.secretKey })}\n`);
   else process.stdout.write(`public key: ${keys.publicKey}\nsecret key: ${keys.secretKey}\n`);
 }
@@ -140,10 +174,10 @@ async function sqlCommand(args: Args) {
   const config = configFrom(args);
   const server = config.databaseUrl ? null : runningServer(config.dataDir);
   if (server) {
-    const keys = readKeysFile(config.dataDir);
+    const keys = await projectKeys(config);
     const res = await fetch(`${server.url}/api/v1/sql`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${keys?.secretKey}` },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${keys.secretKey}` },
       body: JSON.stringify({ query }),
     });
     const body = (await res.json()) as { results?: unknown[]; message?: string };
@@ -192,8 +226,8 @@ async function migrateCommand(args: Args) {
 async function openApiDocument(config: Config): Promise<object> {
   const server = config.databaseUrl ? null : runningServer(config.dataDir);
   if (server) {
-    const keys = readKeysFile(config.dataDir);
-    const res = await fetch(`${server.url}/api/v1/openapi.json`, { headers: { authorization: `Bearer ${keys?.secretKey}` } });
+    const keys = await projectKeys(config);
+    const res = await fetch(`${server.url}/api/v1/openapi.json`, { headers: { authorization: `Bearer ${keys.secretKey}` } });
     if (!res.ok) fail(`the server answered ${res.status} for /api/v1/openapi.json`);
     return (await res.json()) as object;
   }

@@ -27,4 +27,19 @@ describe('config', () => {
   it('refuses a malformed number with the variable name', () => {
     expect(() => loadConfig({ MAX_ROWS: 'lots' }, {}, tmpdir())).toThrow(/MAX_ROWS/);
   });
+
+  it('reads the project keys from .env when the environment lacks them; an empty value means unset', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plinth-cfg-'));
+    try {
+      writeFileSync(join(dir, '.env'), 'PLINTH_PUBLIC_KEY=pk_from_dotenv\nPLINTH_SECRET_KEY="sk_from_dotenv"\n');
+      expect(loadConfig({}, {}, dir)).toMatchObject({ publicKey: 'pk_from_dotenv', secretKey: 'sk_from_dotenv' });
+      expect(loadConfig({ PLINTH_SECRET_KEY: 'sk_from_env' }, {}, dir)).toMatchObject({
+        publicKey: 'pk_from_dotenv',
+        secretKey: 'sk_from_env',
+      });
+      expect(loadConfig({ PLINTH_PUBLIC_KEY: '' }, {}, dir)).toMatchObject({ publicKey: null, secretKey: 'sk_from_dotenv' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

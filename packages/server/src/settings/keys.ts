@@ -4,6 +4,9 @@ import type { Db } from '../db/index.js';
 import type { ProjectKeys } from '../http/principal.js';
 import { randomToken } from '../lib/crypto.js';
 
+/** Keys given in config (`PLINTH_PUBLIC_KEY`, `PLINTH_SECRET_KEY`): either may be missing. */
+export type ConfiguredKeys = Partial<ProjectKeys> | null;
+
 export function newKeys(): ProjectKeys {
   return { publicKey: `pk_${randomToken(32)}`, secretKey: `sk_${randomToken(32)}` };
 }
@@ -21,11 +24,37 @@ export function readKeysFile(dataDir: string): ProjectKeys | null {
 }
 
 /**
- * The project's keys: from config when given; else kept in the data dir (embedded) or in the
- * database (PostgreSQL, so every instance shares them). Made once, at first start.
+ * The keys a server uses: a configured key wins over the made one, key by key; null when a key
+ * is neither configured nor made yet. The server and the CLI both decide through this.
+ * @example withConfigured(readKeysFile('./data'), { secretKey: 'sk_…' })
+ */
+export function withConfigured(made: ProjectKeys | null, configured: ConfiguredKeys): ProjectKeys | null {
+  const publicKey = configured?.publicKey || made?.publicKey;
+  const secretKey = configured?.secretKey || made?.secretKey;
+  return publicKey && secretKey ? { publicKey, secretKey } : null;
+}
+
+/**
+ * The keys kept in the database (PostgreSQL) by a first start, or null before it. Reads only:
+ * it neither migrates nor makes keys, so `plinth keys` never changes the database.
+ * @example const made = await readDatabaseKeys(db);
+ */
+export async function readDatabaseKeys(db: Db): Promise<ProjectKeys | null> {
+  const exists = await db.query<{ t: string | null }>(`select to_regclass('plinth.project_keys')::text as t`);
+  if (!exists.rows[0]?.t) return null;
+  const row = (
+    await db.query<{ public_key: string; secret_key: string }>('select public_key, secret_key from plinth.project_keys where id = 1')
+  ).rows[0];
+  return row ? { publicKey: row.public_key, secretKey: row.secret_key } : null;
+}
+
+/**
+ * The project's keys: from config when both are given (then nothing is made or written); else
+ * kept in the data dir (embedded) or in the database (PostgreSQL, so every instance shares
+ * them), made once at first start, with a configured key winning over its made one.
  * @example const keys = await loadOrCreateKeys(db, { dataDir: './data', configured: null });
  */
-export async function loadOrCreateKeys(db: Db, opts: { dataDir: string; configured: Partial<ProjectKeys> | null }): Promise<ProjectKeys> {
+export async function loadOrCreateKeys(db: Db, opts: { dataDir: string; configured: ConfiguredKeys }): Promise<ProjectKeys> {
   const c = opts.configured;
   if (c?.publicKey && c.secretKey) return { publicKey: c.publicKey, secretKey: c.secretKey };
   let keys: ProjectKeys;
@@ -41,10 +70,7 @@ export async function loadOrCreateKeys(db: Db, opts: { dataDir: string; configur
       fresh.publicKey,
       fresh.secretKey,
     ]);
-    const row = (
-      await db.query<{ public_key: string; secret_key: string }>('select public_key, secret_key from plinth.project_keys where id = 1')
-    ).rows[0];
-    keys = { publicKey: row.public_key, secretKey: row.secret_key };
+    keys = (await readDatabaseKeys(db)) as ProjectKeys;
   }
-  return { publicKey: c?.publicKey ?? keys.publicKey, secretKey: c?.secretKey ?? keys.secretKey };
+  return withConfigured(keys, c) as ProjectKeys;
 }

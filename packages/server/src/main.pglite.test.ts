@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,8 @@ const tmp = () => {
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `plinth <args>` run to its end in `cwd`, the directory whose `.env` it reads. */
 function plinthIn(cwd: string, args: string[], env: Record<string, string> = {}) {
@@ -38,6 +41,18 @@ function plinthIn(cwd: string, args: string[], env: Record<string, string> = {})
 /** The keys a started server printed. */
 function bannerKeys(stdout: string) {
   return { public_key: stdout.match(/Public key:\s+(pk_\S+)/)?.[1], secret_key: stdout.match(/Secret key:\s+(sk_\S+)/)?.[1] };
+}
+
+/** What a brand-new TCP connection to the port meets: 'connected', or the error code. */
+function tryConnect(port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve('connected');
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+  });
 }
 
 async function sql(url: string, secret: string, query: string) {
@@ -168,6 +183,40 @@ describe('embedded data dir (real processes)', () => {
     const unconfigured = await plinthIn(cwd, ['keys', '--json', '--data-dir', dir]);
     expect(JSON.parse(unconfigured.stdout)).toEqual(made);
   }, 90_000);
+
+  it.each(['SIGINT', 'SIGTERM'] as const)(
+    'on %s: the request in flight completes with 200, new connections are refused, the process exits 0',
+    async (signal) => {
+      const dir = tmp();
+      const port = await freePort();
+      const s = spawnPlinth(['start', '--port', String(port), '--data-dir', dir]);
+      try {
+        await waitHealthy(s.url, 20_000);
+        const secret = JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8')).secret_key;
+        let answeredAt = 0;
+        const slow = sql(s.url, secret, 'select pg_sleep(2), 42 as answer').then((r) => {
+          answeredAt = Date.now();
+          return r;
+        });
+        await sleep(500);
+        const signalledAt = Date.now();
+        s.proc.kill(signal);
+        await sleep(300);
+        expect(answeredAt).toBe(0); // still running
+        expect(await tryConnect(port)).toBe('ECONNREFUSED');
+        const r = await slow;
+        expect(r.status).toBe(200);
+        expect(r.body.results[0].rows[0].answer).toBe(42);
+        expect(answeredAt - signalledAt).toBeGreaterThan(1000);
+        expect(await s.exited).toBe(0);
+        expect(existsSync(join(dir, 'server.json'))).toBe(false);
+      } finally {
+        if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL');
+        await s.exited;
+      }
+    },
+    60_000,
+  );
 
   it('does not freeze while a slow query runs: /health answers within 100 ms during pg_sleep(5)', async () => {
     const dir = tmp();

@@ -105,6 +105,11 @@ async function start(args: Args) {
     log.info({ signal }, 'shutting down');
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
+    // Closing stops new connections and waits for the requests in flight; but a keep-alive
+    // connection whose request ends after that would stay open until its idle timeout, past
+    // the forced exit above: close each connection as soon as it is idle.
+    const idle = setInterval(() => app.server.closeIdleConnections(), 50);
+    idle.unref();
     try {
       await plinth.close();
       if (!config.databaseUrl) rmSync(serverFile(config.dataDir), { force: true });

@@ -4,7 +4,7 @@ import type { TestServer } from '../../../server/test/harness.js';
 import { type AuthClient, createClient, type ClientOptions, memoryStorage } from '../../src/index.js';
 import type { AuthChangeEvent, Session, SupportedStorage } from '../../src/types.js';
 
-export { email } from '../../../server/test/auth.js';
+export { codesTo, email, lastCode } from '../../../server/test/auth.js';
 
 /** The app pages the auth emails link to (allowlisted in `startServer`). */
 export const APP = 'https://app.example.com';
@@ -16,15 +16,24 @@ export interface E2eServer {
   publicKey: string;
 }
 
+export interface StartOptions {
+  /** Send SMS to the harness's webhook SMS sink (`t.sms`); without it the server has no SMS provider. */
+  sms?: boolean;
+  /** The project's plan, set before the auth settings (phone sign-in needs a paid one). */
+  plan?: 'free' | 'pro' | 'team' | 'enterprise';
+}
+
 /**
  * A whole Plinth (the server's own test harness: PGlite, or PostgreSQL with PLINTH_TEST_DB)
  * listening on a real loopback port, with the app pages of the auth emails allowlisted and
  * `settings` (auth settings, API.md §3) applied.
  * @example const s = await startServer(); const client = createClient(s.url, s.publicKey);
+ * @example const s = await startServer({ phone_enabled: true }, { sms: true, plan: 'pro' });
  */
-export async function startServer(settings: Record<string, unknown> = {}): Promise<E2eServer> {
-  const t = await createAuthServer();
+export async function startServer(settings: Record<string, unknown> = {}, options: StartOptions = {}): Promise<E2eServer> {
+  const t = await createAuthServer({}, { sms: options.sms ?? false });
   try {
+    if (options.plan) await t.settings.updateProject({ plan: options.plan });
     // One update: two in a row can lose the second on PostgreSQL (settings.test.ts).
     await t.settings.updateAuth({
       allowed_redirect_urls: [APP],

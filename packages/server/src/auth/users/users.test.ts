@@ -73,15 +73,16 @@ describe('PATCH /v1/auth/user', () => {
     expect(code(await call(t, 'POST', 'signin', { email: addr, password: 'correct horse battery' }))).toEqual([400, 'invalid_credentials']);
   });
 
-  it('an email-change link fails if the address was taken meanwhile', async () => {
+  it('an email-change link fails with 409 email_exists if another account took the address meanwhile', async () => {
     const { session } = await signUp(t, email());
     const wanted = email('wanted');
     await patch(session.access_token, { email: wanted });
     await signUp(t, wanted);
     expect(code(await call(t, 'POST', 'verify-email', { token: await lastToken(t, wanted, 'email_change') }))).toEqual([
-      400,
-      'token_invalid',
+      409,
+      'email_exists',
     ]);
+    expect((await call(t, 'GET', 'user', undefined, asUser(t, session.access_token))).json().email).not.toBe(wanted);
   });
 
   it.each<[string, (taken: string) => unknown, number, string]>([

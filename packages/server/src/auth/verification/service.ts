@@ -49,8 +49,11 @@ export function verificationService(deps: AuthDeps) {
           return used.userId;
         })
         .catch((err) => {
-          // The new address was taken by someone else meanwhile: the link cannot be honoured.
-          if (err instanceof DbError && (err.sqlstate === '23505' || err.sqlstate === '23503')) return null;
+          // The new address was taken by another account meanwhile: say so, not "invalid link".
+          if (err instanceof DbError && err.sqlstate === '23505') {
+            throw new ApiError('email_exists', 'Another account has used this email address in the meantime; choose another one.');
+          }
+          if (err instanceof DbError && err.sqlstate === '23503') return null; // the user was deleted
           throw err;
         });
       const user = userId ? await findUser(db, userId) : null;

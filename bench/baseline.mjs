@@ -1,7 +1,8 @@
 // The baseline of `npm run bench`: a bare node:http server that does what Plinth does for
 // the two benchmarked requests, and nothing else: verify the user's JWT (jose, ES256), then
 // in one transaction set role and claims and run the same SQL, through the same driver.
-// Usage: node bench/baseline.mjs <port> <jwks.json path> <issuer> (DATABASE_URL or DATA_DIR in env)
+// Usage: node bench/baseline.mjs <port> <jwks.json path> <issuer> (DATABASE_URL or DATA_DIR in env),
+// the JWKS being what the Plinth server published at GET /v1/auth/.well-known/jwks.json.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createLocalJWKSet, jwtVerify } from 'jose';

@@ -1,42 +1,104 @@
 // npm run bench: Plinth against a bare node:http baseline, on PGlite and on PostgreSQL, in
 // one run. Scenarios: (a) an authenticated read under RLS, (b) an authenticated insert,
-// (c) the same read with the secret key (the price of verifying a user token), each also
-// served by the baseline (bench/baseline.mjs). Prints req/s, p50/p99 and Plinth/baseline.
-// BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32), BENCH_DBS=pglite,postgres.
+// (c) the same read with the secret key (the price of verifying a user token), (a) and (b)
+// also served by the baseline (bench/baseline.mjs), which verifies the same access token
+// with the server's public JWKS; then sign-ins (argon2id) and refreshes per second.
+// The user is a real one: signed up through the API, its token from the session.
+// Prints and saves (bench/results/) req/s, p50/p99 and errors of each, and the ratios.
+// Any non-2xx answer in a measured run makes that figure wrong: it is reported loudly and the
+// run exits 1. Children and temporary directories are removed at the end, on failure and on
+// Ctrl-C.
+// BENCH_SECONDS (default 10), BENCH_WARMUP seconds (default 2), BENCH_CONNECTIONS (default 32),
+// BENCH_DBS=pglite,postgres, BENCH_OUT (default bench/results).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { SignJWT, importJWK } from 'jose';
 import postgres from 'postgres';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const DBS = (process.env.BENCH_DBS ?? 'pglite,postgres').split(',');
-const OWNER = '00000000-0000-4000-8000-000000000001';
+const DBS = (process.env.BENCH_DBS ?? 'pglite,postgres').split(',').map((s) => s.trim());
+const OUT = resolve(process.env.BENCH_OUT ?? join(root, 'bench/results'));
+const ROWS = 10_000;
+const OWNERS = 100;
+const ARGON2 = {
+  memoryCost: Number(process.env.AUTH_ARGON2_MEMORY_KIB ?? 19456),
+  timeCost: Number(process.env.AUTH_ARGON2_TIME_COST ?? 2),
+  parallelism: Number(process.env.AUTH_ARGON2_PARALLELISM ?? 1),
+};
+for (const kind of DBS) if (kind !== 'pglite' && kind !== 'postgres') throw new Error(`BENCH_DBS: unknown database "${kind}"`);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function start(cmd, args, env) {
-  const proc = spawn(process.execPath, [cmd, ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+// Everything this run leaves behind, removed in `finally`, on exit and on Ctrl-C.
+const children = new Set();
+const tempDirs = new Set();
+/** Measured runs that got a non-2xx answer, an error or a timeout: their figures are wrong. */
+const problems = [];
+
+function removeLeftovers() {
+  for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+  tempDirs.clear();
+}
+process.on('exit', removeLeftovers);
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    process.stderr.write(`\nbench: ${signal}, stopping the servers and removing their data\n`);
+    removeLeftovers();
+    process.exit(130);
   });
-  return { proc, exited: new Promise((r) => proc.on('exit', r)) };
 }
 
-async function waitFor(url, init) {
-  for (let i = 0; i < 400; i++) {
+/** A child process, with the end of its output kept to explain a failure. */
+function start(name, script, args, env) {
+  const proc = spawn(process.execPath, [script, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let tail = '';
+  const keep = (d) => {
+    tail = (tail + d).slice(-4000);
+  };
+  proc.stdout.on('data', keep);
+  proc.stderr.on('data', keep);
+  const child = { name, proc, tail: () => tail, exited: new Promise((r) => proc.on('exit', (code, signal) => r(code ?? signal))) };
+  children.add(child);
+  return child;
+}
+
+/** SIGTERM, then SIGKILL after 10 s; resolves with the exit code. */
+async function stop(child) {
+  if (child.proc.exitCode === null && child.proc.signalCode === null) child.proc.kill('SIGTERM');
+  const timer = setTimeout(() => child.proc.kill('SIGKILL'), 10_000);
+  const code = await child.exited;
+  clearTimeout(timer);
+  children.delete(child);
+  return code;
+}
+
+async function waitFor(child, url, init) {
+  for (let i = 0; i < 600; i++) {
+    if (child.proc.exitCode !== null || child.proc.signalCode !== null)
+      throw new Error(`${child.name} exited (${child.proc.exitCode ?? child.proc.signalCode}) before answering:\n${child.tail()}`);
     try {
       const res = await fetch(url, init);
       if (res.status < 500) return;
     } catch {}
     await sleep(50);
   }
-  throw new Error(`${url} did not come up`);
+  throw new Error(`${child.name} did not answer ${url} within 30 s:\n${child.tail()}`);
+}
+
+async function json(res, what) {
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${what}: HTTP ${res.status} ${text.slice(0, 300)}`);
+  return JSON.parse(text);
 }
 
 async function sql(base, secret, query) {
@@ -45,20 +107,58 @@ async function sql(base, secret, query) {
     headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
     body: JSON.stringify({ query }),
   });
-  const body = await res.json();
-  if (!res.ok) throw new Error(`sql failed: ${JSON.stringify(body)}`);
-  return body.results;
+  return (await json(res, 'plinth sql')).results;
 }
 
+/** One scenario: a warm-up, then the measured run. A non-2xx answer is never a figure. */
 async function cannon(label, opts) {
-  await autocannon({ ...opts, connections: CONNECTIONS, duration: 2 }); // warm-up
+  if (WARMUP > 0) {
+    const w = await autocannon({ ...opts, connections: CONNECTIONS, duration: WARMUP });
+    const wbad = w.non2xx + w.errors + w.timeouts;
+    if (wbad) console.log(`  (warm-up of ${label.trim()}: ${wbad} bad answers ${codes(w)})`);
+  }
   const r = await autocannon({ ...opts, connections: CONNECTIONS, duration: SECONDS });
-  const bad = r.non2xx + r.errors + r.timeouts;
-  const out = { label, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, errors: bad, total: r.requests.total };
+  const out = {
+    label,
+    rps: Math.round(r.requests.average),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.non2xx + r.errors + r.timeouts,
+    non2xx: r.non2xx,
+    socketErrors: r.errors,
+    timeouts: r.timeouts,
+    total: r.requests.total,
+    statusCodes: Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([k, v]) => [k, v.count])),
+  };
   console.log(
-    `  ${label.padEnd(34)} ${String(out.rps).padStart(7)} req/s  p50 ${String(out.p50).padStart(4)} ms  p99 ${String(out.p99).padStart(4)} ms${bad ? `  (${bad} errors!)` : ''}`,
+    `  ${label.padEnd(34)} ${String(out.rps).padStart(7)} req/s  p50 ${String(out.p50).padStart(4)} ms  p99 ${String(out.p99).padStart(4)} ms  errors ${out.errors}`,
   );
+  if (out.errors) {
+    const detail = `${out.non2xx} non-2xx ${codes(r)}, ${out.socketErrors} socket errors, ${out.timeouts} timeouts of ${out.total + out.socketErrors}`;
+    console.log(`  !!!!!!!! ${label.trim()}: ${detail}; THIS FIGURE IS WRONG`);
+    console.log(`  !!!!!!!! one more such request answers: ${await sample(opts)}`);
+    problems.push(`${label.trim()}: ${detail}`);
+  }
   return out;
+}
+
+const codes = (r) =>
+  `(${Object.entries(r.statusCodeStats ?? {})
+    .filter(([k]) => !k.startsWith('2'))
+    .map(([k, v]) => `${k}: ${v.count}`)
+    .join(', ')})`;
+
+/** What the failing request answers when sent once more (status and the start of the body). */
+async function sample(opts) {
+  try {
+    const req = opts.requests?.[0];
+    const url = req ? new URL(req.path, opts.url).toString() : opts.url;
+    const body = req?.setupRequest ? req.setupRequest({ ...req }, {}).body : opts.body;
+    const res = await fetch(url, { method: req?.method ?? opts.method ?? 'GET', headers: req?.headers ?? opts.headers, body });
+    return `${res.status} ${(await res.text()).slice(0, 300)}`;
+  } catch (err) {
+    return String(err);
+  }
 }
 
 async function benchDb(kind) {
@@ -66,6 +166,7 @@ async function benchDb(kind) {
   const basePort = port + 1;
   const base = `http://127.0.0.1:${port}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'plinth-bench-'));
+  tempDirs.add(dataDir);
   const env = {
     // The benchmark is one client IP: lift the per-IP limits, which would otherwise answer 429.
     AUTH_RATE_REQUESTS_IP: '100000000/60',
@@ -74,98 +175,125 @@ async function benchDb(kind) {
     PLINTH_PUBLIC_KEY: 'pk_bench_public_key_0123456789abcdef0123456789abcdef',
     PLINTH_SECRET_KEY: 'sk_bench_secret_key_0123456789abcdef0123456789abcdef',
   };
-  let dbUrl = null;
-  if (kind === 'postgres') {
-    const admin = execFileSync('bash', [join(root, 'scripts/pg-cluster.sh'), 'start'], { encoding: 'utf8' }).trim();
-    const a = postgres(admin, { max: 1, onnotice: () => {} });
-    await a.unsafe('drop database if exists plinth_bench with (force)');
-    await a.unsafe('create database plinth_bench');
-    await a.end();
-    dbUrl = admin.replace(/\/[^/]*$/, '/plinth_bench');
-    env.DATABASE_URL = dbUrl;
+  let admin = null;
+  let dbName = null;
+  try {
+    if (kind === 'postgres') {
+      const adminUrl = execFileSync('bash', [join(root, 'scripts/pg-cluster.sh'), 'start'], { encoding: 'utf8' }).trim();
+      admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+      dbName = `plinth_bench_${process.pid}`;
+      await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+      await admin.unsafe(`create database ${dbName}`);
+      env.DATABASE_URL = adminUrl.replace(/\/[^/]*$/, `/${dbName}`);
+    }
+    console.log(
+      `\n${kind === 'pglite' ? 'PGlite (embedded)' : 'PostgreSQL'}: ${CONNECTIONS} connections, ${SECONDS} s per scenario (after ${WARMUP} s of warm-up)`,
+    );
+    const plinth = start(
+      'Plinth',
+      join(root, 'packages/server/dist/main.js'),
+      ['start', '--port', String(port), '--data-dir', dataDir],
+      env,
+    );
+    console.log(`  Plinth started (pid ${plinth.proc.pid})`);
+    await waitFor(plinth, `${base}/health`);
+    const secret = env.PLINTH_SECRET_KEY;
+    const apikey = env.PLINTH_PUBLIC_KEY;
+
+    // The benchmark user, signed up through the API like any app's user.
+    const authHeaders = { apikey, 'content-type': 'application/json' };
+    const email = `bench-${Date.now()}@example.com`;
+    const password = 'correct horse battery staple';
+    const signup = await json(
+      await fetch(`${base}/v1/auth/signup`, { method: 'POST', headers: authHeaders, body: JSON.stringify({ email, password }) }),
+      'signup',
+    );
+    const token = signup.session?.access_token;
+    const userId = signup.user?.id;
+    if (!token || !/^[0-9a-f-]{36}$/.test(userId ?? '')) throw new Error('signup gave no session (is email confirmation required?)');
+
+    // 10,000 rows over 100 owners, seeded as the secret key; one of the owners is the user.
+    await sql(
+      base,
+      secret,
+      `create table items (id bigserial primary key, owner uuid not null default auth.uid(), title text not null, created_at timestamptz not null default now());
+       create index items_owner on items (owner);
+       create policy own_read on items for select using (owner = auth.uid());
+       create policy own_write on items for insert with check (owner = auth.uid());
+       insert into items (owner, title)
+         select case when g % ${OWNERS} = 0 then '${userId}'::uuid
+                     else ('00000000-0000-4000-8000-' || lpad((g % ${OWNERS})::text, 12, '0'))::uuid end,
+                'item ' || g
+         from generate_series(1, ${ROWS}) g;
+       analyze items;`,
+    );
+
+    const user = { apikey, authorization: `Bearer ${token}` };
+    const readPath = `/api/v1/db/items?eq.owner=${userId}&limit=10`;
+    const write = { method: 'POST', body: JSON.stringify({ title: 'bench' }), headers: { ...user, 'content-type': 'application/json' } };
+    const checkRead = async (url, headers, who) => {
+      const rows = await json(await fetch(url, { headers }), `${who} read check`);
+      if (rows.length !== 10 || rows.some((r) => r.owner !== userId))
+        throw new Error(`${who} read check: ${JSON.stringify(rows).slice(0, 300)}`);
+    };
+    await checkRead(base + readPath, user, 'Plinth (user)');
+    await checkRead(base + readPath, { authorization: `Bearer ${secret}` }, 'Plinth (secret key)');
+    const jwks = await json(await fetch(`${base}/v1/auth/.well-known/jwks.json`), 'jwks');
+    const jwksFile = join(dataDir, 'bench-jwks.json');
+    writeFileSync(jwksFile, JSON.stringify(jwks));
+
+    const res = {};
+    res.read = await cannon('Plinth   read  (user, RLS)', { url: base + readPath, headers: user });
+    res.write = await cannon('Plinth   write (user, RLS)', { url: `${base}/api/v1/db/items`, ...write });
+    res.serviceRead = await cannon('Plinth   read  (secret key)', { url: base + readPath, headers: { authorization: `Bearer ${secret}` } });
+    Object.assign(res, await benchAuth(base, authHeaders, email, password));
+    const plinthExit = await stop(plinth);
+    if (plinthExit !== 0) console.log(`  !!!!!!!! Plinth exited with ${plinthExit} on SIGTERM`);
+
+    // The baseline verifies the same token against the keys the server published.
+    const issuer = `${env.PUBLIC_URL}/v1/auth`;
+    const baseEnv = kind === 'postgres' ? { DATABASE_URL: env.DATABASE_URL } : { DATA_DIR: join(dataDir, 'pgdata') };
+    const baseline = start('baseline', join(root, 'bench/baseline.mjs'), [String(basePort), jwksFile, issuer], baseEnv);
+    const bbase = `http://127.0.0.1:${basePort}`;
+    await waitFor(baseline, bbase + readPath, { headers: user });
+    await checkRead(bbase + readPath, user, 'baseline');
+    res.baseRead = await cannon('Baseline read  (user, RLS)', { url: bbase + readPath, headers: user });
+    res.baseWrite = await cannon('Baseline write (user, RLS)', { url: `${bbase}/api/v1/db/items`, ...write });
+    await stop(baseline);
+
+    const ratio = (a, b) => (b ? Math.round((a / b) * 100) / 100 : null);
+    const summary = {
+      readRatio: ratio(res.read.rps, res.baseRead.rps),
+      writeRatio: ratio(res.write.rps, res.baseWrite.rps),
+      userVsSecretRead: ratio(res.read.rps, res.serviceRead.rps),
+    };
+    const wrong = (...runs) => (runs.some((r) => r.errors) ? ' (WRONG: a run had errors)' : '');
+    console.log(
+      `  ratio Plinth/baseline: read ${summary.readRatio}${wrong(res.read, res.baseRead)}, write ${summary.writeRatio}${wrong(res.write, res.baseWrite)}   (goal ≥ 0.7)`,
+    );
+    console.log(`  user-token read / secret-key read: ${summary.userVsSecretRead}${wrong(res.read, res.serviceRead)}   (goal ≥ 0.85)`);
+    console.log(
+      `  argon2id (m=${ARGON2.memoryCost} KiB, t=${ARGON2.timeCost}, p=${ARGON2.parallelism}): ${res.argon2Ms} ms per hash, one at a time in the bench process`,
+    );
+    return { kind, ...res, ...summary };
+  } finally {
+    for (const c of [...children]) await stop(c);
+    rmSync(dataDir, { recursive: true, force: true });
+    tempDirs.delete(dataDir);
+    if (admin) {
+      await admin.unsafe(`drop database if exists ${dbName} with (force)`).catch(() => {});
+      await admin.end();
+    }
   }
-  console.log(`\n${kind === 'pglite' ? 'PGlite (embedded)' : 'PostgreSQL'} — ${CONNECTIONS} connections, ${SECONDS} s per scenario`);
-  const plinth = start(join(root, 'packages/server/dist/main.js'), ['start', '--port', String(port), '--data-dir', dataDir], env);
-  await waitFor(`${base}/health`);
-  const secret = env.PLINTH_SECRET_KEY;
-  await sql(
-    base,
-    secret,
-    `create table items (id bigserial primary key, owner uuid not null default auth.uid(), title text not null, created_at timestamptz not null default now());
-     create index items_owner on items (owner);
-     create policy own_read on items for select using (owner = auth.uid());
-     create policy own_write on items for insert with check (owner = auth.uid());
-     insert into items (owner, title)
-       select ('00000000-0000-4000-8000-' || lpad((1 + g % 100)::text, 12, '0'))::uuid, 'item ' || g from generate_series(1, 10000) g;
-     analyze items;`,
-  );
-  const [keyRow] = (
-    await sql(base, secret, 'select private_jwk, public_jwk from auth.signing_keys where active order by created_at desc limit 1')
-  )[0].rows;
-  const priv = typeof keyRow.private_jwk === 'string' ? JSON.parse(keyRow.private_jwk) : keyRow.private_jwk;
-  const pub = typeof keyRow.public_jwk === 'string' ? JSON.parse(keyRow.public_jwk) : keyRow.public_jwk;
-  const issuer = `${env.PUBLIC_URL}/v1/auth`;
-  const token = await new SignJWT({ role: 'authenticated', session_id: crypto.randomUUID() })
-    .setProtectedHeader({ alg: 'ES256', kid: priv.kid, typ: 'JWT' })
-    .setSubject(OWNER)
-    .setIssuer(issuer)
-    .setAudience('authenticated')
-    .setIssuedAt()
-    .setExpirationTime('2h')
-    .sign(await importJWK(priv, 'ES256'));
-  const user = { apikey: env.PLINTH_PUBLIC_KEY, authorization: `Bearer ${token}` };
-  const readPath = `/api/v1/db/items?eq.owner=${OWNER}&limit=10`;
-  const write = { method: 'POST', body: JSON.stringify({ title: 'bench' }), headers: { ...user, 'content-type': 'application/json' } };
-
-  const check = await fetch(base + readPath, { headers: user });
-  const rows = await check.json();
-  if (check.status !== 200 || rows.length !== 10)
-    throw new Error(`read check failed: ${check.status} ${JSON.stringify(rows).slice(0, 200)}`);
-
-  const res = {};
-  res.read = await cannon('Plinth   read  (user, RLS)', { url: base + readPath, headers: user });
-  res.write = await cannon('Plinth   write (user, RLS)', { url: base + '/api/v1/db/items', ...write });
-  res.serviceRead = await cannon('Plinth   read  (secret key)', { url: base + readPath, headers: { authorization: `Bearer ${secret}` } });
-  Object.assign(res, await benchAuth(base, env.PLINTH_PUBLIC_KEY));
-  plinth.proc.kill('SIGTERM');
-  await plinth.exited;
-
-  const jwksFile = join(dataDir, 'bench-jwks.json');
-  writeFileSync(jwksFile, JSON.stringify({ keys: [pub] }));
-  const baseEnv = kind === 'postgres' ? { DATABASE_URL: dbUrl } : { DATA_DIR: join(dataDir, 'pgdata') };
-  const baseline = start(join(root, 'bench/baseline.mjs'), [String(basePort), jwksFile, issuer], baseEnv);
-  const bbase = `http://127.0.0.1:${basePort}`;
-  await waitFor(bbase + readPath, { headers: user });
-  res.baseRead = await cannon('Baseline read  (user, RLS)', { url: bbase + readPath, headers: user });
-  res.baseWrite = await cannon('Baseline write (user, RLS)', { url: bbase + '/api/v1/db/items', ...write });
-  baseline.proc.kill('SIGTERM');
-  await baseline.exited;
-  rmSync(dataDir, { recursive: true, force: true });
-
-  const ratio = (a, b) => Math.round((a / b) * 100) / 100;
-  const summary = {
-    readRatio: ratio(res.read.rps, res.baseRead.rps),
-    writeRatio: ratio(res.write.rps, res.baseWrite.rps),
-    userVsSecretRead: ratio(res.read.rps, res.serviceRead.rps),
-  };
-  console.log(`  ratio Plinth/baseline: read ${summary.readRatio}, write ${summary.writeRatio}   (goal ≥ 0.7)`);
-  console.log(`  user-token read / secret-key read: ${summary.userVsSecretRead}   (goal ≥ 0.85)`);
-  console.log(`  argon2id (m=19456 KiB, t=2, p=1): ${res.argon2Ms} ms per hash in this process`);
-  return { kind, ...res, ...summary };
 }
 
 /** Sign-ins and refreshes per second, and the argon2id price of one hash beside them. */
-async function benchAuth(base, apikey) {
-  const headers = { apikey, 'content-type': 'application/json' };
-  const password = 'correct horse battery staple';
-  const email = `bench-${Date.now()}@example.com`;
-  const up = await fetch(`${base}/v1/auth/signup`, { method: 'POST', headers, body: JSON.stringify({ email, password }) });
-  if (up.status !== 200) throw new Error(`signup failed: ${up.status} ${await up.text()}`);
+async function benchAuth(base, headers, email, password) {
   const { hash } = await import('@node-rs/argon2');
   const t0 = performance.now();
-  for (let i = 0; i < 10; i++) await hash(`pw-${i}`, { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 });
+  for (let i = 0; i < 10; i++) await hash(`pw-${i}`, { algorithm: 2, ...ARGON2 });
   const argon2Ms = Math.round((performance.now() - t0) / 10);
-  const signin = await cannon('Plinth   sign-in (argon2id)', {
+  const signin = await cannon(`Plinth   sign-in (argon2id ${argon2Ms} ms)`, {
     url: `${base}/v1/auth/signin`,
     method: 'POST',
     headers,
@@ -175,7 +303,7 @@ async function benchAuth(base, apikey) {
   const tokens = [];
   for (let i = 0; i < CONNECTIONS; i++) {
     const r = await fetch(`${base}/v1/auth/signin`, { method: 'POST', headers, body: JSON.stringify({ email, password }) });
-    tokens.push((await r.json()).refresh_token);
+    tokens.push((await json(r, 'signin')).refresh_token);
   }
   let next = 0;
   const refresh = await cannon('Plinth   refresh', {
@@ -200,11 +328,45 @@ async function benchAuth(base, apikey) {
   return { signin, refresh, argon2Ms };
 }
 
+function table(results) {
+  const rows = [
+    ['Plinth read (user, RLS)', 'read'],
+    ['Plinth write (user, RLS)', 'write'],
+    ['Plinth read (secret key)', 'serviceRead'],
+    ['Baseline read (user, RLS)', 'baseRead'],
+    ['Baseline write (user, RLS)', 'baseWrite'],
+    ['Plinth sign-in (argon2id)', 'signin'],
+    ['Plinth refresh', 'refresh'],
+  ];
+  const lines = ['', 'Summary', `  ${'scenario'.padEnd(28)}${results.map((r) => r.kind.padStart(32)).join('')}`];
+  for (const [label, key] of rows)
+    lines.push(
+      `  ${label.padEnd(28)}${results.map((r) => `${r[key].rps} req/s ${r[key].p50}/${r[key].p99} ms err ${r[key].errors}${r[key].errors ? ' !!' : ''}`.padStart(32)).join('')}`,
+    );
+  lines.push(`  ${'argon2id ms per hash'.padEnd(28)}${results.map((r) => String(r.argon2Ms).padStart(32)).join('')}`);
+  lines.push(`  ${'read Plinth/baseline'.padEnd(28)}${results.map((r) => String(r.readRatio).padStart(32)).join('')}`);
+  lines.push(`  ${'write Plinth/baseline'.padEnd(28)}${results.map((r) => String(r.writeRatio).padStart(32)).join('')}`);
+  lines.push(`  ${'user-token/secret-key read'.padEnd(28)}${results.map((r) => String(r.userVsSecretRead).padStart(32)).join('')}`);
+  return lines.join('\n');
+}
+
+const at = new Date().toISOString();
 const results = [];
 for (const kind of DBS) results.push(await benchDb(kind));
-mkdirSync(join(root, 'bench/results'), { recursive: true });
-writeFileSync(
-  join(root, 'bench/results/latest.json'),
-  JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, connections: CONNECTIONS, results }, null, 2),
+console.log(table(results));
+mkdirSync(OUT, { recursive: true });
+const report = JSON.stringify(
+  { at, seconds: SECONDS, warmup: WARMUP, connections: CONNECTIONS, valid: problems.length === 0, problems, results },
+  null,
+  2,
 );
-console.log('\nwritten to bench/results/latest.json');
+const file = join(OUT, `bench-${at.replace(/[:.]/g, '-')}.json`);
+writeFileSync(file, report);
+writeFileSync(join(OUT, 'latest.json'), report);
+const shown = file.startsWith(`${process.cwd()}/`) ? relative(process.cwd(), file) : file;
+console.log(`\nwritten to ${shown} and latest.json beside it`);
+if (problems.length) {
+  console.log(`\n!!!!!!!! ${problems.length} measured run(s) got answers other than 2xx: those figures are WRONG`);
+  for (const p of problems) console.log(`!!!!!!!!   ${p}`);
+  process.exitCode = 1;
+}

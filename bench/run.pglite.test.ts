@@ -1,0 +1,96 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+// `npm run bench` itself, shortened: one second per scenario on PGlite (the full run is by hand).
+const RUN = fileURLToPath(new URL('./run.mjs', import.meta.url));
+const MAIN = fileURLToPath(new URL('../packages/server/dist/main.js', import.meta.url));
+const dirs: string[] = [];
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'plinth-bench-test-'));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** Pids of live processes whose command line mentions `text` (the bench's children carry their temp dir). */
+function processesMentioning(text: string): number[] {
+  const pids: number[] = [];
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const state = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]?.[0];
+      if (state !== 'Z' && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(text)) pids.push(Number(p));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+function bench(env: Record<string, string>) {
+  const proc = spawn(process.execPath, [RUN], {
+    env: { ...process.env, BENCH_DBS: 'pglite', BENCH_CONNECTIONS: '4', BENCH_WARMUP: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout.on('data', (d) => {
+    out += d;
+  });
+  proc.stderr.on('data', (d) => {
+    out += d;
+  });
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  return { proc, out: () => out, exited };
+}
+
+describe('npm run bench (real processes, Linux /proc)', () => {
+  it('measures every scenario with a real user without a failed request, saves them, leaves no process or directory', async () => {
+    if (!existsSync(MAIN)) throw new Error('Build first: npm run build');
+    const temp = tmp(); // the bench's TMPDIR: its data dirs go here
+    const out = tmp();
+    const b = bench({ BENCH_SECONDS: '1', BENCH_OUT: out, TMPDIR: temp });
+    const code = await b.exited;
+    const left = processesMentioning(temp);
+    for (const pid of left) process.kill(pid, 'SIGKILL');
+    expect(b.out()).not.toMatch(/WRONG|Error/);
+    expect(code).toBe(0);
+    const report = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8'));
+    expect(report.valid).toBe(true);
+    const [r] = report.results;
+    expect(r.kind).toBe('pglite');
+    for (const key of ['read', 'write', 'serviceRead', 'baseRead', 'baseWrite', 'signin', 'refresh']) {
+      expect(r[key].rps, key).toBeGreaterThan(0);
+      expect(r[key].errors, key).toBe(0);
+      expect(r[key].p99, key).toBeGreaterThanOrEqual(r[key].p50);
+    }
+    expect(r.argon2Ms).toBeGreaterThan(0);
+    for (const ratio of ['readRatio', 'writeRatio', 'userVsSecretRead']) expect(r[ratio], ratio).toBeGreaterThan(0);
+    expect(readdirSync(out).filter((f) => /^bench-.*\.json$/.test(f))).toHaveLength(1);
+    expect(readdirSync(temp)).toEqual([]);
+    expect(left).toEqual([]);
+  }, 120_000);
+
+  it('Ctrl-C stops the Plinth it started and removes its data dir', async () => {
+    const temp = tmp();
+    const b = bench({ BENCH_SECONDS: '60', BENCH_OUT: tmp(), TMPDIR: temp });
+    try {
+      for (let i = 0; i < 300 && !processesMentioning(temp).length; i++) await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 3000)); // up, seeded, under load
+      expect(processesMentioning(temp).length).toBeGreaterThan(0);
+      b.proc.kill('SIGINT');
+      expect(await b.exited).toBe(130);
+      for (let i = 0; i < 50 && processesMentioning(temp).length; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(processesMentioning(temp)).toEqual([]);
+      expect(readdirSync(temp)).toEqual([]);
+    } finally {
+      b.proc.kill('SIGKILL');
+      for (const pid of processesMentioning(temp)) process.kill(pid, 'SIGKILL');
+    }
+  }, 120_000);
+});

@@ -38,6 +38,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // Everything this run leaves behind, removed in `finally`, on exit and on Ctrl-C.
 const children = new Set();
 const tempDirs = new Set();
+/** The PostgreSQL database being benchmarked, dropped at the end: { adminUrl, name }. */
+let benchDatabase = null;
 /** Measured runs that got a non-2xx answer, an error or a timeout: their figures are wrong. */
 const problems = [];
 
@@ -48,11 +50,23 @@ function removeLeftovers() {
 }
 process.on('exit', removeLeftovers);
 for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => {
+  process.once(signal, async () => {
     process.stderr.write(`\nbench: ${signal}, stopping the servers and removing their data\n`);
     removeLeftovers();
+    if (benchDatabase) await Promise.race([dropDatabase(benchDatabase), sleep(5000)]);
     process.exit(130);
   });
+}
+
+async function dropDatabase({ adminUrl, name }) {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`drop database if exists ${name} with (force)`);
+  } catch (err) {
+    console.log(`  could not drop the database ${name}: ${err.message}`);
+  } finally {
+    await admin.end({ timeout: 1 });
+  }
 }
 
 /** A child process, with the end of its output kept to explain a failure. */
@@ -175,16 +189,16 @@ async function benchDb(kind) {
     PLINTH_PUBLIC_KEY: 'pk_bench_public_key_0123456789abcdef0123456789abcdef',
     PLINTH_SECRET_KEY: 'sk_bench_secret_key_0123456789abcdef0123456789abcdef',
   };
-  let admin = null;
-  let dbName = null;
   try {
     if (kind === 'postgres') {
       const adminUrl = execFileSync('bash', [join(root, 'scripts/pg-cluster.sh'), 'start'], { encoding: 'utf8' }).trim();
-      admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-      dbName = `plinth_bench_${process.pid}`;
-      await admin.unsafe(`drop database if exists ${dbName} with (force)`);
-      await admin.unsafe(`create database ${dbName}`);
-      env.DATABASE_URL = adminUrl.replace(/\/[^/]*$/, `/${dbName}`);
+      const name = `plinth_bench_${process.pid}`;
+      const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      await admin.unsafe(`create database ${name}`);
+      await admin.end();
+      benchDatabase = { adminUrl, name };
+      env.DATABASE_URL = adminUrl.replace(/\/[^/]*$/, `/${name}`);
     }
     console.log(
       `\n${kind === 'pglite' ? 'PGlite (embedded)' : 'PostgreSQL'}: ${CONNECTIONS} connections, ${SECONDS} s per scenario (after ${WARMUP} s of warm-up)`,
@@ -280,10 +294,8 @@ async function benchDb(kind) {
     for (const c of [...children]) await stop(c);
     rmSync(dataDir, { recursive: true, force: true });
     tempDirs.delete(dataDir);
-    if (admin) {
-      await admin.unsafe(`drop database if exists ${dbName} with (force)`).catch(() => {});
-      await admin.end();
-    }
+    if (benchDatabase) await dropDatabase(benchDatabase);
+    benchDatabase = null;
   }
 }
 

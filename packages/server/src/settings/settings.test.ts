@@ -150,6 +150,11 @@ describe('auth settings', () => {
     expect(String(ok.headers['access-control-allow-headers'])).toContain('apikey');
     expect((await preflight('https://app.example.com')).headers['access-control-allow-origin']).toBe('https://app.example.com');
     expect((await preflight('https://app.example.com.evil.com')).headers['access-control-allow-origin']).toBeUndefined();
+    await patch({ cors_origins: ['http://[::1]:*', 'http://127.0.0.1:*'] });
+    expect((await preflight('http://[::1]:5173')).headers['access-control-allow-origin']).toBe('http://[::1]:5173');
+    expect((await preflight('http://127.0.0.1:3000')).headers['access-control-allow-origin']).toBe('http://127.0.0.1:3000');
+    expect((await preflight('https://[::1]:5173')).headers['access-control-allow-origin']).toBeUndefined();
+    expect((await preflight('http://localhost:5173')).headers['access-control-allow-origin']).toBeUndefined();
     await patch({ cors_origins: [] });
     expect((await preflight('http://localhost:5173')).headers['access-control-allow-origin']).toBeUndefined();
   });

@@ -63,4 +63,22 @@ describe('limits in Redis (REDIS_URL)', () => {
       await Promise.all([one.stop(), two.stop()]);
     }
   });
+
+  it('two instances of one project share the per-IP request limit (@fastify/rate-limit in Redis)', async () => {
+    // A project of its own (another PUBLIC_URL, so another namespace): counts start at zero.
+    const env = { REDIS_URL: url, AUTH_RATE_REQUESTS_IP: '4/60', PUBLIC_URL: `http://ip-${Date.now()}.example.com` };
+    const one = await createAuthServer(env);
+    const two = await createAuthServer(env);
+    try {
+      const resend = (s: typeof one) => call(s, 'POST', 'resend-verification', { email: email('ip') });
+      for (const s of [one, two, one, two]) expect((await resend(s)).statusCode).toBe(200);
+      for (const s of [one, two]) {
+        const res = await resend(s);
+        expect(code(res)).toEqual([429, 'rate_limited']);
+        expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      }
+    } finally {
+      await Promise.all([one.stop(), two.stop()]);
+    }
+  });
 });

@@ -1,34 +1,15 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Plinth, LOG_REDACT, buildApp } from './app.js';
-import { loadConfig } from './config/index.js';
-import { type TestDbTarget, freshDbTarget } from '../test/db.js';
+import { mailsTo } from '../test/auth.js';
+import { createTestServer, type TestServer } from '../test/harness.js';
 
 // Every log line at the most verbose level, captured while requests carry secrets.
 describe('logs never carry secrets', () => {
-  let target: TestDbTarget;
-  let plinth: Plinth;
+  let plinth: TestServer;
   const lines: string[] = [];
   beforeAll(async () => {
-    target = await freshDbTarget();
-    const sink = new Writable({
-      write(chunk, _enc, cb) {
-        lines.push(String(chunk));
-        cb();
-      },
-    });
-    const config = loadConfig(
-      { LOG_LEVEL: 'trace' },
-      { dataDir: target.dataDir, databaseUrl: target.databaseUrl, port: 0 },
-      target.dataDir,
-    );
-    plinth = await buildApp({ config, logger: pino({ level: 'trace', redact: { paths: LOG_REDACT, censor: '[redacted]' } }, sink) });
+    plinth = await createTestServer({ LOG_LEVEL: 'trace', AUTH_RATE_REQUESTS_IP: '100000/60' }, { logs: lines, smtp: true });
   });
-  afterAll(async () => {
-    await plinth.close();
-    await target.cleanup();
-  });
+  afterAll(() => plinth?.stop());
 
   it('keys, user tokens and passwords in requests do not appear in any log line', async () => {
     const token = (await plinth.tokens.sign({ sub: crypto.randomUUID() }, 3600)).token;
@@ -44,5 +25,35 @@ describe('logs never carry secrets', () => {
     expect(lines.length).toBeGreaterThan(0);
     const all = lines.join('\n');
     for (const s of secrets) expect(all).not.toContain(s);
+  });
+
+  it('refresh tokens, emailed links and their tokens do not appear in any log line (SMTP configured)', async () => {
+    await plinth.settings.updateAuth({
+      allowed_redirect_urls: ['https://app.example.com'],
+      magic_link_url: 'https://app.example.com/magic',
+      password_reset_url: 'https://app.example.com/reset',
+      magic_link_enabled: true,
+    });
+    const headers = { apikey: plinth.keys.publicKey };
+    const addr = 'logs@example.com';
+    const up = await plinth.app.inject({
+      method: 'POST',
+      url: '/v1/auth/signup',
+      headers,
+      payload: { email: addr, password: 'hunter2-correct-horse' },
+    });
+    const refresh = up.json().session.refresh_token as string;
+    const rotated = (
+      await plinth.app.inject({ method: 'POST', url: '/v1/auth/refresh', headers, payload: { refresh_token: refresh } })
+    ).json();
+    await plinth.app.inject({ method: 'POST', url: '/v1/auth/request-magic-link', headers, payload: { email: addr } });
+    plinth.clock.advance(61_000);
+    await plinth.app.inject({ method: 'POST', url: '/v1/auth/forgot-password', headers, payload: { email: addr } });
+    const links = (await mailsTo(plinth, addr)).map((m) => m.link);
+    expect(links).toHaveLength(2);
+    const tokens = links.map((l) => new URL(l).searchParams.get('token') as string);
+    await plinth.app.inject({ method: 'POST', url: '/v1/auth/signin-magic-link', headers, payload: { token: tokens[0] } });
+    const all = lines.join('\n');
+    for (const s of [refresh, rotated.refresh_token, rotated.access_token, ...links, ...tokens]) expect(all).not.toContain(s);
   });
 });

@@ -1,6 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
+import { Writable } from 'node:stream';
 import pino from 'pino';
-import { type Plinth, buildApp } from '../src/app.js';
+import { LOG_REDACT, type Plinth, buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/index.js';
 import { fakeClock } from '../src/lib/clock.js';
 import { TEST_DB_KIND, freshDbTarget } from './db.js';
@@ -35,10 +36,25 @@ export interface TestServer extends Plinth {
  * `{ sms: true }` its SMS to a webhook sink.
  * @example const t = await createTestServer(); const res = await t.app.inject({ url: '/health' });
  */
-export async function createTestServer(
-  env: Record<string, string> = {},
-  options: { smtp?: boolean; sms?: boolean } = {},
-): Promise<TestServer> {
+export interface TestServerOptions {
+  smtp?: boolean;
+  sms?: boolean;
+  /** Every log line (JSON text, with the server's redaction) is pushed here; set LOG_LEVEL in env. */
+  logs?: string[];
+}
+
+/** A pino logger writing into `lines`, redacting as the real server does. */
+export function capturingLogger(level: string, lines: string[]) {
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
+  return pino({ level, redact: { paths: LOG_REDACT, censor: '[redacted]' } }, sink);
+}
+
+export async function createTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
   const target = await freshDbTarget();
   const mail = options.smtp ? await startSmtpSink() : null;
   if (mail) env = { SMTP_URL: mail.url, SMTP_FROM: 'Plinth Test <no-reply@plinth.test>', ...env };
@@ -50,7 +66,8 @@ export async function createTestServer(
     { dataDir: target.dataDir, databaseUrl: target.databaseUrl, port: 0 },
     target.dataDir,
   );
-  const plinth = await buildApp({ config, clock, logger: pino({ level: config.logLevel }) });
+  const logger = options.logs ? capturingLogger(config.logLevel, options.logs) : pino({ level: config.logLevel });
+  const plinth = await buildApp({ config, clock, logger });
   const as = {
     service: { authorization: `Bearer ${plinth.keys.secretKey}` },
     anon: { apikey: plinth.keys.publicKey },

@@ -1,13 +1,8 @@
-import { Writable } from 'node:stream';
 import fc from 'fast-check';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createAuthServer, email, lastToken, mailsTo, setAuth, signUp } from '../../test/auth.js';
 import { createTestServer, type TestServer } from '../../test/harness.js';
-import { buildApp, type Plinth } from '../app.js';
-import { loadConfig } from '../config/index.js';
 import { backoffMs } from '../messaging/outbox.js';
-import { type TestDbTarget, freshDbTarget } from '../../test/db.js';
 
 const VERIFY_PAGE = 'https://app.example.com/verify';
 const confirmOn = {
@@ -190,29 +185,13 @@ describe('email through SMTP', () => {
 });
 
 describe('email without SMTP: the dev inbox', () => {
-  let target: TestDbTarget;
-  let plinth: Plinth;
+  let plinth: TestServer;
   const lines: string[] = [];
   beforeAll(async () => {
-    target = await freshDbTarget();
-    const sink = new Writable({
-      write(chunk, _enc, cb) {
-        lines.push(String(chunk));
-        cb();
-      },
-    });
-    const config = loadConfig(
-      { LOG_LEVEL: 'info', AUTH_RATE_REQUESTS_IP: '100000/60' },
-      { dataDir: target.dataDir, databaseUrl: target.databaseUrl, port: 0 },
-      target.dataDir,
-    );
-    plinth = await buildApp({ config, logger: pino({ level: 'info' }, sink) });
+    plinth = await createTestServer({ LOG_LEVEL: 'info', AUTH_RATE_REQUESTS_IP: '100000/60' }, { logs: lines });
     await plinth.settings.updateAuth(confirmOn);
   });
-  afterAll(async () => {
-    await plinth?.close();
-    await target?.cleanup();
-  });
+  afterAll(() => plinth?.stop());
 
   it('stores the message, logs its link, and serves it at GET /api/v1/dev/inbox', async () => {
     const addr = email('dev');

@@ -11,7 +11,7 @@ const [port, jwksPath, issuer] = process.argv.slice(2);
 const jwks = createLocalJWKSet(JSON.parse(readFileSync(jwksPath, 'utf8')));
 const SET = "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true)";
 const READ = 'select * from items where owner = $1 limit 10';
-const WRITE = 'insert into items (title) values ($1) returning *';
+const WRITE = 'insert into writes (title) values ($1) returning *';
 
 let run;
 if (process.env.DATABASE_URL) {

@@ -4,6 +4,7 @@
 // also served by the baseline (bench/baseline.mjs), which verifies the same access token
 // with the server's public JWKS; then sign-ins (argon2id) and refreshes per second.
 // The user is a real one: signed up through the API, its token from the session.
+// The two reads, whose ratio is the price of a user token, are measured interleaved (A B B A).
 // Prints and saves (bench/results/) req/s, p50/p99 and errors of each, and the ratios.
 // Any non-2xx answer in a measured run makes that figure wrong: it is reported loudly and the
 // run exits 1. Children and temporary directories are removed at the end, on failure and on
@@ -125,30 +126,63 @@ async function sql(base, secret, query) {
 }
 
 /** One scenario: a warm-up, then the measured run. A non-2xx answer is never a figure. */
+async function warmUp(label, opts) {
+  if (WARMUP <= 0) return;
+  const w = await autocannon({ ...opts, connections: CONNECTIONS, duration: WARMUP });
+  const wbad = w.non2xx + w.errors + w.timeouts;
+  if (wbad) console.log(`  (warm-up of ${label.trim()}: ${wbad} bad answers ${codes(w)})`);
+}
+
+const run = (opts, seconds) => autocannon({ ...opts, connections: CONNECTIONS, duration: seconds });
+
 async function cannon(label, opts) {
-  if (WARMUP > 0) {
-    const w = await autocannon({ ...opts, connections: CONNECTIONS, duration: WARMUP });
-    const wbad = w.non2xx + w.errors + w.timeouts;
-    if (wbad) console.log(`  (warm-up of ${label.trim()}: ${wbad} bad answers ${codes(w)})`);
-  }
-  const r = await autocannon({ ...opts, connections: CONNECTIONS, duration: SECONDS });
+  await warmUp(label, opts);
+  return measured(label, opts, [await run(opts, SECONDS)]);
+}
+
+/**
+ * Two scenarios whose ratio is reported: both warmed up, then measured in A B B A order, half
+ * the time each round, so neither gains from running later (a warmer JIT, caches, a vacuum
+ * that ran in between) and a drift of the machine's speed falls on both alike.
+ */
+async function cannonPair(a, b) {
+  await warmUp(a.label, a.opts);
+  await warmUp(b.label, b.opts);
+  const half = Math.max(1, SECONDS / 2);
+  const a1 = await run(a.opts, half);
+  const b1 = await run(b.opts, half);
+  const b2 = await run(b.opts, half);
+  const a2 = await run(a.opts, half);
+  return [await measured(a.label, a.opts, [a1, a2]), await measured(b.label, b.opts, [b1, b2])];
+}
+
+/** One scenario's figures from its measured runs: req/s over all of them, mean p50, worst p99. */
+async function measured(label, opts, runs) {
+  const sum = (f) => runs.reduce((n, r) => n + f(r), 0);
+  const seconds = sum((r) => r.duration);
   const out = {
     label,
-    rps: Math.round(r.requests.average),
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    errors: r.non2xx + r.errors + r.timeouts,
-    non2xx: r.non2xx,
-    socketErrors: r.errors,
-    timeouts: r.timeouts,
-    total: r.requests.total,
-    statusCodes: Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([k, v]) => [k, v.count])),
+    rps: Math.round(sum((r) => r.requests.total) / seconds),
+    p50: Math.round((sum((r) => r.latency.p50) / runs.length) * 10) / 10,
+    p99: Math.max(...runs.map((r) => r.latency.p99)),
+    errors: sum((r) => r.non2xx + r.errors + r.timeouts),
+    non2xx: sum((r) => r.non2xx),
+    socketErrors: sum((r) => r.errors),
+    timeouts: sum((r) => r.timeouts),
+    total: sum((r) => r.requests.total),
+    statusCodes: {},
   };
+  for (const r of runs)
+    for (const [k, v] of Object.entries(r.statusCodeStats ?? {})) out.statusCodes[k] = (out.statusCodes[k] ?? 0) + v.count;
   console.log(
     `  ${label.padEnd(34)} ${String(out.rps).padStart(7)} req/s  p50 ${String(out.p50).padStart(4)} ms  p99 ${String(out.p99).padStart(4)} ms  errors ${out.errors}`,
   );
   if (out.errors) {
-    const detail = `${out.non2xx} non-2xx ${codes(r)}, ${out.socketErrors} socket errors, ${out.timeouts} timeouts of ${out.total + out.socketErrors}`;
+    const bad = Object.entries(out.statusCodes)
+      .filter(([k]) => !k.startsWith('2'))
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(', ');
+    const detail = `${out.non2xx} non-2xx (${bad}), ${out.socketErrors} socket errors, ${out.timeouts} timeouts of ${out.total + out.socketErrors}`;
     console.log(`  !!!!!!!! ${label.trim()}: ${detail}; THIS FIGURE IS WRONG`);
     console.log(`  !!!!!!!! one more such request answers: ${await sample(opts)}`);
     problems.push(`${label.trim()}: ${detail}`);
@@ -234,6 +268,10 @@ async function benchDb(kind) {
        create index items_owner on items (owner);
        create policy own_read on items for select using (owner = auth.uid());
        create policy own_write on items for insert with check (owner = auth.uid());
+       -- The writes go to a table of their own, so the reads measured after them see the same items.
+       create table writes (id bigserial primary key, owner uuid not null default auth.uid(), title text not null, created_at timestamptz not null default now());
+       create policy own_write on writes for insert with check (owner = auth.uid());
+       create policy own_read on writes for select using (owner = auth.uid());
        insert into items (owner, title)
          select case when g % ${OWNERS} = 0 then '${userId}'::uuid
                      else ('00000000-0000-4000-8000-' || lpad((g % ${OWNERS})::text, 12, '0'))::uuid end,
@@ -257,9 +295,14 @@ async function benchDb(kind) {
     writeFileSync(jwksFile, JSON.stringify(jwks));
 
     const res = {};
-    res.read = await cannon('Plinth   read  (user, RLS)', { url: base + readPath, headers: user });
-    res.write = await cannon('Plinth   write (user, RLS)', { url: `${base}/api/v1/db/items`, ...write });
-    res.serviceRead = await cannon('Plinth   read  (secret key)', { url: base + readPath, headers: { authorization: `Bearer ${secret}` } });
+    // The two reads interleaved: the user-token price is their ratio.
+    [res.read, res.serviceRead] = await cannonPair(
+      { label: 'Plinth   read  (user, RLS)', opts: { url: base + readPath, headers: user } },
+      { label: 'Plinth   read  (secret key)', opts: { url: base + readPath, headers: { authorization: `Bearer ${secret}` } } },
+    );
+    res.write = await cannon('Plinth   write (user, RLS)', { url: `${base}/api/v1/db/writes`, ...write });
+    // The baseline's writes start from the same empty table.
+    await sql(base, secret, 'truncate writes');
     Object.assign(res, await benchAuth(base, authHeaders, email, password));
     const plinthExit = await stop(plinth);
     if (plinthExit !== 0) console.log(`  !!!!!!!! Plinth exited with ${plinthExit} on SIGTERM`);
@@ -272,7 +315,7 @@ async function benchDb(kind) {
     await waitFor(baseline, bbase + readPath, { headers: user });
     await checkRead(bbase + readPath, user, 'baseline');
     res.baseRead = await cannon('Baseline read  (user, RLS)', { url: bbase + readPath, headers: user });
-    res.baseWrite = await cannon('Baseline write (user, RLS)', { url: `${bbase}/api/v1/db/items`, ...write });
+    res.baseWrite = await cannon('Baseline write (user, RLS)', { url: `${bbase}/api/v1/db/writes`, ...write });
     await stop(baseline);
 
     const ratio = (a, b) => (b ? Math.round((a / b) * 100) / 100 : null);

@@ -10,6 +10,9 @@ import {
   type Queryable,
   type RoleContext,
   type ScriptOptions,
+  RUN_AS_SQL,
+  runAsResult,
+  runAsUid,
   setAsSql,
 } from './types.js';
 
@@ -117,6 +120,10 @@ export async function openPglite(dataDir: string): Promise<Db> {
         await call<QueryResult>({ op: 'queryAs', role: ctx.role, claims: ctx.claims, sql, params }),
         sql,
       ) as QueryResult<R>;
+    },
+    async runAs(ctx, text, params, rows) {
+      const r = await call<QueryResult>({ op: 'query', sql: RUN_AS_SQL, params: [ctx.role, ctx.claims, runAsUid(ctx), text, params, rows] });
+      return runAsResult(r.rows[0]);
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const txId = await call<number>({ op: 'begin' });

@@ -1,6 +1,18 @@
 import postgres from 'postgres';
 import { commandOf, splitStatements } from './pglite.js';
-import { type Db, DbError, DbUnavailableError, type QueryResult, type Queryable, SET_ROLE_SQL, setAsSql, toDbError } from './types.js';
+import {
+  type Db,
+  DbError,
+  DbUnavailableError,
+  type QueryResult,
+  type Queryable,
+  RUN_AS_SQL,
+  runAsResult,
+  runAsUid,
+  SET_ROLE_SQL,
+  setAsSql,
+  toDbError,
+} from './types.js';
 
 type Sql = postgres.Sql<Record<string, never>>;
 type Row = Record<string, unknown>;
@@ -86,6 +98,11 @@ export async function openPostgres(url: string, options: { max?: number; connect
           tx.unsafe<Row[]>(text, params as postgres.ParameterOrJSON<never>[]),
         ])) as unknown as [unknown, postgres.RowList<Row[]>];
         return shape(result) as QueryResult<R>;
+      }),
+    runAs: (ctx, text, params, rows) =>
+      run(async () => {
+        const r = await sql.unsafe<Row[]>(RUN_AS_SQL, [ctx.role, ctx.claims, runAsUid(ctx), text, params, rows] as postgres.ParameterOrJSON<never>[]);
+        return runAsResult(r[0]);
       }),
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) => run(async () => (await sql.begin((tx) => fn(queryable(tx)))) as T),
     script: (text, options = {}) =>

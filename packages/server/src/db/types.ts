@@ -22,7 +22,15 @@ export interface RoleContext {
   role: 'anon' | 'authenticated' | 'service';
   /** JSON text of the claims, readable in SQL as `auth.jwt()`. */
   claims: string;
+  /**
+   * What `auth.uid()` returns, worked out once by the caller (runAs only): the claims' `sub`
+   * when it is a uuid, or null for no user. Left out, `auth.uid()` reads the claims per call.
+   */
+  uid?: string | null;
 }
+
+/** The `_uid` argument of plinth.run_as: a uuid, '-' for no user, null for "read the claims". */
+export const runAsUid = (ctx: RoleContext): string | null => (ctx.uid === undefined ? null : (ctx.uid ?? '-'));
 
 export interface ScriptOptions {
   /** Abort after this many milliseconds (PostgreSQL only; PGlite cannot cancel). */
@@ -54,6 +62,13 @@ export interface Db extends Queryable {
    * round trips as the driver allows. RLS applies to `anon` and `authenticated`.
    */
   queryAs<R = Record<string, unknown>>(ctx: RoleContext, sql: string, params?: unknown[]): Promise<QueryResult<R>>;
+  /**
+   * The API's hot path in one round trip (migration 0008, `plinth.run_as`): role and claims
+   * set for the statement's own transaction, then `sql` planned and run as that role, so RLS
+   * applies. Its values are `$1[1]`, `$1[2]`, … of `params`. With `rows` the statement must
+   * return one row `(body text, n int8, total int8)`; without, `n` is its row count.
+   */
+  runAs(ctx: RoleContext, sql: string, params: string[], rows: boolean): Promise<RunAsResult>;
   /** Runs a script of one or more statements; one result per statement (SQL runner, migrations). */
   script(sql: string, options?: ScriptOptions): Promise<QueryResult[]>;
   /** LISTEN on a channel; resolves to an unlisten function. */
@@ -61,6 +76,25 @@ export interface Db extends Queryable {
   /** Resolves when the database answers, rejects (fast) when it does not. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface RunAsResult {
+  body: string | null;
+  n: number;
+  total: number | null;
+}
+
+/** The one statement of `Db.runAs`, the same on both drivers. */
+export const RUN_AS_SQL = 'select body, n, total from plinth.run_as($1, $2, $3, $4, $5, $6)';
+
+/** Reads the one row of RUN_AS_SQL; int8 may come as a string when it is not a safe integer. */
+export function runAsResult(row: Record<string, unknown> | undefined): RunAsResult {
+  const total = row?.total;
+  return {
+    body: (row?.body as string | null | undefined) ?? null,
+    n: Number(row?.n ?? 0),
+    total: total === null || total === undefined ? null : Number(total),
+  };
 }
 
 /** The SQL both drivers send before a request's statement (transaction-local settings). */

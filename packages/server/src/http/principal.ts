@@ -3,9 +3,19 @@ import { ApiError } from './errors.js';
 
 /** Who is calling (API.md §1). `claims` is the JSON text the SQL sees as `auth.jwt()`. */
 export type Principal =
-  | { role: 'service'; claims: string }
-  | { role: 'anon'; claims: string }
-  | { role: 'authenticated'; claims: string; sub: string; sessionId: string | null; payload: Record<string, unknown> };
+  | { role: 'service'; claims: string; uid: null }
+  | { role: 'anon'; claims: string; uid: null }
+  | {
+      role: 'authenticated';
+      claims: string;
+      sub: string;
+      /** `sub` when it is a uuid (what `auth.uid()` returns), else null. */
+      uid: string | null;
+      sessionId: string | null;
+      payload: Record<string, unknown>;
+    };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface VerifiedToken {
   payload: Record<string, unknown>;
@@ -21,8 +31,8 @@ export interface ProjectKeys {
   secretKey: string;
 }
 
-const SERVICE: Principal = { role: 'service', claims: '{"role":"service"}' };
-const ANON: Principal = { role: 'anon', claims: '{"role":"anon"}' };
+const SERVICE: Principal = { role: 'service', claims: '{"role":"service"}', uid: null };
+const ANON: Principal = { role: 'anon', claims: '{"role":"anon"}', uid: null };
 
 function digest(s: string): Buffer {
   return createHash('sha256').update(s).digest();
@@ -36,8 +46,14 @@ function digest(s: string): Buffer {
 export function makePrincipalResolver(keys: ProjectKeys, verify: TokenVerifier) {
   const pub = digest(keys.publicKey);
   const sec = digest(keys.secretKey);
-  const isSecret = (k: string) => timingSafeEqual(digest(k), sec);
-  const isPublic = (k: string) => timingSafeEqual(digest(k), pub);
+  // Each header value is hashed once and compared with both keys in constant time.
+  const which = (k: string | undefined): 'secret' | 'public' | null => {
+    if (k === undefined) return null;
+    const d = digest(k);
+    const isSecret = timingSafeEqual(d, sec);
+    const isPublic = timingSafeEqual(d, pub);
+    return isSecret ? 'secret' : isPublic ? 'public' : null;
+  };
 
   return async function resolve(apikeyHeader: unknown, authorization: unknown): Promise<Principal> {
     const apikey = typeof apikeyHeader === 'string' ? apikeyHeader.trim() : undefined;
@@ -47,11 +63,12 @@ export function makePrincipalResolver(keys: ProjectKeys, verify: TokenVerifier) 
       if (!m) throw new ApiError('unauthorized', 'The Authorization header must be "Bearer <key or token>".');
       bearer = m[1].trim();
     }
-    if ((apikey && isSecret(apikey)) || (bearer && isSecret(bearer))) return SERVICE;
-    const apikeyOk = apikey !== undefined && isPublic(apikey);
-    if (apikey !== undefined && !apikeyOk) throw new ApiError('unauthorized', 'The apikey is not a key of this project.');
-    if (bearer === undefined || isPublic(bearer)) {
-      if (apikeyOk || (bearer && isPublic(bearer))) return ANON;
+    const apikeyIs = which(apikey);
+    const bearerIs = which(bearer);
+    if (apikeyIs === 'secret' || bearerIs === 'secret') return SERVICE;
+    if (apikey !== undefined && apikeyIs === null) throw new ApiError('unauthorized', 'The apikey is not a key of this project.');
+    if (bearer === undefined || bearerIs === 'public') {
+      if (apikeyIs === 'public' || bearerIs === 'public') return ANON;
       throw new ApiError('unauthorized', 'Send the project key in the apikey header (public key) or as a Bearer token (secret key).');
     }
     if (!bearer.startsWith('ey')) {
@@ -66,6 +83,7 @@ export function makePrincipalResolver(keys: ProjectKeys, verify: TokenVerifier) 
       role: 'authenticated',
       claims: token.json,
       sub: p.sub,
+      uid: UUID.test(p.sub) ? p.sub : null,
       sessionId: typeof p.session_id === 'string' ? p.session_id : null,
       payload: p,
     };

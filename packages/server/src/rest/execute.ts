@@ -13,27 +13,18 @@ export interface Outcome {
   total: number | null;
 }
 
-interface Row {
-  body: string | null;
-  n: number;
-  total?: number | string | null;
-}
 
 /**
  * Runs a statement as the caller (role + claims set in the same transaction, so RLS applies).
  * @example await execute(db, { role: 'anon', claims: '{}' }, plan, toSql(plan))
  */
 export async function execute(db: Db, who: RoleContext, plan: Plan, stmt: SqlStatement): Promise<Outcome> {
-  let result: Awaited<ReturnType<Db['queryAs']>>;
   try {
-    result = await db.queryAs(who, stmt.text, stmt.values);
+    const r = await db.runAs(who, stmt.text, stmt.values, plan.returning !== null);
+    return { body: plan.returning === null ? null : r.body, rows: r.n, total: r.total };
   } catch (err) {
     throw err instanceof DbError ? mapDbError(err, plan) : err;
   }
-  if (plan.returning === null) return { body: null, rows: result.rowCount, total: null };
-  const row = result.rows[0] as unknown as Row;
-  const total = row.total === undefined || row.total === null ? null : Number(row.total);
-  return { body: row.body, rows: Number(row.n), total };
 }
 
 /** Besides class 22, what a value of the wrong type or size raises. */

@@ -6,10 +6,17 @@ import { arrayLiteral, quoteIdent } from './quote.js';
 export { arrayLiteral, quoteIdent } from './quote.js';
 
 export interface SqlStatement {
+  /**
+   * Values are read as `$1[1]`, `$1[2]`, …: elements of one `text[]` parameter, so the statement
+   * runs through `plinth.run_as` in one round trip (Db.runAs). Each is cast to its column's
+   * type in the text (`$1[1]::text::int4`).
+   */
   text: string;
-  /** Every value is a string: the SQL casts it (`$1::text::int4`), so both drivers bind it alike. */
   values: string[];
 }
+
+/** The placeholder of the value just pushed. */
+const ph = (values: string[]) => `$1[${values.length}]`;
 
 /** Closed map of comparison operators: the only operator text that reaches SQL. */
 const COMPARE = { eq: '=', neq: '<>', gt: '>', lt: '<', gte: '>=', lte: '<=', like: 'like', ilike: 'ilike' } as const;
@@ -32,15 +39,15 @@ function condition(f: PlannedFilter, values: string[]): string {
       return `${col} is ${IS[f.value]}`;
     case 'in':
       values.push(arrayLiteral(f.value));
-      return `${col} = any($${values.length}::text::${f.column.castType}[])`;
+      return `${col} = any(${ph(values)}::text::${f.column.castType}[])`;
     case 'like':
     case 'ilike':
       values.push(f.value);
-      return `${col} ${COMPARE[f.op]} $${values.length}::text`;
+      return `${col} ${COMPARE[f.op]} ${ph(values)}::text`;
     default:
       // The value is cast to the column's type, not the column to text, so indexes apply.
       values.push(f.value);
-      return `${col} ${COMPARE[f.op]} $${values.length}::text::${f.column.castType}`;
+      return `${col} ${COMPARE[f.op]} ${ph(values)}::text::${f.column.castType}`;
   }
 }
 
@@ -63,7 +70,7 @@ function aggregate(single: boolean, alias: string, from: string, extra = ''): st
   // newline between elements, and `single` (at most one row) needs no unwrapping.
   const rows = `string_agg(row_to_json(${alias})::text, ',')`;
   const body = single ? rows : `coalesce('[' || ${rows} || ']', '[]')`;
-  return `select ${body} as body, count(*)::int as n${extra} from ${from}`;
+  return `select ${body} as body, count(*) as n, ${extra || 'null::int8'} as total from ${from}`;
 }
 
 function read(p: ReadPlan): SqlStatement {
@@ -73,11 +80,13 @@ function read(p: ReadPlan): SqlStatement {
   const alias = rowAlias(p.table);
   let inner = `select ${columnList(p.returning)} from ${t}${w}`;
   if (!p.single) {
-    values.push(String(p.limit), String(p.offset));
-    inner += `${orderBy(p.order)} limit $${values.length - 1}::text::int8 offset $${values.length}::text::int8`;
+    values.push(String(p.limit));
+    const limit = ph(values);
+    values.push(String(p.offset));
+    inner += `${orderBy(p.order)} limit ${limit}::text::int8 offset ${ph(values)}::text::int8`;
   }
   // Same filters, same parameters: the total costs one more scan only when asked for.
-  const total = p.count ? `, (select count(*) from ${t}${w}) as total` : '';
+  const total = p.count ? `(select count(*) from ${t}${w})` : '';
   return { text: aggregate(p.single, alias, `(${inner}) ${alias}`, total), values };
 }
 
@@ -91,11 +100,11 @@ function wrap(p: Plan, statement: string): string {
 function insert(p: InsertPlan): SqlStatement {
   const t = tableRef(p.table);
   // An empty array creates nothing; `default values` would create one row.
-  if (p.rows === 0) return { text: `select '[]'::text as body, 0 as n`, values: [] };
+  if (p.rows === 0) return { text: `select '[]'::text as body, 0::int8 as n, null::int8 as total`, values: [] };
   if (p.target.length === 0) return { text: wrap(p, `insert into ${t} default values`), values: [] };
   const cols = columnList(p.target);
   // Keys map to columns by name and each value is read with the column's own type.
-  const stmt = `insert into ${t} (${cols}) select ${cols} from json_populate_recordset(null::${t}, $1::text::json)`;
+  const stmt = `insert into ${t} (${cols}) select ${cols} from json_populate_recordset(null::${t}, $1[1]::text::json)`;
   return { text: wrap(p, stmt), values: [p.payload] };
 }
 
@@ -103,7 +112,7 @@ function update(p: UpdatePlan): SqlStatement {
   const values = [p.payload];
   const t = tableRef(p.table);
   const cols = columnList(p.target);
-  const source = `(select ${cols} from json_populate_record(null::${t}, $1::text::json))`;
+  const source = `(select ${cols} from json_populate_record(null::${t}, $1[1]::text::json))`;
   // A one-column list is not a row, so it takes the plain `col = (sub-select)` form.
   const set = p.target.length === 1 ? `${cols} = ${source}` : `(${cols}) = ${source}`;
   return { text: wrap(p, `update ${t} set ${set}${where(p.filters, values)}`), values };

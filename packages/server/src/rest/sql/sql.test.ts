@@ -60,9 +60,9 @@ describe('toSql', () => {
     };
     const { text, values } = toSql(plan);
     expect(text).toBe(
-      `select coalesce('[' || string_agg(row_to_json(_r)::text, ',') || ']', '[]') as body, count(*)::int as n from ` +
-        `(select "id", "x""; drop table t; --" from "public"."items" where "owner" = $1::text::uuid and "id" = any($2::text::integer[]) ` +
-        `and "x""; drop table t; --" like $3::text and "id" is null order by "id" desc nulls last limit $4::text::int8 offset $5::text::int8) _r`,
+      `select coalesce('[' || string_agg(row_to_json(_r)::text, ',') || ']', '[]') as body, count(*) as n, null::int8 as total from ` +
+        `(select "id", "x""; drop table t; --" from "public"."items" where "owner" = $1[1]::text::uuid and "id" = any($1[2]::text::integer[]) ` +
+        `and "x""; drop table t; --" like $1[3]::text and "id" is null order by "id" desc nulls last limit $1[4]::text::int8 offset $1[5]::text::int8) _r`,
     );
     expect(values).toEqual(["'; drop table items; --", '{"1","2"}', '%a%', '10', '0']);
   });
@@ -80,7 +80,7 @@ describe('toSql', () => {
       count: true,
     };
     const { text, values } = toSql(plan);
-    expect(text).toContain(', (select count(*) from "public"."items" where "id" > $1::text::integer) as total from');
+    expect(text).toContain(', (select count(*) from "public"."items" where "id" > $1[1]::text::integer) as total from');
     expect(values).toEqual(['3', '1', '0']);
   });
 
@@ -94,7 +94,7 @@ describe('toSql', () => {
       returning: t.columnList,
     };
     expect(toSql(plan).text).toMatch(
-      /^with _r__ as \(delete from "public"\."t" where "_r" = \$1::text::text returning "_r", "_r_"\) select .*row_to_json\(_r__\)/,
+      /^with _r__ as \(delete from "public"\."t" where "_r" = \$1\[1\]::text::text returning "_r", "_r_"\) select .*row_to_json\(_r__\)/,
     );
   });
 
@@ -110,7 +110,7 @@ describe('toSql', () => {
       rows: 1,
     };
     expect(toSql(plan)).toEqual({
-      text: 'insert into "public"."items" ("owner") select "owner" from json_populate_recordset(null::"public"."items", $1::text::json)',
+      text: 'insert into "public"."items" ("owner") select "owner" from json_populate_recordset(null::"public"."items", $1[1]::text::json)',
       values: ['[{"owner":"x"}]'],
     });
   });
@@ -125,7 +125,7 @@ describe('toSql', () => {
       payload: '{}',
     };
     expect(toSql({ ...base, target: [owner] }).text).toBe(
-      'update "public"."items" set "owner" = (select "owner" from json_populate_record(null::"public"."items", $1::text::json)) where "id" = $2::text::integer',
+      'update "public"."items" set "owner" = (select "owner" from json_populate_record(null::"public"."items", $1[1]::text::json)) where "id" = $1[2]::text::integer',
     );
     expect(toSql({ ...base, target: [owner, evil] }).text).toContain(
       'set ("owner", "x""; drop table t; --") = (select "owner", "x""; drop table t; --" from',

@@ -122,7 +122,11 @@ export async function openPglite(dataDir: string): Promise<Db> {
       ) as QueryResult<R>;
     },
     async runAs(ctx, text, params, rows) {
-      const r = await call<QueryResult>({ op: 'query', sql: RUN_AS_SQL, params: [ctx.role, ctx.claims, runAsUid(ctx), text, params, rows] });
+      const r = await call<QueryResult>({
+        op: 'query',
+        sql: RUN_AS_SQL,
+        params: [ctx.role, ctx.claims, runAsUid(ctx), text, params, rows],
+      });
       return runAsResult(r.rows[0]);
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {

@@ -101,7 +101,14 @@ export async function openPostgres(url: string, options: { max?: number; connect
       }),
     runAs: (ctx, text, params, rows) =>
       run(async () => {
-        const r = await sql.unsafe<Row[]>(RUN_AS_SQL, [ctx.role, ctx.claims, runAsUid(ctx), text, params, rows] as postgres.ParameterOrJSON<never>[]);
+        const r = await sql.unsafe<Row[]>(RUN_AS_SQL, [
+          ctx.role,
+          ctx.claims,
+          runAsUid(ctx),
+          text,
+          params,
+          rows,
+        ] as postgres.ParameterOrJSON<never>[]);
         return runAsResult(r[0]);
       }),
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) => run(async () => (await sql.begin((tx) => fn(queryable(tx)))) as T),

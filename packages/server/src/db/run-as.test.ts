@@ -48,7 +48,8 @@ describe('runAs', () => {
   });
 
   it('the API roles cannot call plinth.run_as to become another role', async () => {
-    const escalate = "select * from plinth.run_as('service', '{}', null, 'select null::text, count(*), null::int8 from public.notes', '{}', true)";
+    const escalate =
+      "select * from plinth.run_as('service', '{}', null, 'select null::text, count(*), null::int8 from public.notes', '{}', true)";
     for (const role of ['anon', 'authenticated', 'service'] as const) {
       const err = await db.queryAs(as(role), escalate).catch((e) => e);
       expect(err, role).toBeInstanceOf(DbError);
@@ -57,7 +58,7 @@ describe('runAs', () => {
   });
 
   it('auth.uid() takes the uid given, and reads the claims when none was given', async () => {
-    const uid = "select null::text as body, count(*) as n, null::int8 as total from (select 1) x where auth.uid() = $1[1]::text::uuid";
+    const uid = 'select null::text as body, count(*) as n, null::int8 as total from (select 1) x where auth.uid() = $1[1]::text::uuid';
     const claimsOnly = { role: 'authenticated' as const, claims: JSON.stringify({ sub, role: 'authenticated' }) };
     expect((await db.runAs(as('authenticated'), uid, [sub], true)).n).toBe(1);
     expect((await db.runAs(claimsOnly, uid, [sub], true)).n).toBe(1);

@@ -13,7 +13,6 @@ export interface Outcome {
   total: number | null;
 }
 
-
 /**
  * Runs a statement as the caller (role + claims set in the same transaction, so RLS applies).
  * @example await execute(db, { role: 'anon', claims: '{}' }, plan, toSql(plan))

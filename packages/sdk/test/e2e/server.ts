@@ -21,6 +21,8 @@ export interface StartOptions {
   sms?: boolean;
   /** The project's plan, set before the auth settings (phone sign-in needs a paid one). */
   plan?: 'free' | 'pro' | 'team' | 'enterprise';
+  /** More server environment, e.g. OAUTH_GITHUB_URL for a local provider. */
+  env?: Record<string, string>;
 }
 
 /**
@@ -31,7 +33,7 @@ export interface StartOptions {
  * @example const s = await startServer({ phone_enabled: true }, { sms: true, plan: 'pro' });
  */
 export async function startServer(settings: Record<string, unknown> = {}, options: StartOptions = {}): Promise<E2eServer> {
-  const t = await createAuthServer({}, { sms: options.sms ?? false });
+  const t = await createAuthServer(options.env ?? {}, { sms: options.sms ?? false });
   try {
     if (options.plan) await t.settings.updateProject({ plan: options.plan });
     // One update: two in a row can lose the second on PostgreSQL (settings.test.ts).

@@ -31,9 +31,8 @@ export function registerSettingsRoutes(app: App, deps: { settings: SettingsStore
       phone_enabled: s.phone_enabled,
       min_password_length: s.min_password_length,
       require_email_confirmation: s.require_email_confirmation,
-      // Social sign-in routes are not served yet (docs/api.md): a provider switched on in the
-      // settings is not offered to clients until they are, so no app shows a button that 404s.
-      providers: Object.fromEntries(Object.keys(s.providers).map((name) => [name, false])),
+      // Enabled implies configured: the settings refuse `enabled` without the credentials.
+      providers: Object.fromEntries(Object.entries(s.providers).map(([name, p]) => [name, p.enabled])),
       passkeys: 'coming_soon',
     };
   });

@@ -2,17 +2,20 @@
  * End-user auth (API.md §4). What this area adds:
  * - endpoints: signup, signin, signout, refresh, GET/PATCH user, verify-email,
  *   resend-verification, forgot-password, reset-password, request-magic-link,
- *   signin-magic-link, phone/send-otp, phone/verify (route table: routes.ts);
+ *   signin-magic-link, phone/send-otp, phone/verify, oauth/{provider} and its callback
+ *   (route table: routes.ts);
  *   the JWKS is served by app.ts from sessions/jwt.ts.
  * - tables: auth.users, passwords, identities, sessions, refresh_tokens, one_time_tokens
- *   (migration 0003_auth.sql), phone_codes (0005), and the SQL runner's role `plinth_sql`.
+ *   (migration 0003_auth.sql), phone_codes (0005), oauth_flows (0009), and the SQL runner's
+ *   role `plinth_sql`.
  * - rate limits: sign-in failures per email and per IP, emails per recipient (limits/),
  *   phone codes per number and per IP, requests per IP (@fastify/rate-limit); in memory,
  *   or Redis with REDIS_URL.
  * - error codes: invalid_email, weak_password, email_exists, redirect_not_allowed,
  *   invalid_credentials, email_not_confirmed, invalid_refresh_token, refresh_token_reused,
  *   token_invalid, provider_disabled, rate_limited, magic_link_invalid, invalid_phone,
- *   invalid_code, code_expired, paid_plan_required, sms_not_configured.
+ *   invalid_code, code_expired, paid_plan_required, sms_not_configured, provider_not_found,
+ *   invalid_state, oauth_failed.
  */
 import rateLimit from '@fastify/rate-limit';
 import type { Logger } from 'pino';
@@ -36,6 +39,7 @@ import { userService } from './users/service.js';
 import { verificationService } from './verification/service.js';
 import { magicLinkService } from './magic-link/service.js';
 import { phoneService } from './phone/service.js';
+import { oauthEndpoints, oauthService } from './oauth/index.js';
 
 export { createTokenService, type TokenService } from './sessions/jwt.js';
 export { decideRefresh } from './sessions/refresh.js';
@@ -86,6 +90,7 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     verification: verificationService(deps),
     magicLink: magicLinkService(deps, sessions),
     phone: phoneService(deps, sessions),
+    oauth: oauthService(deps, sessions, oauthEndpoints(options.env)),
   };
   const guards = authGuards(options.resolvePrincipal, sessions);
   await app.register(async (scope) => {

@@ -12,6 +12,7 @@ import { MagicLinkRequestBody, MagicLinkSignInBody, magicLinkHandlers } from './
 import type { MagicLinkService } from './magic-link/service.js';
 import { phoneHandlers, SendCodeBody, VerifyCodeBody } from './phone/routes.js';
 import type { PhoneService } from './phone/service.js';
+import { type OAuthService, registerOAuthRoutes } from './oauth/index.js';
 
 export interface AuthServices {
   password: PasswordService;
@@ -20,6 +21,7 @@ export interface AuthServices {
   verification: VerificationService;
   magicLink: MagicLinkService;
   phone: PhoneService;
+  oauth: OAuthService;
 }
 
 /**
@@ -49,4 +51,6 @@ export function registerAuthRoutes(app: App, guards: AuthGuards, s: AuthServices
   app.post('/v1/auth/signin-magic-link', { preHandler: apikey, schema: { body: MagicLinkSignInBody } }, magic.signIn);
   app.post('/v1/auth/phone/send-otp', { preHandler: apikey, schema: { body: SendCodeBody } }, phone.send);
   app.post('/v1/auth/phone/verify', { preHandler: apikey, schema: { body: VerifyCodeBody } }, phone.verify);
+  // A browser navigates to these (no apikey): GET /v1/auth/oauth/:provider, GET|POST …/callback.
+  registerOAuthRoutes(app, s.oauth);
 }

@@ -55,7 +55,13 @@ function build(seen: Seen[]): Record<string, JsonSchema> {
       ...(params.length || query.length ? { parameters: [...params, ...query] } : {}),
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: strip(r.body) } } } } : {}),
       responses: {
-        '200': { description: 'Success; docs/api.md gives the body of each endpoint.' },
+        ...(path.startsWith('/v1/auth/oauth/')
+          ? {
+              '302': {
+                description: 'A browser redirect (social sign-in): to the provider, or back to the app with the session in the fragment.',
+              },
+            }
+          : { '200': { description: 'Success; docs/api.md gives the body of each endpoint.' } }),
         default: { $ref: '#/components/responses/Error' },
       },
     };

@@ -109,8 +109,8 @@ describe('auth settings', () => {
     await patch({ providers: { google: s.providers.google } });
     expect(t.settings.auth().providers.google.client_secret).toBe('real-secret');
     const pub = await t.app.inject({ url: '/v1/auth/settings', headers: t.as.anon });
-    // Saved, but not offered to clients while the server has no social sign-in routes.
-    expect(pub.json().providers.google).toBe(false);
+    // Offered to clients now that it is enabled; the credentials never are.
+    expect(pub.json().providers.google).toBe(true);
     expect(pub.body).not.toContain('gid');
     expect(pub.body).not.toContain('real-secret');
   });

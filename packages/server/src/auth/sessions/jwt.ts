@@ -8,6 +8,7 @@ import type { Clock } from '../../lib/clock.js';
 const KEY_LOCK = 726_354_010;
 const CACHE_MAX = 10_000;
 const RELOAD_EVERY_MS = 30_000;
+const STATE_TYP = 'oauth-state+jwt';
 
 export interface AccessClaims {
   sub: string;
@@ -24,6 +25,13 @@ export interface TokenService {
   verify(token: string): Promise<VerifiedToken>;
   /** The public keys, for `/.well-known/jwks.json`. */
   jwks(): { keys: JWK[] };
+  /**
+   * Signs the `state` of a social sign-in (its own `typ` and audience: never accepted as an
+   * access token, and an access token is never accepted as a state).
+   */
+  signState(payload: Record<string, unknown>, ttlSeconds: number): Promise<string>;
+  /** The payload of a state this project signed and that has not expired, else null. */
+  verifyState(state: string): Promise<Record<string, unknown> | null>;
   issuer: string;
 }
 
@@ -69,6 +77,7 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
   let signingKid = keys[0].kid;
   const cache = new Map<string, VerifiedToken & { expMs: number }>();
   let reloadedAt = Number.NEGATIVE_INFINITY;
+  const stateAudience = `${issuer}/oauth/state`;
 
   /** Reads the keys again, at most every 30 s: tokens with made-up kids must not each cost a query. */
   async function reload(): Promise<boolean> {
@@ -137,5 +146,29 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
       return v;
     },
     jwks: () => ({ keys: keys.map((k) => k.public_jwk) }),
+    async signState(payload, ttlSeconds) {
+      const now = Math.floor(clock.now() / 1000);
+      return new SignJWT(payload)
+        .setProtectedHeader({ alg: 'ES256', kid: signingKid, typ: STATE_TYP })
+        .setIssuer(issuer)
+        .setAudience(stateAudience)
+        .setIssuedAt(now)
+        .setExpirationTime(now + ttlSeconds)
+        .sign(signingKey);
+    },
+    async verifyState(state) {
+      try {
+        const { payload } = await jwtVerify(state, jwkSet, {
+          algorithms: ['ES256'],
+          audience: stateAudience,
+          issuer,
+          typ: STATE_TYP,
+          currentDate: new Date(clock.now()),
+        });
+        return payload as Record<string, unknown>;
+      } catch {
+        return null;
+      }
+    },
   };
 }

@@ -1,0 +1,14 @@
+/**
+ * Social sign-in (API.md §4): Google, GitHub, LinkedIn, Microsoft, Apple.
+ * - endpoints: GET /v1/auth/oauth/{provider}?redirect_url= (302 to the provider),
+ *   GET and POST /v1/auth/oauth/{provider}/callback (302 back to the app with the session, or
+ *   the error, in the fragment);
+ * - tables: auth.oauth_flows (migration 0009): flows in progress, single use;
+ * - error codes: provider_not_found, provider_disabled, redirect_not_allowed, invalid_state,
+ *   oauth_failed, email_exists (in the fragment);
+ * - config: OAUTH_<PROVIDER>_URL, OAUTH_GITHUB_API_URL (local servers in tests).
+ */
+export { oauthEndpoints, type OAuthEndpoints } from './config.js';
+export { PROVIDER_IDS, type ProviderId } from './provider.js';
+export { registerOAuthRoutes } from './routes.js';
+export { oauthService, type OAuthService } from './service.js';

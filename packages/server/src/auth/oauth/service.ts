@@ -1,0 +1,321 @@
+import type { ErrorCode } from '@plinth/shared';
+import * as oidc from 'openid-client';
+import type { Queryable } from '../../db/index.js';
+import { ApiError } from '../../http/errors.js';
+import { randomToken, safeEqual, sha256 } from '../../lib/crypto.js';
+import type { AuthSettings } from '../../settings/index.js';
+import type { AuthDeps, ClientInfo } from '../deps.js';
+import type { SessionService } from '../sessions/service.js';
+import { iso, normalizeEmail } from '../validate.js';
+import type { OAuthEndpoints } from './config.js';
+import { type AnyProvider, type OAuthProvider, PROVIDER_IDS, type Profile, type ProviderContext, type ProviderId } from './provider.js';
+import { apple } from './providers/apple.js';
+import { github } from './providers/github.js';
+import { google } from './providers/google.js';
+import { linkedin } from './providers/linkedin.js';
+import { microsoft } from './providers/microsoft.js';
+
+const PROVIDERS: Record<ProviderId, AnyProvider> = { google, github, linkedin, microsoft, apple };
+const STATE_TTL_SECONDS = 600;
+const CLIENT_TTL_MS = 30 * 60 * 1000;
+export const BINDING_COOKIE = 'plinth_oauth';
+const BINDING = /^[A-Za-z0-9_-]{43}$/;
+
+/** Where the browser goes next: a redirect, and the binding cookie to set with it. */
+export interface Redirect {
+  location: string;
+  setCookie?: string;
+}
+
+interface Flow {
+  provider: string;
+  redirect_url: string;
+  code_verifier: string | null;
+  nonce: string;
+  binding: string;
+}
+
+/** A failure after the state was trusted: it goes back to the app in the fragment. */
+class FlowError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const badState = (why: string) => new ApiError('invalid_state', `The sign-in state is invalid: ${why}. Start the sign-in again.`);
+
+/**
+ * Social sign-in (API.md §4): `start` sends the browser to the provider with a signed,
+ * single-use, browser-bound state; `callback` trades the code for the provider's user, finds
+ * or links or creates ours, opens a session and sends the browser back to the app with the
+ * tokens in the fragment.
+ * @example const oauth = oauthService(deps, sessions, endpoints); const r = await oauth.start('github', url, cookie);
+ */
+export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints: OAuthEndpoints) {
+  const { db, clock, settings, tokens, log } = deps;
+  const clients = new Map<string, { config: Promise<oidc.Configuration>; at: number }>();
+  const cookiePath = `${new URL(tokens.issuer).pathname.replace(/\/+$/, '')}/oauth`;
+  const secureCookie = new URL(tokens.issuer).protocol === 'https:';
+
+  const redirectUri = (id: ProviderId) => `${tokens.issuer}/oauth/${id}/callback`;
+  const context = (id: ProviderId): ProviderContext => ({ ...endpoints[id], now: () => clock.now() });
+
+  function providerSettings(s: AuthSettings, id: ProviderId) {
+    return s.providers[id] as AuthSettings['providers'][ProviderId];
+  }
+
+  /** The provider and its settings, or 404 provider_not_found / 403 provider_disabled. */
+  function lookup(name: string): { provider: AnyProvider; conf: AuthSettings['providers'][ProviderId] } {
+    if (!(PROVIDER_IDS as readonly string[]).includes(name)) {
+      throw new ApiError('provider_not_found', `No social provider "${name.slice(0, 40)}"; use one of ${PROVIDER_IDS.join(', ')}.`);
+    }
+    const id = name as ProviderId;
+    const conf = providerSettings(settings.auth(), id);
+    if (!conf.enabled) throw new ApiError('provider_disabled', `Sign-in with ${id} is disabled for this project.`);
+    return { provider: PROVIDERS[id], conf };
+  }
+
+  /** The provider's client, discovered once and kept for 30 minutes (per credentials). */
+  function client(provider: AnyProvider, conf: AuthSettings['providers'][ProviderId]): Promise<oidc.Configuration> {
+    const p = provider as OAuthProvider<typeof conf>;
+    const key = `${p.id}\n${sha256(p.clientKey(conf))}`;
+    const hit = clients.get(key);
+    const now = clock.now();
+    if (hit && now - hit.at < CLIENT_TTL_MS) return hit.config;
+    const config = p.configure(conf, context(p.id));
+    clients.set(key, { config, at: now });
+    config.catch(() => clients.delete(key)); // a provider that was down is asked again next time
+    return config;
+  }
+
+  function bindingCookie(value: string): string {
+    const attrs = [`${BINDING_COOKIE}=${value}`, `Path=${cookiePath}`, `Max-Age=${STATE_TTL_SECONDS}`, 'HttpOnly'];
+    // Apple answers with a cross-site POST (form_post): only SameSite=None cookies come along,
+    // and those need Secure. Over plain http (local development) Lax is what browsers allow.
+    attrs.push(secureCookie ? 'Secure; SameSite=None' : 'SameSite=Lax');
+    return attrs.join('; ');
+  }
+
+  /** Finds the user for a provider profile, else links by verified email, else creates one. */
+  async function userFor(tx: Queryable, id: ProviderId, profile: Profile, now: string): Promise<string> {
+    let email: string | null = null;
+    try {
+      email = profile.email ? normalizeEmail(profile.email) : null;
+    } catch {
+      email = null; // a provider's odd address is not worth refusing the sign-in over
+    }
+    const verified = email !== null && profile.emailVerified;
+    const name = profile.name?.slice(0, 200) ?? null;
+    const avatar = profile.avatar && /^https?:\/\//i.test(profile.avatar) && profile.avatar.length <= 2048 ? profile.avatar : null;
+
+    const known = await tx.query<{ user_id: string }>(
+      'select user_id from auth.identities where provider = $1 and provider_user_id = $2 for update',
+      [id, profile.id],
+    );
+    let userId = known.rows[0]?.user_id ?? null;
+    if (userId) {
+      await tx.query('update auth.identities set email = coalesce($3, email) where provider = $1 and provider_user_id = $2', [
+        id,
+        profile.id,
+        verified ? email : null,
+      ]);
+    } else {
+      if (verified) {
+        const owner = await tx.query<{ id: string }>('select id from auth.users where email = $1 for update', [email]);
+        userId = owner.rows[0]?.id ?? null;
+      }
+      if (!userId) {
+        const made = await tx.query<{ id: string }>(
+          `insert into auth.users (email, email_confirmed_at, name, avatar, created_at, updated_at)
+           values ($1, $2::timestamptz, $3, $4, $5::timestamptz, $5::timestamptz) on conflict (email) do nothing returning id`,
+          [email, verified ? now : null, name, avatar, now],
+        );
+        userId = made.rows[0]?.id ?? null;
+        if (!userId && verified) {
+          // Another request made the account with this email a moment ago: link to it.
+          userId = (await tx.query<{ id: string }>('select id from auth.users where email = $1 for update', [email])).rows[0]?.id ?? null;
+        }
+        if (!userId) {
+          // An address the provider does not vouch for, already used by an account here.
+          throw new FlowError(
+            'email_exists',
+            `An account with this email already exists, and ${id} does not confirm the address: sign in with your existing method.`,
+          );
+        }
+      }
+      const linked = await tx.query<{ user_id: string }>(
+        `insert into auth.identities (user_id, provider, provider_user_id, email, created_at) values ($1, $2, $3, $4, $5::timestamptz)
+         on conflict (provider, provider_user_id) do nothing returning user_id`,
+        [userId, id, profile.id, email, now],
+      );
+      if (!linked.rows.length) {
+        // The same provider account signed in twice at once: keep the first link.
+        const first = (
+          await tx.query<{ user_id: string }>('select user_id from auth.identities where provider = $1 and provider_user_id = $2', [
+            id,
+            profile.id,
+          ])
+        ).rows[0].user_id;
+        if (first !== userId)
+          await tx.query('delete from auth.users where id = $1 and not exists (select 1 from auth.identities where user_id = $1)', [
+            userId,
+          ]);
+        userId = first;
+      }
+    }
+
+    const { rows } = await tx.query<{ email: string | null; confirmed: boolean }>(
+      'select email, email_confirmed_at is not null as confirmed from auth.users where id = $1 for update',
+      [userId],
+    );
+    if (verified && rows[0]?.email === email && !rows[0].confirmed) {
+      // The provider proves the address only now: a password set by whoever signed up with it
+      // (maybe not its owner) and the sessions it opened are dropped (API.md §4).
+      await tx.query('update auth.users set email_confirmed_at = $2::timestamptz where id = $1', [userId, now]);
+      await tx.query('delete from auth.passwords where user_id = $1', [userId]);
+      await sessions.revoke(tx, userId);
+    }
+    await tx.query(
+      'update auth.users set name = coalesce(name, $2), avatar = coalesce(avatar, $3), updated_at = $4::timestamptz where id = $1',
+      [userId, name, avatar, now],
+    );
+    return userId;
+  }
+
+  /** The app page with the tokens, or the error, in its fragment. */
+  function back(redirectUrl: string, fields: Record<string, string>): Redirect {
+    const url = new URL(redirectUrl);
+    url.hash = new URLSearchParams(fields).toString();
+    return { location: url.href };
+  }
+
+  return {
+    /** GET /v1/auth/oauth/{provider}?redirect_url=: 302 to the provider's consent screen. */
+    async start(name: string, redirectUrl: unknown, cookie: string | null): Promise<Redirect> {
+      const { provider, conf } = lookup(name);
+      if (typeof redirectUrl !== 'string' || redirectUrl === '') {
+        throw new ApiError('invalid_request', 'redirect_url is required: the app page that receives the session.');
+      }
+      if (!settings.isRedirectAllowed(redirectUrl)) {
+        throw new ApiError('redirect_not_allowed', 'redirect_url is not in the allowed redirect URLs of the project.');
+      }
+      let config: oidc.Configuration;
+      try {
+        config = await client(provider, conf);
+      } catch (err) {
+        log.warn({ provider: provider.id, err: (err as Error).message }, 'oauth: provider configuration failed');
+        throw new ApiError('oauth_failed', `${provider.id} could not be reached or is misconfigured; try again later.`, undefined, {
+          status: 502,
+        });
+      }
+      const binding = cookie && BINDING.test(cookie) ? cookie : randomToken(32);
+      const jti = randomToken(32);
+      const nonce = oidc.randomNonce();
+      const verifier = provider.pkce ? oidc.randomPKCECodeVerifier() : null;
+      const now = clock.now();
+      await db.transaction(async (tx) => {
+        await tx.query('delete from auth.oauth_flows where expires_at < $1::timestamptz', [iso(now)]);
+        await tx.query(
+          `insert into auth.oauth_flows (id, provider, redirect_url, code_verifier, nonce, binding, expires_at)
+           values ($1, $2, $3, $4, $5, $6, $7::timestamptz)`,
+          [sha256(jti), provider.id, redirectUrl, verifier, nonce, sha256(binding), iso(now + STATE_TTL_SECONDS * 1000)],
+        );
+      });
+      const state = await tokens.signState({ jti, p: provider.id, r: redirectUrl }, STATE_TTL_SECONDS);
+      const params: Record<string, string> = {
+        ...provider.authParams,
+        redirect_uri: redirectUri(provider.id),
+        response_type: 'code',
+        state,
+      };
+      if (provider.oidc) params.nonce = nonce;
+      if (verifier) {
+        params.code_challenge = await oidc.calculatePKCECodeChallenge(verifier);
+        params.code_challenge_method = 'S256';
+      }
+      const location = oidc.buildAuthorizationUrl(config, params).href;
+      return { location, setCookie: binding === cookie ? undefined : bindingCookie(binding) };
+    },
+
+    /**
+     * GET or POST /v1/auth/oauth/{provider}/callback. A bad, expired, reused or foreign state
+     * is 400 invalid_state (nothing trustworthy to redirect to); every later failure goes back
+     * to the app as `#error=<code>&error_description=…`.
+     */
+    async callback(name: string, params: Record<string, string>, cookie: string | null, who: ClientInfo): Promise<Redirect> {
+      if (!(PROVIDER_IDS as readonly string[]).includes(name)) {
+        throw new ApiError('provider_not_found', `No social provider "${name.slice(0, 40)}".`);
+      }
+      const id = name as ProviderId;
+      const state = params.state;
+      if (!state || state.length > 4096) throw badState('it is missing');
+      const payload = await tokens.verifyState(state);
+      if (!payload || typeof payload.jti !== 'string' || payload.p !== id || typeof payload.r !== 'string') {
+        throw badState('it was not issued here for this provider, or it expired');
+      }
+      const { rows } = await db.query<Flow>(
+        `delete from auth.oauth_flows where id = $1 and expires_at > $2::timestamptz
+         returning provider, redirect_url, code_verifier, nonce, binding`,
+        [sha256(payload.jti), iso(clock.now())],
+      );
+      const flow = rows[0];
+      if (!flow || flow.provider !== id || flow.redirect_url !== payload.r) throw badState('it was already used or expired');
+      if (!cookie || !safeEqual(sha256(cookie), flow.binding)) throw badState('the sign-in was started in another browser');
+
+      try {
+        if (params.error) {
+          const why = (params.error_description || params.error).slice(0, 300);
+          throw new FlowError('oauth_failed', `${id} did not authorize the sign-in: ${why}`);
+        }
+        if (!params.code) throw new FlowError('oauth_failed', `${id} sent no authorization code.`);
+        const conf = providerSettings(settings.auth(), id);
+        if (!conf.enabled) throw new FlowError('provider_disabled', `Sign-in with ${id} is disabled for this project.`);
+        const provider = PROVIDERS[id];
+        let profile: Profile;
+        try {
+          const config = await client(provider, conf);
+          const current = new URL(redirectUri(id));
+          current.searchParams.set('code', params.code);
+          current.searchParams.set('state', state);
+          if (params.iss) current.searchParams.set('iss', params.iss);
+          const tokenSet = await oidc.authorizationCodeGrant(config, current, {
+            expectedState: state,
+            ...(flow.code_verifier ? { pkceCodeVerifier: flow.code_verifier } : {}),
+            ...(provider.oidc ? { expectedNonce: flow.nonce, idTokenExpected: true } : {}),
+          });
+          profile = await provider.profile(config, tokenSet, params, context(id));
+        } catch (err) {
+          log.warn({ provider: id, err: (err as Error).message, code: (err as { code?: string }).code }, 'oauth: code exchange failed');
+          throw new FlowError('oauth_failed', `${id} sign-in could not be completed; try again.`);
+        }
+        const now = iso(clock.now());
+        const started = await db.transaction(async (tx) => {
+          const userId = await userFor(tx, id, profile, now);
+          return { userId, ...(await sessions.start(tx, userId, who)) };
+        });
+        const session = await sessions.issue(started.userId, started.sessionId, started.refreshToken);
+        return back(flow.redirect_url, {
+          access_token: session.access_token,
+          refresh_token: session.refresh_token,
+          token_type: 'bearer',
+          expires_in: String(session.expires_in),
+          expires_at: String(session.expires_at),
+        });
+      } catch (err) {
+        if (!(err instanceof FlowError)) throw err;
+        return back(flow.redirect_url, { error: err.code, error_description: err.message });
+      }
+    },
+
+    /** Which providers a client may offer: enabled (and so fully configured) ones. */
+    enabled(): Record<ProviderId, boolean> {
+      const s = settings.auth();
+      return Object.fromEntries(PROVIDER_IDS.map((p) => [p, providerSettings(s, p).enabled])) as Record<ProviderId, boolean>;
+    },
+  };
+}
+
+export type OAuthService = ReturnType<typeof oauthService>;

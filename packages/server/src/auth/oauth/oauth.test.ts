@@ -254,6 +254,17 @@ describe('the state', () => {
     expect(code(await callback(cb, cookie))).toEqual([400, 'invalid_state']);
   });
 
+  it('two callbacks with one state at the same instant: exactly one session', async () => {
+    idp.claims = { sub: 'g-race', email: email('race'), email_verified: true };
+    const { location, cookie } = await start('google');
+    const cb = await approve(location);
+    const answers = await Promise.all([callback(cb, cookie), callback(cb, cookie), callback(cb, cookie)]);
+    const won = answers.filter((r) => r.statusCode === 302);
+    expect(won).toHaveLength(1);
+    expect(new URL(String(won[0].headers.location)).hash).toContain('access_token=');
+    expect(answers.filter((r) => code(r)[1] === 'invalid_state')).toHaveLength(2);
+  });
+
   it('is bound to the browser that started the flow', async () => {
     const { location } = await start('google');
     const cb = await approve(location);

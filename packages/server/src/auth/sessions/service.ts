@@ -25,6 +25,31 @@ const STATE_SQL = `select t.session_id, s.user_id, t.revoked, t.successor_enc, $
   from auth.refresh_tokens t join auth.sessions s on s.id = t.session_id where t.hash = $1`;
 const MAX_CHAIN = 8;
 
+interface SignedAccess {
+  token: string;
+  /** Expiry, epoch seconds. */
+  exp: number;
+  /** Lifetime in seconds (`expires_in`). */
+  ttl: number;
+}
+
+/**
+ * A sealed successor: `{"r","a","e","t"}` (refresh token and the access token issued with it),
+ * or, in rows written before that, the bare refresh token.
+ */
+function openSet(opened: string | null): { refresh: string; access: SignedAccess | null } | null {
+  if (!opened) return null;
+  if (!opened.startsWith('{')) return { refresh: opened, access: null };
+  try {
+    const v = JSON.parse(opened) as { r?: unknown; a?: unknown; e?: unknown; t?: unknown };
+    if (typeof v.r !== 'string') return null;
+    const access = typeof v.a === 'string' && typeof v.e === 'number' && typeof v.t === 'number' ? { token: v.a, exp: v.e, ttl: v.t } : null;
+    return { refresh: v.r, access };
+  } catch {
+    return null;
+  }
+}
+
 const invalid = (why = 'The refresh token is invalid or the session has ended; sign in again.') =>
   new ApiError('invalid_refresh_token', why);
 
@@ -53,10 +78,16 @@ export function sessionService(deps: Deps) {
     return { sessionId: rows[0].id, refreshToken };
   }
 
-  /** The session answer: an access token for `sessionId` that lives `session_duration_seconds`. */
-  async function tokenSet(user: User, sessionId: string, refreshToken: string): Promise<Session> {
+  /** An access token for `sessionId` that lives `session_duration_seconds`. */
+  async function signAccess(user: User, sessionId: string): Promise<SignedAccess> {
     const ttl = deps.settings.auth().session_duration_seconds;
     const { token, exp } = await deps.tokens.sign({ sub: user.id, email: user.email, phone: user.phone, session_id: sessionId }, ttl);
+    return { token, exp, ttl };
+  }
+
+  /** The session answer, with a fresh access token or the one already issued with this refresh token. */
+  async function tokenSet(user: User, sessionId: string, refreshToken: string, access?: SignedAccess): Promise<Session> {
+    const { token, exp, ttl } = access ?? (await signAccess(user, sessionId));
     return { access_token: token, token_type: 'bearer', expires_in: ttl, expires_at: exp, refresh_token: refreshToken, user };
   }
 
@@ -79,14 +110,19 @@ export function sessionService(deps: Deps) {
     return (await db.query<StateRow>(STATE_SQL, [hash])).rows[0] ?? null;
   }
 
-  /** Rotation as one conditional UPDATE: of two racing refreshes one wins, the other gets null and re-reads. */
-  async function rotate(raw: string, hash: string, sessionId: string): Promise<string | null> {
+  /**
+   * Rotation as one conditional UPDATE: of two racing refreshes one wins, the other gets null and
+   * re-reads. The new set (refresh token and the access token signed for it) is sealed into the
+   * parent's row, so a second tab inside the grace window gets the very same set.
+   */
+  async function rotate(raw: string, hash: string, sessionId: string, access: SignedAccess): Promise<string | null> {
     const child = randomToken(32);
     const now = clock.now();
+    const sealed = sealSuccessor(raw, hash, JSON.stringify({ r: child, a: access.token, e: access.exp, t: access.ttl }));
     return db.transaction(async (tx) => {
       const won = await tx.query(
         'update auth.refresh_tokens set rotated_at = $2::timestamptz, successor_enc = $3 where hash = $1 and rotated_at is null and not revoked returning id',
-        [hash, iso(now), sealSuccessor(raw, hash, child)],
+        [hash, iso(now), sealed],
       );
       if (!won.rows.length) return null;
       await tx.query('insert into auth.refresh_tokens (hash, session_id, parent, created_at) values ($1, $2, $3, $4::timestamptz)', [
@@ -105,19 +141,19 @@ export function sessionService(deps: Deps) {
     });
   }
 
-  /** Follows successors from a rotated token to the session's active one (the second tab's answer). */
-  async function active(raw: string, hash: string, sealed: string | null): Promise<string> {
+  /** Follows successors from a rotated token to the session's active set (the second tab's answer). */
+  async function active(raw: string, hash: string, sealed: string | null): Promise<{ refresh: string; access: SignedAccess | null }> {
     for (let i = 0; i < MAX_CHAIN; i++) {
-      const child = sealed ? openSuccessor(raw, hash, sealed) : null;
-      if (!child) throw invalid();
-      const childHash = sha256(child);
+      const opened = sealed ? openSet(openSuccessor(raw, hash, sealed)) : null;
+      if (!opened) throw invalid();
+      const childHash = sha256(opened.refresh);
       const { rows } = await db.query<{ rotated: boolean; revoked: boolean; successor_enc: string | null }>(
         'select rotated_at is not null as rotated, revoked, successor_enc from auth.refresh_tokens where hash = $1',
         [childHash],
       );
       if (!rows[0] || rows[0].revoked) throw invalid();
-      if (!rows[0].rotated) return child;
-      [raw, hash, sealed] = [child, childHash, rows[0].successor_enc];
+      if (!rows[0].rotated) return opened;
+      [raw, hash, sealed] = [opened.refresh, childHash, rows[0].successor_enc];
     }
     throw invalid();
   }
@@ -160,7 +196,6 @@ export function sessionService(deps: Deps) {
           clock.now(),
           { graceMs: deps.config.refreshGraceMs, idleMs: deps.config.sessionIdleMs },
         );
-        let next: string | null;
         switch (decision.action) {
           case 'reject':
             throw invalid(
@@ -169,17 +204,23 @@ export function sessionService(deps: Deps) {
           case 'revoke-family':
             await db.transaction((tx) => revoke(tx, row.user_id, { only: row.session_id }));
             throw new ApiError('refresh_token_reused', 'This refresh token was already used; the session has been ended. Sign in again.');
-          case 'return-active':
-            next = await active(raw, hash, row.successor_enc);
-            break;
-          case 'rotate':
-            next = await rotate(raw, hash, row.session_id);
+          case 'return-active': {
+            const set = await active(raw, hash, row.successor_enc);
+            const user = await findUser(db, row.user_id);
+            if (!user) throw invalid();
+            // The access token issued with this refresh token, while it is still good.
+            const same = set.access && set.access.exp * 1000 > clock.now() ? set.access : undefined;
+            return tokenSet(user, row.session_id, set.refresh, same);
+          }
+          case 'rotate': {
+            const user = await findUser(db, row.user_id);
+            if (!user) throw invalid();
+            const access = await signAccess(user, row.session_id);
+            const next = await rotate(raw, hash, row.session_id, access);
             if (next === null) continue; // another request rotated it first: decide again
-            break;
+            return tokenSet(user, row.session_id, next, access);
+          }
         }
-        const user = await findUser(db, row.user_id);
-        if (!user) throw invalid();
-        return tokenSet(user, row.session_id, next);
       }
       throw invalid();
     },

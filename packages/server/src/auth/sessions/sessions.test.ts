@@ -39,6 +39,9 @@ describe('refresh', () => {
     const b = await refresh(s0.refresh_token);
     expect([a.statusCode, b.statusCode]).toEqual([200, 200]);
     expect(b.json().refresh_token).toBe(a.json().refresh_token);
+    // The whole set: the same access token too, with the same expiry.
+    expect(b.json().access_token).toBe(a.json().access_token);
+    expect(b.json().expires_at).toBe(a.json().expires_at);
     // The shared token is the session's live one: it rotates normally.
     expect((await refresh(a.json().refresh_token)).statusCode).toBe(200);
   });
@@ -48,6 +51,7 @@ describe('refresh', () => {
     const [a, b] = await Promise.all([refresh(s0.refresh_token), refresh(s0.refresh_token)]);
     expect([a.statusCode, b.statusCode]).toEqual([200, 200]);
     expect(a.json().refresh_token).toBe(b.json().refresh_token);
+    expect(a.json().access_token).toBe(b.json().access_token);
     const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from auth.refresh_tokens where session_id = $1', [
       decodeJwt(s0.access_token).session_id,
     ]);
@@ -63,6 +67,7 @@ describe('refresh', () => {
     const late = await refresh(s0.refresh_token);
     expect(late.statusCode).toBe(200);
     expect(late.json().refresh_token).toBe(s2.refresh_token);
+    expect(late.json().access_token).toBe(s2.access_token);
   });
 
   it('reuse after the grace window ends the session: 401 refresh_token_reused, the newest token dies too', async () => {

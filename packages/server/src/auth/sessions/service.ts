@@ -43,7 +43,8 @@ function openSet(opened: string | null): { refresh: string; access: SignedAccess
   try {
     const v = JSON.parse(opened) as { r?: unknown; a?: unknown; e?: unknown; t?: unknown };
     if (typeof v.r !== 'string') return null;
-    const access = typeof v.a === 'string' && typeof v.e === 'number' && typeof v.t === 'number' ? { token: v.a, exp: v.e, ttl: v.t } : null;
+    const access =
+      typeof v.a === 'string' && typeof v.e === 'number' && typeof v.t === 'number' ? { token: v.a, exp: v.e, ttl: v.t } : null;
     return { refresh: v.r, access };
   } catch {
     return null;

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { decodeJwt, decodeProtectedHeader, importSPKI, jwtVerify } from 'jose';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asUser, call, code, createAuthServer, email, setAuth, signIn, signUp } from '../../../test/auth.js';
+import { asUser, call, code, createAuthServer, email, lastCode, lastToken, setAuth, signIn, signUp } from '../../../test/auth.js';
 import type { TestServer } from '../../../test/harness.js';
 import { type GitHubFake, type OidcProvider, startGitHub, startOidcProvider } from '../../../test/oauth.js';
 
@@ -20,15 +20,23 @@ let gh: GitHubFake;
 beforeAll(async () => {
   idp = await startOidcProvider();
   gh = await startGitHub('gh-client', 'gh-secret');
-  t = await createAuthServer({
-    OAUTH_GOOGLE_URL: idp.url,
-    OAUTH_MICROSOFT_URL: idp.url,
-    OAUTH_LINKEDIN_URL: idp.url,
-    OAUTH_APPLE_URL: idp.url,
-    OAUTH_GITHUB_URL: gh.url,
-    OAUTH_GITHUB_API_URL: gh.url,
-  });
+  t = await createAuthServer(
+    {
+      OAUTH_GOOGLE_URL: idp.url,
+      OAUTH_MICROSOFT_URL: idp.url,
+      OAUTH_LINKEDIN_URL: idp.url,
+      OAUTH_APPLE_URL: idp.url,
+      OAUTH_GITHUB_URL: gh.url,
+      OAUTH_GITHUB_API_URL: gh.url,
+    },
+    { sms: true },
+  );
+  // Every other sign-in method is on too: they must work side by side in one project.
+  await t.settings.updateProject({ plan: 'pro' });
   await setAuth(t, {
+    phone_enabled: true,
+    magic_link_enabled: true,
+    magic_link_url: 'https://app.example.com/auth/magic',
     allowed_redirect_urls: ['https://app.example.com/auth'],
     providers: {
       google: { enabled: true, client_id: 'google-client', client_secret: 'google-secret' },
@@ -95,6 +103,29 @@ describe('public settings', () => {
     const res = await call(t, 'GET', 'settings');
     expect(res.json().providers).toEqual({ google: true, github: true, linkedin: true, microsoft: true, apple: true });
     expect(res.body).not.toContain('secret');
+  });
+});
+
+describe('beside the other methods', () => {
+  it('password, magic link, phone code and social sign-in all sign in, in one project', async () => {
+    const addr = email('side');
+    await signUp(t, addr);
+    expect((await signIn(t, addr)).access_token).toBeTruthy();
+
+    const magicAddr = email('side-magic');
+    expect((await call(t, 'POST', 'request-magic-link', { email: magicAddr })).statusCode).toBe(200);
+    const magic = await call(t, 'POST', 'signin-magic-link', { token: await lastToken(t, magicAddr, 'magic_link') });
+    expect(magic.statusCode, magic.body).toBe(200);
+
+    const phone = `+4670${String(process.pid % 10_000_000).padStart(7, '0')}`;
+    expect((await call(t, 'POST', 'phone/send-otp', { phone })).statusCode).toBe(200);
+    const byPhone = await call(t, 'POST', 'phone/verify', { phone, code: await lastCode(t, phone) });
+    expect(byPhone.statusCode, byPhone.body).toBe(200);
+
+    idp.claims = { sub: `g-side-${addr}`, email: email('side-google'), email_verified: true };
+    expect((await signInWith('google')).fragment.get('access_token')).toBeTruthy();
+    const methods = (await call(t, 'GET', 'settings')).json();
+    expect(methods).toMatchObject({ email_password_enabled: true, magic_link_enabled: true, phone_enabled: true });
   });
 });
 

@@ -6,7 +6,6 @@ import { PGlite } from '@electric-sql/pglite';
 
 const SCRIPT_CLEANUP =
   'rollback; reset session authorization; reset role; reset all; select pg_advisory_unlock_all(); close all; discard temp';
-const SET_ROLE_SQL = "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true)";
 
 // int8 as a number when it is exact, else as text, the same on both drivers.
 const int8 = (v) => {
@@ -52,11 +51,6 @@ async function handle(msg) {
       if (!target) throw new Error('transaction is closed');
       return shape(await target.query(msg.sql, msg.params ?? []));
     }
-    case 'queryAs':
-      return pg.transaction(async (tx) => {
-        await tx.query(SET_ROLE_SQL, [msg.role, msg.claims]);
-        return shape(await tx.query(msg.sql, msg.params ?? []));
-      });
     case 'script': {
       if (msg.params && msg.params.length) return [shape(await pg.query(msg.sql, msg.params))];
       try {

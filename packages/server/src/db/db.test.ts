@@ -24,19 +24,22 @@ describe('database layer', () => {
     await db.script('create table t_rls (id int primary key, owner uuid); insert into t_rls values (1, null)');
     const rls = await db.query<{ relrowsecurity: boolean }>("select relrowsecurity from pg_class where relname = 't_rls'");
     expect(rls.rows[0].relrowsecurity).toBe(true);
-    const anon = await db.queryAs({ role: 'anon', claims: '{}' }, 'select count(*)::int as n from t_rls');
-    expect(anon.rows[0].n).toBe(0);
-    const service = await db.queryAs({ role: 'service', claims: '{}' }, 'select count(*)::int as n from t_rls');
-    expect(service.rows[0].n).toBe(1);
+    const count = 'select null::text as body, count(*) as n, null::int8 as total from t_rls';
+    const anon = await db.runAs({ role: 'anon', claims: '{}' }, count, [], true);
+    expect(anon.n).toBe(0);
+    const service = await db.runAs({ role: 'service', claims: '{}' }, count, [], true);
+    expect(service.n).toBe(1);
   });
 
   it('auth.uid() reads the claims of the transaction only', async () => {
     const sub = '11111111-1111-4111-8111-111111111111';
-    const r = await db.queryAs(
+    const r = await db.runAs(
       { role: 'authenticated', claims: JSON.stringify({ sub }) },
-      'select auth.uid()::text as uid, current_user as who',
+      "select json_build_object('uid', auth.uid()::text, 'who', current_user)::text as body, 1::int8 as n, null::int8 as total",
+      [],
+      true,
     );
-    expect(r.rows[0]).toEqual({ uid: sub, who: 'authenticated' });
+    expect(JSON.parse(r.body ?? 'null')).toEqual({ uid: sub, who: 'authenticated' });
     const after = await db.query<{ uid: string | null; who: string }>('select auth.uid() as uid, current_user as who');
     expect(after.rows[0].uid).toBeNull();
     expect(after.rows[0].who).not.toBe('authenticated');

@@ -8,7 +8,6 @@ import {
   DbUnavailableError,
   type QueryResult,
   type Queryable,
-  type RoleContext,
   type ScriptOptions,
   RUN_AS_SQL,
   runAsResult,
@@ -114,12 +113,6 @@ export async function openPglite(dataDir: string): Promise<Db> {
     kind: 'pglite',
     async query<R>(sql: string, params?: unknown[]) {
       return withCommand(await call<QueryResult>({ op: 'query', sql, params }), sql) as QueryResult<R>;
-    },
-    async queryAs<R>(ctx: RoleContext, sql: string, params?: unknown[]) {
-      return withCommand(
-        await call<QueryResult>({ op: 'queryAs', role: ctx.role, claims: ctx.claims, sql, params }),
-        sql,
-      ) as QueryResult<R>;
     },
     async runAs(ctx, text, params, rows) {
       const r = await call<QueryResult>({

@@ -9,7 +9,6 @@ import {
   RUN_AS_SQL,
   runAsResult,
   runAsUid,
-  SET_ROLE_SQL,
   setAsSql,
   toDbError,
 } from './types.js';
@@ -90,15 +89,6 @@ export async function openPostgres(url: string, options: { max?: number; connect
   const db: Db = {
     kind: 'postgres',
     ...queryable(sql),
-    queryAs: <R>(ctx: { role: string; claims: string }, text: string, params: unknown[] = []) =>
-      run(async () => {
-        // Pipelined inside one transaction: the set_config and the statement go out together.
-        const [, result] = (await sql.begin((tx) => [
-          tx.unsafe(SET_ROLE_SQL, [ctx.role, ctx.claims]),
-          tx.unsafe<Row[]>(text, params as postgres.ParameterOrJSON<never>[]),
-        ])) as unknown as [unknown, postgres.RowList<Row[]>];
-        return shape(result) as QueryResult<R>;
-      }),
     runAs: (ctx, text, params, rows) =>
       run(async () => {
         const r = await sql.unsafe<Row[]>(RUN_AS_SQL, [

@@ -51,7 +51,7 @@ describe('runAs', () => {
     const escalate =
       "select * from plinth.run_as('service', '{}', null, 'select null::text, count(*), null::int8 from public.notes', '{}', true)";
     for (const role of ['anon', 'authenticated', 'service'] as const) {
-      const err = await db.queryAs(as(role), escalate).catch((e) => e);
+      const err = await db.runAs(as(role), escalate, [], false).catch((e) => e);
       expect(err, role).toBeInstanceOf(DbError);
       expect(err.sqlstate, role).toBe('42501');
     }

@@ -58,11 +58,6 @@ export interface Db extends Queryable {
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /**
-   * Sets role and claims for one transaction and runs one statement in it, in as few
-   * round trips as the driver allows. RLS applies to `anon` and `authenticated`.
-   */
-  queryAs<R = Record<string, unknown>>(ctx: RoleContext, sql: string, params?: unknown[]): Promise<QueryResult<R>>;
-  /**
    * The API's hot path in one round trip (migration 0008, `plinth.run_as`): role and claims
    * set for the statement's own transaction, then `sql` planned and run as that role, so RLS
    * applies. Its values are `$1[1]`, `$1[2]`, … of `params`. With `rows` the statement must
@@ -96,9 +91,6 @@ export function runAsResult(row: Record<string, unknown> | undefined): RunAsResu
     total: total === null || total === undefined ? null : Number(total),
   };
 }
-
-/** The SQL both drivers send before a request's statement (transaction-local settings). */
-export const SET_ROLE_SQL = "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true)";
 
 /** A driver error normalised to what the HTTP layer needs. */
 export class DbError extends Error {

@@ -129,6 +129,15 @@ describe('beside the other methods', () => {
   });
 });
 
+describe('OpenAPI', () => {
+  it('describes the social routes as redirects', async () => {
+    const doc = (await t.app.inject({ url: '/api/v1/openapi.json', headers: t.as.service })).json();
+    expect(Object.keys(doc.paths['/v1/auth/oauth/{provider}'].get.responses)).toContain('302');
+    expect(Object.keys(doc.paths['/v1/auth/oauth/{provider}/callback'].post.responses)).toContain('302');
+    expect(Object.keys(doc.paths['/v1/auth/signin'].post.responses)).toContain('200');
+  });
+});
+
 describe('start', () => {
   it('redirects to the provider with state, nonce, PKCE S256, our callback and the scopes; sets an HttpOnly binding cookie', async () => {
     const { location, res } = await start('google');
@@ -296,12 +305,18 @@ describe('the state', () => {
     expect(answers.filter((r) => code(r)[1] === 'invalid_state')).toHaveLength(2);
   });
 
-  it('is bound to the browser that started the flow', async () => {
-    const { location } = await start('google');
+  it('is bound to the browser that started the flow, and attempts from elsewhere do not use it up', async () => {
+    idp.claims = { sub: 'g-bound', email: email('bound'), email_verified: true };
+    const { location, cookie } = await start('google');
     const cb = await approve(location);
     expect(code(await callback(cb, null))).toEqual([400, 'invalid_state']);
     const other = await start('github');
-    expect(code(await callback(cb, other.cookie))).toEqual([400, 'invalid_state']);
+    const refused = await callback(cb, other.cookie);
+    expect(code(refused)).toEqual([400, 'invalid_state']);
+    expect(refused.json().message).toContain('another browser');
+    const own = await callback(cb, cookie);
+    expect(own.statusCode).toBe(302);
+    expect(new URL(String(own.headers.location)).hash).toContain('access_token=');
   });
 
   it('expires after 10 minutes', async () => {

@@ -2,7 +2,7 @@ import type { ErrorCode } from '@plinth/shared';
 import * as oidc from 'openid-client';
 import type { Queryable } from '../../db/index.js';
 import { ApiError } from '../../http/errors.js';
-import { randomToken, safeEqual, sha256 } from '../../lib/crypto.js';
+import { randomToken, sha256 } from '../../lib/crypto.js';
 import type { AuthSettings } from '../../settings/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import type { SessionService } from '../sessions/service.js';
@@ -32,7 +32,6 @@ interface Flow {
   redirect_url: string;
   code_verifier: string | null;
   nonce: string;
-  binding: string;
 }
 
 /** A failure after the state was trusted: it goes back to the app in the fragment. */
@@ -56,7 +55,7 @@ const badState = (why: string) => new ApiError('invalid_state', `The sign-in sta
  */
 export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints: OAuthEndpoints) {
   const { db, clock, settings, tokens, log } = deps;
-  const clients = new Map<string, { config: Promise<oidc.Configuration>; at: number }>();
+  const clients = new Map<ProviderId, { key: string; config: Promise<oidc.Configuration>; at: number }>();
   const cookiePath = `${new URL(tokens.issuer).pathname.replace(/\/+$/, '')}/oauth`;
   const secureCookie = new URL(tokens.issuer).protocol === 'https:';
 
@@ -78,17 +77,18 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
     return { provider: PROVIDERS[id], conf };
   }
 
-  /** The provider's client, discovered once and kept for 30 minutes (per credentials). */
+  /** The provider's client, discovered once and kept for 30 minutes, or until a credential changes. */
   function client(provider: AnyProvider, conf: AuthSettings['providers'][ProviderId]): Promise<oidc.Configuration> {
     const p = provider as OAuthProvider<typeof conf>;
-    const key = `${p.id}\n${sha256(p.clientKey(conf))}`;
-    const hit = clients.get(key);
+    const key = sha256(p.clientKey(conf));
+    const hit = clients.get(p.id);
     const now = clock.now();
-    if (hit && now - hit.at < CLIENT_TTL_MS) return hit.config;
-    const config = p.configure(conf, context(p.id));
-    clients.set(key, { config, at: now });
-    config.catch(() => clients.delete(key)); // a provider that was down is asked again next time
-    return config;
+    if (hit && hit.key === key && now - hit.at < CLIENT_TTL_MS) return hit.config;
+    const entry = { key, config: p.configure(conf, context(p.id)), at: now };
+    clients.set(p.id, entry);
+    // A provider that was down is asked again next time.
+    entry.config.catch(() => clients.get(p.id) === entry && clients.delete(p.id));
+    return entry.config;
   }
 
   function bindingCookie(value: string): string {
@@ -116,6 +116,7 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
       [id, profile.id],
     );
     let userId = known.rows[0]?.user_id ?? null;
+    let created = false;
     if (userId) {
       await tx.query('update auth.identities set email = coalesce($3, email) where provider = $1 and provider_user_id = $2', [
         id,
@@ -134,6 +135,7 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
           [email, verified ? now : null, name, avatar, now],
         );
         userId = made.rows[0]?.id ?? null;
+        created = userId !== null;
         if (!userId && verified) {
           // Another request made the account with this email a moment ago: link to it.
           userId = (await tx.query<{ id: string }>('select id from auth.users where email = $1 for update', [email])).rows[0]?.id ?? null;
@@ -159,10 +161,8 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
             profile.id,
           ])
         ).rows[0].user_id;
-        if (first !== userId)
-          await tx.query('delete from auth.users where id = $1 and not exists (select 1 from auth.identities where user_id = $1)', [
-            userId,
-          ]);
+        // Only an account made by this request is dropped; one found by its email stays.
+        if (created && first !== userId) await tx.query('delete from auth.users where id = $1', [userId]);
         userId = first;
       }
     }
@@ -174,12 +174,17 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
     if (verified && rows[0]?.email === email && !rows[0].confirmed) {
       // The provider proves the address only now: a password set by whoever signed up with it
       // (maybe not its owner) and the sessions it opened are dropped (API.md §4).
-      await tx.query('update auth.users set email_confirmed_at = $2::timestamptz where id = $1', [userId, now]);
+      await tx.query('update auth.users set email_confirmed_at = $2::timestamptz, updated_at = $2::timestamptz where id = $1', [
+        userId,
+        now,
+      ]);
       await tx.query('delete from auth.passwords where user_id = $1', [userId]);
       await sessions.revoke(tx, userId);
     }
+    // Name and picture fill what the user has not set; nothing else is touched.
     await tx.query(
-      'update auth.users set name = coalesce(name, $2), avatar = coalesce(avatar, $3), updated_at = $4::timestamptz where id = $1',
+      `update auth.users set name = coalesce(name, $2), avatar = coalesce(avatar, $3), updated_at = $4::timestamptz
+       where id = $1 and ((name is null and $2::text is not null) or (avatar is null and $3::text is not null))`,
       [userId, name, avatar, now],
     );
     return userId;
@@ -216,14 +221,13 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
       const nonce = oidc.randomNonce();
       const verifier = provider.pkce ? oidc.randomPKCECodeVerifier() : null;
       const now = clock.now();
-      await db.transaction(async (tx) => {
-        await tx.query('delete from auth.oauth_flows where expires_at < $1::timestamptz', [iso(now)]);
-        await tx.query(
-          `insert into auth.oauth_flows (id, provider, redirect_url, code_verifier, nonce, binding, expires_at)
-           values ($1, $2, $3, $4, $5, $6, $7::timestamptz)`,
-          [sha256(jti), provider.id, redirectUrl, verifier, nonce, sha256(binding), iso(now + STATE_TTL_SECONDS * 1000)],
-        );
-      });
+      // One statement: the flow is recorded and abandoned ones are cleared.
+      await db.query(
+        `with gone as (delete from auth.oauth_flows where expires_at < $8::timestamptz)
+         insert into auth.oauth_flows (id, provider, redirect_url, code_verifier, nonce, binding, expires_at)
+         values ($1, $2, $3, $4, $5, $6, $7::timestamptz)`,
+        [sha256(jti), provider.id, redirectUrl, verifier, nonce, sha256(binding), iso(now + STATE_TTL_SECONDS * 1000), iso(now)],
+      );
       const state = await tokens.signState({ jti, p: provider.id, r: redirectUrl }, STATE_TTL_SECONDS);
       const params: Record<string, string> = {
         ...provider.authParams,
@@ -256,14 +260,23 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
       if (!payload || typeof payload.jti !== 'string' || payload.p !== id || typeof payload.r !== 'string') {
         throw badState('it was not issued here for this provider, or it expired');
       }
+      // Redeemed only with the browser's cookie (its hash is looked up, like every token here):
+      // a callback URL replayed from elsewhere leaves the flow to the browser that owns it.
+      const flowId = sha256(payload.jti);
       const { rows } = await db.query<Flow>(
-        `delete from auth.oauth_flows where id = $1 and expires_at > $2::timestamptz
-         returning provider, redirect_url, code_verifier, nonce, binding`,
-        [sha256(payload.jti), iso(clock.now())],
+        `delete from auth.oauth_flows where id = $1 and binding = $2 and expires_at > $3::timestamptz
+         returning provider, redirect_url, code_verifier, nonce`,
+        [flowId, sha256(cookie ?? ''), iso(clock.now())],
       );
       const flow = rows[0];
-      if (!flow || flow.provider !== id || flow.redirect_url !== payload.r) throw badState('it was already used or expired');
-      if (!cookie || !safeEqual(sha256(cookie), flow.binding)) throw badState('the sign-in was started in another browser');
+      if (!flow) {
+        const pending = await db.query('select 1 from auth.oauth_flows where id = $1 and expires_at > $2::timestamptz', [
+          flowId,
+          iso(clock.now()),
+        ]);
+        throw badState(pending.rows.length ? 'the sign-in was started in another browser' : 'it was already used or expired');
+      }
+      if (flow.provider !== id || flow.redirect_url !== payload.r) throw badState('it does not match its sign-in');
 
       try {
         if (params.error) {
@@ -308,12 +321,6 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
         if (!(err instanceof FlowError)) throw err;
         return back(flow.redirect_url, { error: err.code, error_description: err.message });
       }
-    },
-
-    /** Which providers a client may offer: enabled (and so fully configured) ones. */
-    enabled(): Record<ProviderId, boolean> {
-      const s = settings.auth();
-      return Object.fromEntries(PROVIDER_IDS.map((p) => [p, providerSettings(s, p).enabled])) as Record<ProviderId, boolean>;
     },
   };
 }

@@ -71,6 +71,21 @@ export async function discover(
   return config;
 }
 
+/** The cache key of a provider's client: its credentials (every provider but Apple). */
+export const secretClientKey = (s: OAuthProviderSettings) => `${s.client_id}:${s.client_secret}`;
+
+/**
+ * `clientKey` and `configure` of an OpenID Connect provider with a client id and secret (sent
+ * in the form body), found by discovery at `issuer`: Google, Microsoft, LinkedIn.
+ * @example export const google = { id: 'google', ...discoveredClient('https://accounts.google.com'), … };
+ */
+export function discoveredClient(issuer: string): Pick<OAuthProvider, 'clientKey' | 'configure'> {
+  return {
+    clientKey: secretClientKey,
+    configure: (s, ctx) => discover(issuer, s.client_id ?? '', oidc.ClientSecretPost(s.client_secret ?? ''), ctx.baseUrl),
+  };
+}
+
 /** A client from fixed endpoints (providers without discovery: GitHub). */
 export function staticConfig(metadata: oidc.ServerMetadata, clientId: string, auth: oidc.ClientAuth): oidc.Configuration {
   const config = new oidc.Configuration(metadata, clientId, undefined, auth);

@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import type { OAuthProviderSettings } from '../../../settings/index.js';
-import { type OAuthProvider, type ProviderContext, staticConfig, str } from '../provider.js';
+import { type OAuthProvider, type ProviderContext, secretClientKey, staticConfig, str } from '../provider.js';
 
 const WEB = 'https://github.com';
 const API = 'https://api.github.com';
@@ -18,7 +18,7 @@ export const github: OAuthProvider<OAuthProviderSettings> = {
   pkce: true,
   oidc: false,
   authParams: { scope: 'read:user user:email' },
-  clientKey: (s) => `${s.client_id}:${s.client_secret}`,
+  clientKey: secretClientKey,
   async configure(s, ctx) {
     const web = (ctx.baseUrl ?? WEB).replace(/\/+$/, '');
     return staticConfig(

@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import type { OAuthProviderSettings } from '../../../settings/index.js';
-import { discover, idClaims, type OAuthProvider, str } from '../provider.js';
+import { discoveredClient, idClaims, type OAuthProvider, str } from '../provider.js';
 
 const ISSUER = 'https://www.linkedin.com/oauth';
 
@@ -14,8 +14,7 @@ export const linkedin: OAuthProvider<OAuthProviderSettings> = {
   pkce: false,
   oidc: true,
   authParams: { scope: 'openid profile email' },
-  clientKey: (s) => `${s.client_id}:${s.client_secret}`,
-  configure: (s, ctx) => discover(ISSUER, s.client_id ?? '', oidc.ClientSecretPost(s.client_secret ?? ''), ctx.baseUrl),
+  ...discoveredClient(ISSUER),
   async profile(config, tokens) {
     let c = idClaims(tokens);
     // The ID token may lack email or picture: the userinfo endpoint has them.

@@ -1,6 +1,5 @@
-import * as oidc from 'openid-client';
 import type { OAuthProviderSettings } from '../../../settings/index.js';
-import { discover, idClaims, type OAuthProvider, str } from '../provider.js';
+import { discoveredClient, idClaims, type OAuthProvider, str } from '../provider.js';
 
 /**
  * Any Microsoft account (work, school or personal): the `common` endpoint. Its discovery
@@ -19,8 +18,7 @@ export const microsoft: OAuthProvider<OAuthProviderSettings> = {
   pkce: true,
   oidc: true,
   authParams: { scope: 'openid email profile' },
-  clientKey: (s) => `${s.client_id}:${s.client_secret}`,
-  configure: (s, ctx) => discover(ISSUER, s.client_id ?? '', oidc.ClientSecretPost(s.client_secret ?? ''), ctx.baseUrl),
+  ...discoveredClient(ISSUER),
   async profile(_config, tokens) {
     const c = idClaims(tokens);
     const email = str(c.email) ?? str(c.preferred_username);

@@ -8,6 +8,15 @@ interface Seen {
   body?: JsonSchema;
   querystring?: JsonSchema;
   summary?: string;
+  /** Declared by the route (`config: { redirect: true }`): it answers with a browser redirect. */
+  redirect: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route answers 302 (a browser flow), not 200: the OpenAPI document says so. */
+    redirect?: boolean;
+  }
 }
 
 /**
@@ -22,8 +31,9 @@ export function collectRouteDocs(app: App, prefixes: string[]): () => Record<str
     if (!prefixes.some((p) => route.url.startsWith(p))) return;
     const methods = (Array.isArray(route.method) ? route.method : [route.method]).filter((m) => m !== 'HEAD' && m !== 'OPTIONS');
     const schema = (route.schema ?? {}) as { body?: JsonSchema; querystring?: JsonSchema };
+    const redirect = route.config?.redirect === true;
     for (const method of methods)
-      seen.push({ method: method.toLowerCase(), url: route.url, body: schema.body, querystring: schema.querystring });
+      seen.push({ method: method.toLowerCase(), url: route.url, body: schema.body, querystring: schema.querystring, redirect });
   });
   let built: Record<string, JsonSchema> | null = null;
   return () => {
@@ -55,7 +65,7 @@ function build(seen: Seen[]): Record<string, JsonSchema> {
       ...(params.length || query.length ? { parameters: [...params, ...query] } : {}),
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: strip(r.body) } } } } : {}),
       responses: {
-        ...(path.startsWith('/v1/auth/oauth/')
+        ...(r.redirect
           ? {
               '302': {
                 description: 'A browser redirect (social sign-in): to the provider, or back to the app with the session in the fragment.',

@@ -55,11 +55,11 @@ export function registerOAuthRoutes(app: App, oauth: OAuthService): void {
       );
     scope.get(
       '/v1/auth/oauth/:provider',
-      { schema: { querystring: StartQuery } },
+      { schema: { querystring: StartQuery }, config: { redirect: true } },
       async (req: FastifyRequest<{ Params: Params; Querystring: typeof StartQuery.static }>, reply) =>
         go(reply, await oauth.start(req.params.provider, req.query.redirect_url, readCookie(req.headers.cookie, BINDING_COOKIE))),
     );
-    scope.get('/v1/auth/oauth/:provider/callback', callback);
-    scope.post('/v1/auth/oauth/:provider/callback', callback);
+    scope.get('/v1/auth/oauth/:provider/callback', { config: { redirect: true } }, callback);
+    scope.post('/v1/auth/oauth/:provider/callback', { config: { redirect: true } }, callback);
   });
 }

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { OAuth2Server } from 'oauth2-mock-server';
+import { startLocalServer } from './local-server.js';
 
 /**
  * A local OpenID Connect provider (oauth2-mock-server): discovery, JWKS, authorize (which
@@ -65,68 +66,59 @@ export async function startGitHub(clientId: string, clientSecret: string) {
     tokenRequests: [] as Array<Record<string, string>>,
     stop: async (): Promise<void> => undefined,
   };
-  const server: Server = createServer((req, res) => {
-    let raw = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => {
-      raw += c;
-    });
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', 'http://x');
-      const json = (status: number, body: unknown) =>
-        res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
-      if (req.method === 'GET' && url.pathname === '/login/oauth/authorize') {
-        const q = Object.fromEntries(url.searchParams);
-        if (q.client_id !== clientId || !q.redirect_uri) return json(404, { error: 'unknown client' });
-        const code = randomUUID().replace(/-/g, '').slice(0, 20);
-        grants.set(code, {
-          challenge: q.code_challenge_method === 'S256' ? (q.code_challenge ?? null) : null,
-          redirectUri: q.redirect_uri,
-        });
-        const back = new URL(q.redirect_uri);
-        back.searchParams.set('code', code);
-        if (q.state) back.searchParams.set('state', q.state);
-        res.writeHead(302, { location: back.href }).end();
+  const server = await startLocalServer((req, res, raw) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const json = (status: number, body: unknown) =>
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+    if (req.method === 'GET' && url.pathname === '/login/oauth/authorize') {
+      const q = Object.fromEntries(url.searchParams);
+      if (q.client_id !== clientId || !q.redirect_uri) return json(404, { error: 'unknown client' });
+      const code = randomUUID().replace(/-/g, '').slice(0, 20);
+      grants.set(code, {
+        challenge: q.code_challenge_method === 'S256' ? (q.code_challenge ?? null) : null,
+        redirectUri: q.redirect_uri,
+      });
+      const back = new URL(q.redirect_uri);
+      back.searchParams.set('code', code);
+      if (q.state) back.searchParams.set('state', q.state);
+      res.writeHead(302, { location: back.href }).end();
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
+      const body = Object.fromEntries(new URLSearchParams(raw));
+      gh.tokenRequests.push(body);
+      if (!String(req.headers.accept).includes('application/json')) {
+        res.writeHead(200, { 'content-type': 'application/x-www-form-urlencoded' }).end('error=use_json');
         return;
       }
-      if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
-        const body = Object.fromEntries(new URLSearchParams(raw));
-        gh.tokenRequests.push(body);
-        if (!String(req.headers.accept).includes('application/json')) {
-          res.writeHead(200, { 'content-type': 'application/x-www-form-urlencoded' }).end('error=use_json');
-          return;
-        }
-        const grant = grants.get(body.code ?? '');
-        grants.delete(body.code ?? '');
-        const bad = (error: string) =>
-          json(200, { error, error_description: `${error} (fake GitHub)`, error_uri: 'https://docs.github.com' });
-        if (body.client_id !== clientId || body.client_secret !== clientSecret) return bad('incorrect_client_credentials');
-        if (!grant) return bad('bad_verification_code');
-        if (body.redirect_uri && body.redirect_uri !== grant.redirectUri) return bad('redirect_uri_mismatch');
-        if (grant.challenge) {
-          const expected = createHash('sha256')
-            .update(body.code_verifier ?? '')
-            .digest('base64url');
-          if (expected !== grant.challenge) return bad('bad_verification_code');
-        }
-        const token = `gho_${randomUUID().replace(/-/g, '')}`;
-        tokens.add(token);
-        return json(200, { access_token: token, token_type: 'bearer', scope: 'read:user,user:email' });
+      const grant = grants.get(body.code ?? '');
+      grants.delete(body.code ?? '');
+      const bad = (error: string) =>
+        json(200, { error, error_description: `${error} (fake GitHub)`, error_uri: 'https://docs.github.com' });
+      if (body.client_id !== clientId || body.client_secret !== clientSecret) return bad('incorrect_client_credentials');
+      if (!grant) return bad('bad_verification_code');
+      if (body.redirect_uri && body.redirect_uri !== grant.redirectUri) return bad('redirect_uri_mismatch');
+      if (grant.challenge) {
+        const expected = createHash('sha256')
+          .update(body.code_verifier ?? '')
+          .digest('base64url');
+        if (expected !== grant.challenge) return bad('bad_verification_code');
       }
-      if (req.method === 'GET' && (url.pathname === '/user' || url.pathname === '/user/emails')) {
-        if (!req.headers['user-agent'])
-          return json(403, { message: 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header' });
-        const auth = String(req.headers.authorization ?? '');
-        if (!tokens.has(auth.replace(/^Bearer /, ''))) return json(401, { message: 'Bad credentials' });
-        return json(200, url.pathname === '/user' ? gh.user : gh.emails);
-      }
-      json(404, { message: 'Not Found' });
-    });
+      const token = `gho_${randomUUID().replace(/-/g, '')}`;
+      tokens.add(token);
+      return json(200, { access_token: token, token_type: 'bearer', scope: 'read:user,user:email' });
+    }
+    if (req.method === 'GET' && (url.pathname === '/user' || url.pathname === '/user/emails')) {
+      if (!req.headers['user-agent'])
+        return json(403, { message: 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header' });
+      const auth = String(req.headers.authorization ?? '');
+      if (!tokens.has(auth.replace(/^Bearer /, ''))) return json(401, { message: 'Bad credentials' });
+      return json(200, url.pathname === '/user' ? gh.user : gh.emails);
+    }
+    json(404, { message: 'Not Found' });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const addr = server.address();
-  gh.url = `http://127.0.0.1:${addr && typeof addr === 'object' ? addr.port : 0}`;
-  gh.stop = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  gh.url = server.origin;
+  gh.stop = server.close;
   return gh;
 }
 

@@ -125,7 +125,7 @@ async function sql(base, secret, query) {
   return (await json(res, 'plinth sql')).results;
 }
 
-/** One scenario: a warm-up, then the measured run. A non-2xx answer is never a figure. */
+/** The warm-up before a scenario: not measured; its bad answers are only mentioned. */
 async function warmUp(label, opts) {
   if (WARMUP <= 0) return;
   const w = await autocannon({ ...opts, connections: CONNECTIONS, duration: WARMUP });
@@ -135,6 +135,7 @@ async function warmUp(label, opts) {
 
 const run = (opts, seconds) => autocannon({ ...opts, connections: CONNECTIONS, duration: seconds });
 
+/** One scenario: a warm-up, then the measured run. A non-2xx answer is never a figure. */
 async function cannon(label, opts) {
   await warmUp(label, opts);
   return measured(label, opts, [await run(opts, SECONDS)]);

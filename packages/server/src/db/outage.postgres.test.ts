@@ -7,7 +7,9 @@ import { loadConfig } from '../config/index.js';
 
 // A PostgreSQL of its own, so the test can stop and start it under a running Plinth.
 const CLUSTER = fileURLToPath(new URL('../../../../scripts/pg-cluster.sh', import.meta.url));
-const env = { ...process.env, PLINTH_PG_PORT: '54339', PLINTH_PG_DIR: '/tmp/plinth-pg-outage' };
+// Its port follows the suite's cluster (PLINTH_PG_PORT + 10), so parallel checkouts do not collide.
+const port = String(Number(process.env.PLINTH_PG_PORT ?? 54329) + 10);
+const env = { ...process.env, PLINTH_PG_PORT: port, PLINTH_PG_DIR: `/tmp/plinth-pg-outage-${port}` };
 const cluster = (cmd: 'start' | 'stop') => execFileSync('bash', [CLUSTER, cmd], { env, encoding: 'utf8' }).trim();
 
 describe('PostgreSQL outage', () => {

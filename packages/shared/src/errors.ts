@@ -58,6 +58,10 @@ export const ERROR_STATUS = {
   invalid_state: 400,
   oauth_failed: 400,
   user_not_found: 404,
+  /** The user is banned until `banned_until`: no sign-in, no refresh, and open sessions stop working. */
+  user_banned: 403,
+  /** A password or email change needs a recent sign-in, the current password, or a reauthentication code. */
+  reauthentication_required: 403,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

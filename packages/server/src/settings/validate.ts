@@ -11,7 +11,14 @@ const BOOLEANS = ['email_password_enabled', 'magic_link_enabled', 'phone_enabled
 const FLOW_URLS = ['email_verification_url', 'password_reset_url', 'magic_link_url'] as const;
 const OAUTH = ['google', 'github', 'linkedin', 'microsoft'] as const;
 const APPLE_FIELDS = ['service_id', 'team_id', 'key_id', 'private_key'] as const;
-const TEMPLATE_KINDS: EmailTemplateKind[] = ['verification', 'reset', 'magic_link', 'email_change'];
+const TEMPLATE_KINDS: EmailTemplateKind[] = [
+  'verification',
+  'reset',
+  'magic_link',
+  'email_change',
+  'email_change_notice',
+  'reauthentication',
+];
 const TOP_LEVEL = new Set<string>([
   ...BOOLEANS,
   ...FLOW_URLS,

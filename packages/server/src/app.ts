@@ -97,6 +97,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       bodyLimit: config.bodyLimit,
       isOriginAllowed: settings.isOriginAllowed,
       trustProxy: config.trustProxy,
+      requestTimeoutMs: config.requestTimeoutMs,
     });
     // Before the routes it describes are mounted: the OpenAPI document lists them from their schemas.
     const routeDocs = collectRouteDocs(app, ['/v1/auth/']);

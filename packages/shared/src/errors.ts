@@ -18,6 +18,10 @@ export const ERROR_STATUS = {
   database_unavailable: 503,
   internal_error: 500,
   forbidden: 403,
+  /** The request (headers or body) did not arrive within REQUEST_TIMEOUT_MS. */
+  request_timeout: 408,
+  /** The request headers are larger than the server accepts. */
+  headers_too_large: 431,
   // database REST
   table_not_found: 404,
   column_not_found: 400,

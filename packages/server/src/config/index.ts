@@ -25,6 +25,8 @@ export interface Config {
    * list of proxy addresses / CIDRs.
    */
   trustProxy: boolean | string[];
+  /** How long a client may take to send a whole request (REQUEST_TIMEOUT_MS; 0: no limit). */
+  requestTimeoutMs: number;
   env: Record<string, string | undefined>;
 }
 
@@ -112,6 +114,7 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
     redisUrl: env.REDIS_URL || null,
     dbPoolSize: Math.max(1, int(env.DB_POOL_SIZE, 10, 'DB_POOL_SIZE')),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    requestTimeoutMs: int(env.REQUEST_TIMEOUT_MS, 120_000, 'REQUEST_TIMEOUT_MS'),
     env,
   };
 }

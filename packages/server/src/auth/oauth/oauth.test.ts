@@ -5,7 +5,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asUser, call, code, createAuthServer, email, lastCode, lastToken, setAuth, signIn, signUp } from '../../../test/auth.js';
 import type { TestServer } from '../../../test/harness.js';
-import { type GitHubFake, type OidcProvider, startGitHub, startOidcProvider } from '../../../test/oauth.js';
+import { type GitHubFake, type OidcProvider, socialSignIn, startGitHub, startOidcProvider } from '../../../test/oauth.js';
 
 // Social sign-in end to end: our start route, a local provider speaking the real protocol
 // (oauth2-mock-server for the OpenID Connect ones, a GitHub-shaped server for GitHub), our
@@ -84,13 +84,7 @@ function callback(url: URL, cookie: string | null): Promise<LightMyRequestRespon
 }
 
 /** Start, approve, come back: the final redirect's fragment. */
-async function signInWith(provider: string): Promise<{ fragment: URLSearchParams; location: URL }> {
-  const { location, cookie } = await start(provider);
-  const back = await callback(await approve(location), cookie);
-  expect(back.statusCode, back.body).toBe(302);
-  const final = new URL(String(back.headers.location));
-  return { fragment: new URLSearchParams(final.hash.slice(1)), location: final };
-}
+const signInWith = (provider: string) => socialSignIn(t, provider, APP);
 
 async function me(accessToken: string) {
   const res = await call(t, 'GET', 'user', undefined, asUser(t, accessToken));

@@ -19,7 +19,7 @@ export function readCookie(header: string | undefined, name: string): string | n
 
 /** Query or form fields as plain strings: a repeated field counts once, anything else is dropped. */
 function fields(source: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = Object.create(null);
   if (!source || typeof source !== 'object') return out;
   for (const [k, v] of Object.entries(source as Record<string, unknown>)) {
     const value = Array.isArray(v) ? v[0] : v;

@@ -24,14 +24,15 @@ const INVALID_CREDENTIALS = 'The email or password is wrong.';
 export function passwordService(deps: AuthDeps, sessions: SessionService) {
   const { db, clock, hasher, limits, settings, outbox, accounts } = deps;
 
-  /** A verification link for a sign-up, bound to the password that sign-up chose. */
-  async function sendVerification(tx: Queryable, userId: string, email: string, page: string, hash: string, now: number) {
+  /** A verification link for a sign-up, bound to the password that sign-up chose; mailed when `mail`. */
+  async function sendVerification(tx: Queryable, userId: string, email: string, page: string, hash: string, now: number, mail: boolean) {
     const raw = await issueOneTimeToken(
       tx,
       { kind: 'verification', userId, email, ttlMs: deps.config.verificationTtlMs, payload: { password_hash: hash }, keepEarlier: true },
       now,
     );
-    await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw));
+    if (mail) await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw));
+    return mail;
   }
 
   function assertEnabled() {
@@ -64,10 +65,11 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
           // of its own carrying THIS sign-up's password: whoever proves the address with it
           // gets this password, and the password stored by an earlier sign-up (maybe not the
           // owner's) does not survive the proof (accounts.proveEmail).
+          // The link is made even when the mail is not sent (one a minute per address): then
+          // this sign-up still counts as pending, and a resent link binds no one's password.
           const existing = await findCredentials(tx, email);
-          if (existing && !existing.confirmed && page && (await limits.tryEmail(email))) {
-            await sendVerification(tx, existing.id, email, page, hash, now);
-            queued = true;
+          if (existing && !existing.confirmed && page) {
+            queued = await sendVerification(tx, existing.id, email, page, hash, now, await limits.tryEmail(email));
           }
           return { userId: null, session: null };
         }
@@ -78,8 +80,7 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
           // there is no link to send, but still no session before the address is proven.
           if (page) {
             await limits.tryEmail(email); // counted, never refused: this address has had no mail yet
-            await sendVerification(tx, id, email, page, hash, now);
-            queued = true;
+            queued = await sendVerification(tx, id, email, page, hash, now, true);
           }
           return { userId: id, session: null };
         }

@@ -15,10 +15,21 @@ const EMAIL = new RegExp(`^${ATEXT}+(?:\\.${ATEXT}+)*@${LABEL}(?:\\.${LABEL})+$`
  */
 export function normalizeEmail(input: unknown): string {
   const email = typeof input === 'string' ? input.trim().toLowerCase() : '';
-  if (email.length > 254 || !email.isWellFormed() || email.indexOf('@') > 64 || !EMAIL.test(email)) {
+  if (email.length > 254 || LONE_SURROGATE.test(email) || email.indexOf('@') > 64 || !EMAIL.test(email)) {
     throw new ApiError('invalid_email', 'The email address is not valid.');
   }
   return email;
+}
+
+/** An unpaired UTF-16 surrogate: text PostgreSQL (jsonb, text) cannot store. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Whether PostgreSQL can store the text: no NUL, no unpaired surrogate.
+ * @example storableText('Ada') // true; storableText('a\u0000') // false
+ */
+export function storableText(v: string): boolean {
+  return !v.includes('\u0000') && !LONE_SURROGATE.test(v);
 }
 
 const DATA_MAX_DEPTH = 16;
@@ -36,7 +47,7 @@ export function checkUserData(data: unknown): Record<string, unknown> {
     new ApiError(code, `data ${why}.`, [{ field: 'body.data', message: why }]);
   const UNSTORABLE = 'must not contain NUL characters or unpaired surrogates';
   if (typeof data !== 'object' || Array.isArray(data)) throw bad('must be a JSON object');
-  const text = (v: string) => v.isWellFormed() && !v.includes('\u0000');
+  const text = storableText;
   const walk = (v: unknown, depth: number): void => {
     if (depth > DATA_MAX_DEPTH) throw bad(`must not be nested more than ${DATA_MAX_DEPTH} levels deep`);
     if (typeof v === 'string') {

@@ -4,7 +4,7 @@ import { findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';
 import { issueOneTimeToken } from '../one-time.js';
-import { checkPassword, normalizeEmail } from '../validate.js';
+import { checkPassword, normalizeEmail, storableText } from '../validate.js';
 import { type ReauthProof, reauthService } from './reauth.js';
 
 export interface UserPatch extends ReauthProof {
@@ -23,7 +23,7 @@ function text(value: unknown, field: string, max: number): string | null {
       { field, message: 'is invalid' },
     ]);
   }
-  if (!value.isWellFormed() || value.includes('\u0000')) {
+  if (!storableText(value)) {
     throw new ApiError('invalid_value', `${field} must not contain NUL characters or unpaired surrogates.`, [
       { field, message: 'has characters that cannot be stored' },
     ]);

@@ -58,6 +58,17 @@ export const ERROR_STATUS = {
   invalid_state: 400,
   oauth_failed: 400,
   user_not_found: 404,
+  // console admins and end-user administration (API.md §6)
+  /** A change made with the admin cookie without `X-Plinth-Admin: 1`, or from another origin. */
+  csrf_rejected: 403,
+  /** The user is banned (`banned_until` ahead): sign-in and refresh are refused. */
+  user_banned: 403,
+  /** The admin setup link is unknown, expired or used, or an admin exists already. */
+  setup_link_invalid: 400,
+  /** Resend verification for an account whose email is already confirmed (or that has none). */
+  email_already_confirmed: 409,
+  /** An email flow needs its page URL in the auth settings first (e.g. `email_verification_url`). */
+  flow_url_missing: 400,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

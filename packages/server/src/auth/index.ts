@@ -45,6 +45,9 @@ export { createTokenService, type TokenService } from './sessions/jwt.js';
 export { decideRefresh } from './sessions/refresh.js';
 export type { AuthConfig } from './config.js';
 export type { PasswordHasher } from './password/hasher.js';
+// The console admins (admin/) hash their passwords with the same argon2id parameters.
+export { argon2Hasher } from './password/hasher.js';
+export { authConfig } from './config.js';
 
 export interface AuthOptions {
   db: Db;

@@ -1,0 +1,287 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Db, DbError, type Queryable } from '../db/index.js';
+import { ApiError } from '../http/errors.js';
+import type { Clock } from '../lib/clock.js';
+import type { Hasher } from './admins.js';
+
+// End-user administration (API.md §6). It reads and writes auth.* directly, by full name (an
+// app's own public.users never shadows it), until the auth area's accounts module owns every
+// write to users, identities and passwords; then these handlers call it instead.
+
+/** What only the auth area can do: send a verification mail through its own flow. */
+export interface AccountHooks {
+  /** Queues a verification mail to `email` as POST /v1/auth/resend-verification would (429 when over the limit). */
+  resendVerification(email: string): Promise<void>;
+}
+
+export interface UserAdminDeps {
+  db: Db;
+  clock: Clock;
+  hasher: Pick<Hasher, 'hash'>;
+  hooks: AccountHooks;
+  /** The project's current minimum password length (auth settings). */
+  minPasswordLength: () => number;
+  /** Whether email_verification_url is set (a verification mail needs the app page). */
+  verificationUrlSet: () => boolean;
+}
+
+const ts = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const USER = `u.id, u.email, ${ts('u.email_confirmed_at')} as email_confirmed_at, u.phone, ${ts('u.phone_confirmed_at')} as phone_confirmed_at,
+  u.name, u.avatar, ${ts('u.created_at')} as created_at, ${ts('u.updated_at')} as updated_at, ${ts('u.last_sign_in_at')} as last_sign_in_at,
+  ${ts('u.banned_until')} as banned_until,
+  coalesce((select json_agg(json_build_object('provider', i.provider, 'email', i.email, 'created_at', ${ts('i.created_at')}) order by i.created_at)
+    from auth.identities i where i.user_id = u.id), '[]'::json) as identities`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EMAIL = /^[^\s@\p{Cc}]+@[^\s@.\p{Cc}]+(\.[^\s@.\p{Cc}]+)+$/u;
+const E164 = /^\+[1-9]\d{6,14}$/;
+
+export const UserListParams = Type.Object(
+  { search: Type.Optional(Type.String({ maxLength: 320 })), limit: Type.Optional(Type.String()), offset: Type.Optional(Type.String()) },
+  { additionalProperties: false },
+);
+const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+export const UserCreateBody = Type.Object(
+  {
+    email: Type.Optional(Type.String({ maxLength: 320 })),
+    phone: Type.Optional(Type.String({ maxLength: 32 })),
+    password: Type.Optional(Type.String({ maxLength: 1024 })),
+    email_confirmed: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export const UserPatchBody = Type.Object(
+  {
+    email: Type.Optional(Nullable(Type.String({ maxLength: 320 }))),
+    phone: Type.Optional(Nullable(Type.String({ maxLength: 32 }))),
+    password: Type.Optional(Type.String({ maxLength: 1024 })),
+    email_confirmed: Type.Optional(Type.Boolean()),
+    banned_until: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
+  },
+  { additionalProperties: false },
+);
+
+export const UserIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+type Row = { id: string; email: string | null; email_confirmed_at: string | null; identities: unknown } & Record<string, unknown>;
+const toUser = (r: Row) => ({ ...r, identities: typeof r.identities === 'string' ? JSON.parse(r.identities) : r.identities });
+
+function int(value: string | undefined, name: string, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d{1,9}$/.test(value)) throw new ApiError('invalid_parameter', `${name} must be a non-negative integer.`);
+  return Math.min(Number(value), max);
+}
+
+function email(value: unknown): string {
+  const e = typeof value === 'string' ? value.trim().toLowerCase() : '';
+  if (e.length > 254 || !EMAIL.test(e)) throw new ApiError('invalid_email', 'The email address is not valid.');
+  return e;
+}
+
+function phone(value: unknown): string {
+  const p = typeof value === 'string' ? value.replace(/[\s()-]/g, '') : '';
+  if (!E164.test(p)) throw new ApiError('invalid_phone', 'The phone number must be in E.164 format, like +46701234567.');
+  return p;
+}
+
+function password(value: unknown, min: number): string {
+  const n = typeof value === 'string' ? [...value].length : 0;
+  if (typeof value !== 'string' || n < min || n > 128) {
+    throw new ApiError('weak_password', `The password must be ${min} to 128 characters long.`, { min_length: min, max_length: 128 });
+  }
+  return value;
+}
+
+function bannedUntil(value: string | null): string | null {
+  if (value === null) return null;
+  const ms = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(ms)) {
+    throw new ApiError('invalid_value', 'banned_until must be an ISO 8601 time (2030-01-01T00:00:00Z) or null.', [
+      { field: 'banned_until', message: 'must be an ISO 8601 time or null' },
+    ]);
+  }
+  return new Date(ms).toISOString();
+}
+
+/** A unique violation on email or phone as the client's error. */
+function conflict(err: unknown): never {
+  if (err instanceof DbError && err.sqlstate === '23505') {
+    if (/phone/.test(err.message + (err.detail ?? ''))) throw new ApiError('phone_exists', 'Another user has this phone number.');
+    throw new ApiError('email_exists', 'Another user has this email address.');
+  }
+  throw err;
+}
+
+const notFound = () => new ApiError('user_not_found', 'No user with this id.');
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Ends every session of a user and kills its refresh tokens; how many were open. */
+async function revokeAll(q: Queryable, userId: string, now: string): Promise<number> {
+  const { rows } = await q.query<{ id: string }>(
+    'update auth.sessions set revoked_at = $2::timestamptz where user_id = $1 and revoked_at is null returning id',
+    [userId, now],
+  );
+  if (rows.length) {
+    await q.query('update auth.refresh_tokens set revoked = true, successor_enc = null where session_id = any($1::uuid[])', [
+      rows.map((r) => r.id),
+    ]);
+  }
+  return rows.length;
+}
+
+type IdRequest = FastifyRequest<{ Params: { id: string } }>;
+
+/**
+ * The handlers of `/api/v1/users…` (API.md §6), mounted by routes.ts behind the management guard.
+ * @example const users = userAdmin(deps); app.get('/api/v1/users', { onRequest: guards.manage }, users.list)
+ */
+export function userAdmin(deps: UserAdminDeps) {
+  const { db, clock } = deps;
+
+  async function find(q: Queryable, id: string) {
+    if (!UUID.test(id)) throw notFound();
+    const { rows } = await q.query<Row>(`select ${USER} from auth.users u where u.id = $1`, [id]);
+    if (!rows[0]) throw notFound();
+    return toUser(rows[0]);
+  }
+
+  return {
+    /** Newest first; `search` matches inside the email or the phone; `Content-Range` carries the total. */
+    async list(req: FastifyRequest<{ Querystring: { search?: string; limit?: string; offset?: string } }>, reply: FastifyReply) {
+      const limit = int(req.query.limit, 'limit', 50, 1000);
+      const offset = int(req.query.offset, 'offset', 0, 1_000_000_000);
+      const search = req.query.search?.trim().toLowerCase() ?? '';
+      const params: unknown[] = [limit, offset];
+      let where = '';
+      if (search) {
+        params.push(`%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+        where = `where u.email like $3 or u.phone like $3`;
+      }
+      const [page, count] = await Promise.all([
+        db.query<Row>(`select ${USER} from auth.users u ${where} order by u.created_at desc, u.id desc limit $1 offset $2`, params),
+        db.query<{ n: number }>(`select count(*)::int as n from auth.users u ${where.replace(/\$3/g, '$1')}`, params.slice(2)),
+      ]);
+      const total = Number(count.rows[0].n);
+      const rows = page.rows.map(toUser);
+      reply.header('content-range', rows.length ? `${offset}-${offset + rows.length - 1}/${total}` : `*/${total}`);
+      return rows;
+    },
+
+    /** The user with identities and open sessions (agent, IP, times). */
+    async get(req: IdRequest) {
+      const user = await find(db, req.params.id);
+      const { rows } = await db.query(
+        `select id, user_agent, ip, ${ts('created_at')} as created_at, ${ts('refreshed_at')} as refreshed_at
+         from auth.sessions where user_id = $1 and revoked_at is null order by refreshed_at desc limit 100`,
+        [user.id],
+      );
+      return { ...user, sessions: rows };
+    },
+
+    async create(req: FastifyRequest<{ Body: { email?: string; phone?: string; password?: string; email_confirmed?: boolean } }>, reply: FastifyReply) {
+      const b = req.body;
+      if (b.email === undefined && b.phone === undefined) throw new ApiError('invalid_request', 'Give an email or a phone number.');
+      const e = b.email === undefined ? null : email(b.email);
+      const p = b.phone === undefined ? null : phone(b.phone);
+      const hash = b.password === undefined ? null : await deps.hasher.hash(password(b.password, deps.minPasswordLength()));
+      const now = iso(clock.now());
+      const id = await db
+        .transaction(async (tx) => {
+          const { rows } = await tx.query<{ id: string }>(
+            `insert into auth.users (email, email_confirmed_at, phone, created_at, updated_at) values ($1, $2::timestamptz, $3, $4::timestamptz, $4::timestamptz) returning id`,
+            [e, e && b.email_confirmed ? now : null, p, now],
+          );
+          const userId = rows[0].id;
+          if (hash) await tx.query('insert into auth.passwords (user_id, hash, updated_at) values ($1, $2, $3::timestamptz)', [userId, hash, now]);
+          if (e) {
+            await tx.query(
+              `insert into auth.identities (user_id, provider, provider_user_id, email, created_at) values ($1, 'email', $1, $2, $3::timestamptz)`,
+              [userId, e, now],
+            );
+          }
+          return userId;
+        })
+        .catch(conflict);
+      reply.code(201);
+      return find(db, id);
+    },
+
+    /** Changes email, phone, password, confirmation or ban. A new password ends the user's sessions. */
+    async update(
+      req: FastifyRequest<{
+        Params: { id: string };
+        Body: { email?: string | null; phone?: string | null; password?: string; email_confirmed?: boolean; banned_until?: string | null };
+      }>,
+    ) {
+      const b = req.body;
+      const current = await find(db, req.params.id);
+      const sets: string[] = [];
+      const values: unknown[] = [current.id];
+      const set = (sql: string, v: unknown) => sets.push(sql.replace('?', `$${values.push(v)}`));
+      const now = iso(clock.now());
+      const nextEmail = b.email === undefined ? undefined : b.email === null ? null : email(b.email);
+      if (nextEmail !== undefined && nextEmail !== current.email) {
+        set('email = ?', nextEmail);
+        if (b.email_confirmed === undefined) sets.push('email_confirmed_at = null');
+      }
+      if (b.email_confirmed !== undefined) set('email_confirmed_at = ?::timestamptz', b.email_confirmed ? now : null);
+      if (b.phone !== undefined) set('phone = ?', b.phone === null ? null : phone(b.phone));
+      if (b.banned_until !== undefined) set('banned_until = ?::timestamptz', bannedUntil(b.banned_until));
+      const hash = b.password === undefined ? null : await deps.hasher.hash(password(b.password, deps.minPasswordLength()));
+      await db
+        .transaction(async (tx) => {
+          if (sets.length) {
+            set('updated_at = ?::timestamptz', now);
+            await tx.query(`update auth.users set ${sets.join(', ')} where id = $1`, values);
+          }
+          if (nextEmail !== undefined && nextEmail !== current.email) {
+            await tx.query(`delete from auth.identities where user_id = $1 and provider = 'email'`, [current.id]);
+            if (nextEmail) {
+              await tx.query(
+                `insert into auth.identities (user_id, provider, provider_user_id, email, created_at) values ($1, 'email', $1, $2, $3::timestamptz)`,
+                [current.id, nextEmail, now],
+              );
+            }
+            // Links sent to the old address die with it.
+            await tx.query('delete from auth.one_time_tokens where user_id = $1 and consumed_at is null', [current.id]);
+          }
+          if (hash) {
+            await tx.query(
+              `insert into auth.passwords (user_id, hash, updated_at) values ($1, $2, $3::timestamptz)
+               on conflict (user_id) do update set hash = excluded.hash, updated_at = excluded.updated_at`,
+              [current.id, hash, now],
+            );
+            await revokeAll(tx, current.id, now);
+          }
+        })
+        .catch(conflict);
+      return find(db, current.id);
+    },
+
+    /** Deletes the user; sessions, refresh tokens, identities, passwords and links go with it (cascade). */
+    async remove(req: IdRequest) {
+      const user = await find(db, req.params.id);
+      await db.query('delete from auth.users where id = $1', [user.id]);
+      return user;
+    },
+
+    /** Ends every session of the user: its refresh tokens stop working at once. */
+    async signOut(req: IdRequest) {
+      const user = await find(db, req.params.id);
+      const revoked = await db.transaction((tx) => revokeAll(tx, user.id, iso(clock.now())));
+      return { revoked };
+    },
+
+    async resendVerification(req: IdRequest) {
+      const user = await find(db, req.params.id);
+      if (!user.email || user.email_confirmed_at) {
+        throw new ApiError('email_already_confirmed', user.email ? 'This email address is already confirmed.' : 'This user has no email address.');
+      }
+      if (!deps.verificationUrlSet()) {
+        throw new ApiError('flow_url_missing', 'Set email_verification_url in the auth settings first: the mail links to that page.');
+      }
+      await deps.hooks.resendVerification(user.email);
+      return { sent: true, to: user.email };
+    },
+  };
+}

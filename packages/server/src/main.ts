@@ -278,7 +278,10 @@ async function main() {
     case 'gen':
       return genCommand(args);
     case 'admin':
-      return adminCommand(args.positional, args.flags, process.env).then((line) => void process.stdout.write(`${line}\n`), (err) => (err instanceof CliError ? fail(err.message) : Promise.reject(err)));
+      return adminCommand(args.positional, args.flags, process.env).then(
+        (line) => void process.stdout.write(`${line}\n`),
+        (err) => (err instanceof CliError ? fail(err.message) : Promise.reject(err)),
+      );
     case 'help':
     case '--help':
     case '-h':

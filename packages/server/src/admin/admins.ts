@@ -153,9 +153,10 @@ export function adminService(deps: { db: Db; clock: Clock; hasher: Hasher }) {
 
     /** Checks the password (one argon2 run whether or not the email is known); null when wrong. */
     async login(email: string, password: string, client: { ip: string; userAgent: string | null }) {
-      const { rows } = await db.query<{ id: string; password_hash: string }>('select id, password_hash from plinth.admins where email = $1', [
-        email,
-      ]);
+      const { rows } = await db.query<{ id: string; password_hash: string }>(
+        'select id, password_hash from plinth.admins where email = $1',
+        [email],
+      );
       const ok = await hasher.verify(rows[0]?.password_hash ?? (await hasher.dummyHash()), password);
       if (!rows[0] || !ok) return null;
       const cookie = await db.transaction((tx) => openSession(tx, rows[0].id, client));

@@ -95,7 +95,8 @@ export function makeGuards(resolve: PrincipalResolver, options: GuardOptions) {
     req.admin = await cookieAdmin(req);
     if (req.admin) return;
     if (keyError) throw keyError;
-    if (req.principal) throw new ApiError('forbidden', 'This endpoint needs the secret key (Authorization: Bearer sk_…) or a console admin session.');
+    if (req.principal)
+      throw new ApiError('forbidden', 'This endpoint needs the secret key (Authorization: Bearer sk_…) or a console admin session.');
     throw new ApiError('unauthorized', 'Sign in to the console, or send the secret key (Authorization: Bearer sk_…).');
   };
 
@@ -107,7 +108,10 @@ export function makeGuards(resolve: PrincipalResolver, options: GuardOptions) {
   const origin = async (req: FastifyRequest, _reply?: FastifyReply) => {
     const o = req.headers.origin;
     const site = req.headers['sec-fetch-site'];
-    if ((o !== undefined && o !== publicOrigin && o !== `${req.protocol}://${req.host}`) || (site !== undefined && site !== 'same-origin' && site !== 'none')) {
+    if (
+      (o !== undefined && o !== publicOrigin && o !== `${req.protocol}://${req.host}`) ||
+      (site !== undefined && site !== 'same-origin' && site !== 'none')
+    ) {
       throw new ApiError('csrf_rejected', 'Refused: console sign-in is accepted from the console page only.');
     }
   };

@@ -46,7 +46,10 @@ export const PreviewBody = Type.Object(
   {
     kind: Type.Union(['verification', 'reset', 'magic_link', 'email_change'].map((k) => Type.Literal(k))),
     template: Type.Optional(
-      Type.Object({ subject: Type.Optional(TEMPLATE_TEXT), html: Type.Optional(TEMPLATE_TEXT), text: Type.Optional(TEMPLATE_TEXT) }, { additionalProperties: false }),
+      Type.Object(
+        { subject: Type.Optional(TEMPLATE_TEXT), html: Type.Optional(TEMPLATE_TEXT), text: Type.Optional(TEMPLATE_TEXT) },
+        { additionalProperties: false },
+      ),
     ),
   },
   { additionalProperties: false },

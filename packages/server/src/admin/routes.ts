@@ -1,10 +1,10 @@
 import type { App } from '../http/server.js';
 import type { Guards } from './guard.js';
-import { MessageListParams, messageHandlers, PreviewBody, TestEmailBody } from './messages.js';
-import { adminSessionHandlers, LoginBody, SetupBody } from './session.js';
-import { settingsHandlers } from './settings.js';
-import { SqlBody, sqlRunner } from './sql.js';
-import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, userAdmin } from './users.js';
+import { MessageListParams, type messageHandlers, PreviewBody, TestEmailBody } from './messages.js';
+import { type adminSessionHandlers, LoginBody, SetupBody } from './session.js';
+import type { settingsHandlers } from './settings.js';
+import { SqlBody, type sqlRunner } from './sql.js';
+import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type userAdmin } from './users.js';
 
 export interface AdminHandlers {
   session: ReturnType<typeof adminSessionHandlers>;

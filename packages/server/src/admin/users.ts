@@ -178,7 +178,10 @@ export function userAdmin(deps: UserAdminDeps) {
       return { ...user, sessions: rows };
     },
 
-    async create(req: FastifyRequest<{ Body: { email?: string; phone?: string; password?: string; email_confirmed?: boolean } }>, reply: FastifyReply) {
+    async create(
+      req: FastifyRequest<{ Body: { email?: string; phone?: string; password?: string; email_confirmed?: boolean } }>,
+      reply: FastifyReply,
+    ) {
       const b = req.body;
       if (b.email === undefined && b.phone === undefined) throw new ApiError('invalid_request', 'Give an email or a phone number.');
       const e = b.email === undefined ? null : email(b.email);
@@ -192,11 +195,12 @@ export function userAdmin(deps: UserAdminDeps) {
             [e, e && b.email_confirmed ? now : null, p, now],
           );
           const userId = rows[0].id;
-          if (hash) await tx.query('insert into auth.passwords (user_id, hash, updated_at) values ($1, $2, $3::timestamptz)', [userId, hash, now]);
+          if (hash)
+            await tx.query('insert into auth.passwords (user_id, hash, updated_at) values ($1, $2, $3::timestamptz)', [userId, hash, now]);
           if (e) {
             await tx.query(
-              `insert into auth.identities (user_id, provider, provider_user_id, email, created_at) values ($1, 'email', $1, $2, $3::timestamptz)`,
-              [userId, e, now],
+              `insert into auth.identities (user_id, provider, provider_user_id, email, created_at) values ($1, 'email', $2, $3, $4::timestamptz)`,
+              [userId, userId, e, now],
             );
           }
           return userId;
@@ -238,8 +242,8 @@ export function userAdmin(deps: UserAdminDeps) {
             await tx.query(`delete from auth.identities where user_id = $1 and provider = 'email'`, [current.id]);
             if (nextEmail) {
               await tx.query(
-                `insert into auth.identities (user_id, provider, provider_user_id, email, created_at) values ($1, 'email', $1, $2, $3::timestamptz)`,
-                [current.id, nextEmail, now],
+                `insert into auth.identities (user_id, provider, provider_user_id, email, created_at) values ($1, 'email', $2, $3, $4::timestamptz)`,
+                [current.id, current.id, nextEmail, now],
               );
             }
             // Links sent to the old address die with it.
@@ -275,7 +279,10 @@ export function userAdmin(deps: UserAdminDeps) {
     async resendVerification(req: IdRequest) {
       const user = await find(db, req.params.id);
       if (!user.email || user.email_confirmed_at) {
-        throw new ApiError('email_already_confirmed', user.email ? 'This email address is already confirmed.' : 'This user has no email address.');
+        throw new ApiError(
+          'email_already_confirmed',
+          user.email ? 'This email address is already confirmed.' : 'This user has no email address.',
+        );
       }
       if (!deps.verificationUrlSet()) {
         throw new ApiError('flow_url_missing', 'Set email_verification_url in the auth settings first: the mail links to that page.');

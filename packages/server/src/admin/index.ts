@@ -75,7 +75,11 @@ export async function registerAdmin(app: App, o: AdminOptions): Promise<AdminAre
   registerAdminRoutes(app, guards, {
     session: adminSessionHandlers({ admins, keys: o.keys, limits: failureCounter(o.clock, o.signinRules), secure }),
     sql: sqlRunner({ db: o.db, statementTimeoutMs: o.statementTimeoutMs, onSchemaChange: o.onSchemaChange }),
-    settings: settingsHandlers(o.settings),
+    settings: settingsHandlers(o.settings, {
+      database: o.db.kind,
+      emailDelivery: o.messaging.emailMode,
+      smsConfigured: o.messaging.smsConfigured,
+    }),
     messages: messageHandlers(o.messaging, () => o.settings.project().name),
     users: userAdmin({
       db: o.db,

@@ -52,8 +52,8 @@ export function Layout() {
       <main className="mx-auto max-w-7xl space-y-4 px-4 py-5">
         {publicOrigin && publicOrigin !== window.location.origin && (
           <Notice kind="warn" title="This page's address differs from the server's PUBLIC_URL">
-            You opened the console at {window.location.origin}, but the server believes it is {publicOrigin}: email links, OAuth
-            callbacks and token issuers use {publicOrigin}. Open the console there, or set PUBLIC_URL to this address.
+            You opened the console at {window.location.origin}, but the server believes it is {publicOrigin}: email links, OAuth callbacks
+            and token issuers use {publicOrigin}. Open the console there, or set PUBLIC_URL to this address.
           </Notice>
         )}
         <Outlet />

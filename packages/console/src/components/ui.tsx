@@ -36,7 +36,8 @@ export function Button({ variant = 'secondary', className, ...props }: ButtonHTM
   );
 }
 
-const INPUT = 'w-full rounded-md border border-line bg-surface px-2.5 py-1.5 text-sm text-fg placeholder:text-fg-muted focus:outline-2 focus:outline-accent aria-[invalid=true]:border-danger';
+const INPUT =
+  'w-full rounded-md border border-line bg-surface px-2.5 py-1.5 text-sm text-fg placeholder:text-fg-muted focus:outline-2 focus:outline-accent aria-[invalid=true]:border-danger';
 
 /** A labelled input; `error` is shown under it, announced, and marks it invalid. */
 export function Field(
@@ -87,7 +88,14 @@ export function TextArea(props: TextareaHTMLAttributes<HTMLTextAreaElement> & { 
 }
 
 /** An on/off switch named by its label; `reason` explains a disabled switch next to it. */
-export function Toggle(props: { label: string; checked: boolean; onChange: (v: boolean) => void; disabled?: boolean; reason?: string; error?: string | null }) {
+export function Toggle(props: {
+  label: string;
+  checked: boolean;
+  onChange: (v: boolean) => void;
+  disabled?: boolean;
+  reason?: string;
+  error?: string | null;
+}) {
   const { label, checked, onChange, disabled, reason, error } = props;
   const [id] = useState(() => `sw-${Math.random().toString(36).slice(2)}`);
   return (
@@ -119,7 +127,12 @@ export function Toggle(props: { label: string; checked: boolean; onChange: (v: b
 }
 
 /** Tabs with our look; `tabs` are [value, label, panel]. */
-export function Tabs<T extends string>(props: { label: string; value: T; onChange: (v: T) => void; tabs: Array<[T, ReactNode, ReactNode]> }) {
+export function Tabs<T extends string>(props: {
+  label: string;
+  value: T;
+  onChange: (v: T) => void;
+  tabs: Array<[T, ReactNode, ReactNode]>;
+}) {
   return (
     <BaseTabs.Root value={props.value} onValueChange={(v) => props.onChange(v as T)}>
       <BaseTabs.List aria-label={props.label} className="flex flex-wrap gap-1 border-b border-line">
@@ -143,7 +156,13 @@ export function Tabs<T extends string>(props: { label: string; value: T; onChang
 }
 
 /** A modal dialog with a title; `trigger` opens it. */
-export function Dialog(props: { title: string; trigger?: ReactNode; open: boolean; onOpenChange: (o: boolean) => void; children: ReactNode }) {
+export function Dialog(props: {
+  title: string;
+  trigger?: ReactNode;
+  open: boolean;
+  onOpenChange: (o: boolean) => void;
+  children: ReactNode;
+}) {
   return (
     <BaseDialog.Root open={props.open} onOpenChange={(o) => props.onOpenChange(o)}>
       <BaseDialog.Portal>
@@ -158,7 +177,14 @@ export function Dialog(props: { title: string; trigger?: ReactNode; open: boolea
 }
 
 /** "Are you sure?" for destructive actions: the confirm button names the action. */
-export function Confirm(props: { title: string; description: ReactNode; confirm: string; open: boolean; onOpenChange: (o: boolean) => void; onConfirm: () => void }) {
+export function Confirm(props: {
+  title: string;
+  description: ReactNode;
+  confirm: string;
+  open: boolean;
+  onOpenChange: (o: boolean) => void;
+  onConfirm: () => void;
+}) {
   return (
     <AlertDialog.Root open={props.open} onOpenChange={(o) => props.onOpenChange(o)}>
       <AlertDialog.Portal>
@@ -224,7 +250,7 @@ export function ErrorNotice({ error, retry }: { error: unknown; retry?: () => vo
   const title = e?.unreachable ? 'The API is unreachable' : 'The server refused';
   return (
     <Notice kind="error" title={title}>
-      <p>{e?.unreachable ? 'No answer from the server: is it running? Check the network, then retry.' : e?.message ?? String(error)}</p>
+      <p>{e?.unreachable ? 'No answer from the server: is it running? Check the network, then retry.' : (e?.message ?? String(error))}</p>
       {!e?.unreachable && e?.code && <p className="text-xs text-fg-muted">code: {e.code}</p>}
       {retry && (
         <Button className="mt-2" onClick={retry}>

@@ -168,11 +168,14 @@ export interface DevMessage {
 // ---- calls ----
 
 const q = (params: Record<string, string | number | undefined>) =>
-  new URLSearchParams(Object.entries(params).filter((e): e is [string, string | number] => e[1] !== undefined && e[1] !== '') as Array<[string, string]>).toString();
+  new URLSearchParams(
+    Object.entries(params).filter((e): e is [string, string | number] => e[1] !== undefined && e[1] !== '') as Array<[string, string]>,
+  ).toString();
 
 export const api = {
   me: () => call<{ admin: Admin }>({ path: '/api/v1/admin/me' }),
-  login: (email: string, password: string) => call<{ admin: Admin }>({ method: 'POST', path: '/api/v1/admin/login', body: { email, password } }),
+  login: (email: string, password: string) =>
+    call<{ admin: Admin }>({ method: 'POST', path: '/api/v1/admin/login', body: { email, password } }),
   setup: (token: string, email: string, password: string) =>
     call<{ admin: Admin }>({ method: 'POST', path: '/api/v1/admin/setup', body: { token, email, password } }),
   logout: () => call<null>({ method: 'POST', path: '/api/v1/admin/logout' }),
@@ -195,7 +198,8 @@ export const api = {
   user: (id: string) => call<EndUserDetail>({ path: `/api/v1/users/${encodeURIComponent(id)}` }),
   createUser: (body: { email?: string; phone?: string; password?: string; email_confirmed?: boolean }) =>
     call<EndUser>({ method: 'POST', path: '/api/v1/users', body }),
-  updateUser: (id: string, body: Record<string, unknown>) => call<EndUser>({ method: 'PATCH', path: `/api/v1/users/${encodeURIComponent(id)}`, body }),
+  updateUser: (id: string, body: Record<string, unknown>) =>
+    call<EndUser>({ method: 'PATCH', path: `/api/v1/users/${encodeURIComponent(id)}`, body }),
   deleteUser: (id: string) => call<EndUser>({ method: 'DELETE', path: `/api/v1/users/${encodeURIComponent(id)}` }),
   signOutUser: (id: string) => call<{ revoked: number }>({ method: 'POST', path: `/api/v1/users/${encodeURIComponent(id)}/signout` }),
   resendVerification: (id: string) =>

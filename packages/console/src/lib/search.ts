@@ -6,7 +6,8 @@
 
 type Raw = Record<string, unknown>;
 
-const str = (v: unknown, max = 500): string | undefined => (typeof v === 'string' && v.length <= max ? v : typeof v === 'number' ? String(v) : undefined);
+const str = (v: unknown, max = 500): string | undefined =>
+  typeof v === 'string' && v.length <= max ? v : typeof v === 'number' ? String(v) : undefined;
 const oneOf = <T extends string>(v: unknown, options: readonly T[]): T | undefined => (options.includes(v as T) ? (v as T) : undefined);
 const int = (v: unknown, min: number, max: number): number | undefined => {
   const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : Number.NaN;
@@ -34,7 +35,11 @@ export interface UsersSearch {
   page?: number;
   user?: string;
 }
-export const usersSearch = (raw: Raw): UsersSearch => ({ q: str(raw.q, 320) || undefined, page: int(raw.page, 1, 1_000_000), user: str(raw.user, 64) });
+export const usersSearch = (raw: Raw): UsersSearch => ({
+  q: str(raw.q, 320) || undefined,
+  page: int(raw.page, 1, 1_000_000),
+  user: str(raw.user, 64),
+});
 
 export const MESSAGE_VIEWS = ['inbox', 'log'] as const;
 export interface MessagesSearch {

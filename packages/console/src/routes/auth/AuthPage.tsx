@@ -41,7 +41,8 @@ function localProblems(d: Draft): Problems {
   });
   for (const [field] of FLOW_URLS) {
     const v = d[field];
-    if (v && !isUrlAllowed(v, d.allowed_redirect_urls)) out[field] = 'is not allowed by the redirect URLs above: add it (or its site) there first';
+    if (v && !isUrlAllowed(v, d.allowed_redirect_urls))
+      out[field] = 'is not allowed by the redirect URLs above: add it (or its site) there first';
   }
   if (d.require_email_confirmation && !d.email_verification_url) out.email_verification_url = 'is required while email confirmation is on';
   return out;
@@ -98,14 +99,30 @@ export function AuthPage() {
   const methods = (
     <Card title="Sign-in methods">
       <div className="grid gap-3 sm:grid-cols-2">
-        <Toggle label="Email and password" checked={draft.email_password_enabled} onChange={(v) => set('email_password_enabled', v)} error={problems.email_password_enabled} />
-        <Toggle label="Magic links" checked={draft.magic_link_enabled} onChange={(v) => set('magic_link_enabled', v)} error={problems.magic_link_enabled} />
+        <Toggle
+          label="Email and password"
+          checked={draft.email_password_enabled}
+          onChange={(v) => set('email_password_enabled', v)}
+          error={problems.email_password_enabled}
+        />
+        <Toggle
+          label="Magic links"
+          checked={draft.magic_link_enabled}
+          onChange={(v) => set('magic_link_enabled', v)}
+          error={problems.magic_link_enabled}
+        />
         <Toggle
           label="Phone (SMS codes)"
           checked={draft.phone_enabled}
           onChange={(v) => set('phone_enabled', v)}
           disabled={free && !draft.phone_enabled}
-          reason={free ? 'Phone sign-in needs a paid plan (Pro or above); this project is on Free.' : project.data && !project.data.sms_configured ? 'No SMS provider is configured on the server (SMS_PROVIDER): codes cannot be sent yet.' : undefined}
+          reason={
+            free
+              ? 'Phone sign-in needs a paid plan (Pro or above); this project is on Free.'
+              : project.data && !project.data.sms_configured
+                ? 'No SMS provider is configured on the server (SMS_PROVIDER): codes cannot be sent yet.'
+                : undefined
+          }
           error={problems.phone_enabled}
         />
         <Toggle
@@ -228,9 +245,19 @@ function UrlTester({ allowlist }: { allowlist: string[] }) {
   const match = url && !problem ? allowlist.find((entry) => isUrlAllowed(url, [entry])) : undefined;
   return (
     <div className="mt-4 rounded-md border border-dashed border-line p-3">
-      <Field label="Does this URL pass?" type="text" placeholder="https://app.example.com/auth/callback?x=1" value={url} onChange={(e) => setUrl(e.target.value)} />
+      <Field
+        label="Does this URL pass?"
+        type="text"
+        placeholder="https://app.example.com/auth/callback?x=1"
+        value={url}
+        onChange={(e) => setUrl(e.target.value)}
+      />
       <p role="status" className="mt-2 text-sm">
-        {!url ? '' : match ? `Allowed: it matches ${match}.` : `Not allowed: ${problem ?? 'no entry has its scheme, host, port and a path it starts with'}.`}
+        {!url
+          ? ''
+          : match
+            ? `Allowed: it matches ${match}.`
+            : `Not allowed: ${problem ?? 'no entry has its scheme, host, port and a path it starts with'}.`}
       </p>
     </div>
   );

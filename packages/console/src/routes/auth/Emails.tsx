@@ -30,7 +30,11 @@ export function Templates({ draft, setDraft }: { draft: Draft; setDraft: (d: Dra
       <div className="space-y-3">
         <label className="flex flex-col gap-1 text-sm font-medium">
           Template
-          <select value={kind} onChange={(e) => (setKind(e.target.value as TemplateKind), preview.reset())} className="w-64 rounded-md border border-line bg-surface px-2 py-1.5 text-sm">
+          <select
+            value={kind}
+            onChange={(e) => (setKind(e.target.value as TemplateKind), preview.reset())}
+            className="w-64 rounded-md border border-line bg-surface px-2 py-1.5 text-sm"
+          >
             {KINDS.map(([k, label]) => (
               <option key={k} value={k}>
                 {label}
@@ -39,7 +43,12 @@ export function Templates({ draft, setDraft }: { draft: Draft; setDraft: (d: Dra
           </select>
         </label>
         <p className="text-xs text-fg-muted">Leave a part empty to use the default. Variables: {'{{link}} {{email}} {{project}}'}.</p>
-        <Field label="Subject" value={t.subject ?? ''} onChange={(e) => setPart('subject', e.target.value)} placeholder="(default subject)" />
+        <Field
+          label="Subject"
+          value={t.subject ?? ''}
+          onChange={(e) => setPart('subject', e.target.value)}
+          placeholder="(default subject)"
+        />
         <TextArea label="HTML body" value={t.html ?? ''} onChange={(e) => setPart('html', e.target.value)} placeholder="(default HTML)" />
         <TextArea label="Text body" value={t.text ?? ''} onChange={(e) => setPart('text', e.target.value)} placeholder="(default text)" />
         <Button onClick={() => preview.mutate()} disabled={preview.isPending}>
@@ -68,7 +77,9 @@ export function Delivery({ project }: { project: Project | undefined }) {
   return (
     <Card title="Email delivery">
       <p className="mb-3 text-sm text-fg-muted">
-        {project?.email_delivery === 'smtp' ? 'Mail goes through the SMTP server of SMTP_URL.' : 'No SMTP_URL is set: mail goes to the dev inbox (Messages page).'}
+        {project?.email_delivery === 'smtp'
+          ? 'Mail goes through the SMTP server of SMTP_URL.'
+          : 'No SMTP_URL is set: mail goes to the dev inbox (Messages page).'}
       </p>
       <div className="flex flex-wrap items-end gap-2">
         <Field label="Send a test email to" type="email" value={to} onChange={(e) => setTo(e.target.value)} className="w-80" />

@@ -43,7 +43,8 @@ export function LoginPage() {
         </Button>
       </form>
       <p className="mt-6 text-xs text-fg-muted">
-        No admin yet? Use the setup link the server printed at its first start, or <code>npx plinth admin create --email you@example.com</code>.
+        No admin yet? Use the setup link the server printed at its first start, or{' '}
+        <code>npx plinth admin create --email you@example.com</code>.
       </p>
     </main>
   );

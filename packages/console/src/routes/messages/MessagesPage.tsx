@@ -42,11 +42,21 @@ function Filters({ search, go, view }: { search: MessagesSearch; go: (p: Partial
     <form role="search" aria-label="Filter messages" onSubmit={submit} className="flex flex-wrap items-end gap-2">
       <label className="flex flex-col gap-1 text-sm">
         Recipient
-        <input type="search" value={to} onChange={(e) => setTo(e.target.value)} placeholder="exact email or phone" className={`${SELECT} w-72`} />
+        <input
+          type="search"
+          value={to}
+          onChange={(e) => setTo(e.target.value)}
+          placeholder="exact email or phone"
+          className={`${SELECT} w-72`}
+        />
       </label>
       <label className="flex flex-col gap-1 text-sm">
         Channel
-        <select className={SELECT} value={search.channel ?? ''} onChange={(e) => go({ channel: (e.target.value || undefined) as MessagesSearch['channel'], msg: undefined })}>
+        <select
+          className={SELECT}
+          value={search.channel ?? ''}
+          onChange={(e) => go({ channel: (e.target.value || undefined) as MessagesSearch['channel'], msg: undefined })}
+        >
           <option value="">all</option>
           <option value="email">email</option>
           <option value="sms">sms</option>
@@ -55,7 +65,11 @@ function Filters({ search, go, view }: { search: MessagesSearch; go: (p: Partial
       {view === 'log' && (
         <label className="flex flex-col gap-1 text-sm">
           Status
-          <select className={SELECT} value={search.status ?? ''} onChange={(e) => go({ status: (e.target.value || undefined) as MessagesSearch['status'] })}>
+          <select
+            className={SELECT}
+            value={search.status ?? ''}
+            onChange={(e) => go({ status: (e.target.value || undefined) as MessagesSearch['status'] })}
+          >
             <option value="">all</option>
             <option value="queued">queued</option>
             <option value="sent">sent</option>
@@ -69,7 +83,10 @@ function Filters({ search, go, view }: { search: MessagesSearch; go: (p: Partial
 }
 
 function Inbox({ search, go }: { search: MessagesSearch; go: (p: Partial<MessagesSearch>) => void }) {
-  const inbox = useQuery({ queryKey: ['inbox', search.to, search.channel], queryFn: () => api.inbox({ to: search.to, channel: search.channel }) });
+  const inbox = useQuery({
+    queryKey: ['inbox', search.to, search.channel],
+    queryFn: () => api.inbox({ to: search.to, channel: search.channel }),
+  });
   if (inbox.isLoading) return <Loading label="Loading the dev inbox" />;
   if (inbox.error) return <ErrorNotice error={inbox.error} retry={() => void inbox.refetch()} />;
   const messages = inbox.data ?? [];
@@ -85,7 +102,9 @@ function Inbox({ search, go }: { search: MessagesSearch; go: (p: Partial<Message
             {inbox.isFetching ? 'Refreshing…' : 'Refresh'}
           </Button>
         </div>
-        {messages.length === 0 && <Notice kind="info">Nothing captured. Mail lands here while no SMTP_URL is set (and SMS with SMS_PROVIDER=dev).</Notice>}
+        {messages.length === 0 && (
+          <Notice kind="info">Nothing captured. Mail lands here while no SMTP_URL is set (and SMS with SMS_PROVIDER=dev).</Notice>
+        )}
         <ul aria-label="Dev inbox" className="space-y-1">
           {messages.map((m) => (
             <li key={m.id}>

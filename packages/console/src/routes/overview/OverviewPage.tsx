@@ -20,7 +20,9 @@ export function OverviewPage() {
   return (
     <div className="space-y-4">
       <h1 className="text-2xl font-semibold">Overview</h1>
-      {(project.error || keys.error) && <ErrorNotice error={project.error ?? keys.error} retry={() => void Promise.all([project.refetch(), keys.refetch()])} />}
+      {(project.error || keys.error) && (
+        <ErrorNotice error={project.error ?? keys.error} retry={() => void Promise.all([project.refetch(), keys.refetch()])} />
+      )}
       <Card title="Connect your app">
         <dl className="grid grid-cols-[10rem_1fr] items-center gap-x-4 gap-y-3 text-sm">
           <dt className="text-fg-muted">API URL</dt>
@@ -83,16 +85,28 @@ export function OverviewPage() {
       <Card title="Pages">
         <ul className="grid gap-2 text-sm sm:grid-cols-2">
           <li>
-            <Link to="/sql" className="text-accent underline">SQL runner</Link> — tables, policies, queries
+            <Link to="/sql" className="text-accent underline">
+              SQL runner
+            </Link>{' '}
+            — tables, policies, queries
           </li>
           <li>
-            <Link to="/auth" className="text-accent underline">Auth settings</Link> — sign-in methods, URLs, providers, emails
+            <Link to="/auth" className="text-accent underline">
+              Auth settings
+            </Link>{' '}
+            — sign-in methods, URLs, providers, emails
           </li>
           <li>
-            <Link to="/users" className="text-accent underline">Users</Link> — find, ban, sign out, delete
+            <Link to="/users" className="text-accent underline">
+              Users
+            </Link>{' '}
+            — find, ban, sign out, delete
           </li>
           <li>
-            <Link to="/messages" className="text-accent underline">Messages</Link> — dev inbox and delivery log
+            <Link to="/messages" className="text-accent underline">
+              Messages
+            </Link>{' '}
+            — dev inbox and delivery log
           </li>
         </ul>
       </Card>

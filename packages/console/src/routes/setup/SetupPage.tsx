@@ -27,7 +27,9 @@ export function SetupPage() {
   return (
     <main className="mx-auto mt-16 max-w-sm px-4">
       <h1 className="mb-1 text-2xl font-semibold">Create the first admin</h1>
-      <p className="mb-6 text-sm text-fg-muted">This link works once and for one hour. The admin signs in to this console; it is not an end-user.</p>
+      <p className="mb-6 text-sm text-fg-muted">
+        This link works once and for one hour. The admin signs in to this console; it is not an end-user.
+      </p>
       {!token ? (
         <Notice kind="error">This page needs the setup link the server printed (…/console/setup?token=…).</Notice>
       ) : (
@@ -44,7 +46,15 @@ export function SetupPage() {
             value={password}
             onChange={(e) => setPassword(e.target.value)}
           />
-          <Field label="Repeat the password" type="password" autoComplete="new-password" required value={again} error={mismatch} onChange={(e) => setAgain(e.target.value)} />
+          <Field
+            label="Repeat the password"
+            type="password"
+            autoComplete="new-password"
+            required
+            value={again}
+            error={mismatch}
+            onChange={(e) => setAgain(e.target.value)}
+          />
           {setup.error && <ErrorNotice error={setup.error} />}
           <Button type="submit" variant="primary" disabled={setup.isPending} className="w-full justify-center">
             {setup.isPending ? 'Creating…' : 'Create admin and sign in'}

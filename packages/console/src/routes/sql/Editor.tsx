@@ -35,82 +35,83 @@ const errorField = StateField.define<DecorationSet>({
  * CodeMirror 6 with PostgreSQL highlighting and completion of the schemas, tables and columns
  * the server lists; Ctrl/Cmd+Enter runs the selection or everything.
  */
-export const SqlEditor = forwardRef<EditorHandle, { initial: string; schema: SQLNamespace; onRun: () => void; onChange: (text: string) => void }>(
-  function SqlEditor({ initial, schema, onRun, onChange }, ref) {
-    const host = useRef<HTMLDivElement>(null);
-    const view = useRef<EditorView | null>(null);
-    const language = useRef(new Compartment());
-    const handlers = useRef({ onRun, onChange });
-    handlers.current = { onRun, onChange };
+export const SqlEditor = forwardRef<
+  EditorHandle,
+  { initial: string; schema: SQLNamespace; onRun: () => void; onChange: (text: string) => void }
+>(function SqlEditor({ initial, schema, onRun, onChange }, ref) {
+  const host = useRef<HTMLDivElement>(null);
+  const view = useRef<EditorView | null>(null);
+  const language = useRef(new Compartment());
+  const handlers = useRef({ onRun, onChange });
+  handlers.current = { onRun, onChange };
 
-    useEffect(() => {
-      if (!host.current) return;
-      const v = new EditorView({
-        parent: host.current,
-        state: EditorState.create({
-          doc: initial,
-          extensions: [
-            lineNumbers(),
-            history(),
-            bracketMatching(),
-            closeBrackets(),
-            highlightActiveLine(),
-            autocompletion(),
-            syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
-            placeholder('select * from …  (Ctrl/Cmd+Enter runs)'),
-            language.current.of(sql({ dialect: PostgreSQL, schema: {}, defaultSchema: 'public' })),
-            errorField,
-            Prec.highest(keymap.of([{ key: 'Mod-Enter', run: () => (handlers.current.onRun(), true) }])),
-            keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap, ...completionKeymap, indentWithTab]),
-            EditorView.contentAttributes.of({ 'aria-label': 'SQL editor', 'aria-multiline': 'true' }),
-            EditorView.updateListener.of((u) => {
-              if (u.docChanged) handlers.current.onChange(u.state.doc.toString());
-            }),
-          ],
-        }),
-      });
-      view.current = v;
-      return () => v.destroy();
-      // The editor is made once; later text changes go through the handle.
-      // eslint-disable-next-line react-hooks/exhaustive-deps
-    }, []);
+  useEffect(() => {
+    if (!host.current) return;
+    const v = new EditorView({
+      parent: host.current,
+      state: EditorState.create({
+        doc: initial,
+        extensions: [
+          lineNumbers(),
+          history(),
+          bracketMatching(),
+          closeBrackets(),
+          highlightActiveLine(),
+          autocompletion(),
+          syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+          placeholder('select * from …  (Ctrl/Cmd+Enter runs)'),
+          language.current.of(sql({ dialect: PostgreSQL, schema: {}, defaultSchema: 'public' })),
+          errorField,
+          Prec.highest(keymap.of([{ key: 'Mod-Enter', run: () => (handlers.current.onRun(), true) }])),
+          keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap, ...completionKeymap, indentWithTab]),
+          EditorView.contentAttributes.of({ 'aria-label': 'SQL editor', 'aria-multiline': 'true' }),
+          EditorView.updateListener.of((u) => {
+            if (u.docChanged) handlers.current.onChange(u.state.doc.toString());
+          }),
+        ],
+      }),
+    });
+    view.current = v;
+    return () => v.destroy();
+    // The editor is made once; later text changes go through the handle.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
 
-    useEffect(() => {
-      view.current?.dispatch({
-        effects: language.current.reconfigure(sql({ dialect: PostgreSQL, schema, defaultSchema: 'public' })),
-      });
-    }, [schema]);
+  useEffect(() => {
+    view.current?.dispatch({
+      effects: language.current.reconfigure(sql({ dialect: PostgreSQL, schema, defaultSchema: 'public' })),
+    });
+  }, [schema]);
 
-    useImperativeHandle(ref, () => ({
-      runnable() {
-        const v = view.current;
-        if (!v) return { text: '', offset: 0 };
-        const { from, to } = v.state.selection.main;
-        if (from !== to && v.state.sliceDoc(from, to).trim()) return { text: v.state.sliceDoc(from, to), offset: from };
-        return { text: v.state.doc.toString(), offset: 0 };
-      },
-      setText(text) {
-        const v = view.current;
-        v?.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: text }, selection: { anchor: text.length } });
-      },
-      markError(at) {
-        const v = view.current;
-        if (!v) return { line: 1, column: 1 };
-        const pos = Math.max(0, Math.min(at, v.state.doc.length));
-        const line = v.state.doc.lineAt(pos);
-        const word = /^[\w$."]+/.exec(v.state.sliceDoc(pos, line.to))?.[0].length ?? 1;
-        const to = Math.min(line.to, pos + Math.max(1, word));
-        v.dispatch({ effects: setError.of({ from: pos, to: to > pos ? to : Math.min(v.state.doc.length, pos + 1) }) });
-        return { line: line.number, column: pos - line.from + 1 };
-      },
-      clearError() {
-        view.current?.dispatch({ effects: setError.of(null) });
-      },
-      focus() {
-        view.current?.focus();
-      },
-    }));
+  useImperativeHandle(ref, () => ({
+    runnable() {
+      const v = view.current;
+      if (!v) return { text: '', offset: 0 };
+      const { from, to } = v.state.selection.main;
+      if (from !== to && v.state.sliceDoc(from, to).trim()) return { text: v.state.sliceDoc(from, to), offset: from };
+      return { text: v.state.doc.toString(), offset: 0 };
+    },
+    setText(text) {
+      const v = view.current;
+      v?.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: text }, selection: { anchor: text.length } });
+    },
+    markError(at) {
+      const v = view.current;
+      if (!v) return { line: 1, column: 1 };
+      const pos = Math.max(0, Math.min(at, v.state.doc.length));
+      const line = v.state.doc.lineAt(pos);
+      const word = /^[\w$."]+/.exec(v.state.sliceDoc(pos, line.to))?.[0].length ?? 1;
+      const to = Math.min(line.to, pos + Math.max(1, word));
+      v.dispatch({ effects: setError.of({ from: pos, to: to > pos ? to : Math.min(v.state.doc.length, pos + 1) }) });
+      return { line: line.number, column: pos - line.from + 1 };
+    },
+    clearError() {
+      view.current?.dispatch({ effects: setError.of(null) });
+    },
+    focus() {
+      view.current?.focus();
+    },
+  }));
 
-    return <div ref={host} className="font-mono" />;
-  },
-);
+  return <div ref={host} className="font-mono" />;
+});

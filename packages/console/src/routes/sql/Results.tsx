@@ -10,7 +10,9 @@ export function toCsv(r: SqlResult): string {
     const s = text(v);
     return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
   };
-  return [r.columns.map((c) => cell(c.name)).join(','), ...r.rows.map((row) => r.columns.map((c) => cell(row[c.name])).join(','))].join('\r\n');
+  return [r.columns.map((c) => cell(c.name)).join(','), ...r.rows.map((row) => r.columns.map((c) => cell(row[c.name])).join(','))].join(
+    '\r\n',
+  );
 }
 
 function summary(r: SqlResult): string {

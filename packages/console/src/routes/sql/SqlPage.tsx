@@ -109,7 +109,12 @@ export function SqlPage() {
           <ul className="max-h-60 space-y-1 overflow-auto">
             {history.map((h) => (
               <li key={h.at} className="flex items-center gap-2">
-                <Button variant="ghost" className="min-w-0 flex-1 justify-start" onClick={() => editor.current?.setText(h.query)} aria-label={`Load: ${h.query.slice(0, 80)}`}>
+                <Button
+                  variant="ghost"
+                  className="min-w-0 flex-1 justify-start"
+                  onClick={() => editor.current?.setText(h.query)}
+                  aria-label={`Load: ${h.query.slice(0, 80)}`}
+                >
                   <code className="truncate text-xs">{h.query.replace(/\s+/g, ' ')}</code>
                 </Button>
                 <span className="shrink-0 text-xs text-fg-muted">{new Date(h.at).toLocaleString()}</span>

@@ -13,7 +13,9 @@ export interface HistoryEntry {
 export function readHistory(): HistoryEntry[] {
   try {
     const v = JSON.parse(localStorage.getItem(KEY) ?? '[]') as unknown;
-    return Array.isArray(v) ? v.filter((e): e is HistoryEntry => typeof e?.query === 'string' && typeof e?.at === 'number').slice(0, MAX) : [];
+    return Array.isArray(v)
+      ? v.filter((e): e is HistoryEntry => typeof e?.query === 'string' && typeof e?.at === 'number').slice(0, MAX)
+      : [];
   } catch {
     return [];
   }

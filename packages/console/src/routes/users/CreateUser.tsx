@@ -36,7 +36,13 @@ export function CreateUser(props: { open: boolean; onOpenChange: (o: boolean) =>
       <form onSubmit={submit} className="space-y-3">
         <Field label="Email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} />
         <Field label="Phone (E.164)" type="tel" placeholder="+46701234567" value={phone} onChange={(e) => setPhone(e.target.value)} />
-        <Field label="Password (optional)" type="password" autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} />
+        <Field
+          label="Password (optional)"
+          type="password"
+          autoComplete="new-password"
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
         <label className="flex items-center gap-2 text-sm">
           <input type="checkbox" checked={confirmed} onChange={(e) => setConfirmed(e.target.checked)} />
           Email already confirmed

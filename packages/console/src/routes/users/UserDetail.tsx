@@ -39,15 +39,27 @@ export function UserDetail({ id, onClosed }: { id: string; onClosed: () => void 
   const banned = status(u) === 'Banned';
 
   return (
-    <Card title={u.email ?? u.phone ?? u.id} actions={<Button variant="ghost" aria-label="Close the user" onClick={onClosed}>✕</Button>}>
+    <Card
+      title={u.email ?? u.phone ?? u.id}
+      actions={
+        <Button variant="ghost" aria-label="Close the user" onClick={onClosed}>
+          ✕
+        </Button>
+      }
+    >
       <div className="space-y-4 text-sm">
         <dl className="grid grid-cols-[8rem_1fr] gap-x-3 gap-y-1">
           <dt className="text-fg-muted">Status</dt>
-          <dd>{status(u)}{banned && u.banned_until ? ` until ${u.banned_until.startsWith('9999') ? 'lifted' : when(u.banned_until)}` : ''}</dd>
+          <dd>
+            {status(u)}
+            {banned && u.banned_until ? ` until ${u.banned_until.startsWith('9999') ? 'lifted' : when(u.banned_until)}` : ''}
+          </dd>
           <dt className="text-fg-muted">Id</dt>
           <dd className="break-all font-mono text-xs">{u.id}</dd>
           <dt className="text-fg-muted">Email</dt>
-          <dd>{u.email ?? '—'} {u.email && (u.email_confirmed_at ? '(confirmed)' : '(unconfirmed)')}</dd>
+          <dd>
+            {u.email ?? '—'} {u.email && (u.email_confirmed_at ? '(confirmed)' : '(unconfirmed)')}
+          </dd>
           <dt className="text-fg-muted">Phone</dt>
           <dd>{u.phone ?? '—'}</dd>
           <dt className="text-fg-muted">Created</dt>
@@ -88,22 +100,35 @@ export function UserDetail({ id, onClosed }: { id: string; onClosed: () => void 
         <div className="flex flex-wrap gap-2">
           {u.email && !u.email_confirmed_at && (
             <>
-              <Button onClick={() => act.mutate(async () => (await api.updateUser(u.id, { email_confirmed: true }), 'Email confirmed.'))}>Confirm email</Button>
-              <Button onClick={() => act.mutate(async () => `Verification email sent to ${(await api.resendVerification(u.id)).to}.`)}>Resend verification</Button>
+              <Button onClick={() => act.mutate(async () => (await api.updateUser(u.id, { email_confirmed: true }), 'Email confirmed.'))}>
+                Confirm email
+              </Button>
+              <Button onClick={() => act.mutate(async () => `Verification email sent to ${(await api.resendVerification(u.id)).to}.`)}>
+                Resend verification
+              </Button>
             </>
           )}
-          <Button disabled={!u.sessions.length} onClick={() => act.mutate(async () => `Signed out of ${(await api.signOutUser(u.id)).revoked} session(s).`)}>
+          <Button
+            disabled={!u.sessions.length}
+            onClick={() => act.mutate(async () => `Signed out of ${(await api.signOutUser(u.id)).revoked} session(s).`)}
+          >
             Sign out everywhere
           </Button>
         </div>
         <div className="flex flex-wrap items-end gap-2 border-t border-line pt-3">
           {banned ? (
-            <Button onClick={() => act.mutate(async () => (await api.updateUser(u.id, { banned_until: null }), 'Ban lifted.'))}>Lift the ban</Button>
+            <Button onClick={() => act.mutate(async () => (await api.updateUser(u.id, { banned_until: null }), 'Ban lifted.'))}>
+              Lift the ban
+            </Button>
           ) : (
             <>
               <label className="flex flex-col gap-1 text-sm">
                 Ban for
-                <select value={ban} onChange={(e) => setBan(e.target.value)} className="rounded-md border border-line bg-surface px-2 py-1.5">
+                <select
+                  value={ban}
+                  onChange={(e) => setBan(e.target.value)}
+                  className="rounded-md border border-line bg-surface px-2 py-1.5"
+                >
                   {BANS.map(([label]) => (
                     <option key={label}>{label}</option>
                   ))}

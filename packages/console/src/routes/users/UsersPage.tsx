@@ -64,7 +64,11 @@ export function UsersPage() {
         <div className="grid gap-4 lg:grid-cols-[1fr_26rem]">
           <div className="space-y-2">
             <p role="status" className="text-sm text-fg-muted">
-              {total === 0 ? (q ? `No user matches "${q}".` : 'No users yet.') : `${first}–${last} of ${total} users${q ? ` matching "${q}"` : ''}`}
+              {total === 0
+                ? q
+                  ? `No user matches "${q}".`
+                  : 'No users yet.'
+                : `${first}–${last} of ${total} users${q ? ` matching "${q}"` : ''}`}
               {list.isFetching && !list.isLoading ? ' (updating…)' : ''}
             </p>
             {total > 0 && (
@@ -72,17 +76,29 @@ export function UsersPage() {
                 <table className="w-full text-left text-sm" aria-label="Users">
                   <thead className="bg-muted">
                     <tr>
-                      <th scope="col" className="px-2 py-1">Email / phone</th>
-                      <th scope="col" className="px-2 py-1">Status</th>
-                      <th scope="col" className="px-2 py-1">Created</th>
-                      <th scope="col" className="px-2 py-1">Last sign-in</th>
+                      <th scope="col" className="px-2 py-1">
+                        Email / phone
+                      </th>
+                      <th scope="col" className="px-2 py-1">
+                        Status
+                      </th>
+                      <th scope="col" className="px-2 py-1">
+                        Created
+                      </th>
+                      <th scope="col" className="px-2 py-1">
+                        Last sign-in
+                      </th>
                     </tr>
                   </thead>
                   <tbody>
                     {list.data.users.map((u) => (
                       <tr key={u.id} aria-selected={u.id === user} className="border-t border-line aria-selected:bg-accent/10">
                         <td className="px-2 py-1">
-                          <button type="button" className="text-left text-accent underline" onClick={() => void navigate({ search: { q: q || undefined, page, user: u.id } })}>
+                          <button
+                            type="button"
+                            className="text-left text-accent underline"
+                            onClick={() => void navigate({ search: { q: q || undefined, page, user: u.id } })}
+                          >
                             {u.email ?? u.phone ?? u.id}
                           </button>
                         </td>
@@ -96,7 +112,10 @@ export function UsersPage() {
               </div>
             )}
             <div className="flex gap-2">
-              <Button disabled={page <= 1} onClick={() => void navigate({ search: { q: q || undefined, page: page - 1 > 1 ? page - 1 : undefined, user } })}>
+              <Button
+                disabled={page <= 1}
+                onClick={() => void navigate({ search: { q: q || undefined, page: page - 1 > 1 ? page - 1 : undefined, user } })}
+              >
                 Previous page
               </Button>
               <Button disabled={last >= total} onClick={() => void navigate({ search: { q: q || undefined, page: page + 1, user } })}>
@@ -113,7 +132,11 @@ export function UsersPage() {
           </div>
         </div>
       )}
-      <CreateUser open={creating} onOpenChange={setCreating} onCreated={(u) => void navigate({ search: { q: q || undefined, page, user: u.id } })} />
+      <CreateUser
+        open={creating}
+        onOpenChange={setCreating}
+        onCreated={(u) => void navigate({ search: { q: q || undefined, page, user: u.id } })}
+      />
     </div>
   );
 }

@@ -100,6 +100,7 @@ export function Toggle(props: {
   const [id] = useState(() => `sw-${Math.random().toString(36).slice(2)}`);
   return (
     <div className="flex flex-col gap-0.5">
+      {/* biome-ignore lint/a11y/noLabelWithoutControl: Switch.Root renders the button role="switch" this label names */}
       <label className={cx('inline-flex items-center gap-2 text-sm', disabled && 'opacity-60')}>
         <Switch.Root
           checked={checked}
@@ -140,7 +141,7 @@ export function Tabs<T extends string>(props: {
           <BaseTabs.Tab
             key={value}
             value={value}
-            className="-mb-px border-b-2 border-transparent px-3 py-1.5 text-sm text-fg-muted data-[selected]:border-accent data-[selected]:text-fg"
+            className="-mb-px border-b-2 border-transparent px-3 py-1.5 text-sm text-fg-muted data-[active]:border-accent data-[active]:font-medium data-[active]:text-fg"
           >
             {label}
           </BaseTabs.Tab>
@@ -205,7 +206,7 @@ export function Confirm(props: {
 }
 
 /** Copies `value`; says "Copied" (announced) for a moment. */
-export function CopyButton({ value, label }: { value: string; label: string }) {
+export function CopyButton({ value, label, text = 'Copy' }: { value: string; label: string; text?: string }) {
   const [done, setDone] = useState<'idle' | 'copied' | 'failed'>('idle');
   return (
     <>
@@ -219,7 +220,7 @@ export function CopyButton({ value, label }: { value: string; label: string }) {
           )
         }
       >
-        {done === 'copied' ? 'Copied' : 'Copy'}
+        {done === 'copied' ? 'Copied' : text}
       </Button>
       <span role="status" className="sr-only">
         {done === 'copied' ? `${label}: copied` : done === 'failed' ? 'Copy failed: the browser refused the clipboard' : ''}

@@ -17,7 +17,7 @@ const int = (v: unknown, min: number, max: number): number | undefined => {
 /** A console path to come back to after login: same-origin paths only (never `//evil`). */
 export function safeNext(v: unknown): string | undefined {
   const s = str(v, 2000);
-  return s && s.startsWith('/') && !s.startsWith('//') && !s.includes('\\') ? s : undefined;
+  return s?.startsWith('/') && !s.startsWith('//') && !s.includes('\\') ? s : undefined;
 }
 
 export interface LoginSearch {

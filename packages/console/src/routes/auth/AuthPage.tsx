@@ -198,7 +198,14 @@ export function AuthPage() {
     <form onSubmit={submit} className="space-y-4" aria-label="Auth settings">
       <div className="flex flex-wrap items-center gap-2">
         <h1 className="mr-auto text-2xl font-semibold">Auth settings</h1>
-        <Button type="button" onClick={() => (setDraft(structuredClone(settings.data as Draft)), setProblems({}), save.reset())}>
+        <Button
+          type="button"
+          onClick={() => {
+            setDraft(structuredClone(settings.data as Draft));
+            setProblems({});
+            save.reset();
+          }}
+        >
           Discard changes
         </Button>
         <Button type="submit" variant="primary" disabled={save.isPending}>

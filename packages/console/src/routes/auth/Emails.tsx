@@ -28,11 +28,15 @@ export function Templates({ draft, setDraft }: { draft: Draft; setDraft: (d: Dra
   return (
     <Card title="Email templates">
       <div className="space-y-3">
-        <label className="flex flex-col gap-1 text-sm font-medium">
-          Template
+        <div className="flex flex-col gap-1 text-sm font-medium">
+          <label htmlFor="template-kind">Template</label>
           <select
+            id="template-kind"
             value={kind}
-            onChange={(e) => (setKind(e.target.value as TemplateKind), preview.reset())}
+            onChange={(e) => {
+              setKind(e.target.value as TemplateKind);
+              preview.reset();
+            }}
             className="w-64 rounded-md border border-line bg-surface px-2 py-1.5 text-sm"
           >
             {KINDS.map(([k, label]) => (
@@ -41,7 +45,7 @@ export function Templates({ draft, setDraft }: { draft: Draft; setDraft: (d: Dra
               </option>
             ))}
           </select>
-        </label>
+        </div>
         <p className="text-xs text-fg-muted">Leave a part empty to use the default. Variables: {'{{link}} {{email}} {{project}}'}.</p>
         <Field
           label="Subject"

@@ -39,20 +39,23 @@ function Filters({ search, go, view }: { search: MessagesSearch; go: (p: Partial
     go({ to: to.trim() || undefined, msg: undefined });
   };
   return (
+    // biome-ignore lint/a11y/useSemanticElements: a form with the search landmark role (<search> is still new)
     <form role="search" aria-label="Filter messages" onSubmit={submit} className="flex flex-wrap items-end gap-2">
-      <label className="flex flex-col gap-1 text-sm">
-        Recipient
+      <div className="flex flex-col gap-1 text-sm">
+        <label htmlFor="filter-to">Recipient</label>
         <input
+          id="filter-to"
           type="search"
           value={to}
           onChange={(e) => setTo(e.target.value)}
           placeholder="exact email or phone"
           className={`${SELECT} w-72`}
         />
-      </label>
-      <label className="flex flex-col gap-1 text-sm">
-        Channel
+      </div>
+      <div className="flex flex-col gap-1 text-sm">
+        <label htmlFor="filter-channel">Channel</label>
         <select
+          id="filter-channel"
           className={SELECT}
           value={search.channel ?? ''}
           onChange={(e) => go({ channel: (e.target.value || undefined) as MessagesSearch['channel'], msg: undefined })}
@@ -61,11 +64,12 @@ function Filters({ search, go, view }: { search: MessagesSearch; go: (p: Partial
           <option value="email">email</option>
           <option value="sms">sms</option>
         </select>
-      </label>
+      </div>
       {view === 'log' && (
-        <label className="flex flex-col gap-1 text-sm">
-          Status
+        <div className="flex flex-col gap-1 text-sm">
+          <label htmlFor="filter-status">Status</label>
           <select
+            id="filter-status"
             className={SELECT}
             value={search.status ?? ''}
             onChange={(e) => go({ status: (e.target.value || undefined) as MessagesSearch['status'] })}
@@ -75,7 +79,7 @@ function Filters({ search, go, view }: { search: MessagesSearch; go: (p: Partial
             <option value="sent">sent</option>
             <option value="failed">failed</option>
           </select>
-        </label>
+        </div>
       )}
       <Button type="submit">Filter</Button>
     </form>

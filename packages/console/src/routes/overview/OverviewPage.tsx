@@ -47,9 +47,7 @@ export function OverviewPage() {
           <dd className="flex flex-wrap items-center gap-2">
             {keys.data && (
               <>
-                <code className="break-all" aria-label={revealed ? 'Secret key' : 'Secret key (hidden)'}>
-                  {revealed ? keys.data.secret_key : `sk_${'•'.repeat(24)}`}
-                </code>
+                <code className="break-all">{revealed ? keys.data.secret_key : `sk_${'•'.repeat(24)}`}</code>
                 <Button onClick={() => setRevealed(!revealed)} aria-pressed={revealed}>
                   {revealed ? 'Hide' : 'Reveal'}
                 </Button>

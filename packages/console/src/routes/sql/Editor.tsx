@@ -1,7 +1,8 @@
 import { autocompletion, closeBrackets, closeBracketsKeymap, completionKeymap } from '@codemirror/autocomplete';
 import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
 import { PostgreSQL, type SQLNamespace, sql } from '@codemirror/lang-sql';
-import { bracketMatching, defaultHighlightStyle, syntaxHighlighting } from '@codemirror/language';
+import { bracketMatching, HighlightStyle, syntaxHighlighting } from '@codemirror/language';
+import { tags } from '@lezer/highlight';
 import { Compartment, EditorState, Prec, StateEffect, StateField } from '@codemirror/state';
 import { Decoration, type DecorationSet, EditorView, highlightActiveLine, keymap, lineNumbers, placeholder } from '@codemirror/view';
 import { forwardRef, useEffect, useImperativeHandle, useRef } from 'react';
@@ -16,6 +17,15 @@ export interface EditorHandle {
   clearError(): void;
   focus(): void;
 }
+
+/** Token colours from CSS variables, so light and dark (prefers-color-scheme) both read well. */
+const highlight = HighlightStyle.define([
+  { tag: [tags.keyword, tags.operatorKeyword], color: 'var(--color-sql-keyword)' },
+  { tag: [tags.string, tags.special(tags.string)], color: 'var(--color-sql-string)' },
+  { tag: [tags.number, tags.bool, tags.null], color: 'var(--color-sql-number)' },
+  { tag: [tags.typeName, tags.standard(tags.name)], color: 'var(--color-sql-type)' },
+  { tag: [tags.lineComment, tags.blockComment], color: 'var(--color-fg-muted)', fontStyle: 'italic' },
+]);
 
 const setError = StateEffect.define<{ from: number; to: number } | null>();
 const errorMark = Decoration.mark({ class: 'cm-sql-error', attributes: { 'aria-invalid': 'true' } });
@@ -45,6 +55,7 @@ export const SqlEditor = forwardRef<
   const handlers = useRef({ onRun, onChange });
   handlers.current = { onRun, onChange };
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the editor is made once; text changes go through the handle
   useEffect(() => {
     if (!host.current) return;
     const v = new EditorView({
@@ -58,11 +69,21 @@ export const SqlEditor = forwardRef<
           closeBrackets(),
           highlightActiveLine(),
           autocompletion(),
-          syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+          syntaxHighlighting(highlight),
           placeholder('select * from …  (Ctrl/Cmd+Enter runs)'),
           language.current.of(sql({ dialect: PostgreSQL, schema: {}, defaultSchema: 'public' })),
           errorField,
-          Prec.highest(keymap.of([{ key: 'Mod-Enter', run: () => (handlers.current.onRun(), true) }])),
+          Prec.highest(
+            keymap.of([
+              {
+                key: 'Mod-Enter',
+                run: () => {
+                  handlers.current.onRun();
+                  return true;
+                },
+              },
+            ]),
+          ),
           keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap, ...completionKeymap, indentWithTab]),
           EditorView.contentAttributes.of({ 'aria-label': 'SQL editor', 'aria-multiline': 'true' }),
           EditorView.updateListener.of((u) => {
@@ -73,8 +94,6 @@ export const SqlEditor = forwardRef<
     });
     view.current = v;
     return () => v.destroy();
-    // The editor is made once; later text changes go through the handle.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
   useEffect(() => {

@@ -75,8 +75,8 @@ export function Results({ results, durationMs }: { results: SqlResult[]; duratio
               </span>
               {r.columns.length > 0 && (
                 <span className="ml-auto flex gap-2">
-                  <CopyButton value={toCsv(r)} label={`Copy result ${i + 1} as CSV`} />
-                  <CopyButton value={JSON.stringify(r.rows, null, 2)} label={`Copy result ${i + 1} as JSON`} />
+                  <CopyButton value={toCsv(r)} label={`Copy result ${i + 1} as CSV`} text="Copy CSV" />
+                  <CopyButton value={JSON.stringify(r.rows, null, 2)} label={`Copy result ${i + 1} as JSON`} text="Copy JSON" />
                 </span>
               )}
             </div>

@@ -100,7 +100,14 @@ export function UserDetail({ id, onClosed }: { id: string; onClosed: () => void 
         <div className="flex flex-wrap gap-2">
           {u.email && !u.email_confirmed_at && (
             <>
-              <Button onClick={() => act.mutate(async () => (await api.updateUser(u.id, { email_confirmed: true }), 'Email confirmed.'))}>
+              <Button
+                onClick={() =>
+                  act.mutate(async () => {
+                    await api.updateUser(u.id, { email_confirmed: true });
+                    return 'Email confirmed.';
+                  })
+                }
+              >
                 Confirm email
               </Button>
               <Button onClick={() => act.mutate(async () => `Verification email sent to ${(await api.resendVerification(u.id)).to}.`)}>
@@ -117,14 +124,22 @@ export function UserDetail({ id, onClosed }: { id: string; onClosed: () => void 
         </div>
         <div className="flex flex-wrap items-end gap-2 border-t border-line pt-3">
           {banned ? (
-            <Button onClick={() => act.mutate(async () => (await api.updateUser(u.id, { banned_until: null }), 'Ban lifted.'))}>
+            <Button
+              onClick={() =>
+                act.mutate(async () => {
+                  await api.updateUser(u.id, { banned_until: null });
+                  return 'Ban lifted.';
+                })
+              }
+            >
               Lift the ban
             </Button>
           ) : (
             <>
-              <label className="flex flex-col gap-1 text-sm">
-                Ban for
+              <div className="flex flex-col gap-1 text-sm">
+                <label htmlFor="ban-for">Ban for</label>
                 <select
+                  id="ban-for"
                   value={ban}
                   onChange={(e) => setBan(e.target.value)}
                   className="rounded-md border border-line bg-surface px-2 py-1.5"
@@ -133,7 +148,7 @@ export function UserDetail({ id, onClosed }: { id: string; onClosed: () => void 
                     <option key={label}>{label}</option>
                   ))}
                 </select>
-              </label>
+              </div>
               <Button
                 onClick={() =>
                   act.mutate(async () => {

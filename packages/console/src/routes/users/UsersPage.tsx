@@ -44,6 +44,7 @@ export function UsersPage() {
           Create user
         </Button>
       </div>
+      {/* biome-ignore lint/a11y/useSemanticElements: a form with the search landmark role (<search> is still new) */}
       <form role="search" onSubmit={submit} className="flex gap-2">
         <label className="sr-only" htmlFor="user-search">
           Search users by email or phone

@@ -127,7 +127,8 @@ export async function signIn(w: Watched, base: string, credentials = ADMIN): Pro
   await page.getByRole('heading', { name: 'Overview' }).waitFor();
 }
 
-/** Waits for the answer of the next request whose path ends with `path` (and method). */
-export function answerOf(page: Page, path: string, method = 'GET') {
-  return page.waitForResponse((r) => new URL(r.url()).pathname.endsWith(path) && r.request().method() === method, { timeout: 20_000 });
+/** Waits for the answer of the next request whose path ends with `path` (or matches it), with that method. */
+export function answerOf(page: Page, path: string | RegExp, method = 'GET') {
+  const matches = (p: string) => (typeof path === 'string' ? p.endsWith(path) : path.test(p));
+  return page.waitForResponse((r) => matches(new URL(r.url()).pathname) && r.request().method() === method, { timeout: 20_000 });
 }

@@ -16,12 +16,20 @@ export function maskSecrets(s: AuthSettings): AuthSettings {
  * `GET /v1/auth/settings` (enabled methods and providers, no secrets). Mounted by routes.ts.
  * @example const h = settingsHandlers(settings); app.get('/api/v1/project', { onRequest: guards.manage }, h.project)
  */
-export function settingsHandlers(settings: SettingsStore, runtime: { database: 'pglite' | 'postgres'; emailDelivery: 'smtp' | 'dev_inbox'; smsConfigured: boolean }) {
+export function settingsHandlers(
+  settings: SettingsStore,
+  runtime: { database: 'pglite' | 'postgres'; emailDelivery: 'smtp' | 'dev_inbox'; smsConfigured: boolean },
+) {
   return {
     auth: async () => maskSecrets(settings.auth()),
     updateAuth: async (req: FastifyRequest) => maskSecrets(await settings.updateAuth(req.body)),
     // Plus what the console shows beside the plan: which database, where mail and SMS go (read-only).
-    project: async () => ({ ...settings.project(), database: runtime.database, email_delivery: runtime.emailDelivery, sms_configured: runtime.smsConfigured }),
+    project: async () => ({
+      ...settings.project(),
+      database: runtime.database,
+      email_delivery: runtime.emailDelivery,
+      sms_configured: runtime.smsConfigured,
+    }),
     updateProject: async (req: FastifyRequest) => settings.updateProject(req.body),
     publicAuth: async () => {
       const s = settings.auth();

@@ -50,7 +50,7 @@ describe('plinth admin', () => {
     const dir = tmp();
     const port = await freePort();
     const first = spawnPlinth(['start', '--port', String(port), '--data-dir', dir]);
-    await waitHealthy(first.url, 30_000);
+    await waitHealthy(first.url, 60_000);
     expect(first.stdout()).toMatch(new RegExp(`First admin: http://localhost:${port}/console/setup\\?token=[\\w-]{43}`));
     first.proc.kill('SIGTERM');
     await first.exited;
@@ -88,7 +88,7 @@ describe('plinth admin', () => {
 
     const second = spawnPlinth(['start', '--port', String(port), '--data-dir', dir]);
     try {
-      await waitHealthy(second.url, 30_000);
+      await waitHealthy(second.url, 60_000);
       expect(second.stdout()).not.toContain('/console/setup');
       // While the server holds the data dir, the CLI says what to do instead.
       const locked = await plinth([
@@ -109,5 +109,5 @@ describe('plinth admin', () => {
       second.proc.kill('SIGTERM');
       await second.exited;
     }
-  });
+  }, 180_000);
 });

@@ -206,6 +206,25 @@ describe('a page on another port of the same host', () => {
   });
 });
 
+describe('another address than PUBLIC_URL', () => {
+  it('works, and says that email links and callbacks use PUBLIC_URL', async () => {
+    await ensureAdmin();
+    const context = await s.browser.newContext();
+    try {
+      const w = await openPage(context);
+      const other = s.url.replace('127.0.0.1', 'localhost');
+      await signIn(w, other);
+      const banner = w.page.getByRole('status').filter({ hasText: "This page's address differs from the server's PUBLIC_URL" });
+      await banner.waitFor();
+      expect(await banner.textContent()).toContain(`the server believes it is ${s.url}`);
+      await shot(w.page, 'overview-origin-banner');
+      w.expectClean();
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe('an unreachable API', () => {
   it('says so instead of loading forever', async () => {
     await ensureAdmin();

@@ -7,7 +7,7 @@ import { type Auth, createTokenService, registerAuth, type TokenService } from '
 import { registerMessageRoutes } from './admin/messages.js';
 import { registerSettingsRoutes } from './admin/settings.js';
 import type { Config } from './config/index.js';
-import { type Db, migrateSystem, openDatabase } from './db/index.js';
+import { type Db, type DdlWatch, openDatabase, prepareDatabase } from './db/index.js';
 import { makePrincipalResolver, type ProjectKeys } from './http/principal.js';
 import { collectRouteDocs } from './http/route-docs.js';
 import { type App, createHttpServer } from './http/server.js';
@@ -71,8 +71,9 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
   const clock = options.clock ?? systemClock;
   const db = options.db ?? (await openDatabase(config));
   let messaging: Messaging | undefined;
+  let ddl: DdlWatch | undefined;
   try {
-    await migrateSystem(db);
+    ddl = await prepareDatabase(db, { log, databaseUrl: config.databaseUrl, authenticatorUrl: config.env.DATABASE_AUTHENTICATOR_URL });
     const keys = await loadOrCreateKeys(db, {
       dataDir: config.dataDir,
       configured: { publicKey: config.publicKey ?? undefined, secretKey: config.secretKey ?? undefined },
@@ -166,6 +167,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
           await auth.close().catch(() => undefined);
           await schema.close().catch(() => undefined);
           await settings.close().catch(() => undefined);
+          await ddl?.stop();
           await db.close();
         })();
         return closing;
@@ -173,6 +175,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     };
   } catch (err) {
     await messaging?.close().catch(() => undefined);
+    await ddl?.stop();
     if (!options.db) await db.close().catch(() => undefined);
     throw err;
   }

@@ -3,13 +3,13 @@ import { fileURLToPath } from 'node:url';
 import pino, { type Logger } from 'pino';
 import { makeGuards } from './admin/guard.js';
 import { registerSqlRunner } from './admin/sql.js';
-import { type Auth, createTokenService, registerAuth, type TokenService } from './auth/index.js';
+import { AUTH_DOCS, type Auth, createTokenService, registerAuth, type TokenService } from './auth/index.js';
 import { registerMessageRoutes } from './admin/messages.js';
 import { registerSettingsRoutes } from './admin/settings.js';
 import type { Config } from './config/index.js';
 import { type Db, type DdlWatch, openDatabase, prepareDatabase } from './db/index.js';
 import { makePrincipalResolver, type ProjectKeys } from './http/principal.js';
-import { collectRouteDocs } from './http/route-docs.js';
+import { registerRouteDocs } from './http/route-docs.js';
 import { type App, createHttpServer } from './http/server.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createMessaging, createSmsTransport, type EmailTransport, type Messaging } from './messaging/index.js';
@@ -87,8 +87,12 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       isOriginAllowed: settings.isOriginAllowed,
       trustProxy: config.trustProxy,
     });
-    // Before the routes it describes are mounted: the OpenAPI document lists them from their schemas.
-    const routeDocs = collectRouteDocs(app, ['/v1/auth/']);
+    // Before the routes it describes are mounted: the OpenAPI document lists them from their
+    // schemas (every route under these prefixes that declares one; the tables are rest/openapi's).
+    const routeDocs = await registerRouteDocs(app, {
+      include: ['/v1/auth/', '/api/v1/'],
+      exclude: ['/api/v1/db/', '/api/v1/openapi.json'],
+    });
     const resolvePrincipal = makePrincipalResolver(keys, tokens.verify);
     const guards = makeGuards(resolvePrincipal);
 
@@ -104,9 +108,9 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
 
     registerSqlRunner(app, { db, guards, statementTimeoutMs: config.statementTimeoutMs, onSchemaChange: () => schema.reload() });
     registerRestRoutes(app, { db, schema, resolvePrincipal, maxRows: config.maxRows });
-    registerOpenApi(app, { schema, resolvePrincipal, publicUrl: config.publicUrl, extraPaths: routeDocs });
+    registerOpenApi(app, { db, schema, resolvePrincipal, publicUrl: config.publicUrl, routeDocs });
 
-    app.get('/v1/auth/.well-known/jwks.json', async () => tokens.jwks());
+    app.get('/v1/auth/.well-known/jwks.json', { schema: AUTH_DOCS.jwks }, async () => tokens.jwks());
     registerSettingsRoutes(app, { settings, guards });
     messaging = createMessaging({
       db,

@@ -1,3 +1,4 @@
+import { AUTH_DOCS, enabledProviders } from '../auth/index.js';
 import type { Guards } from './guard.js';
 import type { App } from '../http/server.js';
 import { MASK, type AuthSettings, type SettingsStore } from '../settings/index.js';
@@ -23,7 +24,7 @@ export function registerSettingsRoutes(app: App, deps: { settings: SettingsStore
   app.patch('/api/v1/settings/auth', { preHandler: guards.service }, async (req) => maskSecrets(await settings.updateAuth(req.body)));
   app.get('/api/v1/project', { preHandler: guards.service }, async () => settings.project());
   app.patch('/api/v1/project', { preHandler: guards.service }, async (req) => settings.updateProject(req.body));
-  app.get('/v1/auth/settings', async () => {
+  app.get('/v1/auth/settings', { schema: AUTH_DOCS.settings }, async () => {
     const s = settings.auth();
     return {
       email_password_enabled: s.email_password_enabled,
@@ -32,8 +33,8 @@ export function registerSettingsRoutes(app: App, deps: { settings: SettingsStore
       min_password_length: s.min_password_length,
       require_email_confirmation: s.require_email_confirmation,
       // Enabled implies configured: the settings refuse `enabled` without the credentials.
-      providers: Object.fromEntries(Object.entries(s.providers).map(([name, p]) => [name, p.enabled])),
-      passkeys: 'coming_soon',
+      providers: enabledProviders(s.providers),
+      passkeys: 'coming_soon' as const,
     };
   });
 }

@@ -41,6 +41,7 @@ import { magicLinkService } from './magic-link/service.js';
 import { phoneService } from './phone/service.js';
 import { oauthEndpoints, oauthService } from './oauth/index.js';
 
+export { AUTH_DOCS, enabledProviders } from './responses.js';
 export { createTokenService, type TokenService } from './sessions/jwt.js';
 export { decideRefresh } from './sessions/refresh.js';
 export type { AuthConfig } from './config.js';

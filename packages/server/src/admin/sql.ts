@@ -3,6 +3,7 @@ import { type Db, DbError } from '../db/index.js';
 import { ApiError } from '../http/errors.js';
 import type { App } from '../http/server.js';
 import type { Guards } from './guard.js';
+import { encodeRunnerAnswer } from './sql-json.js';
 
 const MAX_RESULT_ROWS = 1000;
 /**
@@ -38,7 +39,7 @@ export interface SqlRunnerDeps {
 /** `POST /api/v1/sql` (API.md §3): the SQL runner of the console and the CLI. */
 export function registerSqlRunner(app: App, deps: SqlRunnerDeps) {
   let types: Map<number, string> | null = null;
-  app.post('/api/v1/sql', { schema: { body: Body }, preHandler: deps.guards.service }, async (req) => {
+  app.post('/api/v1/sql', { schema: { body: Body }, preHandler: deps.guards.service }, async (req, reply) => {
     const started = performance.now();
     let results: Awaited<ReturnType<Db['script']>>;
     try {
@@ -59,15 +60,19 @@ export function registerSqlRunner(app: App, deps: SqlRunnerDeps) {
     if (results.some((r) => DDL.test(r.command))) await deps.onSchemaChange();
     if (!types || results.some((r) => r.fields.some((f) => !types?.has(f.dataTypeID)))) types = await typeNames(deps.db);
     const names = types;
-    return {
-      results: results.map((r) => ({
-        command: r.command,
-        rowCount: r.rowCount,
-        columns: r.fields.map((f) => ({ name: f.name, type: names.get(f.dataTypeID) ?? String(f.dataTypeID) })),
-        rows: r.rows.length > MAX_RESULT_ROWS ? r.rows.slice(0, MAX_RESULT_ROWS) : r.rows,
-        truncated: r.rows.length > MAX_RESULT_ROWS,
-      })),
-      durationMs: Math.round(performance.now() - started),
-    };
+    const answer = results.map((r) => ({
+      command: r.command,
+      rowCount: r.rowCount,
+      columns: r.fields.map((f) => ({ name: f.name, type: names.get(f.dataTypeID) ?? String(f.dataTypeID) })),
+      rows: r.rows.length > MAX_RESULT_ROWS ? r.rows.slice(0, MAX_RESULT_ROWS) : r.rows,
+      truncated: r.rows.length > MAX_RESULT_ROWS,
+    }));
+    // Written here, not by JSON.stringify: numbers as the REST API sends them (sql-json.ts).
+    const text = encodeRunnerAnswer(
+      answer,
+      results.map((r) => r.fields),
+      Math.round(performance.now() - started),
+    );
+    return reply.type('application/json; charset=utf-8').send(text);
   });
 }

@@ -135,7 +135,17 @@ export function tablePaths(doc: TableDoc): Record<string, JsonSchema> {
       tags: tag,
       summary: `Create one row (object) or several (array, at most 1000) in ${name}`,
       parameters: [select, minimal],
-      requestBody: body({ oneOf: [insert, { type: 'array', items: insert, maxItems: 1000 }] }),
+      requestBody: body({
+        oneOf: [
+          insert,
+          {
+            type: 'array',
+            items: insert,
+            maxItems: 1000,
+            description: 'Give every object the same keys: a key some objects lack is inserted as null in those (not its default).',
+          },
+        ],
+      }),
       responses: {
         '201': json({ oneOf: [row, list] }, 'The created row, or rows for an array body; no body with `return=minimal`.'),
         ...WRITE_ERRORS,

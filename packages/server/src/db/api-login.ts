@@ -114,7 +114,10 @@ async function checkOwnLogin(db: Db, url: string): Promise<void> {
     );
   }
   try {
-    await grantApi(db, name);
+    await db.transaction(async (tx) => {
+      await tx.query('select pg_advisory_xact_lock($1)', [LOCK_KEY]);
+      await grantApi(tx, name);
+    });
   } catch (err) {
     throw new DbSetupError(
       `Could not let the role "${name}" of DATABASE_AUTHENTICATOR_URL become anon, authenticated and service (${(err as Error).message}); ` +
@@ -169,12 +172,12 @@ const isAuthFailure = (err: unknown) => {
 };
 
 /**
- * Sets up the API login and switches `db.runAs` onto it (PostgreSQL only). A database owner
- * without CREATEROLE, or a server that refuses password logins for it, gets a one-line
- * `DbSetupError` naming the fix.
- * @example await useApiLogin(db, config.databaseUrl, env.DATABASE_AUTHENTICATOR_URL);
+ * Sets up the API login and switches `db.runAs` onto it (PostgreSQL only); resolves to its
+ * name. A database owner without CREATEROLE, or a server that refuses password logins for it,
+ * gets a one-line `DbSetupError` naming the fix.
+ * @example await connectApiLogin(db, config.databaseUrl, env.DATABASE_AUTHENTICATOR_URL);
  */
-export async function useApiLogin(db: Db, databaseUrl: string, authenticatorUrl?: string): Promise<string> {
+export async function connectApiLogin(db: Db, databaseUrl: string, authenticatorUrl?: string): Promise<string> {
   if (!db.useApiLogin) return '';
   const attach = db.useApiLogin.bind(db);
   if (authenticatorUrl) {

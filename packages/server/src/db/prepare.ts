@@ -3,7 +3,7 @@
  * migrate, move API traffic onto its own login, and choose how DDL is followed.
  */
 import type { Logger } from 'pino';
-import { useApiLogin } from './api-login.js';
+import { connectApiLogin } from './api-login.js';
 import { type DdlWatch, watchDdl } from './ddl-watch.js';
 import { migrateSystem } from './migrate.js';
 import { checkPrivileges } from './privileges.js';
@@ -26,7 +26,7 @@ export async function prepareDatabase(db: Db, options: PrepareOptions): Promise<
   await checkPrivileges(db, { ownApiLogin: !options.authenticatorUrl });
   await migrateSystem(db);
   if (db.kind === 'postgres' && options.databaseUrl) {
-    const login = await useApiLogin(db, options.databaseUrl, options.authenticatorUrl);
+    const login = await connectApiLogin(db, options.databaseUrl, options.authenticatorUrl);
     options.log.info({ login }, 'API requests use their own database login');
   }
   return watchDdl(db, options.log);

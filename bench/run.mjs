@@ -232,8 +232,6 @@ async function benchDb(kind) {
       const name = `plinth_bench_${process.pid}`;
       const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
       await admin.unsafe(`drop database if exists ${name} with (force)`);
-    // The login Plinth made for the database's API requests (src/db/api-login.ts: plinth_api_<database>).
-    await admin.unsafe(`drop role if exists plinth_api_${name}`);
       await admin.unsafe(`create database ${name}`);
       await admin.end();
       benchDatabase = { adminUrl, name };

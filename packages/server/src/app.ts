@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import pino, { type Logger } from 'pino';
 import { type AdminArea, initialAdminFromEnv, registerAdmin, registerConsole } from './admin/index.js';
 import {
+  AUTH_DOCS,
   type Auth,
   authConfig,
   createSessionGate,
@@ -13,9 +14,9 @@ import {
   type TokenService,
 } from './auth/index.js';
 import type { Config } from './config/index.js';
-import { type Db, migrateSystem, openDatabase } from './db/index.js';
+import { type Db, type DdlWatch, openDatabase, prepareDatabase } from './db/index.js';
 import { makePrincipalResolver, type ProjectKeys } from './http/principal.js';
-import { collectRouteDocs } from './http/route-docs.js';
+import { registerRouteDocs } from './http/route-docs.js';
 import { type App, createHttpServer } from './http/server.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createMessaging, createSmsTransport, type EmailTransport, type Messaging } from './messaging/index.js';
@@ -80,8 +81,9 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
   const db = options.db ?? (await openDatabase(config));
   let messaging: Messaging | undefined;
   let gate: SessionGate | undefined;
+  let ddl: DdlWatch | undefined;
   try {
-    await migrateSystem(db);
+    ddl = await prepareDatabase(db, { log, databaseUrl: config.databaseUrl, authenticatorUrl: config.env.DATABASE_AUTHENTICATOR_URL });
     const keys = await loadOrCreateKeys(db, {
       dataDir: config.dataDir,
       configured: { publicKey: config.publicKey ?? undefined, secretKey: config.secretKey ?? undefined },
@@ -98,8 +100,12 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       trustProxy: config.trustProxy,
       requestTimeoutMs: config.requestTimeoutMs,
     });
-    // Before the routes it describes are mounted: the OpenAPI document lists them from their schemas.
-    const routeDocs = collectRouteDocs(app, ['/v1/auth/']);
+    // Before the routes it describes are mounted: the OpenAPI document lists them from their
+    // schemas (every route under these prefixes that declares one; the tables are rest/openapi's).
+    const routeDocs = await registerRouteDocs(app, {
+      include: ['/v1/auth/', '/api/v1/'],
+      exclude: ['/api/v1/db/', '/api/v1/openapi.json'],
+    });
     const resolvePrincipal = makePrincipalResolver(keys, gatedVerifier(tokens, gate));
     const initialAdmin = initialAdminFromEnv(config.env);
 
@@ -114,9 +120,9 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     });
 
     registerRestRoutes(app, { db, schema, resolvePrincipal, maxRows: config.maxRows });
-    registerOpenApi(app, { schema, resolvePrincipal, publicUrl: config.publicUrl, extraPaths: routeDocs });
+    registerOpenApi(app, { db, schema, resolvePrincipal, publicUrl: config.publicUrl, routeDocs });
 
-    app.get('/v1/auth/.well-known/jwks.json', async () => tokens.jwks());
+    app.get('/v1/auth/.well-known/jwks.json', { schema: AUTH_DOCS.jwks }, async () => tokens.jwks());
     messaging = createMessaging({
       db,
       clock,
@@ -189,6 +195,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
           await gate?.close().catch(() => undefined);
           await schema.close().catch(() => undefined);
           await settings.close().catch(() => undefined);
+          await ddl?.stop();
           await db.close();
         })();
         return closing;
@@ -197,6 +204,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
   } catch (err) {
     await messaging?.close().catch(() => undefined);
     await gate?.close().catch(() => undefined);
+    await ddl?.stop();
     if (!options.db) await db.close().catch(() => undefined);
     throw err;
   }

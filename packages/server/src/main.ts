@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { adminCommand, CliError } from './admin/index.js';
 import { buildApp, createLogger } from './app.js';
 import { type Config, loadConfig } from './config/index.js';
-import { DataDirLockedError, migrateApp, migrateSystem, openDatabase } from './db/index.js';
+import { DataDirLockedError, DbSetupError, migrateApp, migrateSystem, openDatabase } from './db/index.js';
 import type { ProjectKeys } from './http/principal.js';
 import { readDatabaseKeys, readKeysFile, withConfigured } from './settings/keys.js';
 
@@ -79,7 +79,7 @@ async function start(args: Args) {
   try {
     plinth = await buildApp({ config });
   } catch (err) {
-    if (err instanceof DataDirLockedError) fail(err.message);
+    if (err instanceof DataDirLockedError || err instanceof DbSetupError) fail(err.message);
     throw err;
   }
   const { app, keys, log } = plinth;

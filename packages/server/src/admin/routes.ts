@@ -1,3 +1,4 @@
+import { AUTH_DOCS } from '../auth/index.js';
 import type { App } from '../http/server.js';
 import type { Guards } from './guard.js';
 import { MessageListParams, type messageHandlers, PreviewBody, TestEmailBody } from './messages.js';
@@ -55,5 +56,5 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
   app.post('/api/v1/users/:id/resend-verification', { onRequest: manage, schema: { params: UserIdParams } }, users.resendVerification);
 
   // Public: what a sign-in page may offer (no secrets)
-  app.get('/v1/auth/settings', settings.publicAuth);
+  app.get('/v1/auth/settings', { schema: AUTH_DOCS.settings }, settings.publicAuth);
 }

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { enabledProviders } from '../auth/index.js';
 import { MASK, type AuthSettings, type SettingsStore } from '../settings/index.js';
 
 /** Settings as sent over HTTP: every secret replaced by the mask. */
@@ -40,8 +41,8 @@ export function settingsHandlers(
         min_password_length: s.min_password_length,
         require_email_confirmation: s.require_email_confirmation,
         // Enabled implies configured: the settings refuse `enabled` without the credentials.
-        providers: Object.fromEntries(Object.entries(s.providers).map(([name, p]) => [name, p.enabled])),
-        passkeys: 'coming_soon',
+        providers: enabledProviders(s.providers),
+        passkeys: 'coming_soon' as const,
       };
     },
   };

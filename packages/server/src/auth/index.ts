@@ -46,6 +46,7 @@ import { magicLinkService } from './magic-link/service.js';
 import { phoneService } from './phone/service.js';
 import { oauthEndpoints, oauthService } from './oauth/index.js';
 
+export { AUTH_DOCS, enabledProviders } from './responses.js';
 export { createTokenService, type TokenService } from './sessions/jwt.js';
 export { createSessionGate, type SessionGate } from './sessions/gate.js';
 export { authConfig } from './config.js';

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../http/server.js';
 import { clientOf } from '../guards.js';
+import { AUTH_DOCS } from '../responses.js';
 import type { OAuthService, Redirect } from './service.js';
 
 export const StartQuery = Type.Object({ redirect_url: Type.Optional(Type.String({ maxLength: 2048 })) });
@@ -55,11 +56,11 @@ export function registerOAuthRoutes(app: App, oauth: OAuthService): void {
       );
     scope.get(
       '/v1/auth/oauth/:provider',
-      { schema: { querystring: StartQuery }, config: { redirect: true } },
+      { schema: { querystring: StartQuery, ...AUTH_DOCS.oauthStart }, config: { redirect: true } },
       async (req: FastifyRequest<{ Params: Params; Querystring: typeof StartQuery.static }>, reply) =>
         go(reply, await oauth.start(req.params.provider, req.query.redirect_url, readCookie(req.headers.cookie, oauth.cookieName))),
     );
-    scope.get('/v1/auth/oauth/:provider/callback', { config: { redirect: true } }, callback);
-    scope.post('/v1/auth/oauth/:provider/callback', { config: { redirect: true } }, callback);
+    scope.get('/v1/auth/oauth/:provider/callback', { schema: AUTH_DOCS.oauthCallback, config: { redirect: true } }, callback);
+    scope.post('/v1/auth/oauth/:provider/callback', { schema: AUTH_DOCS.oauthCallback, config: { redirect: true } }, callback);
   });
 }

@@ -14,7 +14,7 @@ npx tsc -p packages/server/test/tsconfig.json --noEmit
 [ -f packages/sdk/tsconfig.typetest.json ] && npx tsc -p packages/sdk/tsconfig.typetest.json --noEmit
 
 step "lint (biome) and import boundaries"
-npx biome check packages bench scripts
+npx biome check packages bench scripts bin
 node scripts/check-boundaries.mjs
 
 step "browser and database prerequisites"

@@ -308,7 +308,9 @@ describe('embedded data dir (real processes)', () => {
     expect(viaServer.stdout()).toContain('SELECT 1');
     const migrateBusy = spawnPlinth(['migrate', join(dir, 'none'), '--data-dir', dir]);
     expect(await migrateBusy.exited).toBe(1);
-    expect(migrateBusy.stderr()).toMatch(/held by a running server/);
+    expect(migrateBusy.stderr()).toMatch(
+      /^plinth: the embedded database in .* is held by the running server \(pid \d+\); stop it, then run plinth migrate, or restart it with plinth start --migrate .*\n$/,
+    );
     s.proc.kill('SIGTERM');
     await s.exited;
 

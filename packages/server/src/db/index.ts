@@ -3,7 +3,7 @@ import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
 import type { Db } from './types.js';
 
-export { migrateApp, migrateSystem } from './migrate.js';
+export { MigrationError, migrateApp, migrateSystem } from './migrate.js';
 export { DataDirLockedError } from './lock.js';
 export { commandOf, splitStatements } from './pglite.js';
 export * from './types.js';

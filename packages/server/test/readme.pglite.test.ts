@@ -51,9 +51,10 @@ function bash(script: string, cwd: string, env: Record<string, string>, timeoutM
   );
 }
 
-/** `npm start` (the quick start's second half) as a process; resolves once it printed its banner. */
-async function npmStart(command: string, env: Record<string, string>) {
-  const proc = spawn('bash', ['-c', command], { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `npm start` as a process of its own (as a process manager runs it); resolves once it printed its banner. */
+async function npmStart(env: Record<string, string>) {
+  const command = 'npm start';
+  const proc = spawn('npm', ['start'], { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(proc);
   let out = '';
   proc.stdout.on('data', (d) => {
@@ -91,11 +92,13 @@ describe('README.md on a fresh clone', () => {
     // The environment of a new terminal: nothing of this test run's PLINTH_*, DATABASE_URL, LOG_LEVEL.
     const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? work, PORT: String(port), npm_config_fund: 'false' };
 
-    const quickStart = shellBlocks('Quick start')[0]
-      .split('\n')
-      .find((l) => l.startsWith('npm ci && npm start'));
-    expect(quickStart).toBeDefined();
-    const first = await npmStart(quickStart as string, env);
+    // The quick start's first line, `npm ci && npm start`: npm ci by bash, npm start as its own
+    // process, so that the signals below reach npm as they would from a process manager.
+    const quickStart = shellBlocks('Quick start')[0].split('\n')[0];
+    expect(quickStart).toMatch(/^npm ci && npm start\s+#/);
+    const install = await bash('npm ci', clone, env, 300_000);
+    expect(install.code, install.out).toBe(0);
+    const first = await npmStart(env);
     // The banner's API line is the base URL the walk-through's $API (and createClient) take.
     expect(first.out()).toMatch(new RegExp(`^ {2}API: +http://localhost:${port}$`, 'm'));
 
@@ -128,7 +131,7 @@ describe('README.md on a fresh clone', () => {
     expect(existsSync(join(clone, 'data', 'server.json'))).toBe(false);
 
     // Again (the data and keys are reused), stopped with SIGINT this time.
-    const second = await npmStart('npm start', env);
+    const second = await npmStart(env);
     expect(second.out()).toContain(first.out().match(/Secret key: +(sk_\S+)/)?.[1]);
     second.proc.kill('SIGINT');
     await second.exited;

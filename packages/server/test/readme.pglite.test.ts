@@ -90,7 +90,12 @@ describe('README.md on a fresh clone', () => {
     execFileSync('git', ['clone', '--quiet', ROOT, clone]);
     const port = await freePort();
     // The environment of a new terminal: nothing of this test run's PLINTH_*, DATABASE_URL, LOG_LEVEL.
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? work, PORT: String(port), npm_config_fund: 'false' };
+    // (and not the node_modules/.bin that npx put on this process's PATH).
+    const PATH = (process.env.PATH ?? '')
+      .split(':')
+      .filter((p) => !p.includes('node_modules'))
+      .join(':');
+    const env = { PATH, HOME: process.env.HOME ?? work, PORT: String(port), npm_config_fund: 'false' };
 
     // The quick start's first line, `npm ci && npm start`: npm ci by bash, npm start as its own
     // process, so that the signals below reach npm as they would from a process manager.

@@ -360,3 +360,39 @@ describe('embedded data dir (real processes)', () => {
     }
   }, 90_000);
 });
+
+describe('migrations at start (real processes)', () => {
+  it('plinth start --migrate applies the files before serving; a failing one names its file and line, and nothing of it stays', async () => {
+    const { mkdirSync } = await import('node:fs');
+    const dir = tmp();
+    const migrations = join(tmp(), 'migrations');
+    mkdirSync(migrations);
+    writeFileSync(join(migrations, '001_init.sql'), 'create table m_t (v int);\ninsert into m_t values (1);\n');
+    const s = spawnPlinth(['start', '--port', String(await freePort()), '--data-dir', dir, '--migrate', migrations]);
+    try {
+      await waitHealthy(s.url, 20_000);
+      expect(s.stdout()).toContain('migrations applied: 001_init.sql');
+      const secret = JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8')).secret_key;
+      // Served at once: the schema cache was built after the migration.
+      const rows = await fetch(`${s.url}/api/v1/db/m_t`, { headers: { authorization: `Bearer ${secret}` } });
+      expect(rows.status).toBe(200);
+      expect(await rows.json()).toEqual([{ v: 1 }]);
+    } finally {
+      s.proc.kill('SIGTERM');
+      await s.exited;
+    }
+
+    writeFileSync(
+      join(migrations, '002_more.sql'),
+      'insert into m_t values (2);\n\n-- a typo two lines down\ninsert into m_t\n  values (3), (oops);\n',
+    );
+    const bad = spawnPlinth(['start', '--port', String(await freePort()), '--data-dir', dir], { MIGRATIONS_DIR: migrations });
+    expect(await bad.exited).toBe(1);
+    expect(bad.stderr()).toMatch(
+      /^plinth: migration .*\/002_more\.sql failed at line 5: column "oops" does not exist; nothing of this run was applied: fix the file and run again\n$/,
+    );
+    const check = spawnPlinth(['sql', 'select count(*)::int as n from m_t', '--data-dir', dir]);
+    expect(await check.exited).toBe(0);
+    expect(check.stdout()).toMatch(/│\s+0\s+│\s+1\s+│/); // only the row of 001
+  }, 90_000);
+});

@@ -117,6 +117,7 @@ export async function openPglite(dataDir: string): Promise<Db> {
     release();
     throw err;
   }
+  const stopped = `The embedded database in ${dataDir} stopped.`;
   const pending = new Map<number, Pending>();
   const listeners = new Map<string, Set<(payload: string) => void>>();
   let nextId = 1;
@@ -136,7 +137,7 @@ export async function openPglite(dataDir: string): Promise<Db> {
   });
   const onDeath = (err: Error) => {
     dead = err;
-    for (const p of pending.values()) p.reject(new DbUnavailableError('The embedded database stopped.'));
+    for (const p of pending.values()) p.reject(new DbUnavailableError(stopped, 'stopped'));
     pending.clear();
     release();
   };
@@ -144,7 +145,7 @@ export async function openPglite(dataDir: string): Promise<Db> {
   worker.on('exit', () => onDeath(new Error('worker exited')));
 
   function call<T>(msg: Record<string, unknown>): Promise<T> {
-    if (dead) return Promise.reject(new DbUnavailableError('The embedded database stopped.'));
+    if (dead) return Promise.reject(new DbUnavailableError(stopped, 'stopped'));
     const id = nextId++;
     return new Promise<T>((resolve, reject) => {
       pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
@@ -221,12 +222,17 @@ export async function openPglite(dataDir: string): Promise<Db> {
       };
     },
     async ping() {
-      if (dead) throw new DbUnavailableError('The embedded database stopped.');
+      if (dead) throw new DbUnavailableError(stopped, 'stopped');
       // Busy means alive: a check would wait behind the queries in flight (a slow one can
       // take minutes), and /health must answer at once.
       if (pending.size) return;
-      const check = await call<{ ok: boolean; reason?: string }>({ op: 'check' });
-      if (!check.ok) throw new DbUnavailableError(`The embedded database's connection was broken: ${check.reason}.`);
+      // Nor behind a transaction a request holds open: past a second, busy too.
+      const check = await Promise.race([
+        call<{ ok: boolean; reason?: string }>({ op: 'check' }),
+        new Promise<{ ok: boolean; reason?: string }>((resolve) => setTimeout(() => resolve({ ok: true }), 1000).unref()),
+      ]);
+      if (!check.ok)
+        throw new DbUnavailableError(`The embedded database in ${dataDir} had a broken connection: ${check.reason}.`, 'broken session');
     },
     async close() {
       if (dead) return;
@@ -234,6 +240,7 @@ export async function openPglite(dataDir: string): Promise<Db> {
         await call({ op: 'close' });
       } finally {
         await worker.terminate();
+        dead ??= new Error('closed');
         release();
       }
     },

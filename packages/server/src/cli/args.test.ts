@@ -31,6 +31,7 @@ describe('DATABASE_URL in messages', () => {
     expect(databaseWhere('postgresql://u:p@10.0.0.5:6543/x?sslmode=require')).toBe('10.0.0.5:6543/x');
     expect(databaseUrl(' postgres://u:p@h/d ')).toBe('postgres://u:p@h/d');
     expect(databaseUrl('')).toBeNull();
-    expect(() => databaseUrl('postgres://u:s3cret@')).toThrow(/DATABASE_URL has no host/);
+    expect(() => databaseUrl('postgres:///app')).toThrow(/DATABASE_URL has no host/);
+    expect(() => databaseUrl('postgres://u:s3cret@')).toThrow(/DATABASE_URL is not a URL/);
   });
 });

@@ -223,16 +223,28 @@ async function sqlCommand(args: Args) {
     return;
   }
   const db = await openDatabase(config);
-  try {
+  const results = await closingAfter(db, async () => {
     await migrateSystem(db);
-    const results = await db.script(query);
-    printResults(results);
+    return db.script(query);
+  });
+  printResults(results);
+}
+
+/**
+ * Runs `fn` on an open database and closes it (and its lock) before anything else happens,
+ * also when `fn` fails: a SQL error is then the one line of its message.
+ */
+async function closingAfter<T>(db: Db, fn: () => Promise<T>): Promise<T> {
+  let result: T;
+  try {
+    result = await fn();
   } catch (err) {
+    await db.close().catch(() => undefined);
     if (err instanceof DbError) fail(err.message);
     throw err;
-  } finally {
-    await db.close();
   }
+  await db.close();
+  return result;
 }
 
 function printResults(results: Array<{ command: string; rowCount: number; rows: unknown[] }>) {
@@ -252,16 +264,11 @@ async function migrateCommand(args: Args) {
     );
   }
   const db = await openDatabase(config);
-  try {
+  const applied = await closingAfter(db, async () => {
     await migrateSystem(db);
-    const applied = await migrateApp(db, dir);
-    process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'nothing to apply\n');
-  } catch (err) {
-    if (err instanceof DbError) fail(err.message);
-    throw err;
-  } finally {
-    await db.close();
-  }
+    return migrateApp(db, dir);
+  });
+  process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'nothing to apply\n');
 }
 
 /** The OpenAPI document: from the running embedded server, else from an in-process Plinth. */

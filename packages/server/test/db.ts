@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
@@ -12,7 +12,7 @@ export const TEST_DB_KIND: 'pglite' | 'postgres' = process.env.PLINTH_TEST_DB ==
 export interface TestDbTarget {
   /** DATABASE_URL of a fresh database, or null for PGlite. */
   databaseUrl: string | null;
-  /** Data dir (PGlite) — fresh and empty. */
+  /** Data dir (PGlite): a fresh database (a copy of the run's template, test/global-setup.ts), else empty. */
   dataDir: string;
   cleanup(): Promise<void>;
 }
@@ -24,6 +24,9 @@ export interface TestDbTarget {
 export async function freshDbTarget(): Promise<TestDbTarget> {
   const dataDir = mkdtempSync(join(tmpdir(), 'plinth-test-'));
   if (TEST_DB_KIND === 'pglite') {
+    // A copy of the data dir initdb made once for the run (test/global-setup.ts).
+    const template = process.env.PLINTH_TEST_PGLITE_TEMPLATE;
+    if (template) cpSync(template, join(dataDir, 'pgdata'), { recursive: true });
     return { databaseUrl: null, dataDir, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
   const adminUrl = process.env.TEST_DATABASE_URL;

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
@@ -44,19 +44,29 @@ function fromWorker(e: WorkerError): Error {
   return new Error(e.message);
 }
 
-/** Makes a fresh data dir in a process of its own (worker/pglite-init.mjs says why). */
+/**
+ * Makes a fresh data dir in a process of its own (worker/pglite-init.mjs says why), beside
+ * the final one and renamed into place when complete: a start interrupted halfway (Ctrl-C,
+ * a crash) leaves no half-made database behind to fail the next start.
+ */
 function initDataDir(pgData: string): Promise<void> {
+  const parent = dirname(pgData);
+  for (const name of readdirSync(parent))
+    if (name.startsWith(`${basename(pgData)}.init-`)) rmSync(join(parent, name), { recursive: true, force: true });
+  const temp = `${pgData}.init-${process.pid}`;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(INIT_URL), pgData], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [fileURLToPath(INIT_URL), temp], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d) => {
       stderr += d;
     });
     child.once('error', reject);
     child.once('exit', (code, signal) => {
-      if (code === 0) resolve();
-      else {
-        rmSync(pgData, { recursive: true, force: true });
+      if (code === 0) {
+        renameSync(temp, pgData);
+        resolve();
+      } else {
+        rmSync(temp, { recursive: true, force: true });
         reject(new Error(`The embedded database could not be created in ${pgData}: ${stderr.trim() || `exit ${code ?? signal}`}`));
       }
     });

@@ -338,7 +338,7 @@ async function main(argv: string[]) {
  * its stack only with LOG_LEVEL=debug.
  */
 function onFailure(err: unknown): never {
-  const known = expectedFailure(err, { databaseUrl: loaded?.databaseUrl, port: loaded?.port });
+  const known = expectedFailure(err, { databaseUrl: loaded?.databaseUrl, port: loaded?.port, host: loaded?.host });
   if (known) fail(known, err instanceof UsageError ? 2 : 1);
   if (process.env.LOG_LEVEL === 'debug') createLogger('debug').error({ err }, 'plinth failed');
   fail(`unexpected error: ${(err as Error)?.message ?? String(err)} (LOG_LEVEL=debug prints its stack; please report it)`);

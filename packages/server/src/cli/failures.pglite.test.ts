@@ -135,6 +135,11 @@ describe('CLI failures are one line', () => {
     expect(r.stderr).not.toContain('hunter2');
   }, 60_000);
 
+  it('a HOST that is no address of this machine', async () => {
+    const r = await plinth(['start', '--port', String(await freePort()), '--data-dir', tmp()], { HOST: '192.0.2.1' });
+    expectOneLine(r, 1, /cannot listen on HOST=192\.0\.2\.1 \(EADDRNOTAVAIL\): it is no address of this machine/);
+  }, 60_000);
+
   it('gen types --out into a missing folder', async () => {
     const dir = tmp();
     const r = await plinth(['gen', 'types', '--out', join(dir, 'nope', 'db.ts'), '--data-dir', dir]);

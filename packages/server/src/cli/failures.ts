@@ -9,7 +9,7 @@ import { UsageError } from './args.js';
  * host, port and database only.
  * @example expectedFailure(new Error('config: PORT must be …'), {}) // 'config: PORT must be …'
  */
-export function expectedFailure(err: unknown, context: { databaseUrl?: string | null; port?: number }): string | null {
+export function expectedFailure(err: unknown, context: { databaseUrl?: string | null; port?: number; host?: string }): string | null {
   if (err instanceof UsageError || err instanceof DataDirLockedError || err instanceof MigrationError) return err.message;
   const e = err as NodeJS.ErrnoException & { code?: string; syscall?: string };
   if (typeof e?.message === 'string' && e.message.startsWith('config: ')) return e.message;
@@ -19,6 +19,9 @@ export function expectedFailure(err: unknown, context: { databaseUrl?: string | 
   }
   if (e?.code === 'EACCES' && e.syscall === 'listen') {
     return `no permission to listen on port ${port} (ports below 1024 need root); start with --port 8080 or PORT=8080`;
+  }
+  if ((e?.code === 'EADDRNOTAVAIL' || e?.code === 'ENOTFOUND') && (e.syscall === 'listen' || e.syscall === 'getaddrinfo') && context.host) {
+    return `cannot listen on HOST=${context.host} (${e.code}): it is no address of this machine; set HOST to one, or 0.0.0.0 for all`;
   }
   if (context.databaseUrl) {
     const where = databaseWhere(context.databaseUrl);

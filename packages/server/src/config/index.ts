@@ -122,7 +122,10 @@ export function databaseUrl(value: string | undefined): string | null {
   return v;
 }
 
-/** Where DATABASE_URL points, for messages: `host:port/database`, never the user or password. */
+/**
+ * Where DATABASE_URL points, for messages: `host:port/database`, never the user or password.
+ * @example databaseWhere('postgres://app:secret@db.example.com/app') // 'db.example.com:5432/app'
+ */
 export function databaseWhere(value: string): string {
   try {
     const url = new URL(value);

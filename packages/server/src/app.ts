@@ -3,7 +3,16 @@ import { fileURLToPath } from 'node:url';
 import pino, { type Logger } from 'pino';
 import { makeGuards } from './admin/guard.js';
 import { registerSqlRunner } from './admin/sql.js';
-import { type Auth, createTokenService, registerAuth, type TokenService } from './auth/index.js';
+import {
+  type Auth,
+  authConfig,
+  createSessionGate,
+  createTokenService,
+  gatedVerifier,
+  registerAuth,
+  type SessionGate,
+  type TokenService,
+} from './auth/index.js';
 import { registerMessageRoutes } from './admin/messages.js';
 import { registerSettingsRoutes } from './admin/settings.js';
 import type { Config } from './config/index.js';
@@ -71,6 +80,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
   const clock = options.clock ?? systemClock;
   const db = options.db ?? (await openDatabase(config));
   let messaging: Messaging | undefined;
+  let gate: SessionGate | undefined;
   try {
     await migrateSystem(db);
     const keys = await loadOrCreateKeys(db, {
@@ -78,6 +88,8 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       configured: { publicKey: config.publicKey ?? undefined, secretKey: config.secretKey ?? undefined },
     });
     const tokens = await createTokenService(db, `${config.publicUrl}/v1/auth`, clock);
+    const authConf = authConfig(config.env, config.redisUrl);
+    gate = await createSessionGate(db, clock, authConf.sessionCheckMs);
     const schema = await createSchemaCache(db, log);
     const settings = await createSettingsStore(db, { publicUrl: config.publicUrl, log });
     const app = await createHttpServer({
@@ -85,10 +97,11 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       bodyLimit: config.bodyLimit,
       isOriginAllowed: settings.isOriginAllowed,
       trustProxy: config.trustProxy,
+      requestTimeoutMs: config.requestTimeoutMs,
     });
     // Before the routes it describes are mounted: the OpenAPI document lists them from their schemas.
     const routeDocs = collectRouteDocs(app, ['/v1/auth/']);
-    const resolvePrincipal = makePrincipalResolver(keys, tokens.verify);
+    const resolvePrincipal = makePrincipalResolver(keys, gatedVerifier(tokens, gate));
     const guards = makeGuards(resolvePrincipal);
 
     app.get('/health', async (_req, reply) => {
@@ -130,8 +143,9 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       smsConfigured: messaging.smsConfigured,
       log,
       resolvePrincipal,
+      config: authConf,
+      gate,
       env: config.env,
-      redisUrl: config.redisUrl,
     });
 
     app.get('/sdk/plinth.js', async (_req, reply) => {
@@ -167,6 +181,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
           await app.close();
           await messaging?.close().catch(() => undefined);
           await auth.close().catch(() => undefined);
+          await gate?.close().catch(() => undefined);
           await schema.close().catch(() => undefined);
           await settings.close().catch(() => undefined);
           await db.close();
@@ -176,6 +191,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     };
   } catch (err) {
     await messaging?.close().catch(() => undefined);
+    await gate?.close().catch(() => undefined);
     if (!options.db) await db.close().catch(() => undefined);
     throw err;
   }

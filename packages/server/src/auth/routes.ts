@@ -43,6 +43,7 @@ export function registerAuthRoutes(app: App, guards: AuthGuards, s: AuthServices
   app.post('/v1/auth/refresh', { preHandler: apikey, schema: { body: RefreshBody } }, sessions.refresh);
   app.get('/v1/auth/user', { preHandler: user }, users.get);
   app.patch('/v1/auth/user', { preHandler: user, schema: { body: UserPatchBody } }, users.patch);
+  app.post('/v1/auth/reauthenticate', { preHandler: user }, users.reauthenticate);
   app.post('/v1/auth/verify-email', { preHandler: apikey, schema: { body: TokenBody } }, verification.verify);
   app.post('/v1/auth/resend-verification', { preHandler: apikey, schema: { body: ResendBody } }, verification.resend);
   app.post('/v1/auth/forgot-password', { preHandler: apikey, schema: { body: EmailBody } }, password.forgot);

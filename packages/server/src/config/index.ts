@@ -27,6 +27,8 @@ export interface Config {
    * list of proxy addresses / CIDRs.
    */
   trustProxy: boolean | string[];
+  /** How long a client may take to send a whole request (REQUEST_TIMEOUT_MS; 0: no limit). */
+  requestTimeoutMs: number;
   env: Record<string, string | undefined>;
 }
 
@@ -173,6 +175,7 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
     migrationsDir:
       overrides.migrationsDir !== undefined ? overrides.migrationsDir : env.MIGRATIONS_DIR ? resolve(cwd, env.MIGRATIONS_DIR) : null,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    requestTimeoutMs: int(env.REQUEST_TIMEOUT_MS, 120_000, 'REQUEST_TIMEOUT_MS'),
     env,
   };
 }

@@ -12,6 +12,7 @@ step() { printf '\n== %s\n' "$*"; }
 step "build and type check"
 npm run build --silent
 npx tsc -p packages/server/test/tsconfig.json --noEmit
+npx tsc -p packages/console/test/tsconfig.json --noEmit
 [ -f packages/sdk/tsconfig.typetest.json ] && npx tsc -p packages/sdk/tsconfig.typetest.json --noEmit
 
 step "lint (biome) and import boundaries"

@@ -1,8 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pino, { type Logger } from 'pino';
-import { makeGuards } from './admin/guard.js';
-import { registerSqlRunner } from './admin/sql.js';
+import { type AdminArea, initialAdminFromEnv, registerAdmin, registerConsole } from './admin/index.js';
 import {
   type Auth,
   authConfig,
@@ -13,8 +12,6 @@ import {
   type SessionGate,
   type TokenService,
 } from './auth/index.js';
-import { registerMessageRoutes } from './admin/messages.js';
-import { registerSettingsRoutes } from './admin/settings.js';
 import type { Config } from './config/index.js';
 import { type Db, DbUnavailableError, migrateSystem, openDatabase } from './db/index.js';
 import { makePrincipalResolver, type ProjectKeys } from './http/principal.js';
@@ -45,6 +42,8 @@ export interface Plinth {
   settings: SettingsStore;
   messaging: Messaging;
   schema: SchemaCache;
+  /** Console admins; `admin.setupToken` is the one-time token of the setup link to print, or null. */
+  admin: AdminArea;
   log: Logger;
   /** Stops accepting, finishes in-flight requests, closes the database. */
   close(): Promise<void>;
@@ -102,7 +101,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     // Before the routes it describes are mounted: the OpenAPI document lists them from their schemas.
     const routeDocs = collectRouteDocs(app, ['/v1/auth/']);
     const resolvePrincipal = makePrincipalResolver(keys, gatedVerifier(tokens, gate));
-    const guards = makeGuards(resolvePrincipal);
+    const initialAdmin = initialAdminFromEnv(config.env);
 
     app.get('/health', async (_req, reply) => {
       try {
@@ -117,12 +116,10 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       }
     });
 
-    registerSqlRunner(app, { db, guards, statementTimeoutMs: config.statementTimeoutMs, onSchemaChange: () => schema.reload() });
     registerRestRoutes(app, { db, schema, resolvePrincipal, maxRows: config.maxRows });
     registerOpenApi(app, { schema, resolvePrincipal, publicUrl: config.publicUrl, extraPaths: routeDocs });
 
     app.get('/v1/auth/.well-known/jwks.json', async () => tokens.jwks());
-    registerSettingsRoutes(app, { settings, guards });
     messaging = createMessaging({
       db,
       clock,
@@ -133,7 +130,6 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       project: () => ({ name: settings.project().name, templates: settings.auth().email_templates }),
       emailTransport: options.emailTransport,
     });
-    registerMessageRoutes(app, { messaging, guards });
     const auth = await registerAuth(app, {
       db,
       tokens,
@@ -147,6 +143,21 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       gate,
       env: config.env,
     });
+    const admin = await registerAdmin(app, {
+      db,
+      clock,
+      keys,
+      settings,
+      messaging,
+      resolvePrincipal,
+      hasher: auth.hasher,
+      hooks: { accounts: auth.accounts, resendVerification: (email) => auth.services.verification.resend({ email }) },
+      publicUrl: config.publicUrl,
+      statementTimeoutMs: config.statementTimeoutMs,
+      onSchemaChange: () => schema.reload(),
+      signinRules: { perEmail: auth.config.signinFailuresPerEmail, perIp: auth.config.signinFailuresPerIp },
+      initialAdmin,
+    });
 
     app.get('/sdk/plinth.js', async (_req, reply) => {
       if (!existsSync(SDK_BUNDLE)) {
@@ -157,11 +168,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').header('access-control-allow-origin', '*');
       return readFileSync(SDK_BUNDLE, 'utf8');
     });
-    app.get('/console', async (_req, reply) => {
-      reply.type('text/html; charset=utf-8');
-      return consolePlaceholder(config.publicUrl);
-    });
-    app.get('/', async (_req, reply) => reply.redirect('/console'));
+    await registerConsole(app);
 
     await app.ready();
     let closing: Promise<void> | null = null;
@@ -175,6 +182,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       settings,
       messaging: messaging,
       schema,
+      admin,
       log,
       close() {
         closing ??= (async () => {
@@ -195,12 +203,4 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     if (!options.db) await db.close().catch(() => undefined);
     throw err;
   }
-}
-
-function consolePlaceholder(url: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Plinth console</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;color:#222}code{background:#f3f3f3;padding:.1rem .3rem;border-radius:3px}</style></head>
-<body><h1>Plinth</h1><p>The web console is coming. The API is running at <code>${url}/api/v1</code>.</p>
-<ul><li>REST: <code>GET ${url}/api/v1/db/{table}</code></li><li>OpenAPI: <code>${url}/api/v1/openapi.json</code></li>
-<li>SQL: <code>npx plinth sql "select 1"</code></li></ul></body></html>`;
 }

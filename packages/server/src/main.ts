@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { adminCommand, CliError } from './admin/index.js';
 import { buildApp, createLogger, type Plinth } from './app.js';
 import { type Args, flagValue, parseArgs, UsageError } from './cli/args.js';
 import { expectedFailure } from './cli/failures.js';
@@ -20,6 +21,8 @@ Commands:
   sql "<query>" [--data-dir D]      run SQL (through the running server when there is one)
   migrate [dir] [--data-dir D]      apply ./migrations/*.sql once each, in order
   gen types [--out F] [--data-dir D] write TypeScript types of the tables (for createClient<Database>)
+  admin create --email E [--password P]   add a console admin (asks for the password when not given)
+  admin set-password --email E [--password P]
 
 Environment: PORT, PUBLIC_URL, DATA_DIR, DATABASE_URL, MIGRATIONS_DIR, LOG_LEVEL, MAX_ROWS,
 PLINTH_PUBLIC_KEY, PLINTH_SECRET_KEY, SMTP_URL, SMTP_FROM, SMS_PROVIDER, REDIS_URL (also read
@@ -121,6 +124,9 @@ function banner(plinth: Plinth, url: string): string {
     `  Console:     ${url}/console`,
     `  Public key:  ${plinth.keys.publicKey}`,
     `  Secret key:  ${plinth.keys.secretKey}   (server-side only: it bypasses row-level security)`,
+    ...(plinth.admin.setupToken
+      ? ['', `  First admin: ${url}/console/setup?token=${plinth.admin.setupToken}`, '               (one-time link, valid 1 hour)']
+      : []),
     '',
     `  REST: ${url}/api/v1/db/<table>   Auth: ${url}/v1/auth   CLI: npx plinth help`,
     '',
@@ -327,6 +333,11 @@ async function main(argv: string[]) {
       return migrateCommand(args);
     case 'gen':
       return genCommand(args);
+    case 'admin':
+      return adminCommand(args.positional, args.flags, process.env).then(
+        (line) => void process.stdout.write(`${line}\n`),
+        (err) => (err instanceof CliError ? fail(err.message) : Promise.reject(err)),
+      );
     default:
       process.stdout.write(`${USAGE}\n`);
   }

@@ -66,6 +66,15 @@ export const ERROR_STATUS = {
   user_banned: 403,
   /** A password or email change needs a recent sign-in, the current password, or a reauthentication code. */
   reauthentication_required: 403,
+  // console admins and end-user administration (API.md §6)
+  /** A change made with the admin cookie without `X-Plinth-Admin: 1`, or from another origin. */
+  csrf_rejected: 403,
+  /** The admin setup link is unknown, expired or used, or an admin exists already. */
+  setup_link_invalid: 400,
+  /** Resend verification for an account whose email is already confirmed (or that has none). */
+  email_already_confirmed: 409,
+  /** An email flow needs its page URL in the auth settings first (e.g. `email_verification_url`). */
+  flow_url_missing: 400,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,8 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { type Db, DbError } from '../db/index.js';
 import { ApiError } from '../http/errors.js';
-import type { App } from '../http/server.js';
-import type { Guards } from './guard.js';
+import type { FastifyRequest } from 'fastify';
 
 const MAX_RESULT_ROWS = 1000;
 /**
@@ -13,7 +12,7 @@ const MAX_RESULT_ROWS = 1000;
 export const SQL_RUNNER_ROLE = { role: 'plinth_sql', searchPath: 'public, auth' } as const;
 const DDL = /^(CREATE|ALTER|DROP|GRANT|REVOKE|COMMENT|TRUNCATE|SECURITY)/;
 
-const Body = Type.Object(
+export const SqlBody = Type.Object(
   {
     query: Type.String({ minLength: 1, maxLength: 1_000_000 }),
     params: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]), { maxItems: 1000 })),
@@ -29,16 +28,17 @@ async function typeNames(db: Db): Promise<Map<number, string>> {
 
 export interface SqlRunnerDeps {
   db: Db;
-  guards: Guards;
   statementTimeoutMs: number;
   /** Called after a script that changed the schema, so the REST API serves it at once. */
   onSchemaChange: () => Promise<unknown>;
 }
 
-/** `POST /api/v1/sql` (API.md §3): the SQL runner of the console and the CLI. */
-export function registerSqlRunner(app: App, deps: SqlRunnerDeps) {
+type SqlRequest = FastifyRequest<{ Body: { query: string; params?: Array<string | number | boolean | null> } }>;
+
+/** `POST /api/v1/sql` (API.md §3): the SQL runner of the console and the CLI. Mounted by routes.ts. */
+export function sqlRunner(deps: SqlRunnerDeps) {
   let types: Map<number, string> | null = null;
-  app.post('/api/v1/sql', { schema: { body: Body }, preHandler: deps.guards.service }, async (req) => {
+  return async (req: SqlRequest) => {
     const started = performance.now();
     let results: Awaited<ReturnType<Db['script']>>;
     try {
@@ -69,5 +69,5 @@ export function registerSqlRunner(app: App, deps: SqlRunnerDeps) {
       })),
       durationMs: Math.round(performance.now() - started),
     };
-  });
+  };
 }

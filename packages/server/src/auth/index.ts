@@ -29,7 +29,7 @@ import type { Clock } from '../lib/clock.js';
 import { sha256 } from '../lib/crypto.js';
 import type { Outbox } from '../messaging/types.js';
 import type { SettingsStore } from '../settings/types.js';
-import { createAccounts } from './accounts/index.js';
+import { type Accounts, createAccounts } from './accounts/index.js';
 import type { AuthConfig } from './config.js';
 import type { AuthDeps } from './deps.js';
 import { authGuards } from './guards.js';
@@ -52,6 +52,11 @@ export { authConfig } from './config.js';
 export { decideRefresh } from './sessions/refresh.js';
 export type { AuthConfig } from './config.js';
 export type { PasswordHasher } from './password/hasher.js';
+// The console admins (admin/) hash their passwords with the same argon2id parameters.
+export { argon2Hasher } from './password/hasher.js';
+export type { Accounts } from './accounts/index.js';
+export { checkPassword, normalizeEmail } from './validate.js';
+export { normalizePhone } from './phone/service.js';
 
 export interface AuthOptions {
   db: Db;
@@ -76,6 +81,8 @@ export interface Auth {
   services: AuthServices;
   config: AuthConfig;
   hasher: PasswordHasher;
+  /** Every write to users, passwords, identities and sessions (the console's user administration uses it too). */
+  accounts: Accounts;
   /** Resolves once the work done after answers (forgot-password, resend, magic links) is done. */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -123,7 +130,8 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
   const settled = async () => {
     while (pending.size) await Promise.all([...pending]);
   };
-  const deps: AuthDeps = { ...options, config, hasher, limits: authLimits(counter, config), accounts: createAccounts(options.gate), later };
+  const accounts = createAccounts(options.gate);
+  const deps: AuthDeps = { ...options, config, hasher, limits: authLimits(counter, config), accounts, later };
   const sessions = sessionService(deps);
   const services: AuthServices = {
     sessions,
@@ -149,6 +157,7 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     services,
     config,
     hasher,
+    accounts,
     settled,
     async close() {
       await settled();

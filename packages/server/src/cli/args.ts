@@ -28,6 +28,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
   sql: { flags: { ...DATA_DIR }, positional: Number.POSITIVE_INFINITY },
   migrate: { flags: { ...DATA_DIR }, positional: 1 },
   gen: { flags: { out: 'value', ...DATA_DIR }, positional: 1 },
+  admin: { flags: { email: 'value', password: 'value', ...DATA_DIR }, positional: 1 },
   help: { flags: {}, positional: 1 },
 };
 

@@ -1,4 +1,4 @@
-import { isUrlAllowed, parseOriginEntry, redirectEntryProblem } from '../lib/urls.js';
+import { isUrlAllowed, parseOriginEntry, redirectEntryProblem } from '@plinth/shared';
 import { MASK, SECRET_FIELDS } from './defaults.js';
 import type { AuthSettings, EmailTemplateKind } from './types.js';
 

@@ -27,6 +27,11 @@ export function banned(): ApiError {
  * (so the REST API's session gate hears of it at once).
  */
 export function sessionWrites(gate: SessionGate) {
+  /** The user's sessions changed: this gate forgets them now, every instance's at commit. */
+  async function notifyChanged(tx: Queryable, userId: string): Promise<void> {
+    await tx.query('select pg_notify($1, $2)', [SESSIONS_CHANNEL, userId]);
+    gate.evictUser(userId);
+  }
   return {
     /**
      * Opens a session for a user whose credential was just proven, in the caller's
@@ -70,10 +75,11 @@ export function sessionWrites(gate: SessionGate) {
         await tx.query('update auth.refresh_tokens set revoked = true, successor_enc = null where session_id = any($1::uuid[])', [
           rows.map((r) => r.id),
         ]);
-        await tx.query('select pg_notify($1, $2)', [SESSIONS_CHANNEL, userId]);
-        gate.evictUser(userId);
+        await notifyChanged(tx, userId);
       }
       return rows.length;
     },
+
+    notifyChanged,
   };
 }

@@ -157,6 +157,62 @@ export function accountWrites(sessions: Sessions) {
     },
 
     linkEmail,
+
+    /**
+     * Sets (or clears) the user's email, confirmed or not: an operator's change (console). The
+     * email identity follows, and links and codes of the old address die with it.
+     */
+    async setEmail(tx: Queryable, userId: string, email: string | null, confirmed: boolean, now: number): Promise<void> {
+      await tx.query(
+        'update auth.users set email = $2, email_confirmed_at = case when $3 then $4::timestamptz end, updated_at = $4::timestamptz where id = $1',
+        [userId, email, confirmed && email !== null, iso(now)],
+      );
+      await tx.query(`delete from auth.identities where user_id = $1 and provider = 'email'`, [userId]);
+      if (email) await linkEmail(tx, userId, email, now);
+      await tx.query('delete from auth.one_time_tokens where user_id = $1 and consumed_at is null', [userId]);
+      await tx.query('delete from auth.reauth_codes where user_id = $1', [userId]);
+    },
+
+    /** Confirms or unconfirms the current email (an operator's say-so; not a proof by the owner). */
+    async setEmailConfirmed(tx: Queryable, userId: string, confirmed: boolean, now: number): Promise<void> {
+      await tx.query(
+        `update auth.users set email_confirmed_at = case when $2 then coalesce(email_confirmed_at, $3::timestamptz) end,
+         updated_at = $3::timestamptz where id = $1 and email is not null`,
+        [userId, confirmed, iso(now)],
+      );
+    },
+
+    /** Sets (or clears) the phone number, confirmed (an operator's say-so); the phone identity follows. */
+    async setPhone(tx: Queryable, userId: string, phone: string | null, now: number): Promise<void> {
+      await tx.query(
+        'update auth.users set phone = $2, phone_confirmed_at = case when $2::text is not null then $3::timestamptz end, updated_at = $3::timestamptz where id = $1',
+        [userId, phone, iso(now)],
+      );
+      await tx.query(`delete from auth.identities where user_id = $1 and provider = 'phone'`, [userId]);
+      await tx.query('delete from auth.phone_codes where user_id = $1', [userId]);
+      if (phone) {
+        await tx.query(
+          `insert into auth.identities (user_id, provider, provider_user_id, created_at) values ($1, 'phone', $2, $3::timestamptz)
+           on conflict (provider, provider_user_id) do nothing`,
+          [userId, phone, iso(now)],
+        );
+      }
+    },
+
+    /**
+     * Bans the user until a time (or lifts the ban with null). Sign-in and refresh answer 403
+     * `user_banned` while it lasts, and the gate of every instance forgets the user's sessions
+     * at commit, so their access tokens stop working at once.
+     */
+    async setBan(tx: Queryable, userId: string, until: string | null, now: number): Promise<void> {
+      await tx.query('update auth.users set banned_until = $2::timestamptz, updated_at = $3::timestamptz where id = $1', [
+        userId,
+        until,
+        iso(now),
+      ]);
+      await sessions.notifyChanged(tx, userId);
+    },
+
     startSession: sessions.startSession,
     revokeSessions: sessions.revokeSessions,
   };

@@ -5,6 +5,7 @@ import { adminCommand, CliError } from './admin/index.js';
 import { buildApp, createLogger, type Plinth } from './app.js';
 import { type Args, flagValue, parseArgs, UsageError } from './cli/args.js';
 import { expectedFailure } from './cli/failures.js';
+import { isWorker, runPrimary, tellPrimary } from './cli/workers.js';
 import { type Config, loadConfig } from './config/index.js';
 import { type Db, DbError, migrateApp, migrateSystem, openDatabase } from './db/index.js';
 import type { ProjectKeys } from './http/principal.js';
@@ -14,9 +15,10 @@ import { readDatabaseKeys, readKeysFile, withConfigured } from './settings/keys.
 const USAGE = `Usage: plinth <command> [options]
 
 Commands:
-  start [--port N] [--data-dir D] [--migrate [dir]]
+  start [--port N] [--data-dir D] [--migrate [dir]] [--workers N|auto]
                                     start the server (PGlite in the data dir, or DATABASE_URL);
-                                    --migrate applies ./migrations/*.sql (or dir) first
+                                    --migrate applies ./migrations/*.sql (or dir) first;
+                                    --workers runs N processes on the port (PostgreSQL only)
   keys [--data-dir D] [--json]      print the project's public and secret keys
   sql "<query>" [--data-dir D]      run SQL (through the running server when there is one)
   migrate [dir] [--data-dir D]      apply ./migrations/*.sql once each, in order
@@ -24,7 +26,7 @@ Commands:
   admin create --email E [--password P]   add a console admin (asks for the password when not given)
   admin set-password --email E [--password P]
 
-Environment: PORT, PUBLIC_URL, DATA_DIR, DATABASE_URL, MIGRATIONS_DIR, LOG_LEVEL, MAX_ROWS,
+Environment: PORT, WORKERS, PUBLIC_URL, DATA_DIR, DATABASE_URL, MIGRATIONS_DIR, LOG_LEVEL, MAX_ROWS,
 PLINTH_PUBLIC_KEY, PLINTH_SECRET_KEY, SMTP_URL, SMTP_FROM, SMS_PROVIDER, REDIS_URL (also read
 from ./.env). README.md has them all.`;
 
@@ -41,6 +43,7 @@ function configFrom(args: Args): Config {
   loaded = loadConfig(process.env, {
     port,
     dataDir: flagValue(args, 'data-dir'),
+    workers: flagValue(args, 'workers'),
     migrationsDir: migrate === undefined ? undefined : resolve(migrate === true ? './migrations' : migrate),
   });
   return loaded;
@@ -86,6 +89,22 @@ async function start(args: Args) {
   const config = configFrom(args);
   // Checked before the database is opened: a wrong SMS_PROVIDER is one line, at once.
   createSmsTransport(config.env);
+  if (config.workers > 1 && !isWorker()) {
+    if (!config.databaseUrl) {
+      fail(
+        `--workers ${config.workers} (WORKERS) needs DATABASE_URL: the embedded database belongs to one process; set DATABASE_URL to a PostgreSQL, or start one worker`,
+      );
+    }
+    // The migrations run once, here, before the workers start (each would wait for the lock).
+    if (config.migrationsDir) {
+      const { db, applied } = await openAndMigrate(config);
+      await db.close();
+      if (applied.length) process.stdout.write(`  migrations applied: ${applied.join(', ')}\n`);
+    }
+    process.exitCode = await runPrimary(config.workers, createLogger(config.logLevel), fail);
+    return;
+  }
+  if (isWorker()) config.migrationsDir = null;
   const { db, applied } = await openAndMigrate(config);
   if (applied.length) process.stdout.write(`  migrations applied: ${applied.join(', ')}\n`);
   const plinth = await buildApp({ config, db }).catch(async (err) => {
@@ -103,7 +122,9 @@ async function start(args: Args) {
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = config.publicUrl.replace(`:${config.port}`, `:${port}`);
   if (!config.databaseUrl) writeServerFile(config.dataDir, `http://127.0.0.1:${port}`, keys);
-  process.stdout.write(banner(plinth, url));
+  // With --workers the primary prints one banner for all.
+  if (isWorker()) tellPrimary({ type: 'listening', banner: banner(plinth, url) });
+  else process.stdout.write(banner(plinth, url));
   log.info({ url, database: plinth.db.kind }, 'listening');
   if (plinth.db.kind === 'pglite' && config.env.STATEMENT_TIMEOUT_MS) {
     log.warn(
@@ -157,6 +178,8 @@ function handleSignals(plinth: Plinth, config: Config) {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // A worker whose primary is gone (killed) stops too, rather than serve on alone.
+  if (isWorker()) process.on('disconnect', () => void stop('disconnect'));
 }
 
 /** A running embedded server on this data dir, if any (its lock is held by a live process). */
@@ -348,8 +371,15 @@ async function main(argv: string[]) {
  * exit 2 for a wrong command line, 1 otherwise. Anything else is a bug: one line too, and
  * its stack only with LOG_LEVEL=debug.
  */
-function onFailure(err: unknown): never {
+function onFailure(err: unknown): void {
   const known = expectedFailure(err, { databaseUrl: loaded?.databaseUrl, port: loaded?.port, host: loaded?.host });
+  if (isWorker()) {
+    // The primary prints it, once for all the workers that met it.
+    const message = known ?? `unexpected error: ${(err as Error)?.message ?? String(err)} (LOG_LEVEL=debug prints its stack; please report it)`;
+    if (!known && process.env.LOG_LEVEL === 'debug') createLogger('debug').error({ err }, 'plinth failed');
+    process.send?.({ type: 'failed', message, code: 1 }, () => process.exit(1));
+    return;
+  }
   if (known) fail(known, err instanceof UsageError ? 2 : 1);
   if (process.env.LOG_LEVEL === 'debug') createLogger('debug').error({ err }, 'plinth failed');
   fail(`unexpected error: ${(err as Error)?.message ?? String(err)} (LOG_LEVEL=debug prints its stack; please report it)`);

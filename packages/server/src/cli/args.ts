@@ -23,7 +23,7 @@ interface CommandSpec {
 const DATA_DIR = { 'data-dir': 'value' } as const;
 
 export const COMMANDS: Record<string, CommandSpec> = {
-  start: { flags: { port: 'value', migrate: 'optional', ...DATA_DIR }, positional: 0 },
+  start: { flags: { port: 'value', migrate: 'optional', workers: 'value', ...DATA_DIR }, positional: 0 },
   keys: { flags: { json: 'bool', ...DATA_DIR }, positional: 0 },
   sql: { flags: { ...DATA_DIR }, positional: Number.POSITIVE_INFINITY },
   migrate: { flags: { ...DATA_DIR }, positional: 1 },
@@ -93,6 +93,7 @@ export function parseArgs(argv: string[]): Args {
 
 const EXAMPLES: Record<string, string> = {
   port: '--port 8080',
+  workers: '--workers 4 (or auto: one per core)',
   'data-dir': '--data-dir ./data',
   out: '--out src/database.ts',
 };

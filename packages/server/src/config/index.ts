@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 
 /** Typed configuration. The only module that reads `process.env`. */
@@ -29,6 +30,8 @@ export interface Config {
   trustProxy: boolean | string[];
   /** How long a client may take to send a whole request (REQUEST_TIMEOUT_MS; 0: no limit). */
   requestTimeoutMs: number;
+  /** Processes serving the port (`WORKERS`, `plinth start --workers`; `auto`: one per core). */
+  workers: number;
   env: Record<string, string | undefined>;
 }
 
@@ -138,8 +141,23 @@ export function databaseWhere(value: string): string {
   }
 }
 
+/**
+ * `WORKERS` / `--workers`: a whole number from 1 to 64, or `auto` for one per core.
+ * @example parseWorkers('auto', 'WORKERS') // 2 on a 2-core machine
+ */
+export function parseWorkers(value: string | undefined, name = 'WORKERS'): number {
+  const v = (value ?? '').trim();
+  if (v === '') return 1;
+  if (v === 'auto') return Math.max(1, availableParallelism());
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n < 1 || n > 64) throw new ConfigError(`${name} must be a number of processes from 1 to 64, or auto (one per core), got "${v}"`);
+  return n;
+}
+
 export interface ConfigOverrides {
   port?: number;
+  /** `plinth start --workers`, as given. */
+  workers?: string;
   dataDir?: string;
   databaseUrl?: string | null;
   publicUrl?: string;
@@ -176,6 +194,7 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
       overrides.migrationsDir !== undefined ? overrides.migrationsDir : env.MIGRATIONS_DIR ? resolve(cwd, env.MIGRATIONS_DIR) : null,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     requestTimeoutMs: int(env.REQUEST_TIMEOUT_MS, 120_000, 'REQUEST_TIMEOUT_MS'),
+    workers: overrides.workers !== undefined ? parseWorkers(overrides.workers, '--workers') : parseWorkers(env.WORKERS),
     env,
   };
 }

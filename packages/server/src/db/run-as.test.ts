@@ -1,16 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestDb } from '../../test/db.js';
+import { createHash } from 'node:crypto';
+import { openTestDb, type TestDbTarget } from '../../test/db.js';
 import { migrateSystem } from './migrate.js';
+import { openPostgres } from './postgres.js';
 import { DbError, type Db } from './types.js';
 
 // Db.runAs: the API's one round trip (plinth.run_as), on both databases.
 let db: Db;
 let cleanup: () => Promise<void>;
+let target: TestDbTarget;
 const sub = '22222222-2222-4222-8222-222222222222';
 const ROWS = `select coalesce('[' || string_agg(row_to_json(r)::text, ',') || ']', '[]') as body, count(*) as n, null::int8 as total
   from (select note from public.notes where owner = $1[1]::text::uuid or $1[2]::text = 'all') r`;
 beforeAll(async () => {
-  ({ db, cleanup } = await openTestDb());
+  ({ db, cleanup, target } = await openTestDb());
   await migrateSystem(db);
   await db.query('create table public.notes (owner uuid not null, note text not null)');
   // Made by the owner directly: without event triggers only the poll would enable RLS on it.
@@ -72,5 +75,77 @@ describe('runAs', () => {
       return (await tx.query<{ uid: string }>('select auth.uid()::text as uid')).rows[0].uid;
     });
     expect(byHand).toBe(sub);
+  });
+
+  // Migration 0030: each statement is prepared once per connection and role.
+  describe('plan cache', () => {
+    /** A Db of one connection, so that what it prepared is what it then lists. */
+    const oneConnection = async () =>
+      target.databaseUrl ? await openPostgres(target.databaseUrl, { max: 1 }) : Object.assign(Object.create(db), { close: async () => {} });
+    const prepared = async (one: Db) =>
+      Number((await one.query<{ n: number }>("select count(*)::int as n from pg_prepared_statements where name like 'plinth\\_%'")).rows[0].n);
+
+    it('serves new values and each role its own rows from one prepared statement, and follows schema changes', async () => {
+      const one = await oneConnection();
+      try {
+        await one.query('create table public.cached (owner uuid not null, v text)');
+        await one.query('alter table public.cached enable row level security');
+        await one.query('grant select on public.cached to anon, authenticated');
+        await one.query('create policy own on public.cached using (owner = auth.uid())');
+        await one.query(`insert into public.cached values ($1, 'a'), (gen_random_uuid(), 'b')`, [sub]);
+        const stmt = `select coalesce(string_agg(v, ',' order by v), '') as body, count(*) as n, null::int8 as total from public.cached where v <> $1[1]`;
+        for (let i = 0; i < 8; i++) {
+          expect((await one.runAs(as('authenticated'), stmt, ['x'], true)).body).toBe('a');
+          expect((await one.runAs(as('service'), stmt, ['x'], true)).body).toBe('a,b');
+          expect((await one.runAs(as('anon'), stmt, ['x'], true)).body).toBe('');
+        }
+        expect((await one.runAs(as('service'), stmt, ['a'], true)).body).toBe('b');
+        // A column added, the table dropped and made again: the prepared statement follows.
+        await one.query('alter table public.cached add column extra int');
+        expect((await one.runAs(as('service'), stmt, ['x'], true)).body).toBe('a,b');
+        await one.query('drop table public.cached');
+        const gone = await one.runAs(as('service'), stmt, ['x'], true).catch((e) => e);
+        expect(gone.sqlstate).toBe('42P01');
+        await one.query('create table public.cached (v text)');
+        await one.query(`insert into public.cached values ('c')`);
+        expect((await one.runAs(as('service'), stmt, ['x'], true)).body).toBe('c');
+      } finally {
+        await one.query('drop table if exists public.cached');
+        await one.close();
+      }
+    });
+
+    it('keeps at most 200 statements per connection', async () => {
+      const one = await oneConnection();
+      try {
+        const all = Number((await one.query<{ n: number }>('select count(*)::int as n from public.notes')).rows[0].n);
+        for (let i = 0; i < 230; i++) {
+          const r = await one.runAs(as('service'), `select null::text as body, count(*) as n, null::int8 as total from public.notes where ${i} = ${i} and $1[1] = 'y'`, ['y'], true);
+          expect(r.n).toBe(all);
+        }
+        const n = await prepared(one);
+        expect(n).toBeGreaterThan(0);
+        expect(n).toBeLessThanOrEqual(201);
+      } finally {
+        await one.close();
+      }
+    });
+
+    it('a statement prepared under its name by anyone else is replaced, never run', async () => {
+      const one = await oneConnection();
+      try {
+        const name = `plinth_${createHash('md5').update(`authenticated ${ROWS}`).digest('hex')}`;
+        const honest = (await one.runAs(as('authenticated'), ROWS, [sub, 'x'], true)).body;
+        expect(honest).toContain('"mine"');
+        // What a script on the same connection could do (PGlite's runner cleans up after each
+        // script with RESET ALL, which forgets what run_as prepared).
+        await one.query(`deallocate ${name}`);
+        await one.query(`prepare ${name}(text[]) as select '[{"note":"planted"}]'::text, 1::int8, null::int8 where $1 is not null`);
+        await one.query('reset all');
+        expect((await one.runAs(as('authenticated'), ROWS, [sub, 'x'], true)).body).toBe(honest);
+      } finally {
+        await one.close();
+      }
+    });
   });
 });

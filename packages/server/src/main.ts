@@ -375,7 +375,8 @@ function onFailure(err: unknown): void {
   const known = expectedFailure(err, { databaseUrl: loaded?.databaseUrl, port: loaded?.port, host: loaded?.host });
   if (isWorker()) {
     // The primary prints it, once for all the workers that met it.
-    const message = known ?? `unexpected error: ${(err as Error)?.message ?? String(err)} (LOG_LEVEL=debug prints its stack; please report it)`;
+    const message =
+      known ?? `unexpected error: ${(err as Error)?.message ?? String(err)} (LOG_LEVEL=debug prints its stack; please report it)`;
     if (!known && process.env.LOG_LEVEL === 'debug') createLogger('debug').error({ err }, 'plinth failed');
     process.send?.({ type: 'failed', message, code: 1 }, () => process.exit(1));
     return;

@@ -33,7 +33,16 @@ import { type Accounts, createAccounts } from './accounts/index.js';
 import type { AuthConfig } from './config.js';
 import type { AuthDeps } from './deps.js';
 import { authGuards } from './guards.js';
-import { authLimits, type Counter, memoryCounter, rateLimited, redisCounter } from './limits/index.js';
+import {
+  authLimits,
+  type Counter,
+  fallbackCounter,
+  memoryCounter,
+  rateLimitStore,
+  rateLimited,
+  redisCounter,
+  redisReady,
+} from './limits/index.js';
 import { argon2Hasher, type PasswordHasher } from './password/hasher.js';
 import { passwordService } from './password/service.js';
 import { type AuthServices, registerAuthRoutes } from './routes.js';
@@ -89,6 +98,16 @@ export interface Auth {
   close(): Promise<void>;
 }
 
+/** Where REDIS_URL points, for log lines: host and port, never the password. */
+function redisWhere(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || 6379}`;
+  } catch {
+    return 'REDIS_URL';
+  }
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
@@ -115,9 +134,13 @@ export function gatedVerifier(tokens: TokenService, gate: SessionGate): TokenVer
  */
 export async function registerAuth(app: App, options: AuthOptions): Promise<Auth> {
   const { config } = options;
-  // One Redis namespace per project: several projects may share a Redis.
+  // One Redis namespace per project: several projects may share a Redis. Redis down: the
+  // counts fall back to this instance's (one warning), never a 5xx.
   const redis = config.redisUrl ? redisCounter(config.redisUrl, `plinth:${sha256(options.tokens.issuer).slice(0, 12)}:auth:`) : null;
-  const counter: Counter = redis ?? memoryCounter(options.clock);
+  if (redis) await redisReady(redis.redis, 2000);
+  const counter: Counter = redis
+    ? fallbackCounter(redis, memoryCounter(options.clock), options.log, redisWhere(config.redisUrl ?? ''))
+    : memoryCounter(options.clock);
   const hasher = options.hasher ?? argon2Hasher(config.argon2);
   await hasher.dummyHash(); // made now, so the first unknown-email sign-in is not slower than the rest
   // Work after the answer: tracked, so tests can wait for it and close() lets it finish.
@@ -149,7 +172,8 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
       global: true,
       max: config.requestsPerIp.max,
       timeWindow: config.requestsPerIp.windowSeconds * 1000,
-      ...(redis ? { redis: redis.redis, nameSpace: `plinth:${sha256(options.tokens.issuer).slice(0, 12)}:auth-ip:` } : {}),
+      // With Redis, the per-IP count goes through the same fallback counter.
+      ...(redis ? { store: rateLimitStore(counter, 'ip:') } : {}),
       errorResponseBuilder: (_req, ctx) => rateLimited(ctx.ttl),
     });
     registerAuthRoutes(scope as unknown as App, guards, services);

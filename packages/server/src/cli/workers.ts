@@ -77,13 +77,19 @@ export function runPrimary(count: number, log: Logger, fail: (line: string, code
         if (Object.keys(cluster.workers ?? {}).length === 0) resolve(0);
         return;
       }
-      log.error({ pid: worker.process.pid, code, signal }, `worker ${worker.process.pid} died (${signal ?? `exit ${code}`}); starting another`);
+      log.error(
+        { pid: worker.process.pid, code, signal },
+        `worker ${worker.process.pid} died (${signal ?? `exit ${code}`}); starting another`,
+      );
       if (lived < EARLY_DEATH_MS) {
         const now = Date.now();
         earlyDeaths = [...earlyDeaths.filter((t) => now - t < 60_000), now];
         if (earlyDeaths.length > MAX_EARLY_DEATHS) {
           stopAll();
-          fail(`workers keep dying within ${EARLY_DEATH_MS / 1000} s of starting (${earlyDeaths.length} in a minute); the log above says why`, 1);
+          fail(
+            `workers keep dying within ${EARLY_DEATH_MS / 1000} s of starting (${earlyDeaths.length} in a minute); the log above says why`,
+            1,
+          );
         }
       }
       fork();

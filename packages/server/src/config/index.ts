@@ -150,7 +150,8 @@ export function parseWorkers(value: string | undefined, name = 'WORKERS'): numbe
   if (v === '') return 1;
   if (v === 'auto') return Math.max(1, availableParallelism());
   const n = Number(v);
-  if (!/^\d+$/.test(v) || n < 1 || n > 64) throw new ConfigError(`${name} must be a number of processes from 1 to 64, or auto (one per core), got "${v}"`);
+  if (!/^\d+$/.test(v) || n < 1 || n > 64)
+    throw new ConfigError(`${name} must be a number of processes from 1 to 64, or auto (one per core), got "${v}"`);
   return n;
 }
 

@@ -83,7 +83,9 @@ describe('runAs', () => {
     const oneConnection = async () =>
       target.databaseUrl ? await openPostgres(target.databaseUrl, { max: 1 }) : Object.assign(Object.create(db), { close: async () => {} });
     const prepared = async (one: Db) =>
-      Number((await one.query<{ n: number }>("select count(*)::int as n from pg_prepared_statements where name like 'plinth\\_%'")).rows[0].n);
+      Number(
+        (await one.query<{ n: number }>("select count(*)::int as n from pg_prepared_statements where name like 'plinth\\_%'")).rows[0].n,
+      );
 
     it('serves new values and each role its own rows from one prepared statement, and follows schema changes', async () => {
       const one = await oneConnection();
@@ -120,7 +122,12 @@ describe('runAs', () => {
       try {
         const all = Number((await one.query<{ n: number }>('select count(*)::int as n from public.notes')).rows[0].n);
         for (let i = 0; i < 230; i++) {
-          const r = await one.runAs(as('service'), `select null::text as body, count(*) as n, null::int8 as total from public.notes where ${i} = ${i} and $1[1] = 'y'`, ['y'], true);
+          const r = await one.runAs(
+            as('service'),
+            `select null::text as body, count(*) as n, null::int8 as total from public.notes where ${i} = ${i} and $1[1] = 'y'`,
+            ['y'],
+            true,
+          );
           expect(r.n).toBe(all);
         }
         const n = await prepared(one);

@@ -1,4 +1,6 @@
+import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
 import type { Clock } from '../../lib/clock.js';
 
 /** A window's count and how long until it resets. */
@@ -66,13 +68,24 @@ return {c, redis.call('PTTL', KEYS[1])}`;
 
 /**
  * Counters in Redis, shared by every instance of the project (`REDIS_URL`). Redis keeps the
- * time (key TTL), so the fake clock does not apply here.
+ * time (key TTL), so the fake clock does not apply here. A command fails at once while Redis
+ * is not connected, and within a second when it does not answer (no queue of commands waiting
+ * for a reconnection: that made every failed sign-in take ~7 s); `fallbackCounter` decides
+ * what happens then.
  * @example const c = redisCounter('redis://localhost:6379', 'plinth:auth:'); await c.hit('k', 60)
  */
 export function redisCounter(url: string, prefix: string): Counter & { redis: Redis } {
-  const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
-  // Connection errors reach the caller through the failing command (a 500, not a silent
-  // pass); without a listener ioredis would also print each one as unhandled.
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    commandTimeout: 1000,
+    connectTimeout: 1000,
+    lazyConnect: false,
+    // Reconnect soon after Redis is back (ioredis waits up to 2 s by default).
+    retryStrategy: (times) => Math.min(times * 100, 500),
+  });
+  // Connection errors reach the caller through the failing command; without a listener
+  // ioredis would also print each one as unhandled.
   redis.on('error', () => undefined);
   return {
     redis,
@@ -91,5 +104,92 @@ export function redisCounter(url: string, prefix: string): Counter & { redis: Re
     async close() {
       await redis.quit().catch(() => redis.disconnect());
     },
+  };
+}
+
+/**
+ * Redis counters that fall back to this instance's own counters while Redis cannot be used,
+ * so a Redis outage never turns a request into a 5xx or a long wait: limits hold per instance
+ * meanwhile (the same as without REDIS_URL). One warning when it starts, one line when Redis is
+ * back and the counts are shared again. Counts made during the outage stay local.
+ * @example const c = fallbackCounter(redisCounter(url, 'p:'), memoryCounter(clock), log);
+ */
+export function fallbackCounter(
+  shared: Counter & { redis: Redis },
+  local: Counter,
+  log: Logger,
+  where: string,
+): Counter & { mode(): 'shared' | 'local' } {
+  let mode: 'shared' | 'local' = 'shared';
+  const toLocal = (reason: string) => {
+    if (mode === 'local') return;
+    mode = 'local';
+    log.warn({ redis: where, reason }, `Redis at ${where} is unavailable (${reason}): rate limits count per instance until it is back`);
+  };
+  shared.redis.on('ready', () => {
+    if (mode === 'shared') return;
+    mode = 'shared';
+    log.info({ redis: where }, `Redis at ${where} is back: rate limits are shared again`);
+  });
+  const use = async <T>(fn: (c: Counter) => Promise<T>): Promise<T> => {
+    if (shared.redis.status !== 'ready') {
+      toLocal(`not connected (${shared.redis.status})`);
+      return fn(local);
+    }
+    try {
+      return await fn(shared);
+    } catch (err) {
+      toLocal((err as Error).message);
+      return fn(local);
+    }
+  };
+  return {
+    mode: () => mode,
+    peek: (key) => use((c) => c.peek(key)),
+    hit: (key, windowSeconds) => use((c) => c.hit(key, windowSeconds)),
+    async close() {
+      await Promise.all([shared.close(), local.close()]);
+    },
+  };
+}
+
+/** Resolves once the client is connected, or after `ms` (a start does not wait longer for Redis). */
+export function redisReady(redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    redis.once('ready', done);
+  });
+}
+
+/**
+ * A store for @fastify/rate-limit over a Counter: with REDIS_URL the per-IP request limit
+ * counts in the fallback counter too, so it is shared while Redis works and per instance while
+ * it does not (the plugin's own Redis store would answer 500, or with `skipOnError` not limit at all).
+ */
+export function rateLimitStore(counter: Counter, prefix: string): FastifyRateLimitStoreCtor {
+  type Callback = (err: Error | null, res?: { current: number; ttl: number }) => void;
+  return class CounterStore implements FastifyRateLimitStore {
+    incr(key: string, cb: Callback, timeWindow: number) {
+      counter.hit(prefix + key, timeWindow / 1000).then(
+        (c) => cb(null, { current: c.count, ttl: c.resetMs }),
+        (err: Error) => cb(err),
+      );
+    }
+    read(key: string, cb: Callback) {
+      counter.peek(prefix + key).then(
+        (c) => cb(null, { current: c.count, ttl: c.resetMs }),
+        (err: Error) => cb(err),
+      );
+    }
+    child(options: { method?: string | string[]; url?: string }) {
+      const Store = rateLimitStore(counter, `${prefix}${String(options.method ?? '')}${options.url ?? ''}-`);
+      return new Store({});
+    }
   };
 }

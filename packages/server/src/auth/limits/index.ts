@@ -4,7 +4,7 @@ import type { AuthConfig, RateRule } from '../config.js';
 import { mailboxKey } from '../validate.js';
 import type { Count, Counter } from './counter.js';
 
-export { type Counter, memoryCounter, redisCounter } from './counter.js';
+export { type Counter, fallbackCounter, memoryCounter, rateLimitStore, redisCounter, redisReady } from './counter.js';
 
 /** 429 `rate_limited` with `Retry-After` in whole seconds (at least 1). */
 export function rateLimited(resetMs: number): ApiError {

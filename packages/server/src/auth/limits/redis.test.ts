@@ -1,28 +1,45 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, code, createAuthServer, email, signUp } from '../../../test/auth.js';
-import { redisCounter } from './counter.js';
+import { createTestServer } from '../../../test/harness.js';
+import { redisCounter, redisReady } from './counter.js';
 
 // Needs a redis-server binary: scripts/test.sh installs it (scripts/ensure-packages.sh).
 const PORT = 56_379 + (process.pid % 500);
 let server: ChildProcess | null = null;
 const url = `redis://127.0.0.1:${PORT}`;
 
+const startRedis = async () => {
+  server = spawn('redis-server', ['--port', String(PORT), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], {
+    stdio: 'ignore',
+  });
+  const probe = redisCounter(url, 'probe:');
+  try {
+    for (let i = 0; ; i++) {
+      const up = await probe.peek('x').then(
+        () => true,
+        () => false,
+      );
+      if (up) break;
+      if (i > 100) throw new Error('redis-server did not answer within 10 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    await probe.close();
+  }
+};
+const stopRedis = async () => {
+  const s = server;
+  server = null;
+  if (!s || s.exitCode !== null) return;
+  const exited = new Promise((r) => s.once('exit', r));
+  s.kill('SIGKILL');
+  await exited;
+};
+
 describe('limits in Redis (REDIS_URL)', () => {
   beforeAll(async () => {
-    server = spawn('redis-server', ['--port', String(PORT), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], {
-      stdio: 'ignore',
-    });
-    const probe = redisCounter(url, 'probe:');
-    for (let i = 0; i < 50; i++) {
-      try {
-        await probe.peek('x');
-        break;
-      } catch {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-    await probe.close();
+    await startRedis();
   });
   afterAll(() => {
     server?.kill();
@@ -32,6 +49,8 @@ describe('limits in Redis (REDIS_URL)', () => {
     const prefix = `t${Date.now()}:`;
     const a = redisCounter(url, prefix);
     const b = redisCounter(url, prefix);
+    // Commands are not queued while connecting (a Redis outage must not hold requests).
+    await Promise.all([redisReady(a.redis, 10_000), redisReady(b.redis, 10_000)]);
     try {
       expect((await a.hit('k', 1)).count).toBe(1);
       expect((await b.hit('k', 1)).count).toBe(2);
@@ -77,6 +96,49 @@ describe('limits in Redis (REDIS_URL)', () => {
         expect(code(res)).toEqual([429, 'rate_limited']);
         expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
       }
+    } finally {
+      await Promise.all([one.stop(), two.stop()]);
+    }
+  });
+
+  it('Redis down: limits count per instance with one warning and never a 5xx; shared again when Redis is back', async () => {
+    const env = {
+      REDIS_URL: url,
+      AUTH_RATE_SIGNIN_EMAIL: '2/900',
+      AUTH_RATE_REQUESTS_IP: '100000/60',
+      AUTH_RATE_SIGNIN_IP: '100000/900',
+      LOG_LEVEL: 'info',
+    };
+    const logs: string[] = [];
+    const logsTwo: string[] = [];
+    const one = await createTestServer(env, { smtp: true, logs });
+    const two = await createTestServer(env, { smtp: true, logs: logsTwo });
+    const wrong = (s: typeof one, addr: string) => call(s, 'POST', 'signin', { email: addr, password: 'wrong wrong' });
+    try {
+      await stopRedis();
+      const addr = email('down');
+      await signUp(one, addr);
+      // Each instance counts for itself: two failures on one, then its limit; two has its own count.
+      expect(code(await wrong(one, addr))).toEqual([400, 'invalid_credentials']);
+      expect(code(await wrong(one, addr))).toEqual([400, 'invalid_credentials']);
+      expect(code(await wrong(one, addr))).toEqual([429, 'rate_limited']);
+      expect(code(await wrong(two, addr))).toEqual([400, 'invalid_credentials']);
+      // The per-IP request limit (the plugin's store) answers too, and other routes work.
+      expect((await call(one, 'POST', 'resend-verification', { email: addr })).statusCode).toBe(200);
+      expect((await call(two, 'POST', 'resend-verification', { email: addr })).statusCode).toBe(200);
+      const warnings = () => logs.filter((l) => l.includes('rate limits count per instance'));
+      expect(warnings()).toHaveLength(1);
+      expect(JSON.parse(warnings()[0]).level).toBe(40);
+
+      await startRedis();
+      const back = (lines: string[]) => lines.some((l) => l.includes('rate limits are shared again'));
+      await expect.poll(() => back(logs) && back(logsTwo), { timeout: 10_000 }).toBe(true);
+      // Both instances count in Redis again: their failures add up.
+      const again = email('back');
+      await signUp(one, again);
+      expect(code(await wrong(one, again))).toEqual([400, 'invalid_credentials']);
+      expect(code(await wrong(two, again))).toEqual([400, 'invalid_credentials']);
+      expect(code(await wrong(one, again))).toEqual([429, 'rate_limited']);
     } finally {
       await Promise.all([one.stop(), two.stop()]);
     }

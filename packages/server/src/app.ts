@@ -15,6 +15,7 @@ import {
 } from './auth/index.js';
 import type { Config } from './config/index.js';
 import { type Db, DbUnavailableError, type DdlWatch, openDatabase, prepareDatabase } from './db/index.js';
+import { createMetrics } from './http/metrics.js';
 import { makePrincipalResolver, type ProjectKeys } from './http/principal.js';
 import { registerRouteDocs } from './http/route-docs.js';
 import { type App, createHttpServer } from './http/server.js';
@@ -31,6 +32,8 @@ export interface AppOptions {
   clock?: Clock;
   /** Tests: an email transport of their own instead of SMTP_URL. */
   emailTransport?: EmailTransport;
+  /** GET /metrics also reports Node's own (CPU, memory, event loop, GC): `plinth start` only. */
+  processMetrics?: boolean;
 }
 
 export interface Plinth {
@@ -93,7 +96,9 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     gate = await createSessionGate(db, clock, authConf.sessionCheckMs);
     const schema = await createSchemaCache(db, log);
     const settings = await createSettingsStore(db, { publicUrl: config.publicUrl, log });
+    const metrics = createMetrics({ processMetrics: options.processMetrics });
     const app = await createHttpServer({
+      metrics,
       logger: log,
       bodyLimit: config.bodyLimit,
       isOriginAllowed: settings.isOriginAllowed,
@@ -163,6 +168,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       onSchemaChange: () => schema.reload(),
       signinRules: { perEmail: auth.config.signinFailuresPerEmail, perIp: auth.config.signinFailuresPerIp },
       initialAdmin,
+      metrics,
     });
 
     app.get('/sdk/plinth.js', async (_req, reply) => {

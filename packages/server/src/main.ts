@@ -7,6 +7,7 @@ import { type Args, flagValue, parseArgs, UsageError } from './cli/args.js';
 import { expectedFailure } from './cli/failures.js';
 import { isWorker, runPrimary, tellPrimary } from './cli/workers.js';
 import { type Config, loadConfig } from './config/index.js';
+import { installPrimaryMetrics } from './http/metrics.js';
 import { type Db, DbError, migrateApp, migrateSystem, openDatabase } from './db/index.js';
 import type { ProjectKeys } from './http/principal.js';
 import { createSmsTransport } from './messaging/index.js';
@@ -101,13 +102,14 @@ async function start(args: Args) {
       await db.close();
       if (applied.length) process.stdout.write(`  migrations applied: ${applied.join(', ')}\n`);
     }
+    installPrimaryMetrics();
     process.exitCode = await runPrimary(config.workers, createLogger(config.logLevel), fail);
     return;
   }
   if (isWorker()) config.migrationsDir = null;
   const { db, applied } = await openAndMigrate(config);
   if (applied.length) process.stdout.write(`  migrations applied: ${applied.join(', ')}\n`);
-  const plinth = await buildApp({ config, db }).catch(async (err) => {
+  const plinth = await buildApp({ config, db, processMetrics: true }).catch(async (err) => {
     await db.close().catch(() => undefined);
     throw err;
   });

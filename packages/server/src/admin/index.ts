@@ -2,7 +2,8 @@
  * Management and the console's server side (API.md §3, §5, §6). What this area adds:
  * - endpoints: every management route, in one table (routes.ts): admin setup, login,
  *   logout, me, keys; SQL runner; auth settings and project; messages, dev inbox, test email
- *   and template preview; end-user administration (`/api/v1/users…`); the console's pages
+ *   and template preview; end-user administration (`/api/v1/users…`); `GET /metrics`
+ *   (Prometheus text: requests, latency, rate-limit refusals, database pool, outbox queue); the console's pages
  *   at /console (console.ts).
  * - tables: plinth.admins, plinth.admin_sessions, plinth.admin_setup_tokens and
  *   auth.users.banned_until (migration 0012_admins.sql).
@@ -13,6 +14,7 @@
  * - CLI: `plinth admin create|set-password` (cli.ts).
  */
 import type { Db } from '../db/index.js';
+import type { Metrics } from '../http/metrics.js';
 import type { PrincipalResolver, ProjectKeys } from '../http/principal.js';
 import type { App } from '../http/server.js';
 import type { Clock } from '../lib/clock.js';
@@ -21,6 +23,7 @@ import type { SettingsStore } from '../settings/index.js';
 import { adminService, type Hasher } from './admins.js';
 import { makeGuards } from './guard.js';
 import { messageHandlers } from './messages.js';
+import { metricsHandler } from './metrics.js';
 import { registerAdminRoutes } from './routes.js';
 import { adminSessionHandlers, failureCounter, type Rule } from './session.js';
 import { settingsHandlers } from './settings.js';
@@ -51,6 +54,8 @@ export interface AdminOptions {
   signinRules: { perEmail: Rule; perIp: Rule };
   /** ADMIN_EMAIL / ADMIN_PASSWORD, both or neither. */
   initialAdmin: { email: string; password: string } | null;
+  /** The request counters GET /metrics serves (http/metrics.ts). */
+  metrics: Metrics;
 }
 
 export interface AdminArea {
@@ -89,6 +94,7 @@ export async function registerAdmin(app: App, o: AdminOptions): Promise<AdminAre
       minPasswordLength: () => o.settings.auth().min_password_length,
       verificationUrlSet: () => Boolean(o.settings.auth().email_verification_url),
     }),
+    metrics: metricsHandler(o.metrics, o.db),
   });
   let setupToken: string | null = null;
   if (o.initialAdmin) await admins.upsert(o.initialAdmin.email, o.initialAdmin.password);

@@ -1,6 +1,7 @@
 import { AUTH_DOCS } from '../auth/index.js';
 import type { App } from '../http/server.js';
 import type { Guards } from './guard.js';
+import type { metricsHandler } from './metrics.js';
 import { MessageListParams, type messageHandlers, PreviewBody, TestEmailBody } from './messages.js';
 import { type adminSessionHandlers, LoginBody, SetupBody } from './session.js';
 import type { settingsHandlers } from './settings.js';
@@ -13,6 +14,7 @@ export interface AdminHandlers {
   settings: ReturnType<typeof settingsHandlers>;
   messages: ReturnType<typeof messageHandlers>;
   users: ReturnType<typeof userAdmin>;
+  metrics: ReturnType<typeof metricsHandler>;
 }
 
 /**
@@ -24,7 +26,7 @@ export interface AdminHandlers {
  */
 export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers): void {
   const { manage, admin, origin } = guards;
-  const { session, sql, settings, messages, users } = h;
+  const { session, sql, settings, messages, users, metrics } = h;
 
   // Console admins (§6)
   app.post('/api/v1/admin/setup', { onRequest: origin, schema: { body: SetupBody } }, session.setup);
@@ -54,6 +56,9 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
   app.delete('/api/v1/users/:id', { onRequest: manage, schema: { params: UserIdParams } }, users.remove);
   app.post('/api/v1/users/:id/signout', { onRequest: manage, schema: { params: UserIdParams } }, users.signOut);
   app.post('/api/v1/users/:id/resend-verification', { onRequest: manage, schema: { params: UserIdParams } }, users.resendVerification);
+
+  // Operations (§8): Prometheus text
+  app.get('/metrics', { onRequest: manage }, metrics);
 
   // Public: what a sign-in page may offer (no secrets)
   app.get('/v1/auth/settings', { schema: AUTH_DOCS.settings }, settings.publicAuth);

@@ -97,11 +97,15 @@ export async function openPostgres(url: string, options: { max?: number; connect
     const e = toDbError(err);
     return e instanceof DbUnavailableError ? new DbUnavailableError(`The database at ${where} is unavailable: ${e.reason}.`, e.reason) : e;
   };
+  let inFlight = 0;
   const run = async <T>(fn: () => Promise<T>): Promise<T> => {
+    inFlight++;
     try {
       return await fn();
     } catch (err) {
       throw located(err);
+    } finally {
+      inFlight--;
     }
   };
 
@@ -112,6 +116,7 @@ export async function openPostgres(url: string, options: { max?: number; connect
 
   const db: Db = {
     kind: 'postgres',
+    stats: () => ({ inFlight, poolSize: (options.max ?? 10) * (api ? 2 : 1) }),
     ...queryable(sql),
     runAs: (ctx, text, params, rows) =>
       run(async () => {

@@ -80,8 +80,10 @@ describe('runAs', () => {
   // Migration 0030: each statement is prepared once per connection and role.
   describe('plan cache', () => {
     /** A Db of one connection, so that what it prepared is what it then lists. */
-    const oneConnection = async () =>
-      target.databaseUrl ? await openPostgres(target.databaseUrl, { max: 1 }) : Object.assign(Object.create(db), { close: async () => {} });
+    const oneConnection = async (): Promise<Db> =>
+      target.databaseUrl
+        ? await openPostgres(target.databaseUrl, { max: 1 })
+        : (Object.assign(Object.create(db), { close: async () => {} }) as Db);
     const prepared = async (one: Db) =>
       Number(
         (await one.query<{ n: number }>("select count(*)::int as n from pg_prepared_statements where name like 'plinth\\_%'")).rows[0].n,

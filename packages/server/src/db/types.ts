@@ -76,6 +76,8 @@ export interface Db extends Queryable {
    * become anon, authenticated and service (src/db/api-login.ts). Rejects when it cannot log in.
    */
   useApiLogin?(url: string): Promise<void>;
+  /** PostgreSQL: statements under way (queued for or running on a connection) and the pools' size, for GET /metrics. */
+  stats?(): { inFlight: number; poolSize: number };
   /**
    * PostgreSQL without event triggers (migration 0015): `script` calls
    * `plinth.secure_new_relations()` after each statement, in the statement's transaction.

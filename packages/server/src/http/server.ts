@@ -6,6 +6,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import type { Logger } from 'pino';
 import { DbError, DbUnavailableError } from '../db/index.js';
 import { ApiError } from './errors.js';
+import type { Metrics } from './metrics.js';
 import type { Principal } from './principal.js';
 
 declare module 'fastify' {
@@ -26,6 +27,8 @@ export interface HttpOptions {
    * A client trickling its body cannot hold a connection longer (REQUEST_TIMEOUT_MS).
    */
   requestTimeoutMs?: number;
+  /** Counts every answer for GET /metrics. */
+  metrics?: Metrics;
 }
 
 const HEADERS_TIMEOUT_MS = 10_000;
@@ -179,6 +182,14 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     if (api.headers) reply.headers(api.headers);
     reply.code(api.status).type('application/json; charset=utf-8').send(api.toBody());
   });
+
+  const metrics = options.metrics;
+  if (metrics) {
+    app.addHook('onResponse', (request, reply, done) => {
+      metrics.observe(request, reply);
+      done();
+    });
+  }
 
   if (options.logger.isLevelEnabled('debug')) {
     // Path only: query strings can carry filter values a user would not want in logs.

@@ -140,6 +140,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       sms: createSmsTransport(config.env),
       project: () => ({ name: settings.project().name, templates: settings.auth().email_templates }),
       emailTransport: options.emailTransport,
+      leaseMs: config.outboxLeaseMs,
     });
     const auth = await registerAuth(app, {
       db,

@@ -30,6 +30,11 @@ export interface Config {
   trustProxy: boolean | string[];
   /** How long a client may take to send a whole request (REQUEST_TIMEOUT_MS; 0: no limit). */
   requestTimeoutMs: number;
+  /**
+   * How long an instance holds an outbox message it claimed (OUTBOX_LEASE_SECONDS, default 120):
+   * the claim of an instance that died runs out after this, and another one sends the message.
+   */
+  outboxLeaseMs: number;
   /** Processes serving the port (`WORKERS`, `plinth start --workers`; `auto`: one per core). */
   workers: number;
   env: Record<string, string | undefined>;
@@ -195,6 +200,7 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
       overrides.migrationsDir !== undefined ? overrides.migrationsDir : env.MIGRATIONS_DIR ? resolve(cwd, env.MIGRATIONS_DIR) : null,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     requestTimeoutMs: int(env.REQUEST_TIMEOUT_MS, 120_000, 'REQUEST_TIMEOUT_MS'),
+    outboxLeaseMs: Math.max(1, int(env.OUTBOX_LEASE_SECONDS, 120, 'OUTBOX_LEASE_SECONDS')) * 1000,
     workers: overrides.workers !== undefined ? parseWorkers(overrides.workers, '--workers') : parseWorkers(env.WORKERS),
     env,
   };

@@ -32,6 +32,8 @@ export interface MessagingOptions {
   /** Tests: a transport of their own instead of SMTP. */
   emailTransport?: EmailTransport;
   pollMs?: number;
+  /** How long a claimed message is held before another instance may send it (OUTBOX_LEASE_SECONDS). */
+  leaseMs?: number;
 }
 
 export interface LogEntry {
@@ -98,6 +100,7 @@ export function createMessaging(o: MessagingOptions): Messaging {
     from: o.smtpFrom,
     project: o.project,
     pollMs: o.pollMs,
+    leaseMs: o.leaseMs,
   });
 
   // The lists select `id::text as id` (ids are bigints, JSON wants strings), and ORDER BY picks

@@ -1,0 +1,262 @@
+/**
+ * Real parts for the scale-out and fault tests: redis-server, an nginx reverse proxy (round
+ * robin over the instances), Plinth processes from dist/, a private PostgreSQL cluster that a
+ * test may stop and start, and a black-hole SMTP server (accepts, never answers). Each helper
+ * stops what it started; `cleanup` collects the stops so a failed test leaves nothing running.
+ * redis-server and nginx come from Debian (scripts/ensure-packages.sh installs them).
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, type Spawned, spawnPlinth, waitHealthy } from './process.js';
+
+export { freePort };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `probe` every 50 ms until it resolves true; throws after `timeoutMs` naming `what`. */
+export async function until(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<number> {
+  const start = Date.now();
+  for (;;) {
+    if (await Promise.resolve(probe()).catch(() => false)) return Date.now() - start;
+    if (Date.now() - start > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+async function stopChild(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTERM', graceMs = 10_000): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill(signal);
+  const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+export interface RedisServer {
+  url: string;
+  port: number;
+  /** Kills it (SIGKILL: an outage, not a shutdown). */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and waits until it answers. */
+  start(): Promise<void>;
+}
+
+/** A redis-server of its own on a free loopback port, no persistence. */
+export async function startRedis(): Promise<RedisServer> {
+  const port = await freePort();
+  let proc: ChildProcess | null = null;
+  const server: RedisServer = {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    async stop() {
+      if (proc) await stopChild(proc, 'SIGKILL');
+      proc = null;
+    },
+    async start() {
+      if (proc) return;
+      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+        stdio: 'ignore',
+      });
+      await until('redis-server answers', () => tcpAnswers(port), 10_000);
+    },
+  };
+  await server.start();
+  return server;
+}
+
+/** True when something accepts TCP connections on the loopback port. */
+function tcpAnswers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const c = connect(port, '127.0.0.1');
+    c.once('connect', () => {
+      c.destroy();
+      resolve(true);
+    });
+    c.once('error', () => resolve(false));
+  });
+}
+
+export interface Proxy {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * nginx in front of `upstreams` (ports on 127.0.0.1), round robin, with the settings a
+ * deployment would have: keep-alive to the instances, X-Forwarded-For set, a connection
+ * refused by one instance retried on the next (so a dead instance costs no request that it
+ * never received).
+ */
+export async function startNginx(upstreams: number[]): Promise<Proxy> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'plinth-nginx-'));
+  execFileSync('chmod', ['755', dir]);
+  const conf = join(dir, 'nginx.conf');
+  writeFileSync(
+    conf,
+    `worker_processes 1;
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  upstream plinth {
+${upstreams.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=2s;`).join('\n')}
+    keepalive 16;
+  }
+  server {
+    listen 127.0.0.1:${port};
+    client_max_body_size 2m;
+    location / {
+      proxy_pass http://plinth;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $http_host;
+      proxy_set_header X-Forwarded-For $remote_addr;
+      proxy_next_upstream error timeout;
+      proxy_read_timeout 30s;
+    }
+  }
+}
+`,
+  );
+  const proc = spawn('nginx', ['-p', dir, '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  proc.stderr?.on('data', (d) => {
+    err += d;
+  });
+  try {
+    await until('nginx answers', () => proc.exitCode === null && tcpAnswers(port), 10_000);
+  } catch (e) {
+    await stopChild(proc);
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`${(e as Error).message}: ${err}${readLog(join(dir, 'error.log'))}`);
+  }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    async stop() {
+      await stopChild(proc, 'SIGQUIT');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const readLog = (f: string) => {
+  try {
+    return readFileSync(f, 'utf8').slice(-2000);
+  } catch {
+    return '';
+  }
+};
+
+export interface Instance extends Spawned {
+  port: number;
+  /** SIGTERM and wait (a clean stop). */
+  stop(): Promise<void>;
+  /** SIGKILL: the process dies with whatever it held. */
+  kill(): Promise<void>;
+}
+
+/** `plinth start` as a real process on a free port, waited for until healthy. */
+export async function startInstance(env: Record<string, string>, args: string[] = []): Promise<Instance> {
+  const port = await freePort();
+  const p = spawnPlinth(['start', '--port', String(port), ...args], env);
+  try {
+    await Promise.race([
+      waitHealthy(p.url, 60_000),
+      p.exited.then((code) => {
+        throw new Error(`plinth exited (${code}) before it was healthy: ${p.stderr()}${p.stdout()}`);
+      }),
+    ]);
+  } catch (err) {
+    await stopChild(p.proc, 'SIGKILL');
+    throw err;
+  }
+  return { ...p, port, stop: () => stopChild(p.proc), kill: () => stopChild(p.proc, 'SIGKILL') };
+}
+
+const CLUSTER_SCRIPT = fileURLToPath(new URL('../../../scripts/pg-cluster.sh', import.meta.url));
+
+export interface PgCluster {
+  /** The superuser URL. */
+  url: string;
+  stop(): void;
+  start(): void;
+  /** Stops it for good and removes its directory. */
+  destroy(): void;
+}
+
+/**
+ * A PostgreSQL cluster of its own on a free port (scripts/pg-cluster.sh), for a test that stops
+ * and starts the database under a running Plinth.
+ */
+export async function startPgCluster(): Promise<PgCluster> {
+  const port = String(await freePort());
+  const dir = `/tmp/plinth-pg-faults-${port}`;
+  const env = { ...process.env, PLINTH_PG_PORT: port, PLINTH_PG_DIR: dir };
+  const run = (cmd: string) =>
+    execFileSync('bash', [CLUSTER_SCRIPT, cmd], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  const url = run('start');
+  return {
+    url,
+    stop: () => void run('stop'),
+    start: () => void run('start'),
+    destroy() {
+      run('stop');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface BlackHole {
+  url: string;
+  /** Connections it took (and never answered). */
+  connections: number;
+  stop(): Promise<void>;
+}
+
+/** A TCP server that accepts connections and says nothing: an SMTP server that hangs. */
+export async function startBlackHole(): Promise<BlackHole> {
+  const sockets = new Set<Socket>();
+  const hole: BlackHole = { url: '', connections: 0, stop: async () => undefined };
+  const server: Server = createServer((s) => {
+    hole.connections++;
+    sockets.add(s);
+    s.on('error', () => undefined);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const addr = server.address();
+  hole.url = `smtp://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  hole.stop = async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((r) => server.close(() => r()));
+  };
+  return hole;
+}
+
+/** Stops, in reverse order, everything registered; errors are collected, not thrown midway. */
+export function cleanup() {
+  const stops: Array<() => Promise<void> | void> = [];
+  return {
+    add<T>(thing: T, stop: (t: T) => Promise<void> | void): T {
+      stops.push(() => stop(thing));
+      return thing;
+    },
+    async run() {
+      for (const stop of stops.splice(0).reverse()) await Promise.resolve(stop()).catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,176 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanup, type Instance, type Proxy, type RedisServer, startInstance, startNginx, startRedis, until } from './cluster.js';
+import { freshDbTarget, type TestDbTarget } from './db.js';
+import { type SmtpSink, startSmtpSink } from './mail.js';
+
+// API.md §8, "several instances on one PostgreSQL behave as one": two real Plinth processes on
+// one database and one Redis, behind nginx (round robin). What one instance does, the other
+// sees: tokens, refresh reuse, settings, new tables, the outbox, the sign-in limit.
+
+const PK = `pk_instances_${'a1b2c3d4'.repeat(5)}`;
+const SK = `sk_instances_${'e5f6a7b8'.repeat(5)}`;
+const PASSWORD = 'correct horse battery';
+const stack = cleanup();
+let target: TestDbTarget;
+let redis: RedisServer;
+let sink: SmtpSink;
+let a: Instance;
+let b: Instance;
+let proxy: Proxy;
+
+beforeAll(async () => {
+  target = stack.add(await freshDbTarget(), (t) => t.cleanup());
+  redis = stack.add(await startRedis(), (r) => r.stop());
+  sink = stack.add(await startSmtpSink(), (s) => s.stop());
+  const env = {
+    DATABASE_URL: target.databaseUrl ?? '',
+    REDIS_URL: redis.url,
+    SMTP_URL: sink.url,
+    SMTP_FROM: 'Plinth <no-reply@plinth.test>',
+    // One project: the same public URL (the tokens' issuer) on both.
+    PUBLIC_URL: 'http://plinth.test',
+    PLINTH_PUBLIC_KEY: PK,
+    PLINTH_SECRET_KEY: SK,
+    TRUST_PROXY: '127.0.0.1',
+    AUTH_RATE_SIGNIN_EMAIL: '3/900',
+    AUTH_RATE_SIGNIN_IP: '100000/900',
+    AUTH_RATE_REQUESTS_IP: '100000/60',
+    AUTH_REFRESH_GRACE_SECONDS: '0',
+  };
+  // One after the other: the first migrates and makes the project's keys, the second finds them.
+  a = stack.add(await startInstance(env), (i) => i.stop());
+  b = stack.add(await startInstance(env), (i) => i.stop());
+  proxy = stack.add(await startNginx([a.port, b.port]), (p) => p.stop());
+}, 120_000);
+afterAll(() => stack.run(), 60_000);
+
+const anon = { apikey: PK, 'content-type': 'application/json' };
+const service = { authorization: `Bearer ${SK}`, 'content-type': 'application/json' };
+async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = anon) {
+  const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+const sql = async (base: string, query: string) => {
+  const r = await call(base, 'POST', '/api/v1/sql', { query }, service);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+};
+let n = 0;
+const email = (tag: string) => `${tag}-${process.pid}-${++n}@example.com`;
+const signUp = async (base: string, addr: string) => {
+  const r = await call(base, 'POST', '/v1/auth/signup', { email: addr, password: PASSWORD });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body as { user: { id: string }; session: { access_token: string; refresh_token: string } };
+};
+/** The value of one Prometheus series of an instance (0 when absent). */
+const metric = async (i: Instance, series: string) => {
+  const text = await (await fetch(`${i.url}/metrics`, { headers: service })).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+};
+
+describe('two instances behind a proxy behave as one', () => {
+  it('a token issued by one works on the other, and the proxy spreads requests over both', async () => {
+    await sql(
+      a.url,
+      'create table notes (id bigserial primary key, owner uuid not null default auth.uid(), body text not null); create policy own on notes using (owner = auth.uid()) with check (owner = auth.uid());',
+    );
+    const { user, session } = await signUp(a.url, email('token'));
+    const asUser = { ...anon, authorization: `Bearer ${session.access_token}` };
+    await until(
+      'the new table is served by b',
+      async () => (await call(b.url, 'GET', '/api/v1/db/notes', undefined, asUser)).status === 200,
+    );
+    const made = await call(b.url, 'POST', '/api/v1/db/notes', { body: 'written on b' }, asUser);
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    expect(made.body.owner).toBe(user.id);
+    expect((await call(a.url, 'GET', '/api/v1/db/notes', undefined, asUser)).body).toEqual([made.body]);
+
+    const series = 'plinth_http_requests_total{method="GET",route="/api/v1/db/*",status="200"}';
+    const before = await Promise.all([metric(a, series), metric(b, series)]);
+    for (let i = 0; i < 6; i++) expect((await call(proxy.url, 'GET', '/api/v1/db/notes', undefined, asUser)).body).toEqual([made.body]);
+    const after = await Promise.all([metric(a, series), metric(b, series)]);
+    expect(after[0] - before[0] + after[1] - before[1]).toBe(6);
+    expect(after[0] - before[0]).toBeGreaterThan(0);
+    expect(after[1] - before[1]).toBeGreaterThan(0);
+  });
+
+  it('a refresh token rotated on one and replayed on the other is detected as reuse', async () => {
+    const addr = email('refresh');
+    await signUp(a.url, addr);
+    const first = await call(a.url, 'POST', '/v1/auth/signin', { email: addr, password: PASSWORD });
+    const rotated = await call(a.url, 'POST', '/v1/auth/refresh', { refresh_token: first.body.refresh_token });
+    expect(rotated.status).toBe(200);
+    const replay = await call(b.url, 'POST', '/v1/auth/refresh', { refresh_token: first.body.refresh_token });
+    expect([replay.status, replay.body.code]).toEqual([401, 'refresh_token_reused']);
+    // The family is revoked: the newest token is refused on either instance.
+    const newest = await call(a.url, 'POST', '/v1/auth/refresh', { refresh_token: rotated.body.refresh_token });
+    expect(newest.status).toBe(401);
+  });
+
+  it('a settings change on one is in force on the other within a second', async () => {
+    const patched = await call(a.url, 'PATCH', '/api/v1/settings/auth', { min_password_length: 21 }, service);
+    expect(patched.status).toBe(200);
+    const ms = await until(
+      'b sees the new setting',
+      async () => (await call(b.url, 'GET', '/v1/auth/settings')).body.min_password_length === 21,
+      5000,
+    );
+    expect(ms).toBeLessThan(1000);
+    const short = await call(b.url, 'POST', '/v1/auth/signup', { email: email('short'), password: 'twenty chars exactly' });
+    expect([short.status, short.body.code]).toEqual([400, 'weak_password']);
+    expect((await call(a.url, 'PATCH', '/api/v1/settings/auth', { min_password_length: 8 }, service)).status).toBe(200);
+    await until('b sees it back', async () => (await call(b.url, 'GET', '/v1/auth/settings')).body.min_password_length === 8, 5000);
+  });
+
+  it('a table created through one is served by the other within a second', async () => {
+    const name = `fresh_${process.pid}`;
+    await sql(a.url, `create table ${name} (id int primary key); insert into ${name} values (7)`);
+    const ms = await until(
+      'b serves the new table',
+      async () => (await call(b.url, 'GET', `/api/v1/db/${name}`, undefined, service)).status === 200,
+      5000,
+    );
+    expect(ms).toBeLessThan(1000);
+    expect((await call(b.url, 'GET', `/api/v1/db/${name}`, undefined, service)).body).toEqual([{ id: 7 }]);
+  });
+
+  it('messages queued through either instance are each sent exactly once', async () => {
+    const set = await call(
+      a.url,
+      'PATCH',
+      '/api/v1/settings/auth',
+      { magic_link_enabled: true, allowed_redirect_urls: ['http://app.test'], magic_link_url: 'http://app.test/magic' },
+      service,
+    );
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    await until('b allows magic links', async () => (await call(b.url, 'GET', '/v1/auth/settings')).body.magic_link_enabled === true, 5000);
+    const to = Array.from({ length: 12 }, () => email('once'));
+    // Through the proxy: round robin puts half of them on each instance.
+    for (const addr of to) expect((await call(proxy.url, 'POST', '/v1/auth/request-magic-link', { email: addr })).status).toBe(200);
+    await until('every mail is at the SMTP sink', () => to.every((addr) => sink.received.some((m) => m.to.includes(addr))), 60_000);
+    // Every message settled (a second sending would have reached the sink before its row was marked sent).
+    await until(
+      'the outbox has nothing queued',
+      async () => (await call(a.url, 'GET', '/api/v1/messages?status=queued&limit=100', undefined, service)).body.length === 0,
+      60_000,
+    );
+    for (const addr of to)
+      expect(
+        sink.received.filter((m) => m.to.includes(addr)),
+        addr,
+      ).toHaveLength(1);
+  });
+
+  it('failed sign-ins spread over both instances count against one shared limit', async () => {
+    const addr = email('limit');
+    await signUp(a.url, addr);
+    const wrong = (base: string) => call(base, 'POST', '/v1/auth/signin', { email: addr, password: 'wrong wrong wrong' });
+    // Through the proxy (alternating instances): three failures, then the limit.
+    for (let i = 0; i < 3; i++) expect((await wrong(proxy.url)).body.code).toBe('invalid_credentials');
+    expect((await wrong(proxy.url)).body.code).toBe('rate_limited');
+    // And on each instance directly: the same shared count.
+    expect((await wrong(a.url)).status).toBe(429);
+    expect((await wrong(b.url)).status).toBe(429);
+  });
+});

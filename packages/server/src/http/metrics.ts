@@ -36,8 +36,12 @@ const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 export function createMetrics(options: { processMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
-  // A worker answers the primary's gathering with this registry (prom-client keeps the list).
-  if (cluster.isWorker) AggregatorRegistry.setRegistries([registry]);
+  // A worker answers the primary's gathering with this registry: prom-client keeps the list,
+  // and starts listening for the primary's requests when an AggregatorRegistry is made.
+  if (cluster.isWorker) {
+    void new AggregatorRegistry();
+    AggregatorRegistry.setRegistries([registry]);
+  }
   const requests = new Counter({
     name: 'plinth_http_requests_total',
     help: 'HTTP requests answered, by method, route and status',

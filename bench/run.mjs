@@ -8,13 +8,18 @@
 // Prints and saves (bench/results/) req/s, p50/p99 and errors of each, the ratios, and the
 // server's resident memory: idle (3 s after it first answers, on an empty data dir or
 // database, as a laptop user meets it) and loaded (its peak over the whole run; Linux /proc).
+// CPU per request on both sides of the wire: the server's processes (Node: the main thread,
+// PGlite's worker thread, every worker of --workers) and PostgreSQL's (every process of the bench
+// cluster: backends, and those that ended, through the postmaster's children times), from
+// /proc/<pid>/stat around each measured run, divided by the requests it answered. On PostgreSQL,
+// reads with `--workers 2` are measured against one worker, interleaved.
 // Any non-2xx answer in a measured run makes that figure wrong: it is reported loudly and the
 // run exits 1. Children and temporary directories are removed at the end, on failure and on
 // Ctrl-C.
 // BENCH_SECONDS (default 10), BENCH_WARMUP seconds (default 2), BENCH_CONNECTIONS (default 32),
 // BENCH_DBS=pglite,postgres, BENCH_OUT (default bench/results).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -125,6 +130,52 @@ function memory(pid) {
   }
 }
 
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+/** [utime + stime, cutime + cstime] of a process in ms, or null when it is gone. */
+function ticks(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { self: (Number(f[11]) + Number(f[12])) * TICK_MS, children: (Number(f[13]) + Number(f[14])) * TICK_MS, ppid: Number(f[1]) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU ms used so far by a process and all its descendants, live or ended (an ended child's
+ * time is in its parent's cutime/cstime once reaped).
+ */
+function treeCpuMs(root) {
+  if (!root) return 0;
+  const parent = new Map();
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    const t = ticks(p);
+    if (t) parent.set(Number(p), t);
+  }
+  let total = 0;
+  const walk = (pid) => {
+    const t = parent.get(pid);
+    if (!t) return;
+    total += t.self + t.children;
+    for (const [child, c] of parent) if (c.ppid === pid) walk(child);
+  };
+  walk(root);
+  return total;
+}
+
+/** The bench PostgreSQL cluster's postmaster (scripts/pg-cluster.sh), or null. */
+function postmasterPid() {
+  const dir = process.env.PLINTH_PG_DIR ?? `/tmp/plinth-pg-${process.env.PLINTH_PG_PORT ?? 54329}`;
+  try {
+    return Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return null;
+  }
+}
+
 async function json(res, what) {
   const text = await res.text();
   if (!res.ok) throw new Error(`${what}: HTTP ${res.status} ${text.slice(0, 300)}`);
@@ -141,14 +192,24 @@ async function sql(base, secret, query) {
 }
 
 /** The warm-up before a scenario: not measured; its bad answers are only mentioned. */
-async function warmUp(label, opts) {
+async function warmUp(label, { server: _server, ...opts }) {
   if (WARMUP <= 0) return;
   const w = await autocannon({ ...opts, connections: CONNECTIONS, duration: WARMUP });
   const wbad = w.non2xx + w.errors + w.timeouts;
   if (wbad) console.log(`  (warm-up of ${label.trim()}: ${wbad} bad answers ${codes(w)})`);
 }
 
-const run = (opts, seconds) => autocannon({ ...opts, connections: CONNECTIONS, duration: seconds });
+/** The process whose CPU the measured runs are charged to (the server under test), and PostgreSQL's. */
+const probe = { server: null, pg: null };
+
+/** One measured run, with the CPU the server and PostgreSQL spent during it. */
+async function run({ server, ...opts }, seconds) {
+  const pid = server ?? probe.server;
+  const before = { node: treeCpuMs(pid), pg: treeCpuMs(probe.pg) };
+  const r = await autocannon({ ...opts, connections: CONNECTIONS, duration: seconds });
+  r.cpu = { node: treeCpuMs(pid) - before.node, pg: probe.pg ? treeCpuMs(probe.pg) - before.pg : null };
+  return r;
+}
 
 /** One scenario: a warm-up, then the measured run. A non-2xx answer is never a figure. */
 async function cannon(label, opts) {
@@ -188,10 +249,16 @@ async function measured(label, opts, runs) {
     total: sum((r) => r.requests.total),
     statusCodes: {},
   };
+  // CPU ms per answered request, on each side of the wire (PostgreSQL: null on PGlite, where it is the server's own).
+  const answered = sum((r) => r.requests.total) || 1;
+  out.nodeCpuMs = Math.round((sum((r) => r.cpu?.node ?? 0) / answered) * 1000) / 1000;
+  out.pgCpuMs = runs.every((r) => r.cpu?.pg !== null && r.cpu?.pg !== undefined)
+    ? Math.round((sum((r) => r.cpu.pg) / answered) * 1000) / 1000
+    : null;
   for (const r of runs)
     for (const [k, v] of Object.entries(r.statusCodeStats ?? {})) out.statusCodes[k] = (out.statusCodes[k] ?? 0) + v.count;
   console.log(
-    `  ${label.padEnd(34)} ${String(out.rps).padStart(7)} req/s  p50 ${String(out.p50).padStart(4)} ms  p99 ${String(out.p99).padStart(4)} ms  errors ${out.errors}`,
+    `  ${label.padEnd(34)} ${String(out.rps).padStart(7)} req/s  p50 ${String(out.p50).padStart(4)} ms  p99 ${String(out.p99).padStart(4)} ms  errors ${out.errors}  CPU/req node ${out.nodeCpuMs.toFixed(3)} ms${out.pgCpuMs === null ? '' : `, pg ${out.pgCpuMs.toFixed(3)} ms`}`,
   );
   if (out.errors) {
     const bad = Object.entries(out.statusCodes)
@@ -261,6 +328,8 @@ async function benchDb(kind) {
     );
     console.log(`  Plinth started (pid ${plinth.proc.pid})`);
     await waitFor(plinth, `${base}/health`);
+    probe.server = plinth.proc.pid;
+    probe.pg = kind === 'postgres' ? postmasterPid() : null;
     await sleep(3000); // idle: the definition of the figure, not a wait for something
     const idleMiB = memory(plinth.proc.pid).rssMiB;
     console.log(`  resident memory, idle: ${idleMiB ?? '?'} MiB`);
@@ -325,6 +394,25 @@ async function benchDb(kind) {
     await sql(base, secret, 'truncate writes');
     Object.assign(res, await benchAuth(base, authHeaders, email, password));
     res.memory = { idleMiB, loadedMiB: memory(plinth.proc.pid).peakMiB };
+    if (kind === 'postgres') {
+      // Every core (plinth start --workers): 2 workers against the 1 above, interleaved, same
+      // database, same token (same PUBLIC_URL).
+      const wport = port + 2;
+      const wbase = `http://127.0.0.1:${wport}`;
+      const workers = start(
+        'Plinth --workers 2',
+        join(root, 'packages/server/dist/main.js'),
+        ['start', '--port', String(wport), '--workers', '2'],
+        env,
+      );
+      await waitFor(workers, `${wbase}/health`);
+      await checkRead(wbase + readPath, user, 'Plinth (2 workers)');
+      [res.oneWorker, res.twoWorkers] = await cannonPair(
+        { label: 'Plinth   read  (1 worker)', opts: { url: base + readPath, headers: user, server: plinth.proc.pid } },
+        { label: 'Plinth   read  (2 workers)', opts: { url: wbase + readPath, headers: user, server: workers.proc.pid } },
+      );
+      await stop(workers);
+    }
     console.log(`  resident memory, loaded (peak): ${res.memory.loadedMiB ?? '?'} MiB`);
     const plinthExit = await stop(plinth);
     if (plinthExit !== 0) console.log(`  !!!!!!!! Plinth exited with ${plinthExit} on SIGTERM`);
@@ -335,6 +423,7 @@ async function benchDb(kind) {
     const baseline = start('baseline', join(root, 'bench/baseline.mjs'), [String(basePort), jwksFile, issuer], baseEnv);
     const bbase = `http://127.0.0.1:${basePort}`;
     await waitFor(baseline, bbase + readPath, { headers: user });
+    probe.server = baseline.proc.pid;
     await checkRead(bbase + readPath, user, 'baseline');
     res.baseRead = await cannon('Baseline read  (user, RLS)', { url: bbase + readPath, headers: user });
     res.baseWrite = await cannon('Baseline write (user, RLS)', { url: `${bbase}/api/v1/db/writes`, ...write });
@@ -345,12 +434,25 @@ async function benchDb(kind) {
       readRatio: ratio(res.read.rps, res.baseRead.rps),
       writeRatio: ratio(res.write.rps, res.baseWrite.rps),
       userVsSecretRead: ratio(res.read.rps, res.serviceRead.rps),
+      // CPU per request, Plinth / baseline (PostgreSQL's: on PostgreSQL only).
+      readNodeCpuRatio: ratio(res.read.nodeCpuMs, res.baseRead.nodeCpuMs),
+      writeNodeCpuRatio: ratio(res.write.nodeCpuMs, res.baseWrite.nodeCpuMs),
+      readPgCpuRatio: res.read.pgCpuMs === null ? null : ratio(res.read.pgCpuMs, res.baseRead.pgCpuMs),
+      writePgCpuRatio: res.write.pgCpuMs === null ? null : ratio(res.write.pgCpuMs, res.baseWrite.pgCpuMs),
+      workersRatio: res.twoWorkers ? ratio(res.twoWorkers.rps, res.oneWorker.rps) : null,
     };
     const wrong = (...runs) => (runs.some((r) => r.errors) ? ' (WRONG: a run had errors)' : '');
     console.log(
       `  ratio Plinth/baseline: read ${summary.readRatio}${wrong(res.read, res.baseRead)}, write ${summary.writeRatio}${wrong(res.write, res.baseWrite)}   (goal ≥ 0.7)`,
     );
     console.log(`  user-token read / secret-key read: ${summary.userVsSecretRead}${wrong(res.read, res.serviceRead)}   (goal ≥ 0.85)`);
+    console.log(
+      `  CPU per request, Plinth/baseline: Node read ${summary.readNodeCpuRatio}, write ${summary.writeNodeCpuRatio}${summary.readPgCpuRatio === null ? '' : `; PostgreSQL read ${summary.readPgCpuRatio}, write ${summary.writePgCpuRatio}   (goal ≤ 1.2)`}`,
+    );
+    if (summary.workersRatio !== null)
+      console.log(
+        `  reads, 2 workers / 1 worker: ${summary.workersRatio}${wrong(res.oneWorker, res.twoWorkers)}   (goal ≥ 1.4 on 2 cores)`,
+      );
     console.log(
       `  argon2id (m=${ARGON2.memoryCost} KiB, t=${ARGON2.timeCost}, p=${ARGON2.parallelism}): ${res.argon2Ms} ms per hash, one at a time in the bench process`,
     );
@@ -427,6 +529,18 @@ function table(results) {
   lines.push(`  ${'read Plinth/baseline'.padEnd(28)}${results.map((r) => String(r.readRatio).padStart(32)).join('')}`);
   lines.push(`  ${'write Plinth/baseline'.padEnd(28)}${results.map((r) => String(r.writeRatio).padStart(32)).join('')}`);
   lines.push(`  ${'user-token/secret-key read'.padEnd(28)}${results.map((r) => String(r.userVsSecretRead).padStart(32)).join('')}`);
+  const cpu = (x) => (x ? `${x.nodeCpuMs}${x.pgCpuMs === null ? '' : ` + pg ${x.pgCpuMs}`}` : '-');
+  for (const [label, key] of [
+    ['CPU ms/req Plinth read', 'read'],
+    ['CPU ms/req baseline read', 'baseRead'],
+    ['CPU ms/req Plinth write', 'write'],
+    ['CPU ms/req baseline write', 'baseWrite'],
+  ])
+    lines.push(`  ${label.padEnd(28)}${results.map((r) => cpu(r[key]).padStart(32)).join('')}`);
+  lines.push(
+    `  ${'pg CPU read/write vs base'.padEnd(28)}${results.map((r) => `${r.readPgCpuRatio ?? '-'} / ${r.writePgCpuRatio ?? '-'}`.padStart(32)).join('')}`,
+  );
+  lines.push(`  ${'reads 2 workers / 1'.padEnd(28)}${results.map((r) => String(r.workersRatio ?? '-').padStart(32)).join('')}`);
   return lines.join('\n');
 }
 

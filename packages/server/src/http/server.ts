@@ -128,9 +128,11 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     clientErrorHandler(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) {
       if (err.code === 'ECONNRESET' || socket.destroyed) return;
       const { status, body } = clientErrorResponse(err);
+      // An answer to HEAD has no body: a client would read the body as the next response.
+      const head = (err as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
       if (socket.writable) {
         socket.write(
-          `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+          `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${head ? '' : body}`,
         );
       }
       socket.destroy();
@@ -149,15 +151,6 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.decorateRequest('principal', null);
-
-  await app.register(cors, {
-    origin: (origin, cb) => cb(null, origin === undefined ? false : options.isOriginAllowed(origin)),
-    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['apikey', 'authorization', 'content-type', 'prefer', 'x-client-info', 'accept', 'range'],
-    exposedHeaders: ['content-range', 'retry-after', 'server-timing'],
-    maxAge: 600,
-    strictPreflight: false,
-  });
 
   const warned = new Map<string, number>();
   app.setErrorHandler((err, request, reply) => {
@@ -181,6 +174,18 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     }
     if (api.headers) reply.headers(api.headers);
     reply.code(api.status).type('application/json; charset=utf-8').send(api.toBody());
+  });
+
+  // After the error handler: the preflight route @fastify/cors adds takes the handler in
+  // force when it is added (an OPTIONS request with a body of another type answered in
+  // Fastify's own shape before).
+  await app.register(cors, {
+    origin: (origin, cb) => cb(null, origin === undefined ? false : options.isOriginAllowed(origin)),
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    allowedHeaders: ['apikey', 'authorization', 'content-type', 'prefer', 'x-client-info', 'accept', 'range'],
+    exposedHeaders: ['content-range', 'retry-after', 'server-timing'],
+    maxAge: 600,
+    strictPreflight: false,
   });
 
   const metrics = options.metrics;

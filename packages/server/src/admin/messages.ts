@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.js';
-import { EmailSendError, type EmailKind, type ListQuery, type Messaging, renderEmail } from '../messaging/index.js';
+import { SendError, type EmailKind, type ListQuery, type Messaging, renderEmail } from '../messaging/index.js';
 
 export const MessageListParams = Type.Object(
   {
@@ -79,7 +79,7 @@ export function messageHandlers(messaging: Messaging, projectName: () => string)
         const result = await messaging.sendTestEmail(to);
         return { sent: true, to, ...result };
       } catch (err) {
-        if (err instanceof EmailSendError) {
+        if (err instanceof SendError) {
           throw new ApiError('email_send_failed', `The SMTP server did not accept the test email: ${err.response}`, {
             response: err.response,
           });

@@ -9,13 +9,14 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
 import type { Clock } from '../lib/clock.js';
-import { EmailSendError, smtpTransport } from './email/smtp.js';
+import { smtpTransport } from './email/smtp.js';
+import { SendError } from './send-error.js';
 import { createOutbox, type MessagingWorker } from './outbox.js';
 import { type EmailTemplate, renderEmail } from './templates.js';
 import type { EmailTransport, SmsTransport } from './types.js';
 
-export { EmailSendError } from './email/smtp.js';
-export { createSmsTransport, SMS_PROVIDERS, SmsSendError } from './sms/index.js';
+export { SendError } from './send-error.js';
+export { createSmsTransport, SMS_PROVIDERS } from './sms/index.js';
 export { DEFAULT_TEMPLATES, renderEmail, renderSms, type EmailKind, type EmailTemplate } from './templates.js';
 export type { EmailTransport, MessageKind, OutgoingMessage, Outbox, SmsTransport } from './types.js';
 
@@ -158,9 +159,9 @@ export function createMessaging(o: MessagingOptions): Messaging {
         await record('sent', 'smtp', response);
         return { transport: 'smtp', response };
       } catch (err) {
-        const response = err instanceof EmailSendError ? err.response : String((err as Error).message);
+        const response = err instanceof SendError ? err.response : String((err as Error).message);
         await record('failed', 'smtp', response);
-        throw new EmailSendError(response, response, false);
+        throw new SendError(response, response, false);
       }
     },
     async close() {

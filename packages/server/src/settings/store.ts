@@ -1,3 +1,4 @@
+import { OAUTH_PROVIDERS } from '@plinth/shared';
 import type { Logger } from 'pino';
 import type { Db, Queryable } from '../db/index.js';
 import { ApiError } from '../http/errors.js';
@@ -23,13 +24,9 @@ function withDefaults(stored: Partial<AuthSettings> | null): AuthSettings {
   return {
     ...d,
     ...stored,
-    providers: {
-      google: { ...d.providers.google, ...stored.providers?.google },
-      github: { ...d.providers.github, ...stored.providers?.github },
-      linkedin: { ...d.providers.linkedin, ...stored.providers?.linkedin },
-      microsoft: { ...d.providers.microsoft, ...stored.providers?.microsoft },
-      apple: { ...d.providers.apple, ...stored.providers?.apple },
-    },
+    providers: Object.fromEntries(
+      OAUTH_PROVIDERS.map((id) => [id, { ...d.providers[id], ...stored.providers?.[id] }]),
+    ) as AuthSettings['providers'],
     email_templates: { ...stored.email_templates },
   };
 }

@@ -1,4 +1,4 @@
-import type { Plan } from '@plinth/shared';
+import type { ClientSecretProviderId, Plan, TemplateKind } from '@plinth/shared';
 
 /** One social provider's settings (API.md §3). Secrets are masked as "********" when read over HTTP. */
 export interface OAuthProviderSettings {
@@ -15,7 +15,8 @@ export interface AppleProviderSettings {
   private_key: string | null;
 }
 
-export type EmailTemplateKind = 'verification' | 'reset' | 'magic_link' | 'email_change' | 'email_change_notice' | 'reauthentication';
+/** The email kinds a project may override (packages/shared keeps the one list). */
+export type EmailTemplateKind = TemplateKind;
 
 export interface EmailTemplate {
   subject: string;
@@ -36,13 +37,7 @@ export interface AuthSettings {
   email_verification_url: string | null;
   password_reset_url: string | null;
   magic_link_url: string | null;
-  providers: {
-    google: OAuthProviderSettings;
-    github: OAuthProviderSettings;
-    linkedin: OAuthProviderSettings;
-    microsoft: OAuthProviderSettings;
-    apple: AppleProviderSettings;
-  };
+  providers: Record<ClientSecretProviderId, OAuthProviderSettings> & { apple: AppleProviderSettings };
   /** Per-project overrides of the email templates; absent kinds use the defaults. */
   email_templates: Partial<Record<EmailTemplateKind, Partial<EmailTemplate>>>;
 }

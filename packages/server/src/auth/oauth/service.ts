@@ -1,4 +1,4 @@
-import type { ErrorCode } from '@plinth/shared';
+import { type ErrorCode, isOAuthProvider } from '@plinth/shared';
 import * as oidc from 'openid-client';
 import type { Queryable } from '../../db/index.js';
 import { ApiError } from '../../http/errors.js';
@@ -72,10 +72,10 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
 
   /** The provider and its settings, or 404 provider_not_found / 403 provider_disabled. */
   function lookup(name: string): { provider: AnyProvider; conf: AuthSettings['providers'][ProviderId] } {
-    if (!(PROVIDER_IDS as readonly string[]).includes(name)) {
+    if (!isOAuthProvider(name)) {
       throw new ApiError('provider_not_found', `No social provider "${name.slice(0, 40)}"; use one of ${PROVIDER_IDS.join(', ')}.`);
     }
-    const id = name as ProviderId;
+    const id = name;
     const conf = providerSettings(settings.auth(), id);
     if (!conf.enabled) throw new ApiError('provider_disabled', `Sign-in with ${id} is disabled for this project.`);
     return { provider: PROVIDERS[id], conf };
@@ -221,10 +221,8 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
      * to the app as `#error=<code>&error_description=…`.
      */
     async callback(name: string, params: Record<string, string>, cookie: string | null, who: ClientInfo): Promise<Redirect> {
-      if (!(PROVIDER_IDS as readonly string[]).includes(name)) {
-        throw new ApiError('provider_not_found', `No social provider "${name.slice(0, 40)}".`);
-      }
-      const id = name as ProviderId;
+      if (!isOAuthProvider(name)) throw new ApiError('provider_not_found', `No social provider "${name.slice(0, 40)}".`);
+      const id = name;
       const state = params.state;
       if (!state || state.length > 4096) throw badState('it is missing');
       const payload = await tokens.verifyState(state);

@@ -9,7 +9,6 @@ import { twilioTransport } from './twilio.js';
 import { vonageTransport } from './vonage.js';
 import { webhookTransport } from './webhook.js';
 
-export { SmsSendError } from './error.js';
 export { elks46Transport, type ElksOptions } from './elks46.js';
 export { twilioTransport, type TwilioOptions } from './twilio.js';
 export { vonageTransport, type VonageOptions } from './vonage.js';

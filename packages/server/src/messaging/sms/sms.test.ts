@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SmsTransport } from '../types.js';
-import { createSmsTransport, SmsSendError, twilioTransport } from './index.js';
+import { SendError } from '../send-error.js';
+import { createSmsTransport, twilioTransport } from './index.js';
 
 // Each provider is played by a real HTTP server on 127.0.0.1 that checks the request the way
 // the provider would and answers its documented bodies; nothing stubs fetch.
@@ -218,13 +219,13 @@ async function startPeer(fake: Pick<Fake, 'check' | 'ok'>): Promise<Peer> {
 
 const peers = new Map<string, Peer>();
 const transport = (fake: Fake) => createSmsTransport(fake.env(peers.get(fake.name)!.base)) as SmsTransport;
-async function failure(p: Promise<unknown>): Promise<SmsSendError> {
+async function failure(p: Promise<unknown>): Promise<SendError> {
   const err = await p.then(
     () => null,
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(SmsSendError);
-  return err as SmsSendError;
+  expect(err).toBeInstanceOf(SendError);
+  return err as SendError;
 }
 const expectNoSecret = (...texts: string[]) => {
   for (const t of texts) for (const s of ALL_SECRETS) expect(t).not.toContain(s);
@@ -278,7 +279,7 @@ describe.each(FAKES)('$name', (fake) => {
       .send({ to: TO, body: 'y' })
       .then(
         (r) => [r.response],
-        (e: SmsSendError) => [e.message, e.response],
+        (e: SendError) => [e.message, e.response],
       );
     expect(outcome.join('')).toContain('[redacted]');
     expectNoSecret(...outcome);

@@ -1,11 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pino, { type Logger } from 'pino';
-import { type AdminArea, initialAdminFromEnv, registerAdmin, registerConsole } from './admin/index.js';
+import { type AdminArea, registerAdmin, registerConsole } from './admin/index.js';
 import {
   AUTH_DOCS,
   type Auth,
-  authConfig,
   createSessionGate,
   createTokenService,
   gatedVerifier,
@@ -83,14 +82,13 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
   let gate: SessionGate | undefined;
   let ddl: DdlWatch | undefined;
   try {
-    ddl = await prepareDatabase(db, { log, databaseUrl: config.databaseUrl, authenticatorUrl: config.env.DATABASE_AUTHENTICATOR_URL });
+    ddl = await prepareDatabase(db, { log, databaseUrl: config.databaseUrl, authenticatorUrl: config.authenticatorUrl ?? undefined });
     const keys = await loadOrCreateKeys(db, {
       dataDir: config.dataDir,
       configured: { publicKey: config.publicKey ?? undefined, secretKey: config.secretKey ?? undefined },
     });
     const tokens = await createTokenService(db, `${config.publicUrl}/v1/auth`, clock);
-    const authConf = authConfig(config.env, config.redisUrl);
-    gate = await createSessionGate(db, clock, authConf.sessionCheckMs);
+    gate = await createSessionGate(db, clock, config.auth.sessionCheckMs);
     const schema = await createSchemaCache(db, log);
     const settings = await createSettingsStore(db, { publicUrl: config.publicUrl, log });
     const app = await createHttpServer({
@@ -107,7 +105,6 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       exclude: ['/api/v1/db/', '/api/v1/openapi.json'],
     });
     const resolvePrincipal = makePrincipalResolver(keys, gatedVerifier(tokens, gate));
-    const initialAdmin = initialAdminFromEnv(config.env);
 
     app.get('/health', async (_req, reply) => {
       try {
@@ -130,9 +127,9 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       db,
       clock,
       log,
-      smtpUrl: config.smtpUrl,
-      smtpFrom: config.smtpFrom,
-      sms: createSmsTransport(config.env),
+      smtpUrl: config.smtp.url,
+      smtpFrom: config.smtp.from,
+      sms: createSmsTransport(config.sms),
       project: () => ({ name: settings.project().name, templates: settings.auth().email_templates }),
       emailTransport: options.emailTransport,
     });
@@ -145,9 +142,9 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       smsConfigured: messaging.smsConfigured,
       log,
       resolvePrincipal,
-      config: authConf,
+      config: config.auth,
       gate,
-      env: config.env,
+      oauth: config.oauth,
     });
     const admin = await registerAdmin(app, {
       db,
@@ -162,7 +159,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       statementTimeoutMs: config.statementTimeoutMs,
       onSchemaChange: () => schema.reload(),
       signinRules: { perEmail: auth.config.signinFailuresPerEmail, perIp: auth.config.signinFailuresPerIp },
-      initialAdmin,
+      initialAdmin: config.admin.initial,
     });
 
     app.get('/sdk/plinth.js', async (_req, reply) => {

@@ -27,7 +27,7 @@ import { settingsHandlers } from './settings.js';
 import { sqlRunner } from './sql.js';
 import { type AccountHooks, userAdmin } from './users.js';
 
-export { adminCommand, CliError, initialAdminFromEnv } from './cli.js';
+export { adminCommand, CliError } from './cli.js';
 export { registerConsole } from './console.js';
 export { SQL_RUNNER_ROLE } from './sql.js';
 export type { Admin, AdminService, Hasher } from './admins.js';

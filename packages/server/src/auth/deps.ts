@@ -4,7 +4,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Outbox } from '../messaging/types.js';
 import type { SettingsStore } from '../settings/types.js';
 import type { Accounts } from './accounts/index.js';
-import type { AuthConfig } from './config.js';
+import type { AuthConfig } from '../config/index.js';
 import type { AuthLimits } from './limits/index.js';
 import type { PasswordHasher } from './password/hasher.js';
 import type { TokenService } from './sessions/jwt.js';

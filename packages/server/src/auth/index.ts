@@ -30,7 +30,7 @@ import { sha256 } from '../lib/crypto.js';
 import type { Outbox } from '../messaging/types.js';
 import type { SettingsStore } from '../settings/types.js';
 import { type Accounts, createAccounts } from './accounts/index.js';
-import type { AuthConfig } from './config.js';
+import type { AuthConfig, OAuthEndpoints } from '../config/index.js';
 import type { AuthDeps } from './deps.js';
 import { authGuards } from './guards.js';
 import { authLimits, type Counter, memoryCounter, rateLimited, redisCounter } from './limits/index.js';
@@ -44,14 +44,13 @@ import { userService } from './users/service.js';
 import { verificationService } from './verification/service.js';
 import { magicLinkService } from './magic-link/service.js';
 import { phoneService } from './phone/service.js';
-import { oauthEndpoints, oauthService } from './oauth/index.js';
+import { oauthService } from './oauth/index.js';
 
 export { AUTH_DOCS, enabledProviders } from './responses.js';
 export { createTokenService, type TokenService } from './sessions/jwt.js';
 export { createSessionGate, type SessionGate } from './sessions/gate.js';
-export { authConfig } from './config.js';
 export { decideRefresh } from './sessions/refresh.js';
-export type { AuthConfig } from './config.js';
+export type { AuthConfig } from '../config/index.js';
 export type { PasswordHasher } from './password/hasher.js';
 // The console admins (admin/) hash their passwords with the same argon2id parameters.
 export { argon2Hasher } from './password/hasher.js';
@@ -68,12 +67,12 @@ export interface AuthOptions {
   smsConfigured: boolean;
   log: Logger;
   resolvePrincipal: PrincipalResolver;
-  /** The auth tunables (`authConfig(config.env, config.redisUrl)`). */
+  /** The auth tunables (config.auth). */
   config: AuthConfig;
   /** Built before the principal resolver, which refuses tokens of ended sessions through it. */
   gate: SessionGate;
-  /** The collected environment (config.env): OAUTH_* provider URLs. */
-  env: Record<string, string | undefined>;
+  /** The social providers' endpoints (config.oauth). */
+  oauth: OAuthEndpoints;
   /** Tests only: count or replace the password hasher. */
   hasher?: PasswordHasher;
 }
@@ -111,7 +110,7 @@ export function gatedVerifier(tokens: TokenService, gate: SessionGate): TokenVer
 /**
  * Builds the auth services and mounts the /v1/auth routes (in their own scope, so the per-IP
  * request limit applies to them only).
- * @example const auth = await registerAuth(app, { db, tokens, clock, settings, outbox, log, resolvePrincipal, config: authConfig(env), gate, env });
+ * @example const auth = await registerAuth(app, { db, tokens, clock, settings, outbox, log, resolvePrincipal, config: config.auth, gate, oauth: config.oauth });
  */
 export async function registerAuth(app: App, options: AuthOptions): Promise<Auth> {
   const { config } = options;
@@ -141,7 +140,7 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     verification: verificationService(deps),
     magicLink: magicLinkService(deps, sessions),
     phone: phoneService(deps, sessions),
-    oauth: oauthService(deps, sessions, oauthEndpoints(options.env)),
+    oauth: oauthService(deps, sessions, options.oauth),
   };
   const guards = authGuards(options.resolvePrincipal, sessions);
   await app.register(async (scope) => {

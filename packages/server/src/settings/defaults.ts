@@ -18,7 +18,10 @@ export function defaultAuthSettings(): AuthSettings {
     password_reset_url: null,
     magic_link_url: null,
     providers: {
-      ...(Object.fromEntries(CLIENT_SECRET_PROVIDERS.map((id) => [id, provider()])) as Record<ClientSecretProviderId, OAuthProviderSettings>),
+      ...(Object.fromEntries(CLIENT_SECRET_PROVIDERS.map((id) => [id, provider()])) as Record<
+        ClientSecretProviderId,
+        OAuthProviderSettings
+      >),
       apple: { enabled: false, service_id: null, team_id: null, key_id: null, private_key: null },
     },
     email_templates: {},

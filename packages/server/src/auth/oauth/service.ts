@@ -7,7 +7,7 @@ import type { AuthSettings } from '../../settings/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import type { SessionService } from '../sessions/service.js';
 import { iso, normalizeEmail } from '../validate.js';
-import type { OAuthEndpoints } from './config.js';
+import type { OAuthEndpoints } from '../../config/index.js';
 import { type AnyProvider, type OAuthProvider, PROVIDER_IDS, type Profile, type ProviderContext, type ProviderId } from './provider.js';
 import { apple } from './providers/apple.js';
 import { github } from './providers/github.js';

@@ -21,13 +21,8 @@ function envelopeFrom(from: string): string {
  * @example const smtp = smtpTransport('smtp://127.0.0.1:2525'); await smtp.send({ to, from, subject, html, text });
  */
 export function smtpTransport(url: string, headers: Record<string, string> = {}): EmailTransport & { close(): void } {
-  let withTimeouts: URL;
-  try {
-    withTimeouts = new URL(url);
-  } catch {
-    throw new Error('config: SMTP_URL is not a URL (smtp://user:password@host:587 or smtps://…:465)');
-  }
-  if (!/^smtps?:$/.test(withTimeouts.protocol)) throw new Error('config: SMTP_URL must start with smtp:// or smtps://');
+  // The URL was checked when the config was loaded (config/index.ts).
+  const withTimeouts = new URL(url);
   for (const [key, ms] of Object.entries(TIMEOUTS)) {
     if (!withTimeouts.searchParams.has(key)) withTimeouts.searchParams.set(key, String(ms));
   }

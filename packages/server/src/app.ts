@@ -3,7 +3,6 @@ import { fileURLToPath } from 'node:url';
 import pino, { type Logger } from 'pino';
 import { type AdminArea, registerAdmin, registerConsole } from './admin/index.js';
 import {
-  AUTH_DOCS,
   type Auth,
   createSessionGate,
   createTokenService,
@@ -14,6 +13,7 @@ import {
 } from './auth/index.js';
 import type { Config } from './config/index.js';
 import { type Db, DbUnavailableError, type DdlWatch, openDatabase, prepareDatabase } from './db/index.js';
+import { callerGuards } from './http/guards.js';
 import { makePrincipalResolver, type ProjectKeys } from './http/principal.js';
 import { registerRouteDocs } from './http/route-docs.js';
 import { type App, createHttpServer } from './http/server.js';
@@ -104,7 +104,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       include: ['/v1/auth/', '/api/v1/'],
       exclude: ['/api/v1/db/', '/api/v1/openapi.json'],
     });
-    const resolvePrincipal = makePrincipalResolver(keys, gatedVerifier(tokens, gate));
+    const callers = callerGuards(makePrincipalResolver(keys, gatedVerifier(tokens, gate)));
 
     app.get('/health', async (_req, reply) => {
       try {
@@ -119,10 +119,9 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       }
     });
 
-    registerRestRoutes(app, { db, schema, resolvePrincipal, maxRows: config.maxRows });
-    registerOpenApi(app, { db, schema, resolvePrincipal, publicUrl: config.publicUrl, routeDocs });
+    registerRestRoutes(app, { db, schema, callers, maxRows: config.maxRows });
+    registerOpenApi(app, { db, schema, callers, publicUrl: config.publicUrl, routeDocs });
 
-    app.get('/v1/auth/.well-known/jwks.json', { schema: AUTH_DOCS.jwks }, async () => tokens.jwks());
     messaging = createMessaging({
       db,
       clock,
@@ -141,7 +140,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       outbox: messaging.outbox,
       smsConfigured: messaging.smsConfigured,
       log,
-      resolvePrincipal,
+      callers,
       config: config.auth,
       gate,
       oauth: config.oauth,
@@ -152,7 +151,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       keys,
       settings,
       messaging,
-      resolvePrincipal,
+      callers,
       hasher: auth.hasher,
       hooks: { accounts: auth.accounts, resendVerification: (email) => auth.services.verification.resend({ email }) },
       publicUrl: config.publicUrl,

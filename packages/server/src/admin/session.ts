@@ -5,7 +5,8 @@ import type { ProjectKeys } from '../http/principal.js';
 import type { Clock } from '../lib/clock.js';
 import { sha256 } from '../lib/crypto.js';
 import { adminEmail, type AdminService } from './admins.js';
-import { COOKIE, clearedCookie, readCookie, sessionCookie } from './guard.js';
+import { readCookie } from '../http/guards.js';
+import { COOKIE, clearedCookie, sessionCookie } from './guard.js';
 
 export const LoginBody = Type.Object(
   { email: Type.String({ maxLength: 320 }), password: Type.String({ maxLength: 1024 }) },

@@ -23,7 +23,8 @@ import rateLimit from '@fastify/rate-limit';
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
 import { ApiError } from '../http/errors.js';
-import type { PrincipalResolver, TokenVerifier } from '../http/principal.js';
+import type { CallerGuards } from '../http/guards.js';
+import type { TokenVerifier } from '../http/principal.js';
 import type { App } from '../http/server.js';
 import type { Clock } from '../lib/clock.js';
 import { sha256 } from '../lib/crypto.js';
@@ -45,6 +46,7 @@ import { verificationService } from './verification/service.js';
 import { magicLinkService } from './magic-link/service.js';
 import { phoneService } from './phone/service.js';
 import { oauthService } from './oauth/index.js';
+import { publicHandlers } from './public.js';
 
 export { AUTH_DOCS, enabledProviders } from './responses.js';
 export { createTokenService, type TokenService } from './sessions/jwt.js';
@@ -66,7 +68,8 @@ export interface AuthOptions {
   outbox: Outbox;
   smsConfigured: boolean;
   log: Logger;
-  resolvePrincipal: PrincipalResolver;
+  /** Who is calling (http/guards.ts). */
+  callers: CallerGuards;
   /** The auth tunables (config.auth). */
   config: AuthConfig;
   /** Built before the principal resolver, which refuses tokens of ended sessions through it. */
@@ -110,7 +113,7 @@ export function gatedVerifier(tokens: TokenService, gate: SessionGate): TokenVer
 /**
  * Builds the auth services and mounts the /v1/auth routes (in their own scope, so the per-IP
  * request limit applies to them only).
- * @example const auth = await registerAuth(app, { db, tokens, clock, settings, outbox, log, resolvePrincipal, config: config.auth, gate, oauth: config.oauth });
+ * @example const auth = await registerAuth(app, { db, tokens, clock, settings, outbox, log, callers, config: config.auth, gate, oauth: config.oauth });
  */
 export async function registerAuth(app: App, options: AuthOptions): Promise<Auth> {
   const { config } = options;
@@ -141,8 +144,9 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     magicLink: magicLinkService(deps, sessions),
     phone: phoneService(deps, sessions),
     oauth: oauthService(deps, sessions, options.oauth),
+    public: publicHandlers(options.settings, options.tokens),
   };
-  const guards = authGuards(options.resolvePrincipal, sessions);
+  const guards = authGuards(options.callers, sessions);
   await app.register(async (scope) => {
     await scope.register(rateLimit, {
       global: true,

@@ -12,7 +12,7 @@
  */
 import type { Db } from '../db/index.js';
 import type { App } from '../http/server.js';
-import type { PrincipalResolver } from '../http/principal.js';
+import type { CallerGuards } from '../http/guards.js';
 import { registerRoutes } from './routes.js';
 import type { SchemaCache } from './schema-cache/index.js';
 
@@ -23,7 +23,8 @@ export { REST_ROUTES } from './routes.js';
 export interface RestDeps {
   db: Db;
   schema: SchemaCache;
-  resolvePrincipal: PrincipalResolver;
+  /** Who is calling (http/guards.ts). */
+  callers: CallerGuards;
   /** Largest `limit` (MAX_ROWS); larger values are clamped. */
   maxRows: number;
 }
@@ -31,7 +32,7 @@ export interface RestDeps {
 /**
  * Mounts `/api/v1/db/{table}` (API.md §2): list, read one, create, update, delete, each
  * request going parse → plan → sql → execute → response.
- * @example registerRestRoutes(app, { db, schema, resolvePrincipal, maxRows: 1000 })
+ * @example registerRestRoutes(app, { db, schema, callers, maxRows: 1000 })
  */
 export function registerRestRoutes(app: App, deps: RestDeps): void {
   registerRoutes(app, deps);

@@ -3,8 +3,8 @@ import { Writable } from 'node:stream';
 import { argon2Hasher } from '../auth/index.js';
 import { type Config, loadConfig } from '../config/index.js';
 import { DataDirLockedError, migrateSystem, openDatabase } from '../db/index.js';
-import { ApiError } from '../http/errors.js';
-import { systemClock } from '../lib/clock.js';
+import { ApiError } from '../http/index.js';
+import { systemClock } from '../lib/index.js';
 import { adminPassword, adminService } from './admins.js';
 
 const USAGE = 'usage: plinth admin create --email E [--password P] | plinth admin set-password --email E [--password P]';

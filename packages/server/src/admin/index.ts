@@ -13,10 +13,10 @@
  * - CLI: `plinth admin create|set-password` (cli.ts).
  */
 import type { Db } from '../db/index.js';
-import type { CallerGuards } from '../http/guards.js';
-import type { ProjectKeys } from '../http/principal.js';
-import type { App } from '../http/server.js';
-import type { Clock } from '../lib/clock.js';
+import type { CallerGuards } from '../http/index.js';
+import type { ProjectKeys } from '../http/index.js';
+import type { App } from '../http/index.js';
+import type { Clock } from '../lib/index.js';
 import type { Messaging } from '../messaging/index.js';
 import type { SettingsStore } from '../settings/index.js';
 import { adminService, type Hasher } from './admins.js';

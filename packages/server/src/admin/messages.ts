@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../http/index.js';
 import { SendError, type EmailKind, type ListQuery, type Messaging, renderEmail } from '../messaging/index.js';
 
 export const MessageListParams = Type.Object(

@@ -1,4 +1,4 @@
-import type { App } from '../http/server.js';
+import type { App } from '../http/index.js';
 import type { Guards } from './guard.js';
 import { MessageListParams, type messageHandlers, PreviewBody, TestEmailBody } from './messages.js';
 import { type adminSessionHandlers, LoginBody, SetupBody } from './session.js';

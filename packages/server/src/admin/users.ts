@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Accounts, checkPassword, normalizeEmail, normalizePhone } from '../auth/index.js';
 import { type Db, DbError, type Queryable } from '../db/index.js';
-import { ApiError } from '../http/errors.js';
-import type { Clock } from '../lib/clock.js';
+import { ApiError } from '../http/index.js';
+import type { Clock } from '../lib/index.js';
 import type { Hasher } from './admins.js';
 
 // End-user administration (API.md §6). It reads auth.* by full name (an app's own

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
-import type { Clock } from '../lib/clock.js';
-import type { Outbox } from '../messaging/types.js';
-import type { SettingsStore } from '../settings/types.js';
+import type { Clock } from '../lib/index.js';
+import type { Outbox } from '../messaging/index.js';
+import type { SettingsStore } from '../settings/index.js';
 import type { Accounts } from './accounts/index.js';
 import type { AuthConfig } from '../config/index.js';
 import type { AuthLimits } from './limits/index.js';

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../http/errors.js';
-import type { CallerGuards } from '../http/guards.js';
+import { ApiError } from '../http/index.js';
+import type { CallerGuards } from '../http/index.js';
 import type { ClientInfo } from './deps.js';
 import type { SessionService } from './sessions/service.js';
 

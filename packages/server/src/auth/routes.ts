@@ -1,4 +1,4 @@
-import type { App } from '../http/server.js';
+import type { App } from '../http/index.js';
 import type { AuthGuards } from './guards.js';
 import { AUTH_DOCS } from './responses.js';
 import { passwordHandlers, EmailBody, ResetBody, SignInBody, SignUpBody } from './password/routes.js';

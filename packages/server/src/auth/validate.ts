@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../http/index.js';
 
 const MAX_PASSWORD = 128;
 // A dot-atom local part (RFC 5322 atext, plus letters and digits of any script) at a domain of

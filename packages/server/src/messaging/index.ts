@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
-import type { Clock } from '../lib/clock.js';
+import type { Clock } from '../lib/index.js';
 import { smtpTransport } from './email/smtp.js';
 import { SendError } from './send-error.js';
 import { createOutbox, type MessagingWorker } from './outbox.js';

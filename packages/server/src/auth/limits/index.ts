@@ -1,5 +1,5 @@
-import { ApiError } from '../../http/errors.js';
-import { sha256 } from '../../lib/crypto.js';
+import { ApiError } from '../../http/index.js';
+import { sha256 } from '../../lib/index.js';
 import type { AuthConfig, RateRule } from '../../config/index.js';
 import { mailboxKey } from '../validate.js';
 import type { Count, Counter } from './counter.js';

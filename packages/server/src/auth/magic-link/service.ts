@@ -1,6 +1,6 @@
 import type { Session } from '@plinth/shared';
 import type { Queryable } from '../../db/index.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../http/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';
 import { consumeOneTimeToken, issueOneTimeToken } from '../one-time.js';

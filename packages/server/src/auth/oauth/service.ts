@@ -1,8 +1,8 @@
 import { type ErrorCode, isOAuthProvider } from '@plinth/shared';
 import * as oidc from 'openid-client';
 import type { Queryable } from '../../db/index.js';
-import { ApiError } from '../../http/errors.js';
-import { randomToken, sha256 } from '../../lib/crypto.js';
+import { ApiError } from '../../http/index.js';
+import { randomToken, sha256 } from '../../lib/index.js';
 import type { AuthSettings } from '../../settings/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import type { SessionService } from '../sessions/service.js';

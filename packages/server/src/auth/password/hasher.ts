@@ -1,5 +1,5 @@
 import { hash, verify } from '@node-rs/argon2';
-import { randomToken } from '../../lib/crypto.js';
+import { randomToken } from '../../lib/index.js';
 import type { Argon2Params } from '../../config/index.js';
 
 /** Hashes and checks passwords. Injected, so tests can count calls (timing equalisation). */

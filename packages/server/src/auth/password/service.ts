@@ -1,6 +1,6 @@
 import type { Session, User } from '@plinth/shared';
 import { DbError, type Queryable } from '../../db/index.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../http/index.js';
 import { decoyUser, findCredentials, findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { queueAuthEmail, linkWithToken } from '../mail.js';

@@ -1,7 +1,7 @@
 import type { Session } from '@plinth/shared';
 import { isValidPhoneNumber, parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import { ApiError } from '../../http/errors.js';
-import { randomDigits, safeEqual, sha256 } from '../../lib/crypto.js';
+import { ApiError } from '../../http/index.js';
+import { randomDigits, safeEqual, sha256 } from '../../lib/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import type { SessionService } from '../sessions/service.js';
 import { iso } from '../validate.js';

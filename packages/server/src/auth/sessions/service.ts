@@ -1,6 +1,6 @@
 import type { Session, User } from '@plinth/shared';
-import { ApiError } from '../../http/errors.js';
-import { randomToken, sha256 } from '../../lib/crypto.js';
+import { ApiError } from '../../http/index.js';
+import { randomToken, sha256 } from '../../lib/index.js';
 import { banned, findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { iso } from '../validate.js';

@@ -1,5 +1,5 @@
 import type { User } from '@plinth/shared';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../http/index.js';
 import { findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';

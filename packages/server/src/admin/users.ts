@@ -204,10 +204,7 @@ export function userAdmin(deps: UserAdminDeps) {
     /** Deletes the user; sessions, refresh tokens, identities, passwords and links go with it (cascade). */
     async remove(req: IdRequest) {
       const user = await find(db, req.params.id);
-      await db.transaction(async (tx) => {
-        await accounts.revokeSessions(tx, user.id, {}, clock.now());
-        await tx.query('delete from auth.users where id = $1', [user.id]);
-      });
+      await db.transaction((tx) => accounts.deleteUser(tx, user.id, clock.now()));
       return user;
     },
 

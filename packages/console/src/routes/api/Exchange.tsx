@@ -60,7 +60,7 @@ export function ResponseView({ exchange }: { exchange: Exchange }) {
           ))}
         </ul>
       </details>
-      <pre data-testid="response-body" className="max-h-96 overflow-auto rounded-md border border-line bg-muted p-2 font-mono text-xs">
+      <pre data-testid="response-body" className="max-h-96 overflow-auto whitespace-pre-wrap break-all rounded-md border border-line bg-muted p-2 font-mono text-xs">
         {pretty || '(no body)'}
       </pre>
     </section>
@@ -77,7 +77,7 @@ export function SnippetsView({ curl, sdk, sdkNote }: { curl: string; sdk: string
       </div>
       <pre
         data-testid={testid}
-        className="max-h-96 overflow-auto whitespace-pre rounded-md border border-line bg-muted p-3 font-mono text-xs"
+        className="max-h-96 overflow-auto whitespace-pre-wrap break-all rounded-md border border-line bg-muted p-3 font-mono text-xs"
       >
         {text}
       </pre>

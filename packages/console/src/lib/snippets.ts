@@ -59,7 +59,10 @@ export function shellWithVars(text: string, secrets: Secret[]): string {
   if (rest) parts.push({ literal: rest });
   if (!parts.some((p) => 'variable' in p)) return shellQuote(text);
   if (parts.every((p) => 'variable' in p || /^[^"$`\\!]*$/.test(p.literal))) {
-    return `"${parts.map((p) => ('variable' in p ? `$${p.variable}` : p.literal)).join('')}"`;
+    // `$NAME` runs on while letters follow: `${NAME}` then.
+    const ref = (v: string, next: (typeof parts)[number] | undefined) =>
+      next && 'literal' in next && /^\w/.test(next.literal) ? `\${${v}}` : `$${v}`;
+    return `"${parts.map((p, i) => ('variable' in p ? ref(p.variable, parts[i + 1]) : p.literal)).join('')}"`;
   }
   return parts.map((p) => ('variable' in p ? `"$${p.variable}"` : shellQuote(p.literal))).join('');
 }

@@ -60,7 +60,10 @@ export function ResponseView({ exchange }: { exchange: Exchange }) {
           ))}
         </ul>
       </details>
-      <pre data-testid="response-body" className="max-h-96 overflow-auto whitespace-pre-wrap break-all rounded-md border border-line bg-muted p-2 font-mono text-xs">
+      <pre
+        data-testid="response-body"
+        className="max-h-96 overflow-auto whitespace-pre-wrap break-all rounded-md border border-line bg-muted p-2 font-mono text-xs"
+      >
         {pretty || '(no body)'}
       </pre>
     </section>

@@ -117,7 +117,10 @@ create policy own on todos using (user_id = auth.uid()) with check (user_id = au
     await page.getByRole('button', { name: 'Sign up' }).click();
     expect((await signup).status()).toBe(200);
     await page.getByRole('status').filter({ hasText: 'Signed up and signed in as tester@example.com.' }).waitFor();
-    await page.getByRole('status').filter({ hasText: /^Signed in as tester@example\.com [0-9a-f-]{36}$/ }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Signed in as tester@example\.com [0-9a-f-]{36}$/ })
+      .waitFor();
     expect(page.url()).toContain('as=user');
 
     await operation('Create');
@@ -132,7 +135,9 @@ create policy own on todos using (user_id = auth.uid()) with check (user_id = au
     const curl = await snippet('cURL');
     expect(curl).toContain('-H "authorization: Bearer $PLINTH_USER_TOKEN"');
     expect(curl).not.toContain(token.slice(7));
-    expect(await snippet('SDK')).toContain(`await client.auth.signIn({ email: '${USER.email}', password: process.env.PLINTH_USER_PASSWORD });`);
+    expect(await snippet('SDK')).toContain(
+      `await client.auth.signIn({ email: '${USER.email}', password: process.env.PLINTH_USER_PASSWORD });`,
+    );
 
     await operation('List rows');
     await send();
@@ -232,7 +237,7 @@ create policy own on todos using (user_id = auth.uid()) with check (user_id = au
     await page.getByRole('button', { name: 'Copy the cURL snippet' }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(curl);
     await shot(page, 'api-snippet-curl');
-    const env = { ...process.env, PLINTH_SECRET_KEY: s.t.keys.secretKey, PLINTH_PUBLIC_KEY: s.t.keys.publicKey };
+    const env: NodeJS.ProcessEnv = { ...process.env, PLINTH_SECRET_KEY: s.t.keys.secretKey, PLINTH_PUBLIC_KEY: s.t.keys.publicKey };
     const words = await run('bash', ['-c', `printf '%s\\0' ${curl.replace(/ \\\n/g, ' ')}`], { env });
     const argv = words.stdout.split('\0').slice(0, -1);
     expect(argv.slice(0, 3)).toEqual(['curl', '-X', sent.method()]);
@@ -266,7 +271,10 @@ create policy own on todos using (user_id = auth.uid()) with check (user_id = au
       const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
       const result = await new AsyncFunction('createClient', ${JSON.stringify(`${code}\nreturn { data, error, count };`)})(createClient);
       return { sent, result };
-    })()`)) as { sent: Array<{ url: string; method: string; body: string | null }>; result: { data: unknown; error: unknown; count: number } };
+    })()`)) as {
+      sent: Array<{ url: string; method: string; body: string | null }>;
+      result: { data: unknown; error: unknown; count: number };
+    };
     await other.close();
     expect(fromSdk.sent).toEqual([{ url: sent.url(), method: 'GET', body: sent.postData() }]);
     expect(fromSdk.result).toEqual({ data: shown, error: null, count: 2 });

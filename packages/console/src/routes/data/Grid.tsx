@@ -126,7 +126,7 @@ export function Grid(props: GridProps) {
                           <button
                             type="button"
                             aria-label={`Edit ${c.name} of ${keyLabel(i)}`}
-                            className="absolute inset-0 cursor-text opacity-0 focus:opacity-100 focus:outline-2 focus:outline-accent"
+                            className="absolute inset-0 cursor-text rounded-sm hover:bg-accent/10 focus-visible:outline-2 focus-visible:outline-accent"
                             onClick={() => {
                               const e = { row: i, column: c.name, text: editText(row[c.name], c.type) };
                               if (isJsonType(c.type)) props.onOpenJson(e);

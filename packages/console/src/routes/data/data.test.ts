@@ -95,7 +95,9 @@ describe('table browser', () => {
     expect(new URL((await filtered).url()).searchParams.get('eq.qty')).toBe('3');
     await expect.poll(summary).toBe('Rows 1–25 of 143');
     const sorted = answerOf(page, '/api/v1/db/items');
-    await grid().getByRole('button', { name: /^name text/ }).click();
+    await grid()
+      .getByRole('button', { name: /^name text/ })
+      .click();
     expect(new URL((await sorted).url()).searchParams.get('order')).toBe('name.asc');
     await expect.poll(() => grid().getByRole('columnheader', { name: /^name/ }).getAttribute('aria-sort')).toBe('ascending');
     // Text order: 'item 1000' < 'item 101' < … (qty 3 rows: 3, 10, 17, …, 997, 1004 is out).
@@ -124,7 +126,7 @@ describe('table browser', () => {
     expect(res.status()).toBe(200);
     expect(new URL(res.url()).searchParams.get('eq.id')).toBe('5');
     await page.getByRole('status').filter({ hasText: 'Saved name of id 5.' }).waitFor();
-    expect(await sql("select name from items where id = 5")).toEqual([{ name: 'renamed in the browser' }]);
+    expect(await sql('select name from items where id = 5')).toEqual([{ name: 'renamed in the browser' }]);
     await expect.poll(() => grid().locator('tbody tr[aria-rowindex="6"] td').nth(1).textContent()).toBe('renamed in the browser');
 
     await grid().getByRole('button', { name: 'Edit meta of id 6', exact: true }).click();
@@ -136,7 +138,7 @@ describe('table browser', () => {
     const savedJson = answerOf(page, '/api/v1/db/items', 'PATCH');
     await dialog.getByRole('button', { name: 'Save' }).click();
     expect((await savedJson).status()).toBe(200);
-    expect(await sql("select meta from items where id = 6")).toEqual([{ meta: { n: 6, note: 'checked' } }]);
+    expect(await sql('select meta from items where id = 6')).toEqual([{ meta: { n: 6, note: 'checked' } }]);
     w.expectClean();
   });
 
@@ -180,7 +182,9 @@ describe('table browser', () => {
     expect(row).toMatchObject({ qty: 0, meta: { made: 'in the console' }, tags: ['x', 'y,z'] });
     await expect.poll(() => grid().locator('tbody tr[aria-rowindex="2"] td').nth(1).textContent()).toBe('brand new');
 
-    await grid().getByRole('button', { name: `Delete row id ${row.id}`, exact: true }).click();
+    await grid()
+      .getByRole('button', { name: `Delete row id ${row.id}`, exact: true })
+      .click();
     const confirm = page.getByRole('alertdialog', { name: 'Delete this row?' });
     await confirm.waitFor();
     await shot(page, 'data-delete-confirm');

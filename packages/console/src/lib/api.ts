@@ -213,7 +213,12 @@ export const api = {
       body: params ? { query, params } : { query },
     }),
   /** The OpenAPI document of the project (it asks for a key: the public one will do). */
-  openapi: (publicKey: string) => call<unknown>({ path: '/api/v1/openapi.json', headers: { apikey: publicKey } }),
+  async openapi(publicKey: string): Promise<unknown> {
+    // With a key, not the admin cookie: a 401 here is about the key, not the admin's session.
+    const res = await send<unknown>({ url: serverUrl, publicKey }, { path: '/api/v1/openapi.json' });
+    if (res.error) throw new ApiFailure(res.error.code, res.error.message, res.status, res.error.details);
+    return res.data;
+  },
   /** The PostgreSQL types and primary key of a public table's columns (the OpenAPI document has JSON types only). */
   async tableColumns(table: string): Promise<PgColumn[]> {
     const res = await api.sql(COLUMNS_SQL, [table]);

@@ -1,3 +1,4 @@
+import { useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useEffect, useRef, useState } from 'react';
 import { CONTROL, FilterEditor, OrderEditor } from '../../components/QueryControls';
@@ -80,6 +81,7 @@ export function TableBuilder(props: {
 }) {
   const { table, pgColumns, setup } = props;
   const navigate = useNavigate();
+  const queryClient = useQueryClient();
   const [d, setD] = useState(() => draftOf(props.search, table));
   const [sent, setSent] = useState<Sent | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
@@ -128,7 +130,11 @@ export function TableBuilder(props: {
             });
       if (id !== latest.current) return;
       if ('error' in result) setProblem(result.error);
-      else setSent(result);
+      else {
+        setSent(result);
+        // A write the table browser may have cached: it reads the rows again.
+        if (result.exchange.request.method !== 'GET') void queryClient.invalidateQueries({ queryKey: ['rows', table.name] });
+      }
     } finally {
       if (id === latest.current) setBusy(false);
     }

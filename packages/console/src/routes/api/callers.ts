@@ -85,18 +85,21 @@ export function makeCallers(base: string, publicKey: string): Callers {
     anon: null as unknown as PlinthClient,
     user: null as unknown as PlinthClient,
     secret: (key) => {
-      secretClient ??= { key, client: memoryClient(base, key, callers.fetch, false) };
-      if (secretClient.key !== key) secretClient = { key, client: memoryClient(base, key, callers.fetch, false) };
+      if (secretClient?.key !== key) secretClient = { key, client: memoryClient(base, key, callers.fetch) };
       return secretClient.client;
     },
     http: (key) => ({ url: base, publicKey: key, fetch: callers.fetch }),
   };
   let secretClient: { key: string; client: PlinthClient } | null = null;
-  callers.anon = memoryClient(base, publicKey, callers.fetch, false);
-  callers.user = memoryClient(base, publicKey, callers.fetch, true);
+  callers.anon = memoryClient(base, publicKey, callers.fetch);
+  callers.user = memoryClient(base, publicKey, callers.fetch);
   return callers;
 }
 
-function memoryClient(base: string, key: string, f: typeof fetch, refresh: boolean): PlinthClient {
-  return createClient(base, key, { fetch: f, auth: { persistSession: false, autoRefreshToken: refresh, multiTab: false } });
+/**
+ * No refresh timer: the SDK still refreshes an expiring token before a call, and a client left
+ * behind when the admin signs out then holds no timer that would keep refreshing.
+ */
+function memoryClient(base: string, key: string, f: typeof fetch): PlinthClient {
+  return createClient(base, key, { fetch: f, auth: { persistSession: false, autoRefreshToken: false, multiTab: false } });
 }

@@ -73,7 +73,8 @@ export function DataPage() {
   const [editing, setEditing] = useState<Editing | null>(null);
   const [jsonEdit, setJsonEdit] = useState<Editing | null>(null);
   const [jsonError, setJsonError] = useState<string | null>(null);
-  const [deleting, setDeleting] = useState<number | null>(null);
+  // Boxed, so a key that is itself null or 0 still means "a row is being deleted".
+  const [deleting, setDeleting] = useState<{ key: unknown } | null>(null);
   const [inserting, setInserting] = useState(false);
   const [saving, setSaving] = useState(false);
   const [outcome, setOutcome] = useState<{ kind: 'ok'; text: string } | { kind: 'error'; refusal: Refusal } | null>(null);
@@ -81,7 +82,6 @@ export function DataPage() {
   const go = (patch: Partial<DataSearch>) => void navigate({ to: '.', search: (prev: DataSearch) => ({ ...prev, ...patch }) } as never);
   const list = rows.data?.rows ?? [];
   const total = rows.data?.count ?? 0;
-  const keyOf = (i: number) => (pk ? list[i]?.[pk] : undefined);
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['rows', table] });
 
   async function save(e: Editing, asNull = false) {
@@ -97,7 +97,7 @@ export function DataPage() {
       const res = await client
         .from(table)
         .update({ [e.column]: parsed.value })
-        .eq(pk, keyOf(e.row) as never);
+        .eq(pk, e.key as never);
       const refused = refusalOf(res);
       if (refused) {
         setOutcome({ kind: 'error', refusal: refused });
@@ -106,7 +106,7 @@ export function DataPage() {
       const changed = Array.isArray(res.data) ? res.data.length : 0;
       setOutcome(
         changed === 1
-          ? { kind: 'ok', text: `Saved ${e.column} of ${pk} ${cellText(keyOf(e.row))}.` }
+          ? { kind: 'ok', text: `Saved ${e.column} of ${pk} ${cellText(e.key)}.` }
           : { kind: 'error', refusal: { code: 'not_found', message: 'No row was changed: it is gone. The page is read again.' } },
       );
       setEditing(null);
@@ -118,9 +118,8 @@ export function DataPage() {
     }
   }
 
-  async function remove(i: number) {
+  async function remove(key: unknown) {
     if (!client || !pk || !table) return;
-    const key = keyOf(i);
     setDeleting(null);
     const res = await client
       .from(table)
@@ -267,7 +266,7 @@ export function DataPage() {
                   setJsonError(null);
                   setJsonEdit(e);
                 }}
-                onDelete={setDeleting}
+                onDelete={(key) => setDeleting({ key })}
                 saving={saving}
               />
             </>
@@ -281,7 +280,7 @@ export function DataPage() {
             {jsonEdit && (
               <div className="space-y-3">
                 <TextArea
-                  label={`${jsonEdit.column} of ${pk} ${cellText(keyOf(jsonEdit.row))} (JSON)`}
+                  label={`${jsonEdit.column} of ${pk} ${cellText(jsonEdit.key)} (JSON)`}
                   rows={12}
                   spellCheck={false}
                   value={jsonEdit.text}
@@ -305,14 +304,12 @@ export function DataPage() {
           <Confirm
             title="Delete this row?"
             description={
-              deleting !== null && pk
-                ? `The row with ${pk} ${cellText(keyOf(deleting))} is deleted from ${table}. This cannot be undone.`
-                : ''
+              deleting !== null && pk ? `The row with ${pk} ${cellText(deleting.key)} is deleted from ${table}. This cannot be undone.` : ''
             }
             confirm="Delete row"
             open={deleting !== null}
             onOpenChange={(o) => !o && setDeleting(null)}
-            onConfirm={() => deleting !== null && void remove(deleting)}
+            onConfirm={() => deleting !== null && void remove(deleting.key)}
           />
         </>
       )}

@@ -19,8 +19,9 @@ export function visibleRange(scrollTop: number, viewport: number, count: number)
   return { first, last };
 }
 
+/** A cell being edited, named by its row's key (never by its position: a refetch may reorder rows). */
 export interface Editing {
-  row: number;
+  key: unknown;
   column: string;
   text: string;
 }
@@ -39,7 +40,7 @@ interface GridProps {
   onEdit: (e: Editing | null) => void;
   onSave: (e: Editing, asNull?: boolean) => void;
   onOpenJson: (e: Editing) => void;
-  onDelete: (row: number) => void;
+  onDelete: (key: unknown) => void;
   saving: boolean;
 }
 
@@ -118,7 +119,7 @@ export function Grid(props: GridProps) {
               >
                 {columns.map((c) => (
                   <td key={c.name} className="max-w-[24rem] border-b border-line/60 px-2 py-0 align-middle whitespace-nowrap">
-                    {editing && editing.row === i && editing.column === c.name && !isJsonType(c.type) ? (
+                    {editing && pk && cellText(editing.key) === cellText(row[pk]) && editing.column === c.name && !isJsonType(c.type) ? (
                       <CellEditor {...props} editing={editing} column={c} label={`${c.name} of ${keyLabel(i)}`} />
                     ) : (
                       <Cell value={row[c.name]} json={isJsonType(c.type)}>
@@ -128,7 +129,7 @@ export function Grid(props: GridProps) {
                             aria-label={`Edit ${c.name} of ${keyLabel(i)}`}
                             className="absolute inset-0 cursor-text rounded-sm hover:bg-accent/10 focus-visible:outline-2 focus-visible:outline-accent"
                             onClick={() => {
-                              const e = { row: i, column: c.name, text: editText(row[c.name], c.type) };
+                              const e = { key: row[pk], column: c.name, text: editText(row[c.name], c.type) };
                               if (isJsonType(c.type)) props.onOpenJson(e);
                               else props.onEdit(e);
                             }}
@@ -144,7 +145,7 @@ export function Grid(props: GridProps) {
                       variant="ghost"
                       className="px-1.5 py-0.5 text-xs"
                       aria-label={`Delete row ${keyLabel(i)}`}
-                      onClick={() => props.onDelete(i)}
+                      onClick={() => props.onDelete(row[pk])}
                     >
                       Delete
                     </Button>

@@ -3,7 +3,7 @@ import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router'
 import { useState } from 'react';
 import { ErrorNotice, Loading, Notice } from '../../components/ui';
 import { serverUrl } from '../../lib/api';
-import type { EndpointDoc } from '../../lib/openapi';
+import type { EndpointDoc, Method, TableOp } from '../../lib/openapi';
 import { useApiDoc, useTableColumns } from '../../lib/schema';
 import type { ApiSearch, Caller } from '../../lib/search';
 import { projectQuery } from '../../router';
@@ -12,6 +12,8 @@ import { makeCallers } from './callers';
 import { EndpointBuilder } from './EndpointBuilder';
 import { TableBuilder } from './TableBuilder';
 import type { CallSetup } from './tryit';
+
+const OP_METHOD: Record<TableOp, Method> = { list: 'GET', get: 'GET', create: 'POST', update: 'PATCH', delete: 'DELETE' };
 
 const METHOD_STYLE: Record<string, string> = {
   GET: 'text-ok',
@@ -76,7 +78,7 @@ export function ApiPage() {
                   No table in the <code>public</code> schema yet. Make one in the <Link to="/sql">SQL runner</Link>.
                 </p>
               ) : (
-                <ul className="space-y-0.5">
+                <ul className="space-y-1">
                   {tables.map((t) => (
                     <li key={t.name}>
                       <Link
@@ -87,6 +89,24 @@ export function ApiPage() {
                       >
                         {t.name}
                       </Link>
+                      {t.name === tableName && (
+                        <ul aria-label={`Endpoints of ${t.name}`} className="ml-2 border-l border-line pl-1">
+                          {t.ops.map((op) => (
+                            <li key={op}>
+                              <Link
+                                to="/api/$table"
+                                params={{ table: t.name }}
+                                search={{ op, as: search.as }}
+                                aria-current={(search.op ?? t.ops[0]) === op ? 'true' : undefined}
+                                className="flex gap-1.5 rounded px-2 py-0.5 font-mono text-xs hover:bg-muted aria-[current=true]:font-semibold"
+                              >
+                                <span className={`w-11 shrink-0 ${METHOD_STYLE[OP_METHOD[op]]}`}>{OP_METHOD[op]}</span>
+                                <span className="truncate">{op === 'get' ? '/{pk}' : op}</span>
+                              </Link>
+                            </li>
+                          ))}
+                        </ul>
+                      )}
                     </li>
                   ))}
                 </ul>

@@ -89,6 +89,13 @@ export function TableBuilder(props: {
   const latest = useRef(0);
   const set = (patch: Partial<Draft>) => setD((prev) => ({ ...prev, ...patch }));
 
+  // An operation chosen outside the builder (the endpoint list's links) is taken in.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: only a change of the URL's op counts, not of the draft
+  useEffect(() => {
+    const op = props.search.op;
+    if (op && op !== d.op && table.ops.includes(op)) setD((prev) => ({ ...prev, op }));
+  }, [props.search.op]);
+
   useEffect(() => {
     const next = searchOf(d);
     void navigate({ to: '.', search: (prev: ApiSearch) => ({ ...next, as: prev.as }), replace: true } as never);

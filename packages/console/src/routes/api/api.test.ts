@@ -87,6 +87,13 @@ create policy own on todos using (user_id = auth.uid()) with check (user_id = au
     expect(await page.getByRole('radiogroup', { name: 'Operation' }).textContent()).toBe(
       'List rows GETRead one GETCreate POSTUpdate PATCHDelete DELETE',
     );
+    const ops = page.getByRole('list', { name: 'Endpoints of todos' });
+    expect(await ops.getByRole('link').allTextContents()).toEqual(['GETlist', 'GET/{pk}', 'POSTcreate', 'PATCHupdate', 'DELETEdelete']);
+    await ops.getByRole('link', { name: /POST\s*create/ }).click();
+    await expect.poll(() => page.getByRole('radio', { name: 'Create POST' }).isChecked()).toBe(true);
+    expect(await page.getByTestId('endpoint-line').textContent()).toBe('POST /api/v1/db/todos');
+    await ops.getByRole('link', { name: /GET\s*list/ }).click();
+    await expect.poll(() => page.getByRole('radio', { name: 'List rows GET' }).isChecked()).toBe(true);
     await shot(page, 'api-table');
     w.expectClean();
   });

@@ -44,32 +44,34 @@ export function InsertRow(props: {
 
   return (
     <Dialog title={`Insert a row into ${props.table}`} open={props.open} onOpenChange={props.onOpenChange}>
-      <form onSubmit={(e) => void submit(e)} className="max-h-[70vh] space-y-3 overflow-auto">
-        {props.columns.map((c) =>
-          isJsonType(c.type) ? (
-            <TextArea
-              key={c.name}
-              label={`${c.name} (${c.type})`}
-              rows={3}
-              value={values[c.name] ?? ''}
-              placeholder={c.has_default ? 'default' : c.nullable ? 'NULL' : 'JSON'}
-              onChange={(e) => setValues({ ...values, [c.name]: e.target.value })}
-            />
-          ) : (
-            <label key={c.name} className="flex flex-col gap-1 text-sm">
-              <span className="font-medium">
-                {c.name} <span className="font-mono text-xs font-normal text-fg-muted">{c.type}</span>
-                {!c.nullable && !c.has_default && <span className="text-xs text-warn"> required</span>}
-              </span>
-              <input
+      <form onSubmit={(e) => void submit(e)} className="space-y-3">
+        <div className="max-h-[60vh] space-y-3 overflow-auto pr-1">
+          {props.columns.map((c) =>
+            isJsonType(c.type) ? (
+              <TextArea
+                key={c.name}
+                label={`${c.name} (${c.type})`}
+                rows={3}
                 value={values[c.name] ?? ''}
-                placeholder={c.has_default ? 'default' : c.nullable ? 'NULL' : ''}
+                placeholder={c.has_default ? 'default' : c.nullable ? 'NULL' : 'JSON'}
                 onChange={(e) => setValues({ ...values, [c.name]: e.target.value })}
-                className="rounded-md border border-line bg-surface px-2.5 py-1.5 font-mono text-sm"
               />
-            </label>
-          ),
-        )}
+            ) : (
+              <label key={c.name} className="flex flex-col gap-1 text-sm">
+                <span className="font-medium">
+                  {c.name} <span className="font-mono text-xs font-normal text-fg-muted">{c.type}</span>
+                  {!c.nullable && !c.has_default && <span className="text-xs text-warn"> required</span>}
+                </span>
+                <input
+                  value={values[c.name] ?? ''}
+                  placeholder={c.has_default ? 'default' : c.nullable ? 'NULL' : ''}
+                  onChange={(e) => setValues({ ...values, [c.name]: e.target.value })}
+                  className="rounded-md border border-line bg-surface px-2.5 py-1.5 font-mono text-sm"
+                />
+              </label>
+            ),
+          )}
+        </div>
         {refusal && (
           <Notice kind="error" title="The server refused">
             <code>{refusal.code}</code>: {refusal.message}

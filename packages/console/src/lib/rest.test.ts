@@ -120,6 +120,8 @@ describe('the SDK chain', () => {
       }),
       { numRuns: 300 },
     );
+    expect(js({ __proto__: 1 })).toBe('{}');
+    expect(js(JSON.parse('{"__proto__": {"admin": true}}'))).toBe("{ ['__proto__']: { admin: true } }");
   });
 });
 

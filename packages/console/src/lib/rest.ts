@@ -157,7 +157,9 @@ export function js(value: unknown, indent = 0, depth = 0): string {
   }
   const entries = Object.entries(value as Record<string, unknown>);
   if (entries.length === 0) return '{}';
-  const items = entries.map(([k, v]) => `${IDENT.test(k) ? k : js(k)}: ${js(v, indent, depth + 1)}`);
+  // `__proto__: x` in a literal sets the prototype instead of a key; a computed key does not.
+  const key = (k: string) => (k === '__proto__' ? `[${js(k)}]` : IDENT.test(k) ? k : js(k));
+  const items = entries.map(([k, v]) => `${key(k)}: ${js(v, indent, depth + 1)}`);
   return `{${pad}${items.join(`,${pad}`)}${end}}`;
 }
 

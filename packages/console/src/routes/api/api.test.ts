@@ -78,9 +78,10 @@ create policy own on todos using (user_id = auth.uid()) with check (user_id = au
     expect((await ran).status()).toBe(200);
     runner.expectClean();
     await runner.page.close();
+    await page.bringToFront(); // back to the API page's tab, as a user would
 
     const link = page.getByRole('navigation', { name: 'Endpoints' }).getByRole('link', { name: 'todos', exact: true });
-    await link.waitFor({ timeout: 30_000 });
+    await link.waitFor({ timeout: 60_000 });
     expect(await page.evaluate(() => (window as unknown as { stillHere?: boolean }).stillHere)).toBe(true);
     await link.click();
     await page.getByRole('radiogroup', { name: 'Operation' }).waitFor();
@@ -96,7 +97,7 @@ create policy own on todos using (user_id = auth.uid()) with check (user_id = au
     await expect.poll(() => page.getByRole('radio', { name: 'List rows GET' }).isChecked()).toBe(true);
     await shot(page, 'api-table');
     w.expectClean();
-  });
+  }, 120_000);
 
   it('try-it: anon gets [], a test user creates a row and lists only it, the secret key lists all', async () => {
     const seeded = await s.t.app.inject({
@@ -173,7 +174,7 @@ create policy own on todos using (user_id = auth.uid()) with check (user_id = au
     });
     for (const secret of [s.t.keys.secretKey, token.slice(7), 'sk_', 'eyJ', USER.password]) expect(kept).not.toContain(secret);
     w.expectClean();
-  });
+  }, 90_000);
 
   it("shows the server's 400 for an unknown column", async () => {
     w.allow(400);
@@ -303,7 +304,7 @@ create policy own on todos using (user_id = auth.uid()) with check (user_id = au
     await send();
     expect((seen.at(-1) as Request).url()).toBe(sent.url());
     w.expectClean();
-  });
+  }, 90_000);
 
   it('reads one row by key, and tries an auth endpoint without putting its password in the URL', async () => {
     const row = (await s.t.app.inject({ url: '/api/v1/db/todos?eq.title=bread', headers: s.t.as.service })).json()[0];

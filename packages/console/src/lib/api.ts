@@ -165,6 +165,30 @@ export interface DevMessage {
   created_at: string;
 }
 
+/** A column as PostgreSQL has it: `type` is the short name the SQL runner shows (`int8`, `text[]`). */
+export interface PgColumn {
+  name: string;
+  type: string;
+  nullable: boolean;
+  has_default: boolean;
+  pk: boolean;
+}
+
+// Bound parameter, never spliced: the table name comes from the URL.
+const COLUMNS_SQL = `select a.attname as name,
+  case when t.typcategory = 'A' then e.typname || '[]' else t.typname end as type,
+  not a.attnotnull as nullable,
+  (a.atthasdef or a.attidentity <> '' or a.attgenerated <> '') as has_default,
+  coalesce(a.attnum = any(i.indkey::int2[]), false) as pk
+from pg_attribute a
+join pg_class c on c.oid = a.attrelid
+join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'public'
+join pg_type t on t.oid = a.atttypid
+left join pg_type e on e.oid = t.typelem and t.typcategory = 'A'
+left join pg_index i on i.indrelid = c.oid and i.indisprimary
+where c.relname = $1 and a.attnum > 0 and not a.attisdropped
+order by a.attnum`;
+
 // ---- calls ----
 
 const q = (params: Record<string, string | number | undefined>) =>
@@ -182,7 +206,24 @@ export const api = {
   /** The project keys: kept in TanStack Query's memory cache only, never in storage or URLs. */
   keys: () => call<{ public_key: string; secret_key: string }>({ path: '/api/v1/admin/keys' }),
   project: () => call<Project>({ path: '/api/v1/project' }),
-  sql: (query: string) => call<{ results: SqlResult[]; durationMs: number }>({ method: 'POST', path: '/api/v1/sql', body: { query } }),
+  sql: (query: string, params?: Array<string | number | boolean | null>) =>
+    call<{ results: SqlResult[]; durationMs: number }>({
+      method: 'POST',
+      path: '/api/v1/sql',
+      body: params ? { query, params } : { query },
+    }),
+  /** The OpenAPI document of the project (it asks for a key: the public one will do). */
+  async openapi(publicKey: string): Promise<unknown> {
+    // With a key, not the admin cookie: a 401 here is about the key, not the admin's session.
+    const res = await send<unknown>({ url: serverUrl, publicKey }, { path: '/api/v1/openapi.json' });
+    if (res.error) throw new ApiFailure(res.error.code, res.error.message, res.status, res.error.details);
+    return res.data;
+  },
+  /** The PostgreSQL types and primary key of a public table's columns (the OpenAPI document has JSON types only). */
+  async tableColumns(table: string): Promise<PgColumn[]> {
+    const res = await api.sql(COLUMNS_SQL, [table]);
+    return res.results[0].rows as unknown as PgColumn[];
+  },
   settings: () => call<AuthSettings>({ path: '/api/v1/settings/auth' }),
   saveSettings: (patch: Partial<AuthSettings> | Record<string, unknown>) =>
     call<AuthSettings>({ method: 'PATCH', path: '/api/v1/settings/auth', body: patch }),

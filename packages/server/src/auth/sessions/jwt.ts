@@ -9,6 +9,7 @@ const KEY_LOCK = 726_354_010;
 const CACHE_MAX = 10_000;
 const RELOAD_EVERY_MS = 30_000;
 const STATE_TYP = 'oauth-state+jwt';
+const ACCESS_TYP = 'JWT';
 
 export interface AccessClaims {
   sub: string;
@@ -97,6 +98,8 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
         algorithms: ['ES256'],
         audience: 'authenticated',
         issuer,
+        // Its own typ, as every token kind here: a token of another kind is never an access token.
+        typ: ACCESS_TYP,
         currentDate: new Date(clock.now()),
       });
       return { payload: payload as Record<string, unknown>, json: JSON.stringify(payload), expMs: (payload.exp ?? 0) * 1000 };
@@ -116,7 +119,7 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
       const now = Math.floor(clock.now() / 1000);
       const exp = now + ttlSeconds;
       const token = await new SignJWT({ role: 'authenticated', ...claims })
-        .setProtectedHeader({ alg: 'ES256', kid: signingKid, typ: 'JWT' })
+        .setProtectedHeader({ alg: 'ES256', kid: signingKid, typ: ACCESS_TYP })
         .setIssuer(issuer)
         .setAudience('authenticated')
         .setSubject(claims.sub)

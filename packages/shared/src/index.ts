@@ -4,3 +4,4 @@ export * from './operators.js';
 export * from './urls.js';
 export * from './providers.js';
 export * from './messages.js';
+export * from './management.js';

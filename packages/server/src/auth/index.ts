@@ -32,7 +32,9 @@ import type { Outbox } from '../messaging/index.js';
 import type { SettingsStore } from '../settings/index.js';
 import { type Accounts, createAccounts } from './accounts/index.js';
 import type { AuthConfig, OAuthEndpoints } from '../config/index.js';
-import type { AuthDeps } from './deps.js';
+import type { AuthDeps, AuthOptions } from './deps.js';
+
+export type { AuthOptions } from './deps.js';
 import { authGuards } from './guards.js';
 import { authLimits, type Counter, memoryCounter, rateLimited, redisCounter } from './limits/index.js';
 import { argon2Hasher, type PasswordHasher } from './password/hasher.js';
@@ -59,26 +61,6 @@ export { argon2Hasher } from './password/hasher.js';
 export type { Accounts } from './accounts/index.js';
 export { checkPassword, normalizeEmail } from './validate.js';
 export { normalizePhone } from './phone/service.js';
-
-export interface AuthOptions {
-  db: Db;
-  tokens: TokenService;
-  clock: Clock;
-  settings: Pick<SettingsStore, 'auth' | 'project' | 'isRedirectAllowed'>;
-  outbox: Outbox;
-  smsConfigured: boolean;
-  log: Logger;
-  /** Who is calling (http/guards.ts). */
-  callers: CallerGuards;
-  /** The auth tunables (config.auth). */
-  config: AuthConfig;
-  /** Built before the principal resolver, which refuses tokens of ended sessions through it. */
-  gate: SessionGate;
-  /** The social providers' endpoints (config.oauth). */
-  oauth: OAuthEndpoints;
-  /** Tests only: count or replace the password hasher. */
-  hasher?: PasswordHasher;
-}
 
 export interface Auth {
   services: AuthServices;

@@ -7,7 +7,8 @@ import { TEST_DB_KIND } from '../../test/db.js';
 describe('expected 5xx answers in the log', () => {
   let t: TestServer;
   const lines: string[] = [];
-  const logged = () => lines.map((l) => JSON.parse(l) as { level: number; msg: string; err?: { stack?: string }; reason?: string; code?: string });
+  const logged = () =>
+    lines.map((l) => JSON.parse(l) as { level: number; msg: string; err?: { stack?: string }; reason?: string; code?: string });
   beforeAll(async () => {
     t = await createTestServer({ LOG_LEVEL: 'info', AUTH_RATE_REQUESTS_IP: '100000/60', AUTH_RATE_SMS_IP: '100000/3600' }, { logs: lines });
     await t.settings.updateProject({ plan: 'team' });

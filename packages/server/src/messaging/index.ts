@@ -6,6 +6,7 @@
  * - templates per email kind with per-project overrides (templates.ts);
  * - the delivery log and a synchronous test email, served by admin/messages.ts.
  */
+import type { DevMessage, LogEntry } from '@plinth/shared';
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
 import type { Clock } from '../lib/index.js';
@@ -35,31 +36,7 @@ export interface MessagingOptions {
   pollMs?: number;
 }
 
-export interface LogEntry {
-  id: string;
-  channel: 'email' | 'sms';
-  kind: string;
-  to: string;
-  status: 'queued' | 'sent' | 'failed';
-  attempts: number;
-  transport: string | null;
-  last_response: string | null;
-  created_at: string;
-  updated_at: string;
-  sent_at: string | null;
-  next_attempt_at: string | null;
-}
-
-export interface DevMessage {
-  id: string;
-  channel: 'email' | 'sms';
-  kind: string;
-  to: string;
-  subject: string | null;
-  text: string;
-  html: string | null;
-  created_at: string;
-}
+export type { DevMessage, LogEntry } from '@plinth/shared';
 
 export interface ListQuery {
   limit: number;

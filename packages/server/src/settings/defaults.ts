@@ -33,5 +33,5 @@ export function defaultProject(publicUrl: string): ProjectInfo {
 }
 
 /** Values shown as this mask over HTTP; sent back unchanged, they keep the stored secret. */
-export const MASK = '********';
+export { MASK } from '@plinth/shared';
 export const SECRET_FIELDS = new Set(['client_secret', 'private_key']);

@@ -13,10 +13,7 @@ import {
 } from './auth/index.js';
 import type { Config } from './config/index.js';
 import { type Db, DbUnavailableError, type DdlWatch, openDatabase, prepareDatabase } from './db/index.js';
-import { callerGuards } from './http/index.js';
-import { makePrincipalResolver, type ProjectKeys } from './http/index.js';
-import { registerRouteDocs } from './http/index.js';
-import { type App, createHttpServer } from './http/index.js';
+import { type App, callerGuards, createHttpServer, makePrincipalResolver, type ProjectKeys, registerRouteDocs } from './http/index.js';
 import { systemClock, type Clock } from './lib/index.js';
 import { createMessaging, createSmsTransport, type EmailTransport, type Messaging } from './messaging/index.js';
 import { createSchemaCache, registerOpenApi, registerRestRoutes, type SchemaCache } from './rest/index.js';

@@ -3,8 +3,7 @@ import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { dirname, join, resolve } from 'node:path';
 import { adminCommand, CliError } from './admin/index.js';
 import { buildApp, createLogger, type Plinth } from './app.js';
-import { type Args, flagValue, parseArgs, UsageError } from './cli/index.js';
-import { expectedFailure } from './cli/index.js';
+import { type Args, expectedFailure, flagValue, parseArgs, UsageError } from './cli/index.js';
 import { type Config, DEFAULT_STATEMENT_TIMEOUT_MS, loadConfig } from './config/index.js';
 import { type Db, DbError, migrateApp, migrateSystem, openDatabase } from './db/index.js';
 import type { ProjectKeys } from './http/index.js';

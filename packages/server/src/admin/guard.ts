@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../http/index.js';
-import { type CallerGuards, readCookie } from '../http/index.js';
+import { ApiError, type CallerGuards, readCookie } from '../http/index.js';
 import { ADMIN_MAX_MS, type Admin, type AdminService } from './admins.js';
 
 declare module 'fastify' {

@@ -13,9 +13,7 @@
  * - CLI: `plinth admin create|set-password` (cli.ts).
  */
 import type { Db } from '../db/index.js';
-import type { CallerGuards } from '../http/index.js';
-import type { ProjectKeys } from '../http/index.js';
-import type { App } from '../http/index.js';
+import type { App, CallerGuards, ProjectKeys } from '../http/index.js';
 import type { Clock } from '../lib/index.js';
 import type { Messaging } from '../messaging/index.js';
 import type { SettingsStore } from '../settings/index.js';

@@ -1,11 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../http/index.js';
-import type { ProjectKeys } from '../http/index.js';
-import type { Clock } from '../lib/index.js';
-import { sha256 } from '../lib/index.js';
+import { ApiError, type ProjectKeys, readCookie } from '../http/index.js';
+import { type Clock, sha256 } from '../lib/index.js';
 import { adminEmail, type AdminService } from './admins.js';
-import { readCookie } from '../http/index.js';
 import { COOKIE, clearedCookie, sessionCookie } from './guard.js';
 
 export const LoginBody = Type.Object(

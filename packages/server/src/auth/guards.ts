@@ -1,6 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../http/index.js';
-import type { CallerGuards } from '../http/index.js';
+import { ApiError, type CallerGuards } from '../http/index.js';
 import type { ClientInfo } from './deps.js';
 import type { SessionService } from './sessions/service.js';
 

@@ -20,18 +20,10 @@
  *   invalid_state, oauth_failed, user_banned, reauthentication_required.
  */
 import rateLimit from '@fastify/rate-limit';
-import type { Logger } from 'pino';
-import type { Db } from '../db/index.js';
-import { ApiError } from '../http/index.js';
-import type { CallerGuards } from '../http/index.js';
-import type { TokenVerifier } from '../http/index.js';
-import type { App } from '../http/index.js';
-import type { Clock } from '../lib/index.js';
+import { ApiError, type App, type TokenVerifier } from '../http/index.js';
 import { sha256 } from '../lib/index.js';
-import type { Outbox } from '../messaging/index.js';
-import type { SettingsStore } from '../settings/index.js';
 import { type Accounts, createAccounts } from './accounts/index.js';
-import type { AuthConfig, OAuthEndpoints } from '../config/index.js';
+import type { AuthConfig } from '../config/index.js';
 import type { AuthDeps, AuthOptions } from './deps.js';
 
 export type { AuthOptions } from './deps.js';

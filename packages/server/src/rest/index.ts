@@ -11,8 +11,7 @@
  * Stages: request/ (parse) → plan/ → sql/ → execute.ts → response/; stage times in `Server-Timing`.
  */
 import type { Db } from '../db/index.js';
-import type { App } from '../http/index.js';
-import type { CallerGuards } from '../http/index.js';
+import type { App, CallerGuards } from '../http/index.js';
 import { registerRoutes } from './routes.js';
 import type { SchemaCache } from './schema-cache/index.js';
 

@@ -1,8 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/index.js';
-import { ApiError } from '../http/index.js';
-import type { CallerGuards } from '../http/index.js';
-import type { App } from '../http/index.js';
+import { ApiError, type App, type CallerGuards } from '../http/index.js';
 import { execute } from './execute.js';
 import { type Plan, type RestRequest, planRequest } from './plan/index.js';
 import { parsePrefer, parseQuery } from './request/index.js';

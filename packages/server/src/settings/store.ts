@@ -1,8 +1,7 @@
-import { OAUTH_PROVIDERS } from '@plinth/shared';
+import { isUrlAllowed, OAUTH_PROVIDERS, originMatches, type OriginPattern, parseOriginEntry } from '@plinth/shared';
 import type { Logger } from 'pino';
 import type { Db, Queryable } from '../db/index.js';
 import { ApiError } from '../http/index.js';
-import { type OriginPattern, isUrlAllowed, originMatches, parseOriginEntry } from '@plinth/shared';
 import { defaultAuthSettings, defaultProject } from './defaults.js';
 import type { AuthSettings, ProjectInfo, SettingsStore } from './types.js';
 import { mergeAuthPatch, validateAuthSettings } from './validate.js';

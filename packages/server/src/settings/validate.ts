@@ -1,5 +1,11 @@
-import { isUrlAllowed, parseOriginEntry, redirectEntryProblem } from '@plinth/shared';
-import { CLIENT_SECRET_PROVIDERS, OAUTH_PROVIDERS, TEMPLATE_KINDS } from '@plinth/shared';
+import {
+  CLIENT_SECRET_PROVIDERS,
+  isUrlAllowed,
+  OAUTH_PROVIDERS,
+  parseOriginEntry,
+  redirectEntryProblem,
+  TEMPLATE_KINDS,
+} from '@plinth/shared';
 import { MASK, SECRET_FIELDS } from './defaults.js';
 import type { AuthSettings, EmailTemplateKind } from './types.js';
 

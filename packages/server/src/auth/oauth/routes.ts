@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { readCookie } from '../../http/index.js';
-import type { App } from '../../http/index.js';
+import { type App, readCookie } from '../../http/index.js';
 import { clientOf } from '../guards.js';
 import type { OAuthService, Redirect } from './service.js';
 

@@ -1,9 +1,7 @@
 import { type JWK, SignJWT, createLocalJWKSet, errors, exportJWK, generateKeyPair, importJWK, jwtVerify } from 'jose';
 import type { Db } from '../../db/index.js';
-import { ApiError } from '../../http/index.js';
-import type { VerifiedToken } from '../../http/index.js';
-import { randomToken } from '../../lib/index.js';
-import type { Clock } from '../../lib/index.js';
+import { ApiError, type VerifiedToken } from '../../http/index.js';
+import { type Clock, randomToken } from '../../lib/index.js';
 
 const KEY_LOCK = 726_354_010;
 const CACHE_MAX = 10_000;

@@ -4,10 +4,7 @@
  * role may use (its privileges); the secret key sees everything, management routes included.
  */
 import type { Db } from '../../db/index.js';
-import type { CallerGuards } from '../../http/index.js';
-import type { Principal } from '../../http/index.js';
-import { type RouteDocs, SECURITY_SCHEMES } from '../../http/index.js';
-import type { App } from '../../http/index.js';
+import { type App, type CallerGuards, type Principal, type RouteDocs, SECURITY_SCHEMES } from '../../http/index.js';
 import type { SchemaCache, SchemaSnapshot } from '../schema-cache/index.js';
 import { type RelationAccess, relationAccess } from './access.js';
 import { tablePaths } from './paths.js';

@@ -3,13 +3,11 @@ import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { dirname, join, resolve } from 'node:path';
 import { adminCommand, CliError } from './admin/index.js';
 import { buildApp, createLogger, type Plinth } from './app.js';
-import { type Args, flagValue, parseArgs, UsageError } from './cli/args.js';
-import { expectedFailure } from './cli/failures.js';
-import { type Config, loadConfig } from './config/index.js';
+import { type Args, expectedFailure, flagValue, parseArgs, UsageError } from './cli/index.js';
+import { type Config, DEFAULT_STATEMENT_TIMEOUT_MS, loadConfig } from './config/index.js';
 import { type Db, DbError, migrateApp, migrateSystem, openDatabase } from './db/index.js';
-import type { ProjectKeys } from './http/principal.js';
-import { createSmsTransport } from './messaging/index.js';
-import { readDatabaseKeys, readKeysFile, withConfigured } from './settings/keys.js';
+import type { ProjectKeys } from './http/index.js';
+import { readDatabaseKeys, readKeysFile, withConfigured } from './settings/index.js';
 
 const USAGE = `Usage: plinth <command> [options]
 
@@ -84,8 +82,6 @@ async function openAndMigrate(config: Config): Promise<{ db: Db; applied: string
 
 async function start(args: Args) {
   const config = configFrom(args);
-  // Checked before the database is opened: a wrong SMS_PROVIDER is one line, at once.
-  createSmsTransport(config.env);
   const { db, applied } = await openAndMigrate(config);
   if (applied.length) process.stdout.write(`  migrations applied: ${applied.join(', ')}\n`);
   const plinth = await buildApp({ config, db }).catch(async (err) => {
@@ -105,7 +101,7 @@ async function start(args: Args) {
   if (!config.databaseUrl) writeServerFile(config.dataDir, `http://127.0.0.1:${port}`, keys);
   process.stdout.write(banner(plinth, url));
   log.info({ url, database: plinth.db.kind }, 'listening');
-  if (plinth.db.kind === 'pglite' && config.env.STATEMENT_TIMEOUT_MS) {
+  if (plinth.db.kind === 'pglite' && config.statementTimeoutMs !== DEFAULT_STATEMENT_TIMEOUT_MS) {
     log.warn(
       'STATEMENT_TIMEOUT_MS has no effect on the embedded database (PGlite cannot cancel a statement); it applies with DATABASE_URL',
     );

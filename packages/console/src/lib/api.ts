@@ -89,42 +89,16 @@ export interface SqlResult {
   truncated: boolean;
 }
 
-export interface OAuthProvider {
-  enabled: boolean;
-  client_id: string | null;
-  client_secret: string | null;
-}
-export interface AppleProvider {
-  enabled: boolean;
-  service_id: string | null;
-  team_id: string | null;
-  key_id: string | null;
-  private_key: string | null;
-}
-export type TemplateKind = 'verification' | 'reset' | 'magic_link' | 'email_change';
-export interface AuthSettings {
-  email_password_enabled: boolean;
-  magic_link_enabled: boolean;
-  phone_enabled: boolean;
-  min_password_length: number;
-  require_email_confirmation: boolean;
-  session_duration_seconds: number;
-  allowed_redirect_urls: string[];
-  cors_origins: string[];
-  email_verification_url: string | null;
-  password_reset_url: string | null;
-  magic_link_url: string | null;
-  providers: {
-    google: OAuthProvider;
-    github: OAuthProvider;
-    linkedin: OAuthProvider;
-    microsoft: OAuthProvider;
-    apple: AppleProvider;
-  };
-  email_templates: Partial<Record<TemplateKind, Partial<{ subject: string; html: string; text: string }>>>;
-}
+import type { AuthSettings, DevMessage, LogEntry, TemplateKind } from '@plinth/shared';
+
+export type {
+  AppleProviderSettings as AppleProvider,
+  AuthSettings,
+  OAuthProviderSettings as OAuthProvider,
+  TemplateKind,
+} from '@plinth/shared';
 /** The mask the server sends in place of a stored secret. */
-export const MASK = '********';
+export { MASK } from '@plinth/shared';
 
 export interface EndUser {
   id: string;
@@ -142,28 +116,7 @@ export interface EndUserDetail extends EndUser {
   sessions: Array<{ id: string; user_agent: string | null; ip: string | null; created_at: string; refreshed_at: string }>;
 }
 
-export interface LogEntry {
-  id: string;
-  channel: 'email' | 'sms';
-  kind: string;
-  to: string;
-  status: 'queued' | 'sent' | 'failed';
-  attempts: number;
-  transport: string | null;
-  last_response: string | null;
-  created_at: string;
-  sent_at: string | null;
-}
-export interface DevMessage {
-  id: string;
-  channel: 'email' | 'sms';
-  kind: string;
-  to: string;
-  subject: string | null;
-  text: string;
-  html: string | null;
-  created_at: string;
-}
+export type { DevMessage, LogEntry } from '@plinth/shared';
 
 /** A column as PostgreSQL has it: `type` is the short name the SQL runner shows (`int8`, `text[]`). */
 export interface PgColumn {

@@ -1,5 +1,4 @@
-import { AUTH_DOCS } from '../auth/index.js';
-import type { App } from '../http/server.js';
+import type { App } from '../http/index.js';
 import type { Guards } from './guard.js';
 import { MessageListParams, type messageHandlers, PreviewBody, TestEmailBody } from './messages.js';
 import { type adminSessionHandlers, LoginBody, SetupBody } from './session.js';
@@ -54,7 +53,4 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
   app.delete('/api/v1/users/:id', { onRequest: manage, schema: { params: UserIdParams } }, users.remove);
   app.post('/api/v1/users/:id/signout', { onRequest: manage, schema: { params: UserIdParams } }, users.signOut);
   app.post('/api/v1/users/:id/resend-verification', { onRequest: manage, schema: { params: UserIdParams } }, users.resendVerification);
-
-  // Public: what a sign-in page may offer (no secrets)
-  app.get('/v1/auth/settings', { schema: AUTH_DOCS.settings }, settings.publicAuth);
 }

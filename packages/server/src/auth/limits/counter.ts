@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import type { Clock } from '../../lib/clock.js';
+import type { Clock } from '../../lib/index.js';
 
 /** A window's count and how long until it resets. */
 export interface Count {

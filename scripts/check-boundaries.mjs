@@ -1,13 +1,31 @@
-// Import-boundary lint (ENGINEERING.md "Dependency direction"). Value imports only: a
-// type-only import carries no runtime coupling. Exits 1 and lists each violation.
+// Import-boundary lint (ENGINEERING.md "Dependency direction"). Exits 1 and lists each violation.
 //   console → sdk → shared; server → shared.
-//   inside the server: lib ← config ← {http, db, messaging} ← settings ← {rest, auth} ← admin ← app.ts ← main.ts
-//   rest never imports auth.
+//   inside the server: lib ← config ← {http, db, messaging} ← settings ← {rest, auth, storage} ← admin ← app.ts ← {cli, main.ts}
+//   (value imports; a type-only import may point anywhere as long as it closes no cycle);
+//   rest never imports auth;
+//   an area is imported only through its index.ts (type imports too): no deep imports;
+//   no cycle between areas, type-only imports included.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const root = resolve(new URL('..', import.meta.url).pathname);
-const LAYER = { lib: 0, config: 1, http: 2, db: 2, messaging: 2, settings: 3, rest: 4, auth: 4, admin: 5, 'app.ts': 6, 'main.ts': 7 };
+const LAYER = {
+  lib: 0,
+  config: 1,
+  http: 2,
+  db: 2,
+  messaging: 2,
+  settings: 3,
+  rest: 4,
+  auth: 4,
+  storage: 4,
+  admin: 5,
+  'app.ts': 6,
+  cli: 7,
+  'main.ts': 8,
+};
+/** Areas that are one file: nothing to import deeply. */
+const SINGLE = new Set(['app.ts', 'main.ts']);
 const PEERS_ALLOWED = new Set(['http>db']); // the error handler maps database-unavailable errors
 
 function* files(dir) {
@@ -19,14 +37,12 @@ function* files(dir) {
   }
 }
 
+/** Every import of a file: its specifier and whether it is type-only. */
 function imports(text) {
   const out = [];
   const re =
     /^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
-  for (let m = re.exec(text); m; m = re.exec(text)) {
-    if (m[2]) continue; // import type
-    out.push(m[3] ?? m[4] ?? m[5]);
-  }
+  for (let m = re.exec(text); m; m = re.exec(text)) out.push({ spec: m[3] ?? m[4] ?? m[5], typeOnly: Boolean(m[2]) });
   return out;
 }
 
@@ -37,6 +53,8 @@ const areaOf = (file) => {
 };
 
 const problems = [];
+/** Area → areas it imports (any kind), for the cycle check. */
+const edges = new Map();
 for (const pkg of ['shared', 'sdk', 'console', 'server']) {
   const src = join(root, 'packages', pkg, 'src');
   try {
@@ -45,7 +63,7 @@ for (const pkg of ['shared', 'sdk', 'console', 'server']) {
     continue;
   }
   for (const file of files(src)) {
-    for (const spec of imports(readFileSync(file, 'utf8'))) {
+    for (const { spec, typeOnly } of imports(readFileSync(file, 'utf8'))) {
       const where = relative(root, file);
       if (spec.startsWith('@plinth/')) {
         const target = spec.split('/')[1];
@@ -63,6 +81,13 @@ for (const pkg of ['shared', 'sdk', 'console', 'server']) {
       const from = areaOf(file);
       const to = areaOf(target);
       if (!from || !to || from === to) continue;
+      if (!edges.has(from)) edges.set(from, new Set());
+      edges.get(from).add(to);
+      const targetRel = relative(join(root, 'packages/server/src'), target.replace(/\.js$/, '.ts'));
+      if (!SINGLE.has(to) && targetRel !== `${to}/index.ts`) {
+        problems.push(`${where}: imports ${to} past its index.ts (${spec})`);
+      }
+      if (typeOnly) continue;
       if (from === 'rest' && to === 'auth') problems.push(`${where}: rest never imports auth`);
       else if (LAYER[to] > LAYER[from] || (LAYER[to] === LAYER[from] && !PEERS_ALLOWED.has(`${from}>${to}`))) {
         problems.push(`${where}: ${from} may not import ${to} (${spec})`);
@@ -70,6 +95,25 @@ for (const pkg of ['shared', 'sdk', 'console', 'server']) {
     }
   }
 }
+// Cycles between areas (type-only imports included): each area must build on the ones below.
+const seen = new Set();
+for (const start of edges.keys()) {
+  const stack = [[start, [start]]];
+  while (stack.length) {
+    const [area, path] = stack.pop();
+    for (const next of edges.get(area) ?? []) {
+      if (next === start) {
+        const cycle = [...path, start].join(' → ');
+        const key = [...path].sort().join(',');
+        if (!seen.has(key)) {
+          seen.add(key);
+          problems.push(`a cycle between areas: ${cycle}`);
+        }
+      } else if (!path.includes(next)) stack.push([next, [...path, next]]);
+    }
+  }
+}
+
 if (problems.length) {
   console.error(`Import boundaries violated:\n  ${problems.join('\n  ')}`);
   process.exit(1);

@@ -3,8 +3,8 @@
 # Debian's Chromium for the browser tests (npm packages that download their own browser
 # cannot work on machines that only reach the registries) and redis-server for the shared
 # rate-limit counters, nginx for the scale-out tests (two instances behind a reverse proxy,
-# packages/server/test/cluster.ts), and curl for the README's walk-through. PostgreSQL is installed by
-# scripts/pg-cluster.sh.
+# packages/server/test/cluster.ts), and curl (the README's walk-through, and the console's test
+# runs the cURL snippets it generates). PostgreSQL is installed by scripts/pg-cluster.sh.
 # apt's chatter goes to .tmp/apt.log; a failure prints it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +13,6 @@ missing=()
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
-# The README's walk-through (run by packages/server/test/readme.pglite.test.ts) uses curl.
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "[packages] installing ${missing[*]} with apt-get" >&2

@@ -2,18 +2,19 @@ import { type QueryClient, queryOptions } from '@tanstack/react-query';
 import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect } from '@tanstack/react-router';
 import { Layout, NotFound, RouteError } from './components/Layout';
 import { ApiFailure, api, basepath } from './lib/api';
-import { authSearch, loginSearch, messagesSearch, setupSearch, usersSearch } from './lib/search';
+import { apiSearch, authSearch, dataSearch, loginSearch, messagesSearch, setupSearch, usersSearch } from './lib/search';
 import { LoginPage } from './routes/login/LoginPage';
 import { SetupPage } from './routes/setup/SetupPage';
 
 /**
- * The route tree: one route per page URL of API.md §6. Pages of part 2 (`/api`, `/api/$table`,
- * `/data/$table`, `/storage`) are added here as children of `app`, each from its own
- * routes/<page>/ folder (see routes/README.md).
+ * The route tree: one route per page URL of API.md §6, each page from its own routes/<page>/
+ * folder (see routes/README.md). `/storage` is added here the same way.
  */
 
 export const meQuery = queryOptions({ queryKey: ['me'], queryFn: api.me, staleTime: 60_000 });
 export const projectQuery = queryOptions({ queryKey: ['project'], queryFn: api.project });
+/** The project keys: in TanStack Query's memory cache only (dropped at sign-out), never in storage or URLs. */
+export const keysQuery = queryOptions({ queryKey: ['keys'], queryFn: api.keys, staleTime: Number.POSITIVE_INFINITY, gcTime: 10 * 60_000 });
 
 const root = createRootRouteWithContext<{ queryClient: QueryClient }>()({
   component: Outlet,
@@ -68,7 +69,35 @@ const messages = createRoute({
   component: lazyRouteComponent(() => import('./routes/messages/MessagesPage'), 'MessagesPage'),
 });
 
-const tree = root.addChildren([login, setup, app.addChildren([overview, sql, auth, users, messages])]);
+const apiIndex = createRoute({
+  getParentRoute: () => app,
+  path: 'api',
+  validateSearch: apiSearch,
+  component: lazyRouteComponent(() => import('./routes/api/ApiPage'), 'ApiPage'),
+});
+const apiTable = createRoute({
+  getParentRoute: () => app,
+  path: 'api/$table',
+  validateSearch: apiSearch,
+  component: lazyRouteComponent(() => import('./routes/api/ApiPage'), 'ApiPage'),
+});
+const dataIndex = createRoute({
+  getParentRoute: () => app,
+  path: 'data',
+  component: lazyRouteComponent(() => import('./routes/data/DataPage'), 'DataPage'),
+});
+const dataTable = createRoute({
+  getParentRoute: () => app,
+  path: 'data/$table',
+  validateSearch: dataSearch,
+  component: lazyRouteComponent(() => import('./routes/data/DataPage'), 'DataPage'),
+});
+
+const tree = root.addChildren([
+  login,
+  setup,
+  app.addChildren([overview, sql, auth, users, messages, apiIndex, apiTable, dataIndex, dataTable]),
+]);
 
 export function createConsoleRouter(queryClient: QueryClient) {
   return createRouter({ routeTree: tree, basepath, context: { queryClient }, defaultPreload: false, scrollRestoration: true });

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Session, User } from '../src/types.js';
+import { decideRefresh } from '../../server/src/auth/sessions/refresh.js';
 
 export const PUBLIC_KEY = 'pk_test_public';
 const REUSE_GRACE_MS = 10_000;
@@ -132,10 +133,12 @@ export async function startFakeServer(): Promise<FakeServer> {
         if (fake.refreshDelayMs) await new Promise((r) => setTimeout(r, fake.refreshDelayMs));
         const entry = refresh.get(String(body.refresh_token));
         if (!entry) return fail(401, 'invalid_refresh_token');
-        if (entry.rotatedAt !== null) {
-          if (Date.now() - entry.rotatedAt < REUSE_GRACE_MS && entry.next) return send(200, entry.next);
-          return fail(401, 'refresh_token_reused');
-        }
+        // The server's own rule (a pure function), so the fake cannot drift from it.
+        const state = { revoked: false, rotatedAt: entry.rotatedAt, sessionRevokedAt: null, sessionActiveAt: Date.now() };
+        const decision = decideRefresh(state, Date.now(), { graceMs: REUSE_GRACE_MS, idleMs: Number.POSITIVE_INFINITY });
+        if (decision.action === 'return-active' && entry.next) return send(200, entry.next);
+        if (decision.action === 'revoke-family') return fail(401, 'refresh_token_reused');
+        if (decision.action !== 'rotate') return fail(401, 'invalid_refresh_token');
         const next = fake.issue(byId.get(entry.userId) as User);
         entry.rotatedAt = Date.now();
         entry.next = next;

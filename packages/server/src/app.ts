@@ -1,11 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pino, { type Logger } from 'pino';
-import { type AdminArea, initialAdminFromEnv, registerAdmin, registerConsole } from './admin/index.js';
+import { type AdminArea, registerAdmin, registerConsole } from './admin/index.js';
 import {
-  AUTH_DOCS,
   type Auth,
-  authConfig,
   createSessionGate,
   createTokenService,
   gatedVerifier,
@@ -15,11 +13,16 @@ import {
 } from './auth/index.js';
 import type { Config } from './config/index.js';
 import { type Db, DbUnavailableError, type DdlWatch, openDatabase, prepareDatabase } from './db/index.js';
-import { createMetrics } from './http/metrics.js';
-import { makePrincipalResolver, type ProjectKeys } from './http/principal.js';
-import { registerRouteDocs } from './http/route-docs.js';
-import { type App, createHttpServer } from './http/server.js';
-import { systemClock, type Clock } from './lib/clock.js';
+import {
+  type App,
+  callerGuards,
+  createHttpServer,
+  createMetrics,
+  makePrincipalResolver,
+  type ProjectKeys,
+  registerRouteDocs,
+} from './http/index.js';
+import { systemClock, type Clock } from './lib/index.js';
 import { createMessaging, createSmsTransport, type EmailTransport, type Messaging } from './messaging/index.js';
 import { createSchemaCache, registerOpenApi, registerRestRoutes, type SchemaCache } from './rest/index.js';
 import { createSettingsStore, loadOrCreateKeys, type SettingsStore } from './settings/index.js';
@@ -86,14 +89,13 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
   let gate: SessionGate | undefined;
   let ddl: DdlWatch | undefined;
   try {
-    ddl = await prepareDatabase(db, { log, databaseUrl: config.databaseUrl, authenticatorUrl: config.env.DATABASE_AUTHENTICATOR_URL });
+    ddl = await prepareDatabase(db, { log, databaseUrl: config.databaseUrl, authenticatorUrl: config.authenticatorUrl ?? undefined });
     const keys = await loadOrCreateKeys(db, {
       dataDir: config.dataDir,
       configured: { publicKey: config.publicKey ?? undefined, secretKey: config.secretKey ?? undefined },
     });
     const tokens = await createTokenService(db, `${config.publicUrl}/v1/auth`, clock);
-    const authConf = authConfig(config.env, config.redisUrl);
-    gate = await createSessionGate(db, clock, authConf.sessionCheckMs);
+    gate = await createSessionGate(db, clock, config.auth.sessionCheckMs);
     const schema = await createSchemaCache(db, log);
     const settings = await createSettingsStore(db, { publicUrl: config.publicUrl, log });
     const metrics = createMetrics({ processMetrics: options.processMetrics });
@@ -111,8 +113,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       include: ['/v1/auth/', '/api/v1/'],
       exclude: ['/api/v1/db/', '/api/v1/openapi.json'],
     });
-    const resolvePrincipal = makePrincipalResolver(keys, gatedVerifier(tokens, gate));
-    const initialAdmin = initialAdminFromEnv(config.env);
+    const callers = callerGuards(makePrincipalResolver(keys, gatedVerifier(tokens, gate)));
 
     app.get('/health', async (_req, reply) => {
       try {
@@ -127,17 +128,16 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       }
     });
 
-    registerRestRoutes(app, { db, schema, resolvePrincipal, maxRows: config.maxRows });
-    registerOpenApi(app, { db, schema, resolvePrincipal, publicUrl: config.publicUrl, routeDocs });
+    registerRestRoutes(app, { db, schema, callers, maxRows: config.maxRows });
+    registerOpenApi(app, { db, schema, callers, publicUrl: config.publicUrl, routeDocs });
 
-    app.get('/v1/auth/.well-known/jwks.json', { schema: AUTH_DOCS.jwks }, async () => tokens.jwks());
     messaging = createMessaging({
       db,
       clock,
       log,
-      smtpUrl: config.smtpUrl,
-      smtpFrom: config.smtpFrom,
-      sms: createSmsTransport(config.env),
+      smtpUrl: config.smtp.url,
+      smtpFrom: config.smtp.from,
+      sms: createSmsTransport(config.sms),
       project: () => ({ name: settings.project().name, templates: settings.auth().email_templates }),
       emailTransport: options.emailTransport,
       leaseMs: config.outboxLeaseMs,
@@ -150,10 +150,10 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       outbox: messaging.outbox,
       smsConfigured: messaging.smsConfigured,
       log,
-      resolvePrincipal,
-      config: authConf,
+      callers,
+      config: config.auth,
       gate,
-      env: config.env,
+      oauth: config.oauth,
     });
     const admin = await registerAdmin(app, {
       db,
@@ -161,14 +161,14 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       keys,
       settings,
       messaging,
-      resolvePrincipal,
+      callers,
       hasher: auth.hasher,
       hooks: { accounts: auth.accounts, resendVerification: (email) => auth.services.verification.resend({ email }) },
       publicUrl: config.publicUrl,
       statementTimeoutMs: config.statementTimeoutMs,
       onSchemaChange: () => schema.reload(),
       signinRules: { perEmail: auth.config.signinFailuresPerEmail, perIp: auth.config.signinFailuresPerIp },
-      initialAdmin,
+      initialAdmin: config.admin.initial,
       metrics,
     });
 

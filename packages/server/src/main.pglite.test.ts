@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, MAIN, spawnPlinth, waitHealthy } from '../test/process.js';
+import { freePort, runPlinth, spawnPlinth, waitHealthy } from '../test/process.js';
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -62,24 +61,7 @@ async function inFlight(url: string, secret: string, query: string) {
 }
 
 /** `plinth <args>` run to its end in `cwd`, the directory whose `.env` it reads. */
-function plinthIn(cwd: string, args: string[], env: Record<string, string> = {}) {
-  const proc = spawn(process.execPath, [MAIN, ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  proc.stdout.on('data', (d) => {
-    stdout += d;
-  });
-  proc.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    proc.on('close', (code) => resolve({ code, stdout, stderr })),
-  );
-}
+const plinthIn = (cwd: string, args: string[], env: Record<string, string> = {}) => runPlinth(args, { cwd, env });
 
 /** The keys a started server printed. */
 function bannerKeys(stdout: string) {

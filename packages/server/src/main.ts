@@ -3,15 +3,11 @@ import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { dirname, join, resolve } from 'node:path';
 import { adminCommand, CliError } from './admin/index.js';
 import { buildApp, createLogger, type Plinth } from './app.js';
-import { type Args, flagValue, parseArgs, UsageError } from './cli/args.js';
-import { expectedFailure } from './cli/failures.js';
-import { isWorker, runPrimary, tellPrimary } from './cli/workers.js';
-import { type Config, loadConfig } from './config/index.js';
-import { installPrimaryMetrics } from './http/metrics.js';
+import { type Args, expectedFailure, flagValue, isWorker, parseArgs, runPrimary, tellPrimary, UsageError } from './cli/index.js';
+import { type Config, DEFAULT_STATEMENT_TIMEOUT_MS, loadConfig } from './config/index.js';
 import { type Db, DbError, migrateApp, migrateSystem, openDatabase } from './db/index.js';
-import type { ProjectKeys } from './http/principal.js';
-import { createSmsTransport } from './messaging/index.js';
-import { readDatabaseKeys, readKeysFile, withConfigured } from './settings/keys.js';
+import { installPrimaryMetrics, type ProjectKeys } from './http/index.js';
+import { readDatabaseKeys, readKeysFile, withConfigured } from './settings/index.js';
 
 const USAGE = `Usage: plinth <command> [options]
 
@@ -88,8 +84,6 @@ async function openAndMigrate(config: Config): Promise<{ db: Db; applied: string
 
 async function start(args: Args) {
   const config = configFrom(args);
-  // Checked before the database is opened: a wrong SMS_PROVIDER is one line, at once.
-  createSmsTransport(config.env);
   if (config.workers > 1 && !isWorker()) {
     if (!config.databaseUrl) {
       fail(
@@ -128,7 +122,7 @@ async function start(args: Args) {
   if (isWorker()) tellPrimary({ type: 'listening', banner: banner(plinth, url) });
   else process.stdout.write(banner(plinth, url));
   log.info({ url, database: plinth.db.kind }, 'listening');
-  if (plinth.db.kind === 'pglite' && config.env.STATEMENT_TIMEOUT_MS) {
+  if (plinth.db.kind === 'pglite' && config.statementTimeoutMs !== DEFAULT_STATEMENT_TIMEOUT_MS) {
     log.warn(
       'STATEMENT_TIMEOUT_MS has no effect on the embedded database (PGlite cannot cancel a statement); it applies with DATABASE_URL',
     );

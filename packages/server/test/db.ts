@@ -21,16 +21,18 @@ export interface TestDbTarget {
 }
 
 /**
- * A fresh, empty database for one test file: a new PGlite data dir, or a new database on the
- * test PostgreSQL cluster (dropped afterwards, with the API login Plinth made for it).
+ * A fresh database for one test file: a new PGlite data dir, or a new database on the test
+ * PostgreSQL cluster (dropped afterwards, with the API login Plinth made for it). Empty, or with
+ * `migrated` a copy of the run's migrated template (test/global-setup.ts): what a test server
+ * starts on, so fifty of them do not each replay every system migration.
  * With `TEST_DATABASE_OWNER` (scripts/test.sh's second PostgreSQL run) the database belongs to
  * that role, a non-superuser as on hosted PostgreSQL, and the server connects as it.
  */
-export async function freshDbTarget(): Promise<TestDbTarget> {
+export async function freshDbTarget(options: { migrated?: boolean } = {}): Promise<TestDbTarget> {
   const dataDir = mkdtempSync(join(tmpdir(), 'plinth-test-'));
   if (TEST_DB_KIND === 'pglite') {
-    // A copy of the data dir initdb made once for the run (test/global-setup.ts).
-    const template = process.env.PLINTH_TEST_PGLITE_TEMPLATE;
+    // A copy of the data dir made once for the run (test/global-setup.ts).
+    const template = options.migrated ? process.env.PLINTH_TEST_PGLITE_MIGRATED : process.env.PLINTH_TEST_PGLITE_TEMPLATE;
     if (template) cpSync(template, join(dataDir, 'pgdata'), { recursive: true });
     return { databaseUrl: null, adminUrl: null, dataDir, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
@@ -39,7 +41,8 @@ export async function freshDbTarget(): Promise<TestDbTarget> {
   const name = `plinth_t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
   const owner = process.env.TEST_DATABASE_OWNER;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
-  await admin.unsafe(`create database ${name}${owner ? ` owner ${owner}` : ''}`);
+  const template = options.migrated ? process.env.PLINTH_TEST_PG_TEMPLATE : undefined;
+  await admin.unsafe(`create database ${name}${owner ? ` owner ${owner}` : ''}${template ? ` template ${template}` : ''}`);
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;

@@ -59,7 +59,7 @@ export function capturingLogger(level: string, lines: string[]) {
 }
 
 export async function createTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
-  const target = await freshDbTarget();
+  const target = await freshDbTarget({ migrated: true });
   const mail = options.smtp ? await startSmtpSink() : null;
   if (mail) env = { SMTP_URL: mail.url, SMTP_FROM: 'Plinth Test <no-reply@plinth.test>', ...env };
   const sms = options.sms ? await startSmsSink() : null;

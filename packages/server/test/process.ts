@@ -57,3 +57,34 @@ export async function waitHealthy(url: string, timeoutMs: number): Promise<numbe
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** What a finished `plinth` command printed, and how it exited. */
+export interface Finished {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `plinth <args>` from the built dist to its end: in `cwd` (whose `.env` it reads), with
+ * only `env` and PATH in its environment, `stdin` written to it.
+ * @example const { code, stderr } = await runPlinth(['keys', '--json'], { cwd: dir });
+ */
+export function runPlinth(args: string[], options: { cwd?: string; env?: Record<string, string>; stdin?: string } = {}): Promise<Finished> {
+  if (!existsSync(MAIN)) throw new Error('Build first: npm run build (the process tests run dist/main.js)');
+  const proc = spawn(process.execPath, [MAIN, ...args], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...options.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout?.on('data', (d) => {
+    stdout += d;
+  });
+  proc.stderr?.on('data', (d) => {
+    stderr += d;
+  });
+  proc.stdin?.end(options.stdin ?? '');
+  return new Promise<Finished>((resolve) => proc.on('close', (code) => resolve({ code, stdout, stderr })));
+}

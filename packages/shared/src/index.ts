@@ -2,3 +2,6 @@ export * from './errors.js';
 export * from './types.js';
 export * from './operators.js';
 export * from './urls.js';
+export * from './providers.js';
+export * from './messages.js';
+export * from './management.js';

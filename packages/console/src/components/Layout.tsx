@@ -6,6 +6,8 @@ import { Button, ErrorNotice, Notice } from './ui';
 
 const NAV = [
   ['/', 'Overview'],
+  ['/api', 'API'],
+  ['/data', 'Table browser'],
   ['/sql', 'SQL runner'],
   ['/auth', 'Auth settings'],
   ['/users', 'Users'],

@@ -167,8 +167,8 @@ export function Dialog(props: {
   return (
     <BaseDialog.Root open={props.open} onOpenChange={(o) => props.onOpenChange(o)}>
       <BaseDialog.Portal>
-        <BaseDialog.Backdrop className="fixed inset-0 bg-black/40" />
-        <BaseDialog.Popup className="fixed left-1/2 top-1/2 w-[min(32rem,92vw)] -translate-x-1/2 -translate-y-1/2 rounded-lg border border-line bg-surface p-5 text-fg shadow-xl">
+        <BaseDialog.Backdrop className="fixed inset-0 z-40 bg-black/40" />
+        <BaseDialog.Popup className="fixed left-1/2 top-1/2 z-50 w-[min(32rem,92vw)] -translate-x-1/2 -translate-y-1/2 rounded-lg border border-line bg-surface p-5 text-fg shadow-xl">
           <BaseDialog.Title className="mb-3 text-lg font-semibold">{props.title}</BaseDialog.Title>
           {props.children}
         </BaseDialog.Popup>
@@ -189,8 +189,8 @@ export function Confirm(props: {
   return (
     <AlertDialog.Root open={props.open} onOpenChange={(o) => props.onOpenChange(o)}>
       <AlertDialog.Portal>
-        <AlertDialog.Backdrop className="fixed inset-0 bg-black/40" />
-        <AlertDialog.Popup className="fixed left-1/2 top-1/2 w-[min(28rem,92vw)] -translate-x-1/2 -translate-y-1/2 rounded-lg border border-line bg-surface p-5 text-fg shadow-xl">
+        <AlertDialog.Backdrop className="fixed inset-0 z-40 bg-black/40" />
+        <AlertDialog.Popup className="fixed left-1/2 top-1/2 z-50 w-[min(28rem,92vw)] -translate-x-1/2 -translate-y-1/2 rounded-lg border border-line bg-surface p-5 text-fg shadow-xl">
           <AlertDialog.Title className="mb-2 text-lg font-semibold">{props.title}</AlertDialog.Title>
           <AlertDialog.Description className="mb-4 text-sm text-fg-muted">{props.description}</AlertDialog.Description>
           <div className="flex justify-end gap-2">

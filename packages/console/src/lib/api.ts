@@ -89,42 +89,16 @@ export interface SqlResult {
   truncated: boolean;
 }
 
-export interface OAuthProvider {
-  enabled: boolean;
-  client_id: string | null;
-  client_secret: string | null;
-}
-export interface AppleProvider {
-  enabled: boolean;
-  service_id: string | null;
-  team_id: string | null;
-  key_id: string | null;
-  private_key: string | null;
-}
-export type TemplateKind = 'verification' | 'reset' | 'magic_link' | 'email_change';
-export interface AuthSettings {
-  email_password_enabled: boolean;
-  magic_link_enabled: boolean;
-  phone_enabled: boolean;
-  min_password_length: number;
-  require_email_confirmation: boolean;
-  session_duration_seconds: number;
-  allowed_redirect_urls: string[];
-  cors_origins: string[];
-  email_verification_url: string | null;
-  password_reset_url: string | null;
-  magic_link_url: string | null;
-  providers: {
-    google: OAuthProvider;
-    github: OAuthProvider;
-    linkedin: OAuthProvider;
-    microsoft: OAuthProvider;
-    apple: AppleProvider;
-  };
-  email_templates: Partial<Record<TemplateKind, Partial<{ subject: string; html: string; text: string }>>>;
-}
+import type { AuthSettings, DevMessage, LogEntry, TemplateKind } from '@plinth/shared';
+
+export type {
+  AppleProviderSettings as AppleProvider,
+  AuthSettings,
+  OAuthProviderSettings as OAuthProvider,
+  TemplateKind,
+} from '@plinth/shared';
 /** The mask the server sends in place of a stored secret. */
-export const MASK = '********';
+export { MASK } from '@plinth/shared';
 
 export interface EndUser {
   id: string;
@@ -142,28 +116,31 @@ export interface EndUserDetail extends EndUser {
   sessions: Array<{ id: string; user_agent: string | null; ip: string | null; created_at: string; refreshed_at: string }>;
 }
 
-export interface LogEntry {
-  id: string;
-  channel: 'email' | 'sms';
-  kind: string;
-  to: string;
-  status: 'queued' | 'sent' | 'failed';
-  attempts: number;
-  transport: string | null;
-  last_response: string | null;
-  created_at: string;
-  sent_at: string | null;
+export type { DevMessage, LogEntry } from '@plinth/shared';
+
+/** A column as PostgreSQL has it: `type` is the short name the SQL runner shows (`int8`, `text[]`). */
+export interface PgColumn {
+  name: string;
+  type: string;
+  nullable: boolean;
+  has_default: boolean;
+  pk: boolean;
 }
-export interface DevMessage {
-  id: string;
-  channel: 'email' | 'sms';
-  kind: string;
-  to: string;
-  subject: string | null;
-  text: string;
-  html: string | null;
-  created_at: string;
-}
+
+// Bound parameter, never spliced: the table name comes from the URL.
+const COLUMNS_SQL = `select a.attname as name,
+  case when t.typcategory = 'A' then e.typname || '[]' else t.typname end as type,
+  not a.attnotnull as nullable,
+  (a.atthasdef or a.attidentity <> '' or a.attgenerated <> '') as has_default,
+  coalesce(a.attnum = any(i.indkey::int2[]), false) as pk
+from pg_attribute a
+join pg_class c on c.oid = a.attrelid
+join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'public'
+join pg_type t on t.oid = a.atttypid
+left join pg_type e on e.oid = t.typelem and t.typcategory = 'A'
+left join pg_index i on i.indrelid = c.oid and i.indisprimary
+where c.relname = $1 and a.attnum > 0 and not a.attisdropped
+order by a.attnum`;
 
 // ---- calls ----
 
@@ -182,7 +159,24 @@ export const api = {
   /** The project keys: kept in TanStack Query's memory cache only, never in storage or URLs. */
   keys: () => call<{ public_key: string; secret_key: string }>({ path: '/api/v1/admin/keys' }),
   project: () => call<Project>({ path: '/api/v1/project' }),
-  sql: (query: string) => call<{ results: SqlResult[]; durationMs: number }>({ method: 'POST', path: '/api/v1/sql', body: { query } }),
+  sql: (query: string, params?: Array<string | number | boolean | null>) =>
+    call<{ results: SqlResult[]; durationMs: number }>({
+      method: 'POST',
+      path: '/api/v1/sql',
+      body: params ? { query, params } : { query },
+    }),
+  /** The OpenAPI document of the project (it asks for a key: the public one will do). */
+  async openapi(publicKey: string): Promise<unknown> {
+    // With a key, not the admin cookie: a 401 here is about the key, not the admin's session.
+    const res = await send<unknown>({ url: serverUrl, publicKey }, { path: '/api/v1/openapi.json' });
+    if (res.error) throw new ApiFailure(res.error.code, res.error.message, res.status, res.error.details);
+    return res.data;
+  },
+  /** The PostgreSQL types and primary key of a public table's columns (the OpenAPI document has JSON types only). */
+  async tableColumns(table: string): Promise<PgColumn[]> {
+    const res = await api.sql(COLUMNS_SQL, [table]);
+    return res.results[0].rows as unknown as PgColumn[];
+  },
   settings: () => call<AuthSettings>({ path: '/api/v1/settings/auth' }),
   saveSettings: (patch: Partial<AuthSettings> | Record<string, unknown>) =>
     call<AuthSettings>({ method: 'PATCH', path: '/api/v1/settings/auth', body: patch }),

@@ -4,6 +4,9 @@
  * Unknown or malformed values fall back to the default; nothing secret ever goes here.
  */
 
+import { FILTER_OPERATORS } from '@plinth/shared';
+import type { FilterRow, OrderRow } from './rest';
+
 type Raw = Record<string, unknown>;
 
 const str = (v: unknown, max = 500): string | undefined =>
@@ -62,3 +65,93 @@ export interface AuthSearch {
   section?: (typeof AUTH_SECTIONS)[number];
 }
 export const authSearch = (raw: Raw): AuthSearch => ({ section: oneOf(raw.section, AUTH_SECTIONS) });
+
+// ---- the API explorer and the table browser (part 2) ----
+
+const bool = (v: unknown): true | undefined => (v === true || v === 'true' ? true : undefined);
+
+/** Filter rows `[op, column, value]`: at most 20, operators from the closed list, values ≤ 2000 characters. */
+function filterRows(v: unknown): FilterRow[] | undefined {
+  if (!Array.isArray(v)) return undefined;
+  const rows: FilterRow[] = [];
+  for (const r of v.slice(0, 20)) {
+    if (!Array.isArray(r) || r.length !== 3) continue;
+    const op = oneOf(r[0], FILTER_OPERATORS);
+    const column = str(r[1], 256);
+    const value = str(r[2], 2000);
+    if (op && column !== undefined && value !== undefined) rows.push([op, column, value]);
+  }
+  return rows.length ? rows : undefined;
+}
+
+/** Order rows `[column, asc|desc, first|last?]`: at most 10. */
+function orderRows(v: unknown): OrderRow[] | undefined {
+  if (!Array.isArray(v)) return undefined;
+  const rows: OrderRow[] = [];
+  for (const r of v.slice(0, 10)) {
+    if (!Array.isArray(r) || r.length < 2) continue;
+    const column = str(r[0], 256);
+    const dir = oneOf(r[1], ['asc', 'desc'] as const);
+    const nulls = oneOf(r[2], ['first', 'last'] as const);
+    if (column !== undefined && dir) rows.push(nulls ? [column, dir, nulls] : [column, dir]);
+  }
+  return rows.length ? rows : undefined;
+}
+
+export const TABLE_OPS = ['list', 'get', 'create', 'update', 'delete'] as const;
+export const CALLERS = ['anon', 'user', 'secret'] as const;
+export type Caller = (typeof CALLERS)[number];
+
+/**
+ * `/console/api[/{table}]`: the request being built, so it can be bookmarked, shared and
+ * restored by a reload. Never a key, a token or a password: the caller is only named.
+ */
+export interface ApiSearch {
+  /** Table operation (on `/console/api/{table}`). */
+  op?: (typeof TABLE_OPS)[number];
+  /** Update or delete one row by its primary key instead of by filters. */
+  by?: 'pk';
+  pk?: string;
+  f?: FilterRow[];
+  order?: OrderRow[];
+  select?: string;
+  limit?: number;
+  offset?: number;
+  count?: true;
+  minimal?: true;
+  /** The JSON body's text, as typed. */
+  body?: string;
+  as?: Caller;
+  /** Another endpoint (on `/console/api`): `"POST /v1/auth/signup"`. */
+  endpoint?: string;
+}
+export const apiSearch = (raw: Raw): ApiSearch => ({
+  op: oneOf(raw.op, TABLE_OPS),
+  by: oneOf(raw.by, ['pk'] as const),
+  pk: str(raw.pk, 500),
+  f: filterRows(raw.f),
+  order: orderRows(raw.order),
+  select: str(raw.select, 2000) || undefined,
+  limit: int(raw.limit, 0, 1_000_000_000),
+  offset: int(raw.offset, 0, 1_000_000_000),
+  count: bool(raw.count),
+  minimal: bool(raw.minimal),
+  body: str(raw.body, 20_000),
+  as: oneOf(raw.as, CALLERS),
+  endpoint: str(raw.endpoint, 300),
+});
+
+export const PAGE_SIZES = [25, 50, 100, 500, 1000] as const;
+/** `/console/data/{table}`: server-side filters, order and page. */
+export interface DataSearch {
+  f?: FilterRow[];
+  order?: OrderRow[];
+  page?: number;
+  size?: (typeof PAGE_SIZES)[number];
+}
+export const dataSearch = (raw: Raw): DataSearch => ({
+  f: filterRows(raw.f),
+  order: orderRows(raw.order),
+  page: int(raw.page, 1, 10_000_000),
+  size: PAGE_SIZES.find((s) => s === int(raw.size, 1, 1000)),
+});

@@ -2,8 +2,9 @@
  * The SDK declares the wire types itself so its published `.d.ts` depend on nothing; this
  * fails to compile when they drift from `@plinth/shared` (the server's side of the contract).
  */
+import type { OAuthProviderId } from '../../../shared/src/providers.js';
 import type * as Shared from '../../../shared/src/types.js';
-import type { Identity, Session, User } from '../../src/types.js';
+import type { Identity, OAuthProvider, Session, User } from '../../src/types.js';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 declare function assert<T extends true>(): void;
@@ -11,3 +12,6 @@ declare function assert<T extends true>(): void;
 assert<Same<User, Shared.User>>();
 assert<Same<Session, Shared.Session>>();
 assert<Same<Identity, Shared.Identity>>();
+
+// The social providers: packages/shared keeps the one list.
+assert<Same<OAuthProvider, OAuthProviderId>>();

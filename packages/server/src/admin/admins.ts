@@ -1,7 +1,6 @@
 import type { Db, Queryable } from '../db/index.js';
-import { ApiError } from '../http/errors.js';
-import type { Clock } from '../lib/clock.js';
-import { randomToken, sha256 } from '../lib/crypto.js';
+import { ApiError } from '../http/index.js';
+import { type Clock, randomToken, sha256 } from '../lib/index.js';
 
 /** What an admin password is checked and stored with: the auth area's argon2id hasher. */
 export interface Hasher {

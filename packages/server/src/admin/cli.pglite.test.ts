@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, MAIN, spawnPlinth, waitHealthy } from '../../test/process.js';
+import { freePort, runPlinth, spawnPlinth, waitHealthy } from '../../test/process.js';
 
 // `plinth admin create|set-password` and the setup link of a first start, as real processes
 // on an embedded data dir (this file runs in the PGlite suite only).
@@ -18,24 +17,7 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function plinth(args: string[], stdin?: string) {
-  const proc = spawn(process.execPath, [MAIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  proc.stdout.on('data', (d) => {
-    stdout += d;
-  });
-  proc.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  proc.stdin.end(stdin ?? '');
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    proc.on('close', (code) => resolve({ code, stdout, stderr })),
-  );
-}
+const plinth = (args: string[], stdin?: string) => runPlinth(args, { stdin });
 
 async function login(url: string, email: string, password: string) {
   return fetch(`${url}/api/v1/admin/login`, {

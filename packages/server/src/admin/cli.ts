@@ -1,10 +1,10 @@
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
-import { argon2Hasher, authConfig } from '../auth/index.js';
+import { argon2Hasher } from '../auth/index.js';
 import { type Config, loadConfig } from '../config/index.js';
 import { DataDirLockedError, migrateSystem, openDatabase } from '../db/index.js';
-import { ApiError } from '../http/errors.js';
-import { systemClock } from '../lib/clock.js';
+import { ApiError } from '../http/index.js';
+import { systemClock } from '../lib/index.js';
 import { adminPassword, adminService } from './admins.js';
 
 const USAGE = 'usage: plinth admin create --email E [--password P] | plinth admin set-password --email E [--password P]';
@@ -77,7 +77,7 @@ export async function adminCommand(
   });
   try {
     await migrateSystem(db);
-    const admins = adminService({ db, clock: systemClock, hasher: argon2Hasher(authConfig(config.env, null).argon2) });
+    const admins = adminService({ db, clock: systemClock, hasher: argon2Hasher(config.auth.argon2) });
     if (action === 'create') {
       const { admin, created } = await admins.upsert(flags.email, password);
       return created ? `admin ${admin.email} created` : `admin ${admin.email} existed: its password is set`;
@@ -92,20 +92,4 @@ export async function adminCommand(
   } finally {
     await db.close();
   }
-}
-
-/**
- * ADMIN_EMAIL and ADMIN_PASSWORD from the environment: both or neither; a start fails with one
- * line naming the variable otherwise.
- * @example initialAdminFromEnv({ ADMIN_EMAIL: 'ops@example.com', ADMIN_PASSWORD: 'a long passphrase' })
- */
-export function initialAdminFromEnv(env: Record<string, string | undefined>): { email: string; password: string } | null {
-  const email = env.ADMIN_EMAIL?.trim();
-  const password = env.ADMIN_PASSWORD;
-  if (!email && !password) return null;
-  if (!email || !password) throw new Error('config: ADMIN_EMAIL and ADMIN_PASSWORD go together; set both, or neither');
-  const n = [...password].length;
-  if (n < 12 || n > 128) throw new Error('config: ADMIN_PASSWORD must be 12 to 128 characters long');
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw new Error(`config: ADMIN_EMAIL is not an email address: "${email.slice(0, 100)}"`);
-  return { email, password };
 }

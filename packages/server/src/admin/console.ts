@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
-import type { App } from '../http/server.js';
+import type { App } from '../http/index.js';
 
 /** packages/console/dist, from src/admin (tests) and dist/admin (built) alike. */
 const DIST = fileURLToPath(new URL('../../../console/dist/', import.meta.url));

@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../http/errors.js';
-import type { PrincipalResolver } from '../http/principal.js';
+import { ApiError, type CallerGuards, readCookie } from '../http/index.js';
 import { ADMIN_MAX_MS, type Admin, type AdminService } from './admins.js';
 
 declare module 'fastify' {
@@ -12,16 +11,6 @@ declare module 'fastify' {
 
 export const COOKIE = 'plinth_admin';
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-/** The value of one cookie in a Cookie header, or null. */
-export function readCookie(header: string | undefined, name: string): string | null {
-  if (!header) return null;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return null;
-}
 
 export interface GuardOptions {
   admins: AdminService;
@@ -70,7 +59,7 @@ export function csrfProblem(req: FastifyRequest, publicOrigin: string): string |
  * - `origin`: login and setup: no credential yet, but a browser's Origin must be ours.
  * @example app.post('/api/v1/sql', { onRequest: guards.manage }, handler)
  */
-export function makeGuards(resolve: PrincipalResolver, options: GuardOptions) {
+export function makeGuards(callers: CallerGuards, options: GuardOptions) {
   const { admins, publicOrigin } = options;
 
   async function cookieAdmin(req: FastifyRequest): Promise<Admin | null> {
@@ -87,8 +76,7 @@ export function makeGuards(resolve: PrincipalResolver, options: GuardOptions) {
   const manage = async (req: FastifyRequest, _reply?: FastifyReply) => {
     let keyError: unknown = null;
     try {
-      req.principal = await resolve(req.headers.apikey, req.headers.authorization);
-      if (req.principal.role === 'service') return;
+      if ((await callers.callerOf(req)).role === 'service') return;
     } catch (err) {
       keyError = err;
     }
@@ -116,15 +104,7 @@ export function makeGuards(resolve: PrincipalResolver, options: GuardOptions) {
     }
   };
 
-  /** The older name of `manage` for the secret key only (kept for routes outside admin). */
-  const service = async (req: FastifyRequest) => {
-    req.principal = await resolve(req.headers.apikey, req.headers.authorization);
-    if (req.principal?.role !== 'service') {
-      throw new ApiError('forbidden', 'This endpoint needs the secret key (Authorization: Bearer sk_…).');
-    }
-  };
-
-  return { manage, admin, origin, service };
+  return { manage, admin, origin, service: callers.service };
 }
 
 export type Guards = ReturnType<typeof makeGuards>;

@@ -14,10 +14,8 @@
  * - CLI: `plinth admin create|set-password` (cli.ts).
  */
 import type { Db } from '../db/index.js';
-import type { Metrics } from '../http/metrics.js';
-import type { PrincipalResolver, ProjectKeys } from '../http/principal.js';
-import type { App } from '../http/server.js';
-import type { Clock } from '../lib/clock.js';
+import type { App, CallerGuards, Metrics, ProjectKeys } from '../http/index.js';
+import type { Clock } from '../lib/index.js';
 import type { Messaging } from '../messaging/index.js';
 import type { SettingsStore } from '../settings/index.js';
 import { adminService, type Hasher } from './admins.js';
@@ -30,7 +28,7 @@ import { settingsHandlers } from './settings.js';
 import { sqlRunner } from './sql.js';
 import { type AccountHooks, userAdmin } from './users.js';
 
-export { adminCommand, CliError, initialAdminFromEnv } from './cli.js';
+export { adminCommand, CliError } from './cli.js';
 export { registerConsole } from './console.js';
 export { SQL_RUNNER_ROLE } from './sql.js';
 export type { Admin, AdminService, Hasher } from './admins.js';
@@ -43,7 +41,8 @@ export interface AdminOptions {
   keys: ProjectKeys;
   settings: SettingsStore;
   messaging: Messaging;
-  resolvePrincipal: PrincipalResolver;
+  /** Who is calling (http/guards.ts). */
+  callers: CallerGuards;
   /** The auth area's argon2id hasher (auth.hasher). */
   hasher: Hasher;
   hooks: AccountHooks;
@@ -69,13 +68,13 @@ export interface AdminArea {
  * Builds the admin area and mounts every management route. At a start with ADMIN_EMAIL and
  * ADMIN_PASSWORD that admin is created or its password set; with no admin at all a one-time
  * setup token is made for the link main.ts prints.
- * @example const admin = await registerAdmin(app, { db, clock, keys, settings, messaging, resolvePrincipal, hasher: auth.hasher, hooks, publicUrl, … });
+ * @example const admin = await registerAdmin(app, { db, clock, keys, settings, messaging, callers, hasher: auth.hasher, hooks, publicUrl, … });
  */
 export async function registerAdmin(app: App, o: AdminOptions): Promise<AdminArea> {
   const admins = adminService({ db: o.db, clock: o.clock, hasher: o.hasher });
   const publicOrigin = new URL(o.publicUrl).origin;
   const secure = publicOrigin.startsWith('https:');
-  const guards = makeGuards(o.resolvePrincipal, { admins, publicOrigin });
+  const guards = makeGuards(o.callers, { admins, publicOrigin });
   app.decorateRequest('admin', null);
   registerAdminRoutes(app, guards, {
     session: adminSessionHandlers({ admins, keys: o.keys, limits: failureCounter(o.clock, o.signinRules), secure }),

@@ -1,7 +1,8 @@
+import { TEMPLATE_KINDS } from '@plinth/shared';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../http/errors.js';
-import { EmailSendError, type EmailKind, type ListQuery, type Messaging, renderEmail } from '../messaging/index.js';
+import { ApiError } from '../http/index.js';
+import { SendError, type EmailKind, type ListQuery, type Messaging, renderEmail } from '../messaging/index.js';
 
 export const MessageListParams = Type.Object(
   {
@@ -44,7 +45,7 @@ const PLAIN_ADDRESS = /^[^\s@<>()",;:\\[\]]+@[^\s@<>()",;:\\[\]]+\.[^\s@<>()",;:
 const TEMPLATE_TEXT = Type.String({ maxLength: 100_000 });
 export const PreviewBody = Type.Object(
   {
-    kind: Type.Union(['verification', 'reset', 'magic_link', 'email_change'].map((k) => Type.Literal(k))),
+    kind: Type.Union(TEMPLATE_KINDS.map((k) => Type.Literal(k))),
     template: Type.Optional(
       Type.Object(
         { subject: Type.Optional(TEMPLATE_TEXT), html: Type.Optional(TEMPLATE_TEXT), text: Type.Optional(TEMPLATE_TEXT) },
@@ -69,7 +70,13 @@ export function messageHandlers(messaging: Messaging, projectName: () => string)
     devInbox: async (req: Query) => messaging.devInbox(listQuery(req.query)),
     preview: async (req: FastifyRequest<{ Body: { kind: string; template?: { subject?: string; html?: string; text?: string } } }>) => {
       const kind = req.body.kind as EmailKind;
-      const vars = { link: 'https://app.example.com/page?token=preview-token', email: 'ada@example.com', project: projectName() };
+      const vars = {
+        link: 'https://app.example.com/page?token=preview-token',
+        email: 'ada@example.com',
+        new_email: 'ada.new@example.com',
+        code: '123456',
+        project: projectName(),
+      };
       return renderEmail(kind, vars, req.body.template ? { [kind]: req.body.template } : {});
     },
     testEmail: async (req: FastifyRequest<{ Body: { to: string } }>) => {
@@ -79,7 +86,7 @@ export function messageHandlers(messaging: Messaging, projectName: () => string)
         const result = await messaging.sendTestEmail(to);
         return { sent: true, to, ...result };
       } catch (err) {
-        if (err instanceof EmailSendError) {
+        if (err instanceof SendError) {
           throw new ApiError('email_send_failed', `The SMTP server did not accept the test email: ${err.response}`, {
             response: err.response,
           });

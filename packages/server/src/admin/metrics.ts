@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { Db } from '../db/index.js';
-import type { Metrics } from '../http/metrics.js';
+import type { Metrics } from '../http/index.js';
 
 /**
  * `GET /metrics` (API.md §8): the gauges read at scrape time (the database pool, the outbox's

@@ -1,5 +1,4 @@
-import { AUTH_DOCS } from '../auth/index.js';
-import type { App } from '../http/server.js';
+import type { App } from '../http/index.js';
 import type { Guards } from './guard.js';
 import type { metricsHandler } from './metrics.js';
 import { MessageListParams, type messageHandlers, PreviewBody, TestEmailBody } from './messages.js';
@@ -59,7 +58,4 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
 
   // Operations (§8): Prometheus text
   app.get('/metrics', { onRequest: manage }, metrics);
-
-  // Public: what a sign-in page may offer (no secrets)
-  app.get('/v1/auth/settings', { schema: AUTH_DOCS.settings }, settings.publicAuth);
 }

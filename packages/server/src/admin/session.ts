@@ -1,11 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../http/errors.js';
-import type { ProjectKeys } from '../http/principal.js';
-import type { Clock } from '../lib/clock.js';
-import { sha256 } from '../lib/crypto.js';
+import { ApiError, type ProjectKeys, readCookie } from '../http/index.js';
+import { type Clock, sha256 } from '../lib/index.js';
 import { adminEmail, type AdminService } from './admins.js';
-import { COOKIE, clearedCookie, readCookie, sessionCookie } from './guard.js';
+import { COOKIE, clearedCookie, sessionCookie } from './guard.js';
 
 export const LoginBody = Type.Object(
   { email: Type.String({ maxLength: 320 }), password: Type.String({ maxLength: 1024 }) },

@@ -1,5 +1,4 @@
 import type { FastifyRequest } from 'fastify';
-import { enabledProviders } from '../auth/index.js';
 import { MASK, type AuthSettings, type SettingsStore } from '../settings/index.js';
 
 /** Settings as sent over HTTP: every secret replaced by the mask. */
@@ -13,8 +12,7 @@ export function maskSecrets(s: AuthSettings): AuthSettings {
 }
 
 /**
- * `GET/PATCH /api/v1/settings/auth`, `GET/PATCH /api/v1/project` (management) and the public
- * `GET /v1/auth/settings` (enabled methods and providers, no secrets). Mounted by routes.ts.
+ * `GET/PATCH /api/v1/settings/auth`, `GET/PATCH /api/v1/project` (management). Mounted by routes.ts.
  * @example const h = settingsHandlers(settings); app.get('/api/v1/project', { onRequest: guards.manage }, h.project)
  */
 export function settingsHandlers(
@@ -32,18 +30,5 @@ export function settingsHandlers(
       sms_configured: runtime.smsConfigured,
     }),
     updateProject: async (req: FastifyRequest) => settings.updateProject(req.body),
-    publicAuth: async () => {
-      const s = settings.auth();
-      return {
-        email_password_enabled: s.email_password_enabled,
-        magic_link_enabled: s.magic_link_enabled,
-        phone_enabled: s.phone_enabled,
-        min_password_length: s.min_password_length,
-        require_email_confirmation: s.require_email_confirmation,
-        // Enabled implies configured: the settings refuse `enabled` without the credentials.
-        providers: enabledProviders(s.providers),
-        passkeys: 'coming_soon' as const,
-      };
-    },
   };
 }

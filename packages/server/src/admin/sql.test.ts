@@ -6,6 +6,7 @@ import type { TestServer } from '../../test/harness.js';
 // PostgreSQL the pool. Whatever a script does to its session must not outlive the script.
 let t: TestServer;
 let addr: string;
+let user: { id: string; email: string };
 beforeAll(async () => {
   t = await createAuthServer();
   const res = await t.sql(`create table notes (id serial primary key, body text not null);
@@ -13,7 +14,7 @@ beforeAll(async () => {
     insert into notes (body) values ('hello');`);
   expect(res.statusCode, res.body).toBe(200);
   addr = email('runner');
-  await signUp(t, addr);
+  user = (await signUp(t, addr)).user;
 });
 afterAll(() => t?.stop());
 
@@ -31,6 +32,145 @@ async function serverStillWorks() {
   expect(who.json().results[0].rows[0]).toEqual({ u: 'plinth_sql', sp: 'public, auth', locks: 0 });
   expect((await t.app.inject({ url: '/health' })).statusCode).toBe(200);
 }
+
+describe('what it answers (POST /api/v1/sql)', () => {
+  it.each([
+    ['no key', {}, 401, 'unauthorized'],
+    ['a wrong apikey', { apikey: 'pk_wrong' }, 401, 'unauthorized'],
+    ['a wrong bearer', { authorization: 'Bearer sk_wrong' }, 401, 'unauthorized'],
+    ['a malformed Authorization', { authorization: 'Basic abc' }, 401, 'unauthorized'],
+    ['the public key', 'anon', 403, 'forbidden'],
+  ])('the SQL runner refuses %s', async (_name, headers, status, code) => {
+    const h = headers === 'anon' ? t.as.anon : (headers as Record<string, string>);
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/sql', headers: h, payload: { query: 'select 1' } });
+    expect(res.statusCode).toBe(status);
+    expect(res.json().code).toBe(code);
+  });
+
+  it('the SQL runner returns one result per statement with typed columns', async () => {
+    const res = await t.sql(
+      "create table answers (id serial primary key, body text); insert into answers (body) values ('a'), ('b'); select id, body from answers order by id",
+    );
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.results).toHaveLength(3);
+    expect(body.results[0]).toMatchObject({ command: 'CREATE TABLE', rows: [] });
+    expect(body.results[1]).toMatchObject({ command: 'INSERT', rowCount: 2 });
+    expect(body.results[2]).toMatchObject({
+      command: 'SELECT',
+      rowCount: 2,
+      columns: [
+        { name: 'id', type: 'int4' },
+        { name: 'body', type: 'text' },
+      ],
+      rows: [
+        { id: 1, body: 'a' },
+        { id: 2, body: 'b' },
+      ],
+      truncated: false,
+    });
+    expect(typeof body.durationMs).toBe('number');
+  });
+
+  it('the SQL runner truncates results at 1000 rows', async () => {
+    const res = await t.sql('select g from generate_series(1, 1500) g');
+    const r = res.json().results[0];
+    expect(r.rows).toHaveLength(1000);
+    expect(r.truncated).toBe(true);
+  });
+
+  it('a SQL error is 400 sql_error with sqlstate and position', async () => {
+    const res = await t.sql('select 1;\nselect nonexistent_column from answers');
+    expect(res.statusCode).toBe(400);
+    const body = res.json();
+    expect(body.code).toBe('sql_error');
+    expect(body.details.sqlstate).toBe('42703');
+    expect(body.details.position).toBeGreaterThan(10);
+  });
+
+  it('a failed script changes nothing (it is atomic)', async () => {
+    await t.sql("insert into answers (body) values ('c'); select 1/0");
+    const res = await t.sql("select count(*)::int as n from answers where body = 'c'");
+    expect(res.json().results[0].rows[0].n).toBe(0);
+  });
+
+  it('bad JSON and unknown routes get the error shape', async () => {
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/sql',
+      headers: { ...t.as.service, 'content-type': 'application/json' },
+      payload: '{"query":',
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().code).toBe('invalid_json');
+    const missing = await t.app.inject({ method: 'POST', url: '/api/v1/sql', headers: t.as.service, payload: { nope: 1 } });
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json().code).toBe('invalid_request');
+    const none = await t.app.inject({ url: '/nowhere' });
+    expect(none.statusCode).toBe(404);
+    expect(none.json()).toMatchObject({ code: 'route_not_found' });
+  });
+});
+
+// What the runner can see of auth (docs/security.md): the users, yes; any hash of a password
+// or token, no.
+describe('what it can see', () => {
+  it('reads the users as the spec shows', async () => {
+    const res = await t.sql(`select id, email, created_at, email_confirmed_at from users where email = '${user.email}'`);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().results[0].rows).toEqual([
+      { id: user.id, email: user.email, created_at: expect.any(String), email_confirmed_at: null },
+    ]);
+  });
+
+  it('users carry no secret column', async () => {
+    const cols = (await t.sql('select * from auth.users limit 1')).json().results[0].columns.map((c: { name: string }) => c.name);
+    expect(cols).not.toContain('hash');
+    expect(cols.some((c: string) => /pass|hash|token/.test(c))).toBe(false);
+  });
+
+  it.each([
+    'auth.passwords',
+    'passwords',
+    'auth.refresh_tokens',
+    'refresh_tokens',
+    'auth.one_time_tokens',
+    'auth.signing_keys',
+    'plinth.project_keys',
+  ])('cannot read %s (42501 permission denied)', async (table) => {
+    const res = await t.sql(`select * from ${table}`);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'sql_error', details: { sqlstate: '42501' } });
+  });
+
+  it('cannot read hashes through a function or view it creates either', async () => {
+    const res = await t.sql('create view peek as select hash from auth.passwords');
+    if (res.statusCode === 200) {
+      // The view is owned by the runner's role, so reading it checks that role's privileges.
+      expect((await t.sql('select * from peek')).json()).toMatchObject({ code: 'sql_error', details: { sqlstate: '42501' } });
+    } else {
+      expect(res.json().details.sqlstate).toBe('42501');
+    }
+  });
+
+  it('leaves no role behind: the next statement of the server runs as before', async () => {
+    await t.sql('select 1/0');
+    await t.sql('select 1');
+    const { rows } = await t.db.query<{ ok: boolean }>("select current_user <> 'plinth_sql' as ok");
+    expect(rows[0].ok).toBe(true);
+    expect((await t.db.query('select count(*) from auth.passwords')).rows).toHaveLength(1);
+  });
+
+  it('auth.uid() is null for the runner and the claims user under a set role', async () => {
+    const res = await t.sql(
+      `select auth.uid() as none; set local role authenticated; select set_config('request.jwt.claims', '{"sub":"${user.id}"}', true); select auth.uid() as uid`,
+    );
+    expect(res.statusCode, res.body).toBe(200);
+    const r = res.json().results;
+    expect(r[0].rows).toEqual([{ none: null }]);
+    expect(r.at(-1).rows).toEqual([{ uid: user.id }]);
+  });
+});
 
 describe('a script leaves nothing behind', () => {
   it.each([

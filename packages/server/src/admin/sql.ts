@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { type Db, DbError } from '../db/index.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../http/index.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { encodeRunnerAnswer } from './sql-json.js';
 

@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Accounts, checkPassword, normalizeEmail, normalizePhone } from '../auth/index.js';
 import { type Db, DbError, type Queryable } from '../db/index.js';
-import { ApiError } from '../http/errors.js';
-import type { Clock } from '../lib/clock.js';
+import { ApiError } from '../http/index.js';
+import type { Clock } from '../lib/index.js';
 import type { Hasher } from './admins.js';
 
 // End-user administration (API.md §6). It reads auth.* by full name (an app's own
@@ -204,10 +204,7 @@ export function userAdmin(deps: UserAdminDeps) {
     /** Deletes the user; sessions, refresh tokens, identities, passwords and links go with it (cascade). */
     async remove(req: IdRequest) {
       const user = await find(db, req.params.id);
-      await db.transaction(async (tx) => {
-        await accounts.revokeSessions(tx, user.id, {}, clock.now());
-        await tx.query('delete from auth.users where id = $1', [user.id]);
-      });
+      await db.transaction((tx) => accounts.deleteUser(tx, user.id, clock.now()));
       return user;
     },
 

@@ -1,16 +1,18 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
-import type { Clock } from '../lib/clock.js';
-import type { Outbox } from '../messaging/types.js';
-import type { SettingsStore } from '../settings/types.js';
+import type { Clock } from '../lib/index.js';
+import type { Outbox } from '../messaging/index.js';
+import type { SettingsStore } from '../settings/index.js';
 import type { Accounts } from './accounts/index.js';
-import type { AuthConfig } from './config.js';
+import type { AuthConfig, OAuthEndpoints } from '../config/index.js';
+import type { CallerGuards } from '../http/index.js';
+import type { SessionGate } from './sessions/gate.js';
 import type { AuthLimits } from './limits/index.js';
 import type { PasswordHasher } from './password/hasher.js';
 import type { TokenService } from './sessions/jwt.js';
 
-/** Everything the auth services need, built once by the composition root (no singletons). */
-export interface AuthDeps {
+/** What the composition root hands the auth area (registerAuth). */
+export interface AuthOptions {
   db: Db;
   tokens: TokenService;
   clock: Clock;
@@ -18,12 +20,25 @@ export interface AuthDeps {
   outbox: Outbox;
   /** Whether an SMS provider (or the dev inbox) is configured: phone codes answer 503 otherwise. */
   smsConfigured: boolean;
+  log: Logger;
+  /** Who is calling (http/guards.ts). */
+  callers: CallerGuards;
+  /** The auth tunables (config.auth). */
   config: AuthConfig;
+  /** Built before the principal resolver, which refuses tokens of ended sessions through it. */
+  gate: SessionGate;
+  /** The social providers' endpoints (config.oauth). */
+  oauth: OAuthEndpoints;
+  /** Tests only: count or replace the password hasher. */
+  hasher?: PasswordHasher;
+}
+
+/** Everything the auth services need, built once from the options (no singletons). */
+export interface AuthDeps extends Omit<AuthOptions, 'callers' | 'gate' | 'oauth' | 'hasher'> {
   hasher: PasswordHasher;
   limits: AuthLimits;
   /** Every write to users, passwords, identities and sessions (accounts/). */
   accounts: Accounts;
-  log: Logger;
   /**
    * Work done after the answer is sent (so known and unknown emails answer alike): each
    * promise is tracked, so tests and shutdown can wait for it.

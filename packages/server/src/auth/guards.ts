@@ -1,6 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../http/errors.js';
-import type { PrincipalResolver } from '../http/principal.js';
+import { ApiError, type CallerGuards } from '../http/index.js';
 import type { ClientInfo } from './deps.js';
 import type { SessionService } from './sessions/service.js';
 
@@ -23,27 +22,17 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * carries), `user` (a user access token whose session is still open).
  * @example app.get('/v1/auth/user', { preHandler: guards.user }, handler)
  */
-export function authGuards(resolve: PrincipalResolver, sessions: SessionService) {
-  // Routes that need only the project key (sign-in, refresh, …) ignore Authorization when an
-  // apikey is sent: a client still holding an expired access token must be able to refresh.
-  const apikey = async (req: FastifyRequest) => {
-    req.principal = await resolve(req.headers.apikey, req.headers.apikey === undefined ? req.headers.authorization : undefined);
-  };
-  const withToken = async (req: FastifyRequest) => {
-    req.principal = await resolve(req.headers.apikey, req.headers.authorization);
-  };
+export function authGuards(callers: CallerGuards, sessions: SessionService) {
   const user = async (req: FastifyRequest) => {
-    await withToken(req);
-    const p = req.principal;
-    if (p?.role !== 'authenticated')
-      throw new ApiError('unauthorized', 'Send the user access token: Authorization: Bearer <access_token>.');
+    const p = await callers.callerOf(req);
+    if (p.role !== 'authenticated') throw new ApiError('unauthorized', 'Send the user access token: Authorization: Bearer <access_token>.');
     const sessionId = p.sessionId && UUID.test(p.sessionId) ? p.sessionId : null;
     // The JWT alone stays valid until it expires; the auth endpoints also want the session open.
     if (!UUID.test(p.sub) || !(await sessions.isActive(p.sub, sessionId)))
       throw new ApiError('invalid_token', 'The session of this access token has ended; sign in again.');
     req.signedIn = { userId: p.sub, sessionId };
   };
-  return { apikey, user };
+  return { apikey: callers.key, user };
 }
 
 export type AuthGuards = ReturnType<typeof authGuards>;

@@ -20,18 +20,13 @@
  *   invalid_state, oauth_failed, user_banned, reauthentication_required.
  */
 import rateLimit from '@fastify/rate-limit';
-import type { Logger } from 'pino';
-import type { Db } from '../db/index.js';
-import { ApiError } from '../http/errors.js';
-import type { PrincipalResolver, TokenVerifier } from '../http/principal.js';
-import type { App } from '../http/server.js';
-import type { Clock } from '../lib/clock.js';
-import { sha256 } from '../lib/crypto.js';
-import type { Outbox } from '../messaging/types.js';
-import type { SettingsStore } from '../settings/types.js';
+import { ApiError, type App, type TokenVerifier } from '../http/index.js';
+import { sha256 } from '../lib/index.js';
 import { type Accounts, createAccounts } from './accounts/index.js';
-import type { AuthConfig } from './config.js';
-import type { AuthDeps } from './deps.js';
+import type { AuthConfig } from '../config/index.js';
+import type { AuthDeps, AuthOptions } from './deps.js';
+
+export type { AuthOptions } from './deps.js';
 import { authGuards } from './guards.js';
 import {
   authLimits,
@@ -53,39 +48,20 @@ import { userService } from './users/service.js';
 import { verificationService } from './verification/service.js';
 import { magicLinkService } from './magic-link/service.js';
 import { phoneService } from './phone/service.js';
-import { oauthEndpoints, oauthService } from './oauth/index.js';
+import { oauthService } from './oauth/index.js';
+import { publicHandlers } from './public.js';
 
 export { AUTH_DOCS, enabledProviders } from './responses.js';
 export { createTokenService, type TokenService } from './sessions/jwt.js';
 export { createSessionGate, type SessionGate } from './sessions/gate.js';
-export { authConfig } from './config.js';
 export { decideRefresh } from './sessions/refresh.js';
-export type { AuthConfig } from './config.js';
+export type { AuthConfig } from '../config/index.js';
 export type { PasswordHasher } from './password/hasher.js';
 // The console admins (admin/) hash their passwords with the same argon2id parameters.
 export { argon2Hasher } from './password/hasher.js';
 export type { Accounts } from './accounts/index.js';
 export { checkPassword, normalizeEmail } from './validate.js';
 export { normalizePhone } from './phone/service.js';
-
-export interface AuthOptions {
-  db: Db;
-  tokens: TokenService;
-  clock: Clock;
-  settings: Pick<SettingsStore, 'auth' | 'project' | 'isRedirectAllowed'>;
-  outbox: Outbox;
-  smsConfigured: boolean;
-  log: Logger;
-  resolvePrincipal: PrincipalResolver;
-  /** The auth tunables (`authConfig(config.env, config.redisUrl)`). */
-  config: AuthConfig;
-  /** Built before the principal resolver, which refuses tokens of ended sessions through it. */
-  gate: SessionGate;
-  /** The collected environment (config.env): OAUTH_* provider URLs. */
-  env: Record<string, string | undefined>;
-  /** Tests only: count or replace the password hasher. */
-  hasher?: PasswordHasher;
-}
 
 export interface Auth {
   services: AuthServices;
@@ -130,7 +106,7 @@ export function gatedVerifier(tokens: TokenService, gate: SessionGate): TokenVer
 /**
  * Builds the auth services and mounts the /v1/auth routes (in their own scope, so the per-IP
  * request limit applies to them only).
- * @example const auth = await registerAuth(app, { db, tokens, clock, settings, outbox, log, resolvePrincipal, config: authConfig(env), gate, env });
+ * @example const auth = await registerAuth(app, { db, tokens, clock, settings, outbox, log, callers, config: config.auth, gate, oauth: config.oauth });
  */
 export async function registerAuth(app: App, options: AuthOptions): Promise<Auth> {
   const { config } = options;
@@ -164,9 +140,10 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     verification: verificationService(deps),
     magicLink: magicLinkService(deps, sessions),
     phone: phoneService(deps, sessions),
-    oauth: oauthService(deps, sessions, oauthEndpoints(options.env)),
+    oauth: oauthService(deps, sessions, options.oauth),
+    public: publicHandlers(options.settings, options.tokens),
   };
-  const guards = authGuards(options.resolvePrincipal, sessions);
+  const guards = authGuards(options.callers, sessions);
   await app.register(async (scope) => {
     await scope.register(rateLimit, {
       global: true,

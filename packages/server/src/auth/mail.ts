@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/index.js';
-import type { MessageKind, Outbox } from '../messaging/types.js';
+import type { MessageKind, Outbox } from '../messaging/index.js';
 
 /**
  * The app page's URL with `?token=` set (other query parameters kept).

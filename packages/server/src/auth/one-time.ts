@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/index.js';
-import { randomToken, sha256 } from '../lib/crypto.js';
+import { randomToken, sha256 } from '../lib/index.js';
 import { iso } from './validate.js';
 
 export type OneTimeKind = 'verification' | 'reset' | 'magic_link' | 'email_change';

@@ -4,6 +4,7 @@
  * documents them (http/route-docs.ts), so a generated client gets the exact types. A route line
  * spreads its entry of `AUTH_DOCS` into its schema: `{ body: SignUpBody, ...AUTH_DOCS.signUp }`.
  */
+import { OAUTH_PROVIDERS } from '@plinth/shared';
 import { Type } from '@sinclair/typebox';
 
 const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339, UTC (`2026-11-23T11:13:55.563Z`).' });
@@ -43,7 +44,7 @@ export const Session = Type.Object({
 const Empty = Type.Object({}, { additionalProperties: false, description: 'Answered alike whether the address is known or not.' });
 const WithUser = Type.Object({ user: User });
 
-const PROVIDERS = ['google', 'github', 'linkedin', 'microsoft', 'apple'] as const;
+const PROVIDERS = OAUTH_PROVIDERS;
 
 /** `GET /v1/auth/settings`: what a sign-in page needs, no secrets. */
 export const PublicSettings = Type.Object({

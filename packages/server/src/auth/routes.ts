@@ -1,4 +1,4 @@
-import type { App } from '../http/server.js';
+import type { App } from '../http/index.js';
 import type { AuthGuards } from './guards.js';
 import { AUTH_DOCS } from './responses.js';
 import { passwordHandlers, EmailBody, ResetBody, SignInBody, SignUpBody } from './password/routes.js';
@@ -13,7 +13,8 @@ import { MagicLinkRequestBody, MagicLinkSignInBody, magicLinkHandlers } from './
 import type { MagicLinkService } from './magic-link/service.js';
 import { phoneHandlers, SendCodeBody, VerifyCodeBody } from './phone/routes.js';
 import type { PhoneService } from './phone/service.js';
-import { type OAuthService, registerOAuthRoutes } from './oauth/index.js';
+import { acceptForms, type OAuthService, oauthHandlers, StartQuery } from './oauth/index.js';
+import type { publicHandlers } from './public.js';
 
 export interface AuthServices {
   password: PasswordService;
@@ -23,6 +24,7 @@ export interface AuthServices {
   magicLink: MagicLinkService;
   phone: PhoneService;
   oauth: OAuthService;
+  public: ReturnType<typeof publicHandlers>;
 }
 
 /**
@@ -65,6 +67,21 @@ export function registerAuthRoutes(app: App, guards: AuthGuards, s: AuthServices
   );
   app.post('/v1/auth/phone/send-otp', { preHandler: apikey, schema: { body: SendCodeBody, ...AUTH_DOCS.sendOtp } }, phone.send);
   app.post('/v1/auth/phone/verify', { preHandler: apikey, schema: { body: VerifyCodeBody, ...AUTH_DOCS.verifyOtp } }, phone.verify);
-  // A browser navigates to these (no apikey): GET /v1/auth/oauth/:provider, GET|POST …/callback.
-  registerOAuthRoutes(app, s.oauth);
+
+  // A browser navigates to these (no apikey); the callback also takes Apple's form_post.
+  const oauth = oauthHandlers(s.oauth);
+  app.register(async (forms) => {
+    acceptForms(forms as unknown as App);
+    forms.get(
+      '/v1/auth/oauth/:provider',
+      { schema: { querystring: StartQuery, ...AUTH_DOCS.oauthStart }, config: { redirect: true } },
+      oauth.start,
+    );
+    forms.get('/v1/auth/oauth/:provider/callback', { schema: AUTH_DOCS.oauthCallback, config: { redirect: true } }, oauth.callback);
+    forms.post('/v1/auth/oauth/:provider/callback', { schema: AUTH_DOCS.oauthCallback, config: { redirect: true } }, oauth.callback);
+  });
+
+  // Public, no key and no per-IP limit: what a sign-in page may offer, and the token-verifying keys.
+  app.get('/v1/auth/settings', { schema: AUTH_DOCS.settings, config: { rateLimit: false } }, s.public.settings);
+  app.get('/v1/auth/.well-known/jwks.json', { schema: AUTH_DOCS.jwks, config: { rateLimit: false } }, s.public.jwks);
 }

@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../http/index.js';
 
 const MAX_PASSWORD = 128;
 // A dot-atom local part (RFC 5322 atext, plus letters and digits of any script) at a domain of
@@ -102,4 +102,18 @@ export function checkPassword(password: unknown, min: number): string {
 /** Epoch ms → the ISO text bound as `$n::timestamptz` (the clock, not the database, decides time). */
 export function iso(ms: number): string {
   return new Date(ms).toISOString();
+}
+
+/**
+ * A page the app asked to send the user to (`emailRedirectTo`, `redirect_url`), checked against
+ * the project's `allowed_redirect_urls` with the one matcher (packages/shared, also the
+ * console's URL tester): the URL, or 400 `redirect_not_allowed`. Open-redirect defence.
+ * @example const page = allowedRedirect(settings, input.emailRedirectTo, 'emailRedirectTo') ?? s.email_verification_url;
+ */
+export function allowedRedirect(settings: { isRedirectAllowed(url: string): boolean }, value: unknown, field: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !settings.isRedirectAllowed(value)) {
+    throw new ApiError('redirect_not_allowed', `${field} is not in the allowed redirect URLs of the project.`);
+  }
+  return value;
 }

@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, MAIN } from '../../test/process.js';
+import { freePort, runPlinth } from '../../test/process.js';
 
 // Every failure a user can meet at the command line is one line on stderr naming the cause and
 // the fix, a non-zero exit, and no stack trace (issue 10 §2). Real processes of the built CLI.
@@ -18,25 +17,7 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function plinth(args: string[], env: Record<string, string> = {}, cwd = tmp()) {
-  if (!existsSync(MAIN)) throw new Error('Build first: npm run build');
-  const proc = spawn(process.execPath, [MAIN, ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  proc.stdout.on('data', (d) => {
-    stdout += d;
-  });
-  proc.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    proc.on('close', (code) => resolve({ code, stdout, stderr })),
-  );
-}
+const plinth = (args: string[], env: Record<string, string> = {}, cwd = tmp()) => runPlinth(args, { cwd, env });
 
 /** Exactly one line, `plinth: …`, matching `pattern`; nothing on stdout; the exit code given. */
 function expectOneLine(r: { code: number | null; stdout: string; stderr: string }, code: number, pattern: RegExp) {

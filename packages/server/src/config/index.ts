@@ -2,8 +2,22 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { type InitialAdmin, parseInitialAdmin } from './admin.js';
+import { type AuthConfig, parseAuth } from './auth.js';
+import { type OAuthEndpoints, parseOAuth } from './oauth.js';
+import { ConfigError, type Env, int } from './parse.js';
+import { parseSms, type SmsConfig } from './sms.js';
 
-/** Typed configuration. The only module that reads `process.env`. */
+export { type InitialAdmin, parseInitialAdmin } from './admin.js';
+export { type Argon2Params, type AuthConfig, OWASP_ARGON2, parseAuth } from './auth.js';
+export { type OAuthEndpoints, parseOAuth } from './oauth.js';
+export { ConfigError, type Env, type RateRule } from './parse.js';
+export { ELKS_SENDER, parseSms, SMS_PROVIDERS, type SmsConfig } from './sms.js';
+
+/**
+ * Typed configuration, parsed once: the only module that reads the environment. Each area gets
+ * its own section (auth, oauth, sms, smtp, admin…), never the raw variables.
+ */
 export interface Config {
   port: number;
   host: string;
@@ -16,8 +30,8 @@ export interface Config {
   publicKey: string | null;
   secretKey: string | null;
   statementTimeoutMs: number;
-  smtpUrl: string | null;
-  smtpFrom: string;
+  /** `SMTP_URL` (null: mail goes to the dev inbox) and `SMTP_FROM`. */
+  smtp: { url: string | null; from: string };
   redisUrl: string | null;
   dbPoolSize: number;
   /** The app's SQL migrations to apply at start (`MIGRATIONS_DIR`, `plinth start --migrate`), or null. */
@@ -30,6 +44,16 @@ export interface Config {
   trustProxy: boolean | string[];
   /** How long a client may take to send a whole request (REQUEST_TIMEOUT_MS; 0: no limit). */
   requestTimeoutMs: number;
+  /** `DATABASE_AUTHENTICATOR_URL`: the operator's own login for API traffic (PostgreSQL), else null. */
+  authenticatorUrl: string | null;
+  /** The auth area's tunables (`AUTH_*`). */
+  auth: AuthConfig;
+  /** Social providers' endpoints (`OAUTH_*_URL`): a local server in tests, a proxy. */
+  oauth: OAuthEndpoints;
+  /** The SMS provider and its credentials (`SMS_PROVIDER`, …). */
+  sms: SmsConfig;
+  /** The console's first admin (`ADMIN_EMAIL`, `ADMIN_PASSWORD`). */
+  admin: { initial: InitialAdmin };
   /**
    * How long an instance holds an outbox message it claimed (OUTBOX_LEASE_SECONDS, default 120):
    * the claim of an instance that died runs out after this, and another one sends the message.
@@ -37,18 +61,6 @@ export interface Config {
   outboxLeaseMs: number;
   /** Processes serving the port (`WORKERS`, `plinth start --workers`; `auto`: one per core). */
   workers: number;
-  env: Record<string, string | undefined>;
-}
-
-/**
- * A wrong configuration value: the start stops with this one line (`config: …`), naming the
- * variable and what it takes. Never carries a secret value.
- */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(`config: ${message}`);
-    this.name = 'ConfigError';
-  }
 }
 
 /**
@@ -94,18 +106,24 @@ export function parseDotenv(text: string): Record<string, string> {
   return out;
 }
 
-function int(value: string | undefined, fallback: number, name: string): number {
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n))
-    throw new ConfigError(`${name} must be a non-negative integer, got "${value}"`);
+function port(env: Env): number {
+  const n = int(env, 'PORT', 8080);
+  if (n > 65535) throw new ConfigError(`PORT must be a port number (0–65535), got "${env.PORT}"`);
   return n;
 }
 
-function port(value: string | undefined): number {
-  const n = int(value, 8080, 'PORT');
-  if (n > 65535) throw new ConfigError(`PORT must be a port number (0–65535), got "${value}"`);
-  return n;
+/** `SMTP_URL`: `smtp://user:pass@host:587` or `smtps://…:465` (query options as nodemailer reads them). */
+function smtpUrl(env: Env): string | null {
+  const value = env.SMTP_URL?.trim();
+  if (!value) return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('SMTP_URL is not a URL (smtp://user:password@host:587 or smtps://…:465)');
+  }
+  if (!/^smtps?:$/.test(url.protocol)) throw new ConfigError('SMTP_URL must start with smtp:// or smtps://');
+  return value;
 }
 
 /**
@@ -113,7 +131,7 @@ function port(value: string | undefined): number {
  * host. The value is never repeated in the message: it holds the password.
  * @example databaseUrl('postgres://app:secret@db.example.com:5432/app') // the same string
  */
-export function databaseUrl(value: string | undefined): string | null {
+export function databaseUrl(value: string | undefined, name = 'DATABASE_URL'): string | null {
   const v = value?.trim();
   if (!v) return null;
   let url: URL;
@@ -121,14 +139,14 @@ export function databaseUrl(value: string | undefined): string | null {
     url = new URL(v);
   } catch {
     throw new ConfigError(
-      'DATABASE_URL is not a URL; it takes postgres://user:password@host:5432/database (special characters in the password percent-encoded)',
+      `${name} is not a URL; it takes postgres://user:password@host:5432/database (special characters in the password percent-encoded)`,
     );
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql://, not ${url.protocol}//`);
+    throw new ConfigError(`${name} must start with postgres:// or postgresql://, not ${url.protocol}//`);
   }
   if (!url.hostname && !url.searchParams.get('host'))
-    throw new ConfigError('DATABASE_URL has no host: postgres://user:password@host:5432/database');
+    throw new ConfigError(`${name} has no host: postgres://user:password@host:5432/database`);
   return v;
 }
 
@@ -160,14 +178,17 @@ export function parseWorkers(value: string | undefined, name = 'WORKERS'): numbe
   return n;
 }
 
+/** The SQL runner's statement timeout when STATEMENT_TIMEOUT_MS is not set (PostgreSQL only). */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+
 export interface ConfigOverrides {
   port?: number;
-  /** `plinth start --workers`, as given. */
-  workers?: string;
   dataDir?: string;
   databaseUrl?: string | null;
   publicUrl?: string;
   migrationsDir?: string | null;
+  /** `plinth start --workers`, as given. */
+  workers?: string;
 }
 
 /**
@@ -178,7 +199,8 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
   const dotenvPath = resolve(cwd, '.env');
   const fileEnv = existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath, 'utf8')) : {};
   const env: Record<string, string | undefined> = { ...fileEnv, ...processEnv };
-  const listenPort = overrides.port ?? port(env.PORT);
+  const listenPort = overrides.port ?? port(env);
+  const redisUrl = env.REDIS_URL || null;
   const publicUrl = (overrides.publicUrl ?? env.PUBLIC_URL ?? `http://localhost:${listenPort}`).replace(/\/+$/, '');
   return {
     port: listenPort,
@@ -187,21 +209,24 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
     dataDir: resolve(cwd, overrides.dataDir ?? env.DATA_DIR ?? './data'),
     databaseUrl: overrides.databaseUrl !== undefined ? overrides.databaseUrl : databaseUrl(env.DATABASE_URL),
     logLevel: env.LOG_LEVEL ?? 'info',
-    maxRows: Math.max(1, int(env.MAX_ROWS, 1000, 'MAX_ROWS')),
-    bodyLimit: int(env.BODY_LIMIT, 1024 * 1024, 'BODY_LIMIT'),
+    maxRows: int(env, 'MAX_ROWS', 1000, { min: 1 }),
+    bodyLimit: int(env, 'BODY_LIMIT', 1024 * 1024),
     publicKey: env.PLINTH_PUBLIC_KEY || null,
     secretKey: env.PLINTH_SECRET_KEY || null,
-    statementTimeoutMs: int(env.STATEMENT_TIMEOUT_MS, 30_000, 'STATEMENT_TIMEOUT_MS'),
-    smtpUrl: env.SMTP_URL || null,
-    smtpFrom: env.SMTP_FROM || 'Plinth <no-reply@localhost>',
-    redisUrl: env.REDIS_URL || null,
-    dbPoolSize: Math.max(1, int(env.DB_POOL_SIZE, 10, 'DB_POOL_SIZE')),
+    statementTimeoutMs: int(env, 'STATEMENT_TIMEOUT_MS', DEFAULT_STATEMENT_TIMEOUT_MS),
+    smtp: { url: smtpUrl(env), from: env.SMTP_FROM || 'Plinth <no-reply@localhost>' },
+    redisUrl,
+    dbPoolSize: int(env, 'DB_POOL_SIZE', 10, { min: 1 }),
     migrationsDir:
       overrides.migrationsDir !== undefined ? overrides.migrationsDir : env.MIGRATIONS_DIR ? resolve(cwd, env.MIGRATIONS_DIR) : null,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
-    requestTimeoutMs: int(env.REQUEST_TIMEOUT_MS, 120_000, 'REQUEST_TIMEOUT_MS'),
-    outboxLeaseMs: Math.max(1, int(env.OUTBOX_LEASE_SECONDS, 120, 'OUTBOX_LEASE_SECONDS')) * 1000,
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 120_000),
+    authenticatorUrl: databaseUrl(env.DATABASE_AUTHENTICATOR_URL, 'DATABASE_AUTHENTICATOR_URL'),
+    auth: parseAuth(env, redisUrl),
+    oauth: parseOAuth(env),
+    sms: parseSms(env),
+    admin: { initial: parseInitialAdmin(env) },
+    outboxLeaseMs: int(env, 'OUTBOX_LEASE_SECONDS', 120, { min: 1 }) * 1000,
     workers: overrides.workers !== undefined ? parseWorkers(overrides.workers, '--workers') : parseWorkers(env.WORKERS),
-    env,
   };
 }

@@ -6,7 +6,7 @@ import pino from 'pino';
 import { openTestDb, TEST_DB_KIND } from '../../test/db.js';
 import { watchDdl } from './ddl-watch.js';
 import { migrateSystem } from './index.js';
-import { splitStatements } from './pglite.js';
+import { splitStatements } from './statements.js';
 import type { Db } from './types.js';
 
 describe('database layer', () => {

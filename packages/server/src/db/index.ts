@@ -8,7 +8,7 @@ export { type DdlMode, type DdlWatch, ddlMode, POLL_MS } from './ddl-watch.js';
 export { MigrationError, migrateApp, migrateSystem } from './migrate.js';
 export { prepareDatabase } from './prepare.js';
 export { DataDirLockedError } from './lock.js';
-export { commandOf, splitStatements } from './pglite.js';
+export { commandOf, splitStatements } from './statements.js';
 export * from './types.js';
 
 /**

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDb } from '../../test/db.js';
 import { migrateSystem, systemMigrations } from './migrate.js';
-import { splitStatements } from './pglite.js';
+import { splitStatements } from './statements.js';
 import type { Db } from './types.js';
 
 let db: Db;

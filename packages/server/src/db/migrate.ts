@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { splitStatements } from './pglite.js';
+import { splitStatements } from './statements.js';
 import { type Db, DbError, DbSetupError } from './types.js';
 
 /** Same path from src/db and dist/db: the SQL files are not compiled. */

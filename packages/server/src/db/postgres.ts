@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { databaseWhere } from '../config/index.js';
-import { commandOf, splitStatements } from './pglite.js';
+import { commandOf, splitStatements } from './statements.js';
 import {
   type Db,
   DbError,

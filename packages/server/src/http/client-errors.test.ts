@@ -65,6 +65,23 @@ describe('errors before a route', () => {
     },
   );
 
+  it('a body over the limit is 413 payload_too_large', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/sql',
+      headers: { ...t.as.service, 'content-type': 'application/json' },
+      payload: JSON.stringify({ query: `select '${'x'.repeat(1024 * 1024)}'` }),
+    });
+    expect(res.statusCode).toBe(413);
+    expect(res.json().code).toBe('payload_too_large');
+  });
+
+  it('an unknown route is 404 route_not_found in the error shape', async () => {
+    const res = await t.app.inject({ url: '/nowhere' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toMatchObject({ code: 'route_not_found', message: expect.any(String) });
+  });
+
   it('a client trickling its body is cut off after REQUEST_TIMEOUT_MS with 408 request_timeout', async () => {
     const body = JSON.stringify({ email: 'slow@example.com', password: 'correct horse battery' });
     const head = `POST /v1/auth/signin HTTP/1.1\r\nHost: x\r\napikey: ${t.keys.publicKey}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`;

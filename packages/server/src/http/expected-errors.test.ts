@@ -7,7 +7,8 @@ import { TEST_DB_KIND } from '../../test/db.js';
 describe('expected 5xx answers in the log', () => {
   let t: TestServer;
   const lines: string[] = [];
-  const logged = () => lines.map((l) => JSON.parse(l) as { level: number; msg: string; err?: { stack?: string }; reason?: string });
+  const logged = () =>
+    lines.map((l) => JSON.parse(l) as { level: number; msg: string; err?: { stack?: string }; reason?: string; code?: string });
   beforeAll(async () => {
     t = await createTestServer({ LOG_LEVEL: 'info', AUTH_RATE_REQUESTS_IP: '100000/60', AUTH_RATE_SMS_IP: '100000/3600' }, { logs: lines });
     await t.settings.updateProject({ plan: 'team' });
@@ -40,7 +41,9 @@ describe('expected 5xx answers in the log', () => {
       expect(res.statusCode, res.body).toBe(503);
       expect(res.json()).toEqual({ code: 'database_unavailable', message: 'The database is unavailable; try again shortly.' });
     }
-    const warnings = logged().filter((l) => l.level === 40);
+    // One warning for the answers (not one per request); the fallback's schema poll, when it
+    // runs (a database owner without event triggers), warns once of its own.
+    const warnings = logged().filter((l) => l.level === 40 && l.code === 'database_unavailable');
     expect(warnings, lines.join('')).toHaveLength(1);
     expect(warnings[0].msg).toContain(where);
     expect(warnings[0].msg).toMatch(/stopped|unavailable: connection ended \(CONNECTION_ENDED\)/);

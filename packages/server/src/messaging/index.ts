@@ -6,16 +6,18 @@
  * - templates per email kind with per-project overrides (templates.ts);
  * - the delivery log and a synchronous test email, served by admin/messages.ts.
  */
+import type { DevMessage, LogEntry } from '@plinth/shared';
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
-import type { Clock } from '../lib/clock.js';
-import { EmailSendError, smtpTransport } from './email/smtp.js';
+import type { Clock } from '../lib/index.js';
+import { smtpTransport } from './email/smtp.js';
+import { SendError } from './send-error.js';
 import { createOutbox, type MessagingWorker } from './outbox.js';
 import { type EmailTemplate, renderEmail } from './templates.js';
 import type { EmailTransport, SmsTransport } from './types.js';
 
-export { EmailSendError } from './email/smtp.js';
-export { createSmsTransport, SMS_PROVIDERS, SmsSendError } from './sms/index.js';
+export { SendError } from './send-error.js';
+export { createSmsTransport, SMS_PROVIDERS } from './sms/index.js';
 export { DEFAULT_TEMPLATES, renderEmail, renderSms, type EmailKind, type EmailTemplate } from './templates.js';
 export type { EmailTransport, MessageKind, OutgoingMessage, Outbox, SmsTransport } from './types.js';
 
@@ -36,31 +38,7 @@ export interface MessagingOptions {
   leaseMs?: number;
 }
 
-export interface LogEntry {
-  id: string;
-  channel: 'email' | 'sms';
-  kind: string;
-  to: string;
-  status: 'queued' | 'sent' | 'failed';
-  attempts: number;
-  transport: string | null;
-  last_response: string | null;
-  created_at: string;
-  updated_at: string;
-  sent_at: string | null;
-  next_attempt_at: string | null;
-}
-
-export interface DevMessage {
-  id: string;
-  channel: 'email' | 'sms';
-  kind: string;
-  to: string;
-  subject: string | null;
-  text: string;
-  html: string | null;
-  created_at: string;
-}
+export type { DevMessage, LogEntry } from '@plinth/shared';
 
 export interface ListQuery {
   limit: number;
@@ -161,9 +139,9 @@ export function createMessaging(o: MessagingOptions): Messaging {
         await record('sent', 'smtp', response);
         return { transport: 'smtp', response };
       } catch (err) {
-        const response = err instanceof EmailSendError ? err.response : String((err as Error).message);
+        const response = err instanceof SendError ? err.response : String((err as Error).message);
         await record('failed', 'smtp', response);
-        throw new EmailSendError(response, response, false);
+        throw new SendError(response, response, false);
       }
     },
     async close() {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db, Queryable } from '../db/index.js';
-import type { Clock } from '../lib/clock.js';
+import type { Clock } from '../lib/index.js';
 import { type EmailTemplate, isEmailKind, renderEmail, renderSms } from './templates.js';
 import type { EmailTransport, OutgoingMessage, Outbox, SmsTransport } from './types.js';
 

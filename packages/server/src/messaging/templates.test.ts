@@ -1,15 +1,28 @@
 import fc from 'fast-check';
+import { TEMPLATE_KINDS } from '@plinth/shared';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TEMPLATES, renderEmail, renderSms } from './templates.js';
 
 describe('email templates', () => {
-  it('every default kind renders its link in the text and the HTML', () => {
+  it('every kind with a link renders it in the text and the HTML', () => {
     for (const kind of ['verification', 'reset', 'magic_link', 'email_change'] as const) {
       const mail = renderEmail(kind, { link: 'https://app.example.com/p?token=abc&x=1', email: 'ada@example.com', project: 'Acme' });
       expect(mail.text, kind).toContain('https://app.example.com/p?token=abc&x=1');
       expect(mail.html, kind).toContain('href="https://app.example.com/p?token=abc&amp;x=1"');
       expect(mail.subject, kind).toContain('Acme');
     }
+  });
+
+  it('the kinds without a link carry what they are for: the code, the new address', () => {
+    const code = renderEmail('reauthentication', { code: '123456', email: 'ada@example.com', project: 'Acme' });
+    expect([code.text, code.html]).toEqual([expect.stringContaining('123456'), expect.stringContaining('123456')]);
+    const notice = renderEmail('email_change_notice', { email: 'ada@example.com', new_email: 'ada.new@example.com', project: 'Acme' });
+    expect(notice.text).toContain('ada.new@example.com');
+    expect(notice.html).toContain('ada.new@example.com');
+  });
+
+  it('every template kind of packages/shared has a default template', () => {
+    for (const kind of TEMPLATE_KINDS) expect(DEFAULT_TEMPLATES[kind].subject, kind).toContain('{{project}}');
   });
 
   it('an override replaces only the parts it sets; the test email cannot be overridden', () => {

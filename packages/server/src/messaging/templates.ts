@@ -5,7 +5,9 @@
  * HTML part; an unknown variable renders as nothing.
  */
 
-export type EmailKind = 'verification' | 'reset' | 'magic_link' | 'email_change' | 'email_change_notice' | 'reauthentication' | 'test';
+import type { EmailKind } from '@plinth/shared';
+
+export type { EmailKind };
 
 export interface EmailTemplate {
   subject: string;

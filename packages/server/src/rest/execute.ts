@@ -1,6 +1,6 @@
 /** Execute stage: the only stage that touches the database. Maps SQLSTATEs to API errors. */
 import { DbError, type Db, type RoleContext } from '../db/index.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../http/index.js';
 import type { Plan } from './plan/index.js';
 import type { SqlStatement } from './sql/index.js';
 

@@ -11,8 +11,7 @@
  * Stages: request/ (parse) → plan/ → sql/ → execute.ts → response/; stage times in `Server-Timing`.
  */
 import type { Db } from '../db/index.js';
-import type { App } from '../http/server.js';
-import type { PrincipalResolver } from '../http/principal.js';
+import type { App, CallerGuards } from '../http/index.js';
 import { registerRoutes } from './routes.js';
 import type { SchemaCache } from './schema-cache/index.js';
 
@@ -23,7 +22,8 @@ export { REST_ROUTES } from './routes.js';
 export interface RestDeps {
   db: Db;
   schema: SchemaCache;
-  resolvePrincipal: PrincipalResolver;
+  /** Who is calling (http/guards.ts). */
+  callers: CallerGuards;
   /** Largest `limit` (MAX_ROWS); larger values are clamped. */
   maxRows: number;
 }
@@ -31,7 +31,7 @@ export interface RestDeps {
 /**
  * Mounts `/api/v1/db/{table}` (API.md §2): list, read one, create, update, delete, each
  * request going parse → plan → sql → execute → response.
- * @example registerRestRoutes(app, { db, schema, resolvePrincipal, maxRows: 1000 })
+ * @example registerRestRoutes(app, { db, schema, callers, maxRows: 1000 })
  */
 export function registerRestRoutes(app: App, deps: RestDeps): void {
   registerRoutes(app, deps);

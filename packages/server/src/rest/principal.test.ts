@@ -1,5 +1,6 @@
 import { type JWK, type JWTPayload, SignJWT, decodeJwt, generateKeyPair, importJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { email, signUp } from '../../test/auth.js';
 import { createTestServer, type TestServer } from '../../test/harness.js';
 
 // Who is calling (API.md §1), seen through /api/v1/db: the secret key in `apikey`, user
@@ -140,5 +141,31 @@ describe('auth.role() and auth.jwt() in policies', () => {
   it("auth.role() is 'anon' for the public key and 'authenticated' for a user", async () => {
     expect((await get('notices', t.as.anon)).json()).toEqual([{ id: 1, body: 'hello' }]);
     expect((await get('notices', t.as.user(await t.mintToken(ALICE)))).json()).toEqual([]);
+  });
+});
+
+describe('the auth schema through REST', () => {
+  it.each(['users', 'passwords', 'refresh_tokens', 'one_time_tokens', 'sessions'])(
+    'does not expose %s, even to the secret key',
+    async (table) => {
+      const res = await t.app.inject({ url: `/api/v1/db/${table}`, headers: t.as.service });
+      expect([res.statusCode, res.json().code]).toEqual([404, 'table_not_found']);
+    },
+  );
+
+  it("a real sign-in's access token is the authenticated role with auth.uid() = its user", async () => {
+    const { user, session } = await signUp(t, email('visible'));
+    const access = session.access_token;
+    const setup = await t.sql(`create table notes (id serial primary key, body text, user_id uuid default auth.uid());
+      create policy own on notes using (user_id = auth.uid()) with check (user_id = auth.uid());`);
+    expect(setup.statusCode, setup.body).toBe(200);
+    const created = await t.app.inject({ method: 'POST', url: '/api/v1/db/notes', headers: t.as.user(access), payload: { body: 'mine' } });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json().user_id).toBe(user.id);
+    const other = await signUp(t, email('other'));
+    const theirs = await t.app.inject({ url: '/api/v1/db/notes', headers: t.as.user(other.session.access_token) });
+    expect(theirs.json()).toEqual([]);
+    const mine = await t.app.inject({ url: '/api/v1/db/notes', headers: t.as.user(access) });
+    expect(mine.json()).toEqual([expect.objectContaining({ body: 'mine', user_id: user.id })]);
   });
 });

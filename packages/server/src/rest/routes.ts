@@ -1,8 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/index.js';
-import { ApiError } from '../http/errors.js';
-import type { PrincipalResolver } from '../http/principal.js';
-import type { App } from '../http/server.js';
+import { ApiError, type App, type CallerGuards } from '../http/index.js';
 import { execute } from './execute.js';
 import { type Plan, type RestRequest, planRequest } from './plan/index.js';
 import { parsePrefer, parseQuery } from './request/index.js';
@@ -28,7 +26,8 @@ export const REST_PREFIX = '/api/v1/db/';
 export interface RestRouteDeps {
   db: Db;
   schema: SchemaCache;
-  resolvePrincipal: PrincipalResolver;
+  /** Who is calling (http/guards.ts). */
+  callers: CallerGuards;
   maxRows: number;
 }
 
@@ -52,7 +51,7 @@ function pathParams(url: string): { table: string; pk: string | null } | null {
 
 /**
  * Mounts the REST routes: one wildcard per method, dispatched by the route table above.
- * @example registerRoutes(app, { db, schema, resolvePrincipal, maxRows: 1000 })
+ * @example registerRoutes(app, { db, schema, callers, maxRows: 1000 })
  */
 export function registerRoutes(app: App, deps: RestRouteDeps): void {
   const actions = new Map<string, Action>();
@@ -80,7 +79,7 @@ export function registerRoutes(app: App, deps: RestRouteDeps): void {
     if (action === undefined) {
       throw new ApiError('method_not_allowed', `${req.method} is not allowed on ${params.pk === null ? '/{table}' : '/{table}/{pk}'}.`);
     }
-    const principal = await deps.resolvePrincipal(req.headers.apikey, req.headers.authorization);
+    const principal = await deps.callers.callerOf(req);
     req.principal = principal;
     timer.lap('auth');
     const q = req.url.indexOf('?');

@@ -1,6 +1,7 @@
-import type { AuthSettings, ProjectInfo } from './types.js';
+import { CLIENT_SECRET_PROVIDERS, type ClientSecretProviderId } from '@plinth/shared';
+import type { AuthSettings, OAuthProviderSettings, ProjectInfo } from './types.js';
 
-const provider = () => ({ enabled: false, client_id: null, client_secret: null });
+const provider = (): OAuthProviderSettings => ({ enabled: false, client_id: null, client_secret: null });
 
 /** The defaults of API.md §3. */
 export function defaultAuthSettings(): AuthSettings {
@@ -17,10 +18,10 @@ export function defaultAuthSettings(): AuthSettings {
     password_reset_url: null,
     magic_link_url: null,
     providers: {
-      google: provider(),
-      github: provider(),
-      linkedin: provider(),
-      microsoft: provider(),
+      ...(Object.fromEntries(CLIENT_SECRET_PROVIDERS.map((id) => [id, provider()])) as Record<
+        ClientSecretProviderId,
+        OAuthProviderSettings
+      >),
       apple: { enabled: false, service_id: null, team_id: null, key_id: null, private_key: null },
     },
     email_templates: {},
@@ -32,5 +33,5 @@ export function defaultProject(publicUrl: string): ProjectInfo {
 }
 
 /** Values shown as this mask over HTTP; sent back unchanged, they keep the stored secret. */
-export const MASK = '********';
+export { MASK } from '@plinth/shared';
 export const SECRET_FIELDS = new Set(['client_secret', 'private_key']);

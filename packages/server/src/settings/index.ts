@@ -4,5 +4,5 @@
  */
 export { createSettingsStore } from './store.js';
 export { defaultAuthSettings, MASK } from './defaults.js';
-export { loadOrCreateKeys, readKeysFile } from './keys.js';
+export { loadOrCreateKeys, readDatabaseKeys, readKeysFile, withConfigured } from './keys.js';
 export type * from './types.js';

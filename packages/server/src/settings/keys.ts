@@ -1,8 +1,8 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Db } from '../db/index.js';
-import type { ProjectKeys } from '../http/principal.js';
-import { randomToken } from '../lib/crypto.js';
+import type { ProjectKeys } from '../http/index.js';
+import { randomToken } from '../lib/index.js';
 
 /** Keys given in config (`PLINTH_PUBLIC_KEY`, `PLINTH_SECRET_KEY`): either may be missing. */
 export type ConfiguredKeys = Partial<ProjectKeys> | null;

@@ -1,7 +1,7 @@
+import { isUrlAllowed, OAUTH_PROVIDERS, originMatches, type OriginPattern, parseOriginEntry } from '@plinth/shared';
 import type { Logger } from 'pino';
 import type { Db, Queryable } from '../db/index.js';
-import { ApiError } from '../http/errors.js';
-import { type OriginPattern, isUrlAllowed, originMatches, parseOriginEntry } from '@plinth/shared';
+import { ApiError } from '../http/index.js';
 import { defaultAuthSettings, defaultProject } from './defaults.js';
 import type { AuthSettings, ProjectInfo, SettingsStore } from './types.js';
 import { mergeAuthPatch, validateAuthSettings } from './validate.js';
@@ -23,13 +23,9 @@ function withDefaults(stored: Partial<AuthSettings> | null): AuthSettings {
   return {
     ...d,
     ...stored,
-    providers: {
-      google: { ...d.providers.google, ...stored.providers?.google },
-      github: { ...d.providers.github, ...stored.providers?.github },
-      linkedin: { ...d.providers.linkedin, ...stored.providers?.linkedin },
-      microsoft: { ...d.providers.microsoft, ...stored.providers?.microsoft },
-      apple: { ...d.providers.apple, ...stored.providers?.apple },
-    },
+    providers: Object.fromEntries(
+      OAUTH_PROVIDERS.map((id) => [id, { ...d.providers[id], ...stored.providers?.[id] }]),
+    ) as AuthSettings['providers'],
     email_templates: { ...stored.email_templates },
   };
 }

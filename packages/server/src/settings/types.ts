@@ -1,51 +1,9 @@
-import type { Plan } from '@plinth/shared';
+import type { AuthSettings, Plan, TemplateKind } from '@plinth/shared';
 
-/** One social provider's settings (API.md §3). Secrets are masked as "********" when read over HTTP. */
-export interface OAuthProviderSettings {
-  enabled: boolean;
-  client_id: string | null;
-  client_secret: string | null;
-}
+export type { AppleProviderSettings, AuthSettings, EmailTemplate, OAuthProviderSettings } from '@plinth/shared';
 
-export interface AppleProviderSettings {
-  enabled: boolean;
-  service_id: string | null;
-  team_id: string | null;
-  key_id: string | null;
-  private_key: string | null;
-}
-
-export type EmailTemplateKind = 'verification' | 'reset' | 'magic_link' | 'email_change' | 'email_change_notice' | 'reauthentication';
-
-export interface EmailTemplate {
-  subject: string;
-  html: string;
-  text: string;
-}
-
-/** The auth settings of API.md §3, JSON names. */
-export interface AuthSettings {
-  email_password_enabled: boolean;
-  magic_link_enabled: boolean;
-  phone_enabled: boolean;
-  min_password_length: number;
-  require_email_confirmation: boolean;
-  session_duration_seconds: number;
-  allowed_redirect_urls: string[];
-  cors_origins: string[];
-  email_verification_url: string | null;
-  password_reset_url: string | null;
-  magic_link_url: string | null;
-  providers: {
-    google: OAuthProviderSettings;
-    github: OAuthProviderSettings;
-    linkedin: OAuthProviderSettings;
-    microsoft: OAuthProviderSettings;
-    apple: AppleProviderSettings;
-  };
-  /** Per-project overrides of the email templates; absent kinds use the defaults. */
-  email_templates: Partial<Record<EmailTemplateKind, Partial<EmailTemplate>>>;
-}
+/** The email kinds a project may override (packages/shared keeps the one list). */
+export type EmailTemplateKind = TemplateKind;
 
 export interface ProjectInfo {
   plan: Plan;

@@ -1,4 +1,11 @@
-import { isUrlAllowed, parseOriginEntry, redirectEntryProblem } from '@plinth/shared';
+import {
+  CLIENT_SECRET_PROVIDERS,
+  isUrlAllowed,
+  OAUTH_PROVIDERS,
+  parseOriginEntry,
+  redirectEntryProblem,
+  TEMPLATE_KINDS,
+} from '@plinth/shared';
 import { MASK, SECRET_FIELDS } from './defaults.js';
 import type { AuthSettings, EmailTemplateKind } from './types.js';
 
@@ -9,16 +16,7 @@ export interface FieldProblem {
 
 const BOOLEANS = ['email_password_enabled', 'magic_link_enabled', 'phone_enabled', 'require_email_confirmation'] as const;
 const FLOW_URLS = ['email_verification_url', 'password_reset_url', 'magic_link_url'] as const;
-const OAUTH = ['google', 'github', 'linkedin', 'microsoft'] as const;
 const APPLE_FIELDS = ['service_id', 'team_id', 'key_id', 'private_key'] as const;
-const TEMPLATE_KINDS: EmailTemplateKind[] = [
-  'verification',
-  'reset',
-  'magic_link',
-  'email_change',
-  'email_change_notice',
-  'reauthentication',
-];
 const TOP_LEVEL = new Set<string>([
   ...BOOLEANS,
   ...FLOW_URLS,
@@ -59,7 +57,7 @@ export function mergeAuthPatch(current: AuthSettings, patch: unknown): { merged:
         if (!stored)
           problems.push({
             field: `providers.${name}`,
-            message: 'is not a supported provider (google, github, linkedin, microsoft, apple)',
+            message: `is not a supported provider (${OAUTH_PROVIDERS.join(', ')})`,
           });
         else if (!isObject(p)) problems.push({ field: `providers.${name}`, message: 'must be an object' });
         else
@@ -74,7 +72,7 @@ export function mergeAuthPatch(current: AuthSettings, patch: unknown): { merged:
         continue;
       }
       for (const [kind, tpl] of Object.entries(value)) {
-        if (!(TEMPLATE_KINDS as string[]).includes(kind))
+        if (!(TEMPLATE_KINDS as readonly string[]).includes(kind))
           problems.push({ field: `email_templates.${kind}`, message: `is not a template kind (${TEMPLATE_KINDS.join(', ')})` });
         else if (tpl === null) delete merged.email_templates[kind as EmailTemplateKind];
         else if (!isObject(tpl))
@@ -143,7 +141,7 @@ export function validateAuthSettings(s: AuthSettings): FieldProblem[] {
     problems.push({ field: 'magic_link_url', message: 'is required when magic_link_enabled is on' });
   }
 
-  for (const name of OAUTH) {
+  for (const name of CLIENT_SECRET_PROVIDERS) {
     const p = s.providers[name];
     if (typeof p.enabled !== 'boolean') problems.push({ field: `providers.${name}.enabled`, message: 'must be true or false' });
     for (const f of ['client_id', 'client_secret'] as const) {

@@ -1,3 +1,4 @@
+import { TEMPLATE_KINDS } from '@plinth/shared';
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Button, Card, ErrorNotice, Field, Notice, TextArea } from '../../components/ui';
@@ -5,16 +6,20 @@ import { ApiFailure, api, type Project, type TemplateKind } from '../../lib/api'
 import { MailFrame } from '../../components/MailFrame';
 import type { Draft } from './AuthPage';
 
-const KINDS: Array<[TemplateKind, string]> = [
-  ['verification', 'Email verification'],
-  ['reset', 'Password reset'],
-  ['magic_link', 'Magic link'],
-  ['email_change', 'Email change'],
-];
+/** The label of each template kind (the kinds are packages/shared's one list: a missing label is a type error). */
+const LABELS: Record<TemplateKind, string> = {
+  verification: 'Email verification',
+  reset: 'Password reset',
+  magic_link: 'Magic link',
+  email_change: 'Email change (new address)',
+  email_change_notice: 'Email change (notice to the old address)',
+  reauthentication: 'Reauthentication code',
+};
+const KINDS = TEMPLATE_KINDS.map((k) => [k, LABELS[k]] as const);
 
 /**
  * Per kind: subject, HTML and text overrides (empty = the default), with `{{link}}`,
- * `{{email}}`, `{{project}}`; the preview is rendered by the server's own renderer.
+ * `{{email}}`, `{{project}}` (and `{{code}}`, `{{new_email}}` where the kind has them); the preview is rendered by the server's own renderer.
  */
 export function Templates({ draft, setDraft }: { draft: Draft; setDraft: (d: Draft) => void }) {
   const [kind, setKind] = useState<TemplateKind>('verification');

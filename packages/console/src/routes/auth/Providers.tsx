@@ -1,13 +1,16 @@
+import { CLIENT_SECRET_PROVIDERS, type ClientSecretProviderId } from '@plinth/shared';
 import { Card, CopyButton, Field, Toggle } from '../../components/ui';
 import { MASK } from '../../lib/api';
 import type { Draft, Problems } from './AuthPage';
 
-const OAUTH = [
-  ['google', 'Google', 'Google Cloud console → APIs & Services → Credentials → OAuth client (Web application).'],
-  ['github', 'GitHub', 'GitHub → Settings → Developer settings → OAuth Apps (or a GitHub App with the user:email scope).'],
-  ['linkedin', 'LinkedIn', 'LinkedIn developers → your app → Products: "Sign In with LinkedIn using OpenID Connect".'],
-  ['microsoft', 'Microsoft', 'Entra ID → App registrations; add the xms_edov optional claim so emails count as verified.'],
-] as const;
+/** Label and where to create the app, per provider (the ids are packages/shared's one list). */
+const ABOUT: Record<ClientSecretProviderId, [label: string, where: string]> = {
+  google: ['Google', 'Google Cloud console → APIs & Services → Credentials → OAuth client (Web application).'],
+  github: ['GitHub', 'GitHub → Settings → Developer settings → OAuth Apps (or a GitHub App with the user:email scope).'],
+  linkedin: ['LinkedIn', 'LinkedIn developers → your app → Products: "Sign In with LinkedIn using OpenID Connect".'],
+  microsoft: ['Microsoft', 'Entra ID → App registrations; add the xms_edov optional claim so emails count as verified.'],
+};
+const OAUTH = CLIENT_SECRET_PROVIDERS.map((id) => [id, ...ABOUT[id]] as const);
 
 /** A write-only secret: empty means "keep what is stored"; a typed value replaces it. */
 function Secret(props: { label: string; value: string | null; onChange: (v: string) => void; error?: string }) {

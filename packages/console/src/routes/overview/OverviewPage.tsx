@@ -2,8 +2,8 @@ import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { Button, Card, CopyButton, ErrorNotice, Loading } from '../../components/ui';
-import { api, serverUrl } from '../../lib/api';
-import { projectQuery } from '../../router';
+import { serverUrl } from '../../lib/api';
+import { keysQuery, projectQuery } from '../../router';
 
 const PLANS = { free: 'Free', pro: 'Pro', team: 'Team', enterprise: 'Enterprise' } as const;
 
@@ -13,7 +13,7 @@ const PLANS = { free: 'Free', pro: 'Pro', team: 'Team', enterprise: 'Enterprise'
  */
 export function OverviewPage() {
   const project = useQuery(projectQuery);
-  const keys = useQuery({ queryKey: ['keys'], queryFn: api.keys, staleTime: Number.POSITIVE_INFINITY, gcTime: 10 * 60_000 });
+  const keys = useQuery(keysQuery);
   const [revealed, setRevealed] = useState(false);
   const apiUrl = `${serverUrl}/api/v1`;
 

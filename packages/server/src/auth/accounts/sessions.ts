@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/index.js';
-import { ApiError } from '../../http/errors.js';
-import { randomToken, sha256 } from '../../lib/crypto.js';
+import { ApiError } from '../../http/index.js';
+import { randomToken, sha256 } from '../../lib/index.js';
 import type { ClientInfo } from '../deps.js';
 import { SESSIONS_CHANNEL, type SessionGate } from '../sessions/gate.js';
 import { iso } from '../validate.js';

@@ -213,6 +213,51 @@ export function accountWrites(sessions: Sessions) {
       await sessions.notifyChanged(tx, userId);
     },
 
+    /** Changes what the user may change about themselves: name and avatar (undefined keeps, null clears). */
+    async setProfile(tx: Queryable, userId: string, profile: { name?: string | null; avatar?: string | null }, now: number): Promise<void> {
+      await tx.query(
+        `update auth.users set name = case when $2 then $3 else name end, avatar = case when $4 then $5 else avatar end, updated_at = $6::timestamptz where id = $1`,
+        [userId, profile.name !== undefined, profile.name ?? null, profile.avatar !== undefined, profile.avatar ?? null, iso(now)],
+      );
+    },
+
+    /** Fills the name and picture a provider sent where the user has none; touches nothing else. */
+    async fillProfile(tx: Queryable, userId: string, profile: { name: string | null; avatar: string | null }, now: number): Promise<void> {
+      await tx.query(
+        `update auth.users set name = coalesce(name, $2), avatar = coalesce(avatar, $3), updated_at = $4::timestamptz
+         where id = $1 and ((name is null and $2::text is not null) or (avatar is null and $3::text is not null))`,
+        [userId, profile.name, profile.avatar, iso(now)],
+      );
+    },
+
+    /** What a provider now says the identity's email is (kept on the identity, vouched for or not). */
+    async updateIdentityEmail(tx: Queryable, identity: IdentityInput): Promise<void> {
+      await tx.query('update auth.identities set email = $3 where provider = $1 and provider_user_id = $2', [
+        identity.provider,
+        identity.providerUserId,
+        identity.email,
+      ]);
+    },
+
+    /**
+     * The phone number is proven (its code was used): confirmed, while the user still has it.
+     * @example if (!(await accounts.provePhone(tx, userId, phone, now))) return invalid;
+     */
+    async provePhone(tx: Queryable, userId: string, phone: string, now: number): Promise<boolean> {
+      const { rows } = await tx.query(
+        `update auth.users set phone_confirmed_at = coalesce(phone_confirmed_at, $2::timestamptz), updated_at = $2::timestamptz
+         where id = $1 and phone = $3 returning id`,
+        [userId, iso(now), phone],
+      );
+      return rows.length > 0;
+    },
+
+    /** Deletes the user; sessions end first (the gate hears of it), the rest goes by cascade. */
+    async deleteUser(tx: Queryable, userId: string, now: number): Promise<void> {
+      await sessions.revokeSessions(tx, userId, {}, now);
+      await tx.query('delete from auth.users where id = $1', [userId]);
+    },
+
     startSession: sessions.startSession,
     revokeSessions: sessions.revokeSessions,
   };

@@ -1,7 +1,7 @@
 import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Clock } from '../../lib/clock.js';
+import type { Clock } from '../../lib/index.js';
 
 /** A window's count and how long until it resets. */
 export interface Count {

@@ -1,6 +1,6 @@
-import { ApiError } from '../../http/errors.js';
-import { sha256 } from '../../lib/crypto.js';
-import type { AuthConfig, RateRule } from '../config.js';
+import { ApiError } from '../../http/index.js';
+import { sha256 } from '../../lib/index.js';
+import type { AuthConfig, RateRule } from '../../config/index.js';
 import { mailboxKey } from '../validate.js';
 import type { Count, Counter } from './counter.js';
 

@@ -1,11 +1,11 @@
 import type { Session } from '@plinth/shared';
 import type { Queryable } from '../../db/index.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../http/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';
 import { consumeOneTimeToken, issueOneTimeToken } from '../one-time.js';
 import type { SessionService } from '../sessions/service.js';
-import { normalizeEmail } from '../validate.js';
+import { allowedRedirect, normalizeEmail } from '../validate.js';
 
 const INVALID = 'The sign-in link is invalid, expired or already used; ask for a new one.';
 
@@ -42,11 +42,7 @@ export function magicLinkService(deps: AuthDeps, sessions: SessionService) {
     async request(input: { email: unknown; emailRedirectTo?: unknown }, client: ClientInfo): Promise<void> {
       assertEnabled();
       const email = normalizeEmail(input.email);
-      const redirect = input.emailRedirectTo;
-      if (redirect !== undefined && (typeof redirect !== 'string' || !settings.isRedirectAllowed(redirect))) {
-        throw new ApiError('redirect_not_allowed', 'emailRedirectTo is not in the allowed redirect URLs of the project.');
-      }
-      const page = (redirect as string | undefined) ?? settings.auth().magic_link_url;
+      const page = allowedRedirect(settings, input.emailRedirectTo, 'emailRedirectTo') ?? settings.auth().magic_link_url;
       if (!page)
         throw new ApiError('invalid_request', 'Magic links need the magic_link_url auth setting (the page that receives ?token=).');
       await limits.assertEmail(email);
@@ -74,18 +70,16 @@ export function magicLinkService(deps: AuthDeps, sessions: SessionService) {
      */
     async signIn(input: { token: unknown }, client: ClientInfo): Promise<Session> {
       assertEnabled();
-      const now = clock.now();
-      const started = await db.transaction(async (tx) => {
+      const invalid = new ApiError('magic_link_invalid', INVALID);
+      return sessions.signInWith(client, async (tx, now) => {
         const used = await consumeOneTimeToken(tx, input.token, ['magic_link'], now);
-        if (!used?.email) return null;
+        if (!used?.email) return invalid;
         const userId = await userFor(tx, used.userId, used.email, now);
-        if (!userId) return null;
+        if (!userId) return invalid;
         // The link proves the address; a link for an address the account no longer has is void.
-        if ((await accounts.proveEmail(tx, userId, used.email, {}, now)) === 'moved') return null;
-        return { userId, ...(await accounts.startSession(tx, userId, client, now)) };
+        if ((await accounts.proveEmail(tx, userId, used.email, {}, now)) === 'moved') return invalid;
+        return userId;
       });
-      if (!started) throw new ApiError('magic_link_invalid', INVALID);
-      return sessions.issue(started.userId, started.sessionId, started.refreshToken);
     },
   };
 }

@@ -6,9 +6,8 @@
  * - tables: auth.oauth_flows (migration 0009): flows in progress, single use;
  * - error codes: provider_not_found, provider_disabled, redirect_not_allowed, invalid_state,
  *   oauth_failed, email_exists (in the fragment);
- * - config: OAUTH_<PROVIDER>_URL, OAUTH_GITHUB_API_URL (local servers in tests).
+ * - config: OAUTH_<PROVIDER>_URL, OAUTH_GITHUB_API_URL (config.oauth: local servers in tests).
  */
-export { oauthEndpoints, type OAuthEndpoints } from './config.js';
 export { PROVIDER_IDS, type ProviderId } from './provider.js';
-export { registerOAuthRoutes } from './routes.js';
+export { acceptForms, oauthHandlers, StartQuery } from './routes.js';
 export { oauthService, type OAuthService } from './service.js';

@@ -1,8 +1,11 @@
 import * as oidc from 'openid-client';
 import type { AppleProviderSettings, OAuthProviderSettings } from '../../settings/index.js';
 
-export const PROVIDER_IDS = ['google', 'github', 'linkedin', 'microsoft', 'apple'] as const;
-export type ProviderId = (typeof PROVIDER_IDS)[number];
+import { OAUTH_PROVIDERS, type OAuthProviderId } from '@plinth/shared';
+
+/** The provider ids (packages/shared keeps the one list). */
+export const PROVIDER_IDS = OAUTH_PROVIDERS;
+export type ProviderId = OAuthProviderId;
 
 /** What a provider tells us about its user: only these fields are kept (spec, item 12). */
 export interface Profile {

@@ -1,22 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../../http/server.js';
+import { type App, readCookie } from '../../http/index.js';
 import { clientOf } from '../guards.js';
-import { AUTH_DOCS } from '../responses.js';
 import type { OAuthService, Redirect } from './service.js';
 
 export const StartQuery = Type.Object({ redirect_url: Type.Optional(Type.String({ maxLength: 2048 })) });
 type Params = { provider: string };
-
-/** One cookie's value from a Cookie header (no cookie library for one name). */
-export function readCookie(header: string | undefined, name: string): string | null {
-  if (!header) return null;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return null;
-}
 
 /** Query or form fields as plain strings: a repeated field counts once, anything else is dropped. */
 function fields(source: unknown): Record<string, string> {
@@ -36,15 +25,22 @@ function go(reply: FastifyReply, r: Redirect) {
 }
 
 /**
- * Social sign-in routes (a browser navigates here: no apikey). The callback also takes POST,
- * for Apple's form_post; the form parser is registered for these routes only.
+ * Lets a route scope read form posts: Apple sends its callback as `form_post`. Registered for
+ * the social sign-in routes only (auth/routes.ts), so no other route takes a form.
  */
-export function registerOAuthRoutes(app: App, oauth: OAuthService): void {
-  app.register(async (scope) => {
-    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_req, body, done) =>
-      done(null, Object.fromEntries(new URLSearchParams(body as string))),
-    );
-    const callback = async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) =>
+export function acceptForms(scope: App): void {
+  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_req, body, done) =>
+    done(null, Object.fromEntries(new URLSearchParams(body as string))),
+  );
+}
+
+/** Handlers of social sign-in (a browser navigates here: no apikey); the route table is auth/routes.ts. */
+export function oauthHandlers(oauth: OAuthService) {
+  return {
+    start: async (req: FastifyRequest<{ Params: Params; Querystring: typeof StartQuery.static }>, reply: FastifyReply) =>
+      go(reply, await oauth.start(req.params.provider, req.query.redirect_url, readCookie(req.headers.cookie, oauth.cookieName))),
+    /** GET, or POST for Apple's form_post. */
+    callback: async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) =>
       go(
         reply,
         await oauth.callback(
@@ -53,14 +49,6 @@ export function registerOAuthRoutes(app: App, oauth: OAuthService): void {
           readCookie(req.headers.cookie, oauth.cookieName),
           clientOf(req),
         ),
-      );
-    scope.get(
-      '/v1/auth/oauth/:provider',
-      { schema: { querystring: StartQuery, ...AUTH_DOCS.oauthStart }, config: { redirect: true } },
-      async (req: FastifyRequest<{ Params: Params; Querystring: typeof StartQuery.static }>, reply) =>
-        go(reply, await oauth.start(req.params.provider, req.query.redirect_url, readCookie(req.headers.cookie, oauth.cookieName))),
-    );
-    scope.get('/v1/auth/oauth/:provider/callback', { schema: AUTH_DOCS.oauthCallback, config: { redirect: true } }, callback);
-    scope.post('/v1/auth/oauth/:provider/callback', { schema: AUTH_DOCS.oauthCallback, config: { redirect: true } }, callback);
-  });
+      ),
+  };
 }

@@ -1,13 +1,13 @@
-import type { ErrorCode } from '@plinth/shared';
+import { type ErrorCode, isOAuthProvider } from '@plinth/shared';
 import * as oidc from 'openid-client';
 import type { Queryable } from '../../db/index.js';
-import { ApiError } from '../../http/errors.js';
-import { randomToken, sha256 } from '../../lib/crypto.js';
+import { ApiError } from '../../http/index.js';
+import { randomToken, sha256 } from '../../lib/index.js';
 import type { AuthSettings } from '../../settings/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import type { SessionService } from '../sessions/service.js';
-import { iso, normalizeEmail } from '../validate.js';
-import type { OAuthEndpoints } from './config.js';
+import { allowedRedirect, iso, normalizeEmail } from '../validate.js';
+import type { OAuthEndpoints } from '../../config/index.js';
 import { type AnyProvider, type OAuthProvider, PROVIDER_IDS, type Profile, type ProviderContext, type ProviderId } from './provider.js';
 import { apple } from './providers/apple.js';
 import { github } from './providers/github.js';
@@ -72,10 +72,10 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
 
   /** The provider and its settings, or 404 provider_not_found / 403 provider_disabled. */
   function lookup(name: string): { provider: AnyProvider; conf: AuthSettings['providers'][ProviderId] } {
-    if (!(PROVIDER_IDS as readonly string[]).includes(name)) {
+    if (!isOAuthProvider(name)) {
       throw new ApiError('provider_not_found', `No social provider "${name.slice(0, 40)}"; use one of ${PROVIDER_IDS.join(', ')}.`);
     }
-    const id = name as ProviderId;
+    const id = name;
     const conf = providerSettings(settings.auth(), id);
     if (!conf.enabled) throw new ApiError('provider_disabled', `Sign-in with ${id} is disabled for this project.`);
     return { provider: PROVIDERS[id], conf };
@@ -126,7 +126,7 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
     );
     let userId: string | null = known.rows[0]?.user_id ?? null;
     if (userId) {
-      await tx.query('update auth.identities set email = $3 where provider = $1 and provider_user_id = $2', [id, profile.id, email]);
+      await accounts.updateIdentityEmail(tx, identity);
     } else {
       let created = false;
       if (verified) {
@@ -142,18 +142,14 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
       const owner = await accounts.linkIdentity(tx, userId, identity, now);
       // The same provider account signed in twice at once: the first link wins, and only an
       // account made by this request is dropped (one found by its email stays).
-      if (owner !== userId && created) await tx.query('delete from auth.users where id = $1', [userId]);
+      if (owner !== userId && created) await accounts.deleteUser(tx, userId, now);
       userId = owner;
     }
     if (verified && email) {
       await accounts.proveEmail(tx, userId, email, { identity: { provider: id, providerUserId: profile.id } }, now);
     }
     // Name and picture fill what the user has not set; nothing else is touched.
-    await tx.query(
-      `update auth.users set name = coalesce(name, $2), avatar = coalesce(avatar, $3), updated_at = $4::timestamptz
-       where id = $1 and ((name is null and $2::text is not null) or (avatar is null and $3::text is not null))`,
-      [userId, name, avatar, iso(now)],
-    );
+    await accounts.fillProfile(tx, userId, { name, avatar }, now);
     return userId;
   }
 
@@ -173,9 +169,7 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
       if (typeof redirectUrl !== 'string' || redirectUrl === '') {
         throw new ApiError('invalid_request', 'redirect_url is required: the app page that receives the session.');
       }
-      if (!settings.isRedirectAllowed(redirectUrl)) {
-        throw new ApiError('redirect_not_allowed', 'redirect_url is not in the allowed redirect URLs of the project.');
-      }
+      allowedRedirect(settings, redirectUrl, 'redirect_url');
       let config: oidc.Configuration;
       try {
         config = await client(provider, conf);
@@ -221,10 +215,8 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
      * to the app as `#error=<code>&error_description=…`.
      */
     async callback(name: string, params: Record<string, string>, cookie: string | null, who: ClientInfo): Promise<Redirect> {
-      if (!(PROVIDER_IDS as readonly string[]).includes(name)) {
-        throw new ApiError('provider_not_found', `No social provider "${name.slice(0, 40)}".`);
-      }
-      const id = name as ProviderId;
+      if (!isOAuthProvider(name)) throw new ApiError('provider_not_found', `No social provider "${name.slice(0, 40)}".`);
+      const id = name;
       const state = params.state;
       if (!state || state.length > 4096) throw badState('it is missing');
       const payload = await tokens.verifyState(state);
@@ -275,12 +267,7 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
           log.warn({ provider: id, err: (err as Error).message, code: (err as { code?: string }).code }, 'oauth: code exchange failed');
           throw new FlowError('oauth_failed', `${id} sign-in could not be completed; try again.`);
         }
-        const now = clock.now();
-        const started = await db.transaction(async (tx) => {
-          const userId = await userFor(tx, id, profile, now);
-          return { userId, ...(await accounts.startSession(tx, userId, who, now)) };
-        });
-        const session = await sessions.issue(started.userId, started.sessionId, started.refreshToken);
+        const session = await sessions.signInWith(who, (tx, now) => userFor(tx, id, profile, now));
         return back(flow.redirect_url, {
           access_token: session.access_token,
           refresh_token: session.refresh_token,

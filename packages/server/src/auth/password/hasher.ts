@@ -1,6 +1,6 @@
 import { hash, verify } from '@node-rs/argon2';
-import { randomToken } from '../../lib/crypto.js';
-import type { Argon2Params } from '../config.js';
+import { randomToken } from '../../lib/index.js';
+import type { Argon2Params } from '../../config/index.js';
 
 /** Hashes and checks passwords. Injected, so tests can count calls (timing equalisation). */
 export interface PasswordHasher {

@@ -1,12 +1,12 @@
 import type { Session, User } from '@plinth/shared';
 import { DbError, type Queryable } from '../../db/index.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../http/index.js';
 import { decoyUser, findCredentials, findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { queueAuthEmail, linkWithToken } from '../mail.js';
 import { consumeOneTimeToken, issueOneTimeToken } from '../one-time.js';
 import type { SessionService } from '../sessions/service.js';
-import { checkPassword, checkUserData, iso, normalizeEmail } from '../validate.js';
+import { allowedRedirect, checkPassword, checkUserData, iso, normalizeEmail } from '../validate.js';
 
 export interface SignUpInput {
   email: unknown;
@@ -47,11 +47,8 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
       const s = settings.auth();
       const email = normalizeEmail(input.email);
       const password = checkPassword(input.password, s.min_password_length);
-      if (input.emailRedirectTo !== undefined && !settings.isRedirectAllowed(input.emailRedirectTo)) {
-        throw new ApiError('redirect_not_allowed', 'emailRedirectTo is not in the allowed redirect URLs of the project.');
-      }
       const confirm = s.require_email_confirmation;
-      const page = input.emailRedirectTo ?? s.email_verification_url;
+      const page = allowedRedirect(settings, input.emailRedirectTo, 'emailRedirectTo') ?? s.email_verification_url;
       // Hashed before looking the email up, so a duplicate costs the same as a new account.
       const hash = await hasher.hash(password);
       const now = clock.now();
@@ -73,7 +70,7 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
           }
           return { userId: null, session: null };
         }
-        await tx.query('insert into auth.passwords (user_id, hash, updated_at) values ($1, $2, $3::timestamptz)', [id, hash, iso(now)]);
+        await accounts.setPassword(tx, id, hash, now);
         await accounts.linkEmail(tx, id, email, now);
         if (confirm) {
           // Settings require email_verification_url while confirmation is on; without a page

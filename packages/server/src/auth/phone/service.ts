@@ -1,7 +1,7 @@
 import type { Session } from '@plinth/shared';
 import { isValidPhoneNumber, parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import { ApiError } from '../../http/errors.js';
-import { randomDigits, safeEqual, sha256 } from '../../lib/crypto.js';
+import { ApiError } from '../../http/index.js';
+import { randomDigits, safeEqual, sha256 } from '../../lib/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import type { SessionService } from '../sessions/service.js';
 import { iso } from '../validate.js';
@@ -78,38 +78,26 @@ export function phoneService(deps: AuthDeps, sessions: SessionService) {
       if (!settings.auth().phone_enabled) throw new ApiError('provider_disabled', 'Phone sign-in is disabled for this project.');
       const phone = normalizePhone(input.phone);
       const code = typeof input.code === 'string' && /^\d{6}$/.test(input.code) ? input.code : null;
-      const now = clock.now();
-      const outcome = await db.transaction(async (tx) => {
+      const wrong = new ApiError('invalid_code', INVALID_CODE);
+      return sessions.signInWith(client, async (tx, now) => {
         const { rows } = await tx.query<{ user_id: string; code_hash: string; attempts: number; expired: boolean }>(
           `select user_id, code_hash, attempts, expires_at <= $2::timestamptz as expired from auth.phone_codes where phone = $1 for update`,
           [phone, iso(now)],
         );
         const row = rows[0];
-        if (!row) return { error: 'invalid_code' as const };
+        if (!row) return wrong;
         if (row.expired) {
           await tx.query('delete from auth.phone_codes where phone = $1', [phone]);
-          return { error: 'code_expired' as const };
+          return new ApiError('code_expired', 'The code has expired (codes last 10 minutes); ask for a new one.');
         }
         if (!code || !safeEqual(codeHash(phone, code), row.code_hash)) {
           if (row.attempts + 1 >= config.phoneCodeMaxAttempts) await tx.query('delete from auth.phone_codes where phone = $1', [phone]);
           else await tx.query('update auth.phone_codes set attempts = attempts + 1 where phone = $1', [phone]);
-          return { error: 'invalid_code' as const };
+          return wrong;
         }
         await tx.query('delete from auth.phone_codes where phone = $1', [phone]);
-        const confirmed = await tx.query(
-          `update auth.users set phone_confirmed_at = coalesce(phone_confirmed_at, $2::timestamptz), updated_at = $2::timestamptz
-           where id = $1 and phone = $3 returning id`,
-          [row.user_id, iso(now), phone],
-        );
-        if (!confirmed.rows.length) return { error: 'invalid_code' as const };
-        return { userId: row.user_id, ...(await accounts.startSession(tx, row.user_id, client, now)) };
+        return (await accounts.provePhone(tx, row.user_id, phone, now)) ? row.user_id : wrong;
       });
-      if ('error' in outcome) {
-        if (outcome.error === 'code_expired')
-          throw new ApiError('code_expired', 'The code has expired (codes last 10 minutes); ask for a new one.');
-        throw new ApiError('invalid_code', INVALID_CODE);
-      }
-      return sessions.issue(outcome.userId, outcome.sessionId, outcome.refreshToken);
     },
   };
 }

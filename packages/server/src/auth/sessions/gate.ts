@@ -1,5 +1,5 @@
 import type { Db } from '../../db/index.js';
-import type { Clock } from '../../lib/clock.js';
+import type { Clock } from '../../lib/index.js';
 import { iso } from '../validate.js';
 
 /** NOTIFY channel on which a revocation (or a ban) names the user whose sessions changed. */

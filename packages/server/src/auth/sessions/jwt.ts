@@ -1,14 +1,13 @@
 import { type JWK, SignJWT, createLocalJWKSet, errors, exportJWK, generateKeyPair, importJWK, jwtVerify } from 'jose';
 import type { Db } from '../../db/index.js';
-import { ApiError } from '../../http/errors.js';
-import type { VerifiedToken } from '../../http/principal.js';
-import { randomToken } from '../../lib/crypto.js';
-import type { Clock } from '../../lib/clock.js';
+import { ApiError, type VerifiedToken } from '../../http/index.js';
+import { type Clock, randomToken } from '../../lib/index.js';
 
 const KEY_LOCK = 726_354_010;
 const CACHE_MAX = 10_000;
 const RELOAD_EVERY_MS = 30_000;
 const STATE_TYP = 'oauth-state+jwt';
+const ACCESS_TYP = 'JWT';
 
 export interface AccessClaims {
   sub: string;
@@ -97,6 +96,8 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
         algorithms: ['ES256'],
         audience: 'authenticated',
         issuer,
+        // Its own typ, as every token kind here: a token of another kind is never an access token.
+        typ: ACCESS_TYP,
         currentDate: new Date(clock.now()),
       });
       return { payload: payload as Record<string, unknown>, json: JSON.stringify(payload), expMs: (payload.exp ?? 0) * 1000 };
@@ -116,7 +117,7 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
       const now = Math.floor(clock.now() / 1000);
       const exp = now + ttlSeconds;
       const token = await new SignJWT({ role: 'authenticated', ...claims })
-        .setProtectedHeader({ alg: 'ES256', kid: signingKid, typ: 'JWT' })
+        .setProtectedHeader({ alg: 'ES256', kid: signingKid, typ: ACCESS_TYP })
         .setIssuer(issuer)
         .setAudience('authenticated')
         .setSubject(claims.sub)

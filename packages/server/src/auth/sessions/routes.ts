@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../http/index.js';
 import type { SessionService } from './service.js';
 
 export const RefreshBody = Type.Object({ refresh_token: Type.String({ maxLength: 512 }) });

@@ -1,6 +1,7 @@
 import type { Session, User } from '@plinth/shared';
-import { ApiError } from '../../http/errors.js';
-import { randomToken, sha256 } from '../../lib/crypto.js';
+import type { Queryable } from '../../db/index.js';
+import { ApiError } from '../../http/index.js';
+import { randomToken, sha256 } from '../../lib/index.js';
 import { banned, findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { iso } from '../validate.js';
@@ -142,10 +143,28 @@ export function sessionService(deps: Deps) {
   return {
     tokenSet,
 
+    /**
+     * A sign-in, the one way every method opens a session: `who` works out the user in a
+     * transaction (consumes the link, checks the code, proves the address…), the session is
+     * opened in that same transaction, and the tokens are signed once it has committed. `who`
+     * answers the user's id, or an ApiError to refuse with after committing what it wrote (a
+     * consumed link, a counted wrong code).
+     * @example return sessions.signInWith(client, async (tx, now) => (await check(tx)) ? userId : new ApiError('invalid_code', '…'));
+     */
+    async signInWith(client: ClientInfo, who: (tx: Queryable, now: number) => Promise<string | ApiError>): Promise<Session> {
+      const now = clock.now();
+      const outcome = await db.transaction(async (tx) => {
+        const userId = await who(tx, now);
+        if (userId instanceof ApiError) return userId;
+        return { userId, ...(await deps.accounts.startSession(tx, userId, client, now)) };
+      });
+      if (outcome instanceof ApiError) throw outcome;
+      return this.issue(outcome.userId, outcome.sessionId, outcome.refreshToken);
+    },
+
     /** A new session for a user whose credentials were just proven. */
-    async signIn(userId: string, client: ClientInfo): Promise<Session> {
-      const { sessionId, refreshToken } = await db.transaction((tx) => deps.accounts.startSession(tx, userId, client, clock.now()));
-      return this.issue(userId, sessionId, refreshToken);
+    signIn(userId: string, client: ClientInfo): Promise<Session> {
+      return this.signInWith(client, async () => userId);
     },
 
     /** The session answer for a session opened with `start` in a transaction that has committed. */

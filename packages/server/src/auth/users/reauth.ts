@@ -1,5 +1,5 @@
-import { ApiError } from '../../http/errors.js';
-import { randomDigits, safeEqual, sha256 } from '../../lib/crypto.js';
+import { ApiError } from '../../http/index.js';
+import { randomDigits, safeEqual, sha256 } from '../../lib/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { iso } from '../validate.js';
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../http/index.js';
 import { clientOf, type SignedIn } from '../guards.js';
 import type { UserService } from './service.js';
 

@@ -1,10 +1,10 @@
 import type { User } from '@plinth/shared';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../http/index.js';
 import { findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';
 import { issueOneTimeToken } from '../one-time.js';
-import { checkPassword, normalizeEmail, storableText } from '../validate.js';
+import { allowedRedirect, checkPassword, normalizeEmail, storableText } from '../validate.js';
 import { type ReauthProof, reauthService } from './reauth.js';
 
 export interface UserPatch extends ReauthProof {
@@ -87,11 +87,7 @@ export function userService(deps: AuthDeps) {
         const email = normalizeEmail(patch.email);
         if (email !== current.email) {
           newEmail = email;
-          const redirect = patch.emailRedirectTo;
-          if (redirect !== undefined && (typeof redirect !== 'string' || !settings.isRedirectAllowed(redirect))) {
-            throw new ApiError('redirect_not_allowed', 'emailRedirectTo is not in the allowed redirect URLs of the project.');
-          }
-          page = (redirect as string | undefined) ?? s.email_verification_url;
+          page = allowedRedirect(settings, patch.emailRedirectTo, 'emailRedirectTo') ?? s.email_verification_url;
           if (!page) {
             throw new ApiError(
               'invalid_request',
@@ -105,12 +101,7 @@ export function userService(deps: AuthDeps) {
       const hash = password === undefined ? undefined : await hasher.hash(password);
       const now = clock.now();
       await db.transaction(async (tx) => {
-        if (name !== undefined || avatar !== undefined) {
-          await tx.query(
-            `update auth.users set name = case when $2 then $3 else name end, avatar = case when $4 then $5 else avatar end, updated_at = $6::timestamptz where id = $1`,
-            [userId, name !== undefined, name ?? null, avatar !== undefined, avatar ?? null, new Date(now).toISOString()],
-          );
-        }
+        if (name !== undefined || avatar !== undefined) await accounts.setProfile(tx, userId, { name, avatar }, now);
         if (hash !== undefined) {
           await accounts.setPassword(tx, userId, hash, now);
           // Whoever else held a session with the old password loses it; this one stays.

@@ -1,6 +1,6 @@
 import type { User } from '@plinth/shared';
 import { DbError } from '../../db/index.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../http/index.js';
 import { findCredentials, findUser } from '../accounts/index.js';
 import type { AuthDeps } from '../deps.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';

@@ -1,17 +1,6 @@
 import nodemailer from 'nodemailer';
+import { SendError } from '../send-error.js';
 import type { EmailTransport } from '../types.js';
-
-/** A failed send, with the SMTP server's answer and whether trying again can help. */
-export class EmailSendError extends Error {
-  constructor(
-    message: string,
-    readonly response: string,
-    readonly retryable: boolean,
-  ) {
-    super(message);
-    this.name = 'EmailSendError';
-  }
-}
 
 // 5xx answers about the server's own setup (authentication required / failed, TLS
 // required) are not the message's fault: once the operator fixes SMTP, it goes out.
@@ -32,13 +21,8 @@ function envelopeFrom(from: string): string {
  * @example const smtp = smtpTransport('smtp://127.0.0.1:2525'); await smtp.send({ to, from, subject, html, text });
  */
 export function smtpTransport(url: string, headers: Record<string, string> = {}): EmailTransport & { close(): void } {
-  let withTimeouts: URL;
-  try {
-    withTimeouts = new URL(url);
-  } catch {
-    throw new Error('config: SMTP_URL is not a URL (smtp://user:password@host:587 or smtps://…:465)');
-  }
-  if (!/^smtps?:$/.test(withTimeouts.protocol)) throw new Error('config: SMTP_URL must start with smtp:// or smtps://');
+  // The URL was checked when the config was loaded (config/index.ts).
+  const withTimeouts = new URL(url);
   for (const [key, ms] of Object.entries(TIMEOUTS)) {
     if (!withTimeouts.searchParams.has(key)) withTimeouts.searchParams.set(key, String(ms));
   }
@@ -61,7 +45,7 @@ export function smtpTransport(url: string, headers: Record<string, string> = {})
         const response = (e.response ?? [e.code, e.message].filter(Boolean).join(': ') ?? 'SMTP error').slice(0, 500);
         const code = e.responseCode;
         const retryable = code === undefined || code < 500 || SETUP_CODES.has(code);
-        throw new EmailSendError(`SMTP: ${response}`, response, retryable);
+        throw new SendError(`SMTP: ${response}`, response, retryable);
       }
     },
     close: () => transport.close(),

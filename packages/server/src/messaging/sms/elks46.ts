@@ -12,7 +12,6 @@ const SMS_PATH = '/a1/sms';
  * 46elks' sender rules: a text sender ID of 3–11 letters and digits not starting with a digit
  * (operators drop or mangle most other characters), or an E.164 number when replies matter.
  */
-export const ELKS_SENDER = /^(?:[A-Za-z][A-Za-z0-9]{2,10}|\+[1-9]\d{1,14})$/;
 
 export interface ElksOptions extends HttpOptions {
   username: string;

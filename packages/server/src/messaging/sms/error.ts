@@ -1,24 +1,9 @@
-/**
- * SmsSendError and the one HTTP exchange every SMS adapter makes, so that timeouts, retry
- * rules, truncation and secret masking are decided once for all providers.
- */
+import { SendError } from '../send-error.js';
 
 /**
- * A failed send: `response` is the provider's answer for the delivery log (HTTP status and
- * body, at most 500 characters, credentials masked); `retryable` says whether the outbox
- * should try again later.
- * @example throw new SmsSendError('46elks: HTTP 403', 'HTTP 403: Invalid to number', false);
+ * The one HTTP exchange every SMS adapter makes, so that timeouts, retry
+ * rules, truncation and secret masking are decided once for all providers.
  */
-export class SmsSendError extends Error {
-  constructor(
-    message: string,
-    readonly response: string,
-    readonly retryable: boolean,
-  ) {
-    super(message);
-    this.name = 'SmsSendError';
-  }
-}
 
 /** Long enough for a slow provider, short enough that a dead one does not hold the outbox. */
 export const TIMEOUT_MS = 10_000;
@@ -104,7 +89,7 @@ export async function post(
     const why =
       e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (e.cause?.message ?? e.cause?.code ?? e.message ?? 'network error');
     const response = redact(why, secrets).slice(0, MAX_ANSWER);
-    throw new SmsSendError(`${provider}: ${response}`, response, true);
+    throw new SendError(`${provider}: ${response}`, response, true);
   }
 }
 
@@ -121,8 +106,8 @@ export function refused(
   x: Exchange,
   secrets: readonly string[],
   o: { detail?: string; retryable?: boolean } = {},
-): SmsSendError {
+): SendError {
   const response = answer(x, secrets);
   const why = o.detail ? redact(`HTTP ${x.status}, ${o.detail}`, secrets).slice(0, 200) : response;
-  return new SmsSendError(`${provider}: ${why}`, response, o.retryable ?? retryableStatus(x.status));
+  return new SendError(`${provider}: ${why}`, response, o.retryable ?? retryableStatus(x.status));
 }

@@ -4,7 +4,12 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SmsTransport } from '../types.js';
-import { createSmsTransport, SmsSendError, twilioTransport } from './index.js';
+import { SendError } from '../send-error.js';
+import { parseSms } from '../../config/index.js';
+import { createSmsTransport, twilioTransport } from './index.js';
+
+/** The transport a server with this environment gets (config parsed as at start). */
+const fromEnv = (env: Record<string, string | undefined>) => createSmsTransport(parseSms(env));
 
 // Each provider is played by a real HTTP server on 127.0.0.1 that checks the request the way
 // the provider would and answers its documented bodies; nothing stubs fetch.
@@ -217,14 +222,14 @@ async function startPeer(fake: Pick<Fake, 'check' | 'ok'>): Promise<Peer> {
 }
 
 const peers = new Map<string, Peer>();
-const transport = (fake: Fake) => createSmsTransport(fake.env(peers.get(fake.name)!.base)) as SmsTransport;
-async function failure(p: Promise<unknown>): Promise<SmsSendError> {
+const transport = (fake: Fake) => fromEnv(fake.env(peers.get(fake.name)!.base)) as SmsTransport;
+async function failure(p: Promise<unknown>): Promise<SendError> {
   const err = await p.then(
     () => null,
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(SmsSendError);
-  return err as SmsSendError;
+  expect(err).toBeInstanceOf(SendError);
+  return err as SendError;
 }
 const expectNoSecret = (...texts: string[]) => {
   for (const t of texts) for (const s of ALL_SECRETS) expect(t).not.toContain(s);
@@ -262,7 +267,7 @@ describe.each(FAKES)('$name', (fake) => {
   it('connection refused is retryable', async () => {
     const closed = await startPeer(fake);
     await closed.close();
-    const err = await failure((createSmsTransport(fake.env(closed.base)) as SmsTransport).send({ to: TO, body: 'x' }));
+    const err = await failure((fromEnv(fake.env(closed.base)) as SmsTransport).send({ to: TO, body: 'x' }));
     expect(err.retryable).toBe(true);
     expect(err.message).toMatch(/ECONNREFUSED/);
   });
@@ -278,7 +283,7 @@ describe.each(FAKES)('$name', (fake) => {
       .send({ to: TO, body: 'y' })
       .then(
         (r) => [r.response],
-        (e: SmsSendError) => [e.message, e.response],
+        (e: SendError) => [e.message, e.response],
       );
     expect(outcome.join('')).toContain('[redacted]');
     expectNoSecret(...outcome);
@@ -316,7 +321,7 @@ describe('provider specifics', () => {
   it('twilio sends MessagingServiceSid when that is what is configured', async () => {
     const peer = await startPeer({ check: () => {}, ok: FAKES[0]!.ok });
     const env = { ...FAKES[0]!.env(peer.base), TWILIO_FROM: '', TWILIO_MESSAGING_SERVICE_SID: 'MG0123456789abcdef0123456789abcdef' };
-    await (createSmsTransport(env) as SmsTransport).send({ to: TO, body: 'hi' });
+    await (fromEnv(env) as SmsTransport).send({ to: TO, body: 'hi' });
     expect(form(peer.seen[0]!)).toEqual({ To: TO, Body: 'hi', MessagingServiceSid: 'MG0123456789abcdef0123456789abcdef' });
     await peer.close();
   });
@@ -336,7 +341,7 @@ describe('createSmsTransport', () => {
     [{ SMS_PROVIDER: '' }, null],
     [{ SMS_PROVIDER: 'dev' }, 'dev'],
   ])('%j → %j', (env, expected) => {
-    expect(createSmsTransport(env)).toBe(expected);
+    expect(fromEnv(env)).toBe(expected);
   });
 
   const { twilio, elks, vonage, webhook } = ENV;
@@ -367,7 +372,7 @@ describe('createSmsTransport', () => {
   ])('%s', (_name, env, message) => {
     let thrown = '';
     try {
-      createSmsTransport(env);
+      fromEnv(env);
     } catch (err) {
       thrown = (err as Error).message;
     }
@@ -377,6 +382,6 @@ describe('createSmsTransport', () => {
   });
 
   it.each(Object.entries(ENV))('a complete %s configuration builds a transport', (_name, env) => {
-    expect(typeof (createSmsTransport({ ...env, SMS_WEBHOOK_SECRET: '' }) as SmsTransport).send).toBe('function');
+    expect(typeof (fromEnv({ ...env, SMS_WEBHOOK_SECRET: '' }) as SmsTransport).send).toBe('function');
   });
 });

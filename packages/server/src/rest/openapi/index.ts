@@ -4,9 +4,7 @@
  * role may use (its privileges); the secret key sees everything, management routes included.
  */
 import type { Db } from '../../db/index.js';
-import type { Principal, PrincipalResolver } from '../../http/principal.js';
-import { type RouteDocs, SECURITY_SCHEMES } from '../../http/route-docs.js';
-import type { App } from '../../http/server.js';
+import { type App, type CallerGuards, type Principal, type RouteDocs, SECURITY_SCHEMES } from '../../http/index.js';
 import type { SchemaCache, SchemaSnapshot } from '../schema-cache/index.js';
 import { type RelationAccess, relationAccess } from './access.js';
 import { tablePaths } from './paths.js';
@@ -17,7 +15,8 @@ export { columnSchema, tableSchemas, type JsonSchema } from './schema.js';
 export interface OpenApiDeps {
   db: Db;
   schema: SchemaCache;
-  resolvePrincipal: PrincipalResolver;
+  /** Who is calling (http/guards.ts). */
+  callers: CallerGuards;
   /** `PUBLIC_URL`, the document's server. */
   publicUrl: string;
   /** The documented routes of the other areas; read once the routes are fixed. */
@@ -124,13 +123,12 @@ const audience = (p: Principal): 'anon' | 'authenticated' | 'all' => (p.role ===
 /**
  * Mounts `GET /api/v1/openapi.json` for any valid key; the JSON text is cached per schema
  * version and audience (anon, users, secret key).
- * @example registerOpenApi(app, { db, schema, resolvePrincipal, publicUrl: config.publicUrl, routeDocs })
+ * @example registerOpenApi(app, { db, schema, callers, publicUrl: config.publicUrl, routeDocs })
  */
 export function registerOpenApi(app: App, deps: OpenApiDeps): void {
   const cached = new Map<string, { version: number; text: string }>();
   app.get('/api/v1/openapi.json', async (req, reply) => {
-    req.principal = await deps.resolvePrincipal(req.headers.apikey, req.headers.authorization);
-    const who = audience(req.principal);
+    const who = audience(await deps.callers.callerOf(req));
     const snapshot = deps.schema.get();
     let hit = cached.get(who);
     if (!hit || hit.version !== snapshot.version) {

@@ -1,4 +1,4 @@
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../http/index.js';
 import type { ColumnInfo, TableInfo } from '../schema-cache/index.js';
 
 /** Largest bulk create (API.md §2). */

@@ -1,5 +1,5 @@
 /** Plan stage: AST + schema snapshot → plan. Every table and column name is resolved here. */
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../http/index.js';
 import type { Filter, OrderTerm } from '../request/index.js';
 import type { ColumnInfo, SchemaSnapshot, TableInfo } from '../schema-cache/index.js';
 import { createPayload, payloadText, updatePayload } from './body.js';

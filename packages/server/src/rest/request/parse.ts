@@ -1,5 +1,5 @@
 import { FILTER_OPERATORS, type FilterOperator, RESERVED_PARAMS } from '@plinth/shared';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../http/index.js';
 import type { Filter, IsValue, OrderTerm, QueryAst } from './types.js';
 
 const OPERATORS = new Set<string>(FILTER_OPERATORS);

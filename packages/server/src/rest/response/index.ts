@@ -1,6 +1,6 @@
 /** Response stage: status, headers and the JSON text PostgreSQL built, sent as is. */
 import type { FastifyReply } from 'fastify';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../http/index.js';
 import type { Outcome } from '../execute.js';
 import type { Plan } from '../plan/index.js';
 import type { StageTimer } from './timing.js';

@@ -1,0 +1,88 @@
+import { type HttpRequest, send } from '@plinth/sdk';
+import { renderChain, runChain, type Step } from '../../lib/rest';
+import type { Caller } from '../../lib/search';
+import { curlSnippet, renderSdk, type Secret, type SnippetCaller, VARS } from '../../lib/snippets';
+import type { Callers, Exchange } from './callers';
+import type { TestUser } from './CallerPanel';
+
+/** Everything a try-it needs to know about who calls. */
+export interface CallSetup {
+  callers: Callers;
+  caller: Caller;
+  keys: { public_key: string; secret_key: string };
+  revealed: boolean;
+  user: TestUser | null;
+  /** The server's `public_url`: the base of every snippet. */
+  publicBase: string;
+}
+
+/** What to send: an SDK query-builder chain, or a plain request through the SDK's `send`. */
+export type Job =
+  | { kind: 'chain'; table: string; steps: Step[]; counted: boolean }
+  | { kind: 'raw'; req: HttpRequest; sdkCode: string | null; sdkNote?: string };
+
+/** A request that went out, with what the snippets are made from. */
+export interface Sent {
+  exchange: Exchange;
+  caller: SnippetCaller;
+  /** The code after `await ` in the SDK snippet (null: the SDK has no call for it). */
+  sdkCode: string | null;
+  sdkNote?: string;
+  counted: boolean;
+}
+
+/**
+ * Sends a job as the chosen caller and returns the exchange the browser really had, or the
+ * reason it could not be sent.
+ * @example const sent = await tryIt(setup, { kind: 'chain', table: 'todos', steps, counted: false });
+ */
+export async function tryIt(setup: CallSetup, job: Job): Promise<Sent | { error: string }> {
+  const { callers, caller, keys } = setup;
+  if (caller === 'user' && !setup.user) return { error: 'Sign in a test user first (Call as: Test user).' };
+  if (caller === 'secret' && !setup.revealed) return { error: 'Reveal the secret key first (Call as: Secret key).' };
+  const client = caller === 'secret' ? callers.secret(keys.secret_key) : caller === 'user' ? callers.user : callers.anon;
+  const log: Exchange[] = [];
+  callers.sink = (e) => log.push(e);
+  try {
+    if (job.kind === 'chain') {
+      await runChain(client, job.table, job.steps);
+    } else {
+      const token = caller === 'user' ? ((await callers.user.auth.getSession()).data?.session?.access_token ?? null) : null;
+      await send(callers.http(caller === 'secret' ? keys.secret_key : keys.public_key), { ...job.req, token });
+    }
+  } catch (err) {
+    return { error: `The request could not be made: ${(err as Error).message}` };
+  } finally {
+    callers.sink = null;
+  }
+  // The call's own request (a token refresh may have gone first).
+  const wanted = job.kind === 'chain' ? `${callers.base}/api/v1/db/` : `${callers.base}${job.req.path}`;
+  const exchange = [...log].reverse().find((e) => e.request.url.startsWith(wanted));
+  if (!exchange) return { error: 'The request was not seen leaving the browser.' };
+  const snippetCaller: SnippetCaller =
+    caller === 'user' ? { kind: 'user', email: setup.user?.email ?? '' } : caller === 'secret' ? { kind: 'secret' } : { kind: 'anon' };
+  if (job.kind === 'chain') {
+    return { exchange, caller: snippetCaller, sdkCode: renderChain(job.table, job.steps), counted: job.counted };
+  }
+  return { exchange, caller: snippetCaller, sdkCode: job.sdkCode, sdkNote: job.sdkNote, counted: false };
+}
+
+/**
+ * The cURL and SDK snippets of a sent request. Keys and the user's token become variables,
+ * unless `inlineKeys` (after Reveal) asks for the keys themselves; the token never appears.
+ */
+export function snippetsOf(sent: Sent, setup: CallSetup, inlineKeys: boolean): { curl: string; sdk: string } {
+  const secrets: Secret[] = [];
+  if (!inlineKeys) {
+    secrets.push({ value: setup.keys.secret_key, variable: VARS.secretKey }, { value: setup.keys.public_key, variable: VARS.publicKey });
+  }
+  const auth = sent.exchange.request.headers.find(([k]) => k === 'authorization')?.[1];
+  const token = auth?.startsWith('Bearer ') ? auth.slice(7) : null;
+  if (token && token !== setup.keys.secret_key && token !== setup.keys.public_key) secrets.push({ value: token, variable: VARS.userToken });
+  const curl = curlSnippet(sent.exchange.request, { calledBase: setup.callers.base, publicBase: setup.publicBase, secrets });
+  const inline = inlineKeys ? (sent.caller.kind === 'secret' ? setup.keys.secret_key : setup.keys.public_key) : null;
+  const sdk = sent.sdkCode
+    ? renderSdk(sent.caller, setup.publicBase, inline, sent.sdkCode, sent.counted)
+    : '// The SDK has no call for this endpoint: use the cURL request (or fetch) as it is.';
+  return { curl, sdk };
+}

@@ -1,0 +1,12 @@
+/**
+ * The HTTP layer every area mounts on: the Fastify factory with its one error shape and CORS
+ * (server.ts), who is calling (principal.ts resolves keys and tokens, guards.ts is the one
+ * place a request's caller is worked out), the OpenAPI collection of route schemas, and the
+ * request metrics of GET /metrics (metrics.ts).
+ */
+export { ApiError } from './errors.js';
+export { type CallerGuards, callerGuards, readCookie } from './guards.js';
+export { type Principal, type ProjectKeys, type TokenVerifier, type VerifiedToken, makePrincipalResolver } from './principal.js';
+export { type RouteDocs, SECURITY_SCHEMES, registerRouteDocs } from './route-docs.js';
+export { createMetrics, installPrimaryMetrics, type Metrics } from './metrics.js';
+export { type App, createHttpServer } from './server.js';

@@ -80,7 +80,7 @@ function tcpAnswers(port: number): Promise<boolean> {
   });
 }
 
-export interface Proxy {
+export interface ReverseProxy {
   url: string;
   port: number;
   stop(): Promise<void>;
@@ -92,7 +92,7 @@ export interface Proxy {
  * refused by one instance retried on the next (so a dead instance costs no request that it
  * never received).
  */
-export async function startNginx(upstreams: number[]): Promise<Proxy> {
+export async function startNginx(upstreams: number[]): Promise<ReverseProxy> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'plinth-nginx-'));
   execFileSync('chmod', ['755', dir]);

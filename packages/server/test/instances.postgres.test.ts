@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, type Instance, type Proxy, type RedisServer, startInstance, startNginx, startRedis, until } from './cluster.js';
+import { cleanup, type Instance, type ReverseProxy, type RedisServer, startInstance, startNginx, startRedis, until } from './cluster.js';
 import { freshDbTarget, type TestDbTarget } from './db.js';
 import { type SmtpSink, startSmtpSink } from './mail.js';
 
@@ -16,7 +16,7 @@ let redis: RedisServer;
 let sink: SmtpSink;
 let a: Instance;
 let b: Instance;
-let proxy: Proxy;
+let proxy: ReverseProxy;
 
 beforeAll(async () => {
   target = stack.add(await freshDbTarget(), (t) => t.cleanup());

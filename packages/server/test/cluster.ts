@@ -5,7 +5,7 @@
  * stops what it started; `cleanup` collects the stops so a failed test leaves nothing running.
  * redis-server and nginx come from Debian (scripts/ensure-packages.sh installs them).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -194,10 +194,12 @@ const CLUSTER_SCRIPT = fileURLToPath(new URL('../../../scripts/pg-cluster.sh', i
 export interface PgCluster {
   /** The superuser URL. */
   url: string;
-  stop(): void;
-  start(): void;
+  /** `pg_ctl stop -m fast`, without blocking this process (requests in flight go on being timed). */
+  stop(): Promise<void>;
+  /** `pg_ctl start -w`: resolves once it accepts connections. */
+  start(): Promise<void>;
   /** Stops it for good and removes its directory. */
-  destroy(): void;
+  destroy(): Promise<void>;
 }
 
 /**
@@ -209,14 +211,18 @@ export async function startPgCluster(): Promise<PgCluster> {
   const dir = `/tmp/plinth-pg-faults-${port}`;
   const env = { ...process.env, PLINTH_PG_PORT: port, PLINTH_PG_DIR: dir };
   const run = (cmd: string) =>
-    execFileSync('bash', [CLUSTER_SCRIPT, cmd], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-  const url = run('start');
+    new Promise<string>((resolve, reject) =>
+      execFile('bash', [CLUSTER_SCRIPT, cmd], { env, encoding: 'utf8' }, (err, stdout, stderr) =>
+        err ? reject(new Error(`pg-cluster.sh ${cmd}: ${stderr || err.message}`)) : resolve(stdout.trim()),
+      ),
+    );
+  const url = await run('start');
   return {
     url,
-    stop: () => void run('stop'),
-    start: () => void run('start'),
-    destroy() {
-      run('stop');
+    stop: async () => void (await run('stop')),
+    start: async () => void (await run('start')),
+    async destroy() {
+      await run('stop');
       rmSync(dir, { recursive: true, force: true });
     },
   };

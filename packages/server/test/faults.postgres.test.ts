@@ -73,7 +73,7 @@ describe('faults', () => {
     const load = stack.add(writeLoad(plinth.url, 6), (l) => l.stop());
     await until('writes acknowledged before the outage', () => load.acked.size >= 50);
 
-    pg.stop();
+    await pg.stop();
     const downAt = Date.now();
     // While it is down: every request answers 503 database_unavailable, each within a second.
     for (let i = 0; i < 5; i++) {
@@ -85,7 +85,7 @@ describe('faults', () => {
     expect(health.status).toBe(503);
     expect((await health.json()).status).toBe('unavailable');
 
-    pg.start();
+    await pg.start();
     const upAt = Date.now();
     const recovered = await until(
       'a write succeeds again',

@@ -153,14 +153,13 @@ describe('faults', () => {
     const load = stack.add(writeLoad(proxy.url, 6), (l) => l.stop());
     await until('writes through the proxy', () => load.acked.size >= 30);
     await a.kill();
+    // From here on a is gone: every request goes to nginx, which finds a's port refused and
+    // passes the request to b. (Requests in flight when a died may be lost: never acknowledged.)
     const killedAt = Date.now();
-    const before = load.acked.size;
-    await until('b serves on', () => load.acked.size >= before + 40);
+    const late = () => load.answers.filter((x) => x.startedAt > killedAt);
+    await until('b serves on', () => late().filter((x) => x.status === 201).length >= 40);
     await load.stop();
-    // Requests sent after a died all reached b (nginx retries a refused connection).
-    const late = load.answers.filter((x) => x.startedAt > killedAt + 100);
-    expect(late.length).toBeGreaterThan(0);
-    expect(late.filter((x) => x.status !== 201)).toEqual([]);
+    expect(late().filter((x) => x.status !== 201)).toEqual([]);
     // Whatever was acknowledged, by either instance, is there.
     const [{ rows }] = await sql(b.url, 'select title from writes');
     const stored = new Set(rows.map((r) => String(r.title)));

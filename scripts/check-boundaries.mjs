@@ -1,13 +1,26 @@
 // Import-boundary lint (ENGINEERING.md "Dependency direction"). Value imports only: a
 // type-only import carries no runtime coupling. Exits 1 and lists each violation.
 //   console → sdk → shared; server → shared.
-//   inside the server: lib ← config ← {http, db, messaging} ← settings ← {rest, auth} ← admin ← app.ts ← main.ts
+//   inside the server: lib ← config ← {http, db, messaging} ← settings ← {rest, auth, storage} ← admin ← app.ts ← main.ts
 //   rest never imports auth.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const root = resolve(new URL('..', import.meta.url).pathname);
-const LAYER = { lib: 0, config: 1, http: 2, db: 2, messaging: 2, settings: 3, rest: 4, auth: 4, admin: 5, 'app.ts': 6, 'main.ts': 7 };
+const LAYER = {
+  lib: 0,
+  config: 1,
+  http: 2,
+  db: 2,
+  messaging: 2,
+  settings: 3,
+  rest: 4,
+  auth: 4,
+  storage: 4,
+  admin: 5,
+  'app.ts': 6,
+  'main.ts': 7,
+};
 const PEERS_ALLOWED = new Set(['http>db']); // the error handler maps database-unavailable errors
 
 function* files(dir) {

@@ -15,6 +15,7 @@ import { systemClock, type Clock } from './lib/clock.js';
 import { createMessaging, createSmsTransport, type EmailTransport, type Messaging } from './messaging/index.js';
 import { createSchemaCache, registerOpenApi, registerRestRoutes, type SchemaCache } from './rest/index.js';
 import { createSettingsStore, loadOrCreateKeys, type SettingsStore } from './settings/index.js';
+import { registerStorage, type Storage } from './storage/index.js';
 
 export interface AppOptions {
   config: Config;
@@ -36,6 +37,7 @@ export interface Plinth {
   settings: SettingsStore;
   messaging: Messaging;
   schema: SchemaCache;
+  storage: Storage;
   log: Logger;
   /** Stops accepting, finishes in-flight requests, closes the database. */
   close(): Promise<void>;
@@ -71,6 +73,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
   const clock = options.clock ?? systemClock;
   const db = options.db ?? (await openDatabase(config));
   let messaging: Messaging | undefined;
+  let storage: Storage | undefined;
   try {
     await migrateSystem(db);
     const keys = await loadOrCreateKeys(db, {
@@ -87,7 +90,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       trustProxy: config.trustProxy,
     });
     // Before the routes it describes are mounted: the OpenAPI document lists them from their schemas.
-    const routeDocs = collectRouteDocs(app, ['/v1/auth/']);
+    const routeDocs = collectRouteDocs(app, ['/v1/auth/', '/api/v1/storage/']);
     const resolvePrincipal = makePrincipalResolver(keys, tokens.verify);
     const guards = makeGuards(resolvePrincipal);
 
@@ -131,6 +134,19 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       redisUrl: config.redisUrl,
     });
 
+    // File storage (API.md §7): objects under the project's policies on storage.objects.
+    storage = await registerStorage(app, {
+      db,
+      config: config.storage,
+      dataDir: config.dataDir,
+      publicUrl: config.publicUrl,
+      urlTokens: { sign: tokens.signObjectUrl, verify: tokens.verifyObjectUrl },
+      resolvePrincipal,
+      manage: guards.service,
+      clock,
+      log,
+    });
+
     app.get('/sdk/plinth.js', async (_req, reply) => {
       if (!existsSync(SDK_BUNDLE)) {
         reply.code(404);
@@ -158,11 +174,13 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       settings,
       messaging: messaging,
       schema,
+      storage,
       log,
       close() {
         closing ??= (async () => {
           await app.close();
           await messaging?.close().catch(() => undefined);
+          await storage?.close().catch(() => undefined);
           await auth.close().catch(() => undefined);
           await schema.close().catch(() => undefined);
           await settings.close().catch(() => undefined);
@@ -173,6 +191,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     };
   } catch (err) {
     await messaging?.close().catch(() => undefined);
+    await storage?.close().catch(() => undefined);
     if (!options.db) await db.close().catch(() => undefined);
     throw err;
   }

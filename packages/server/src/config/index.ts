@@ -1,6 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { parseStorageConfig, type StorageConfig } from './storage.js';
+
+export { parseSize, type S3Config, type StorageConfig } from './storage.js';
 
 /** Typed configuration. The only module that reads `process.env`. */
 export interface Config {
@@ -25,6 +28,8 @@ export interface Config {
    * list of proxy addresses / CIDRs.
    */
   trustProxy: boolean | string[];
+  /** File storage (STORAGE_BACKEND, STORAGE_MAX_FILE_SIZE, S3_*): config/storage.ts. */
+  storage: StorageConfig;
   env: Record<string, string | undefined>;
 }
 
@@ -112,6 +117,7 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
     redisUrl: env.REDIS_URL || null,
     dbPoolSize: Math.max(1, int(env.DB_POOL_SIZE, 10, 'DB_POOL_SIZE')),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    storage: parseStorageConfig(env),
     env,
   };
 }

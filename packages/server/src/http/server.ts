@@ -61,6 +61,8 @@ export function toApiError(err: unknown): ApiError {
       return new ApiError('unsupported_media_type', 'Send the body as application/json.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('invalid_request', 'The Content-Length does not match the body.');
+    case 'FST_ERR_BAD_URL':
+      return new ApiError('invalid_request', 'The path is not valid percent-encoding of UTF-8.');
   }
   if (err instanceof SyntaxError || e?.name === 'SyntaxError') return new ApiError('invalid_json', 'The request body is not valid JSON.');
   const status = typeof e?.statusCode === 'number' ? e.statusCode : 500;
@@ -92,6 +94,11 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    // The router's own refusals (a path that is not valid percent-encoding) in the one error shape.
+    frameworkErrors: (err, _req, reply) => {
+      const api = toApiError(err);
+      reply.code(api.status).type('application/json; charset=utf-8').send(api.toBody());
+    },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.decorateRequest('principal', null);
@@ -99,8 +106,8 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
   await app.register(cors, {
     origin: (origin, cb) => cb(null, origin === undefined ? false : options.isOriginAllowed(origin)),
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['apikey', 'authorization', 'content-type', 'prefer', 'x-client-info', 'accept', 'range'],
-    exposedHeaders: ['content-range', 'retry-after', 'server-timing'],
+    allowedHeaders: ['apikey', 'authorization', 'content-type', 'prefer', 'x-client-info', 'accept', 'range', 'x-upsert', 'if-none-match'],
+    exposedHeaders: ['content-range', 'retry-after', 'server-timing', 'etag', 'content-disposition', 'content-length', 'accept-ranges'],
     maxAge: 600,
     strictPreflight: false,
   });

@@ -29,6 +29,8 @@ export interface StorageRouteDeps {
 const OBJECT = '/api/v1/storage/object/:bucket';
 const PRIVATE = 'private, no-cache';
 const PUBLIC = 'public, max-age=3600';
+/** How long a refused upload's remaining body is read and discarded before the connection closes. */
+const LINGER_MS = 5000;
 
 type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Record<string, string>; Body: unknown }>;
 
@@ -173,9 +175,17 @@ export async function registerStorageRoutes(app: App, deps: StorageRouteDeps): P
       }
       throw err;
     });
-    // A refused upload is answered before its body is read: close the connection rather than read the rest.
-    raw.addHook('onSend', async (req, reply) => {
-      if (!req.raw.complete) reply.header('connection', 'close');
+    // A refused upload is answered before its body is read. The client may still be sending:
+    // as nginx's lingering close does, what it sends for a few more seconds is read and
+    // discarded (never stored), so it can read the answer instead of meeting a reset; then the
+    // connection is closed. A client that finishes in time keeps its connection.
+    raw.addHook('onResponse', async (req) => {
+      if (req.raw.complete) return;
+      const timer = setTimeout(() => req.raw.destroy(), LINGER_MS);
+      timer.unref();
+      req.raw.once('end', () => clearTimeout(timer));
+      req.raw.once('close', () => clearTimeout(timer));
+      req.raw.resume();
     });
     raw.route({
       method: ['POST', 'PUT'],

@@ -8,6 +8,8 @@
 
 create schema if not exists storage;
 grant usage on schema storage to anon, authenticated, service, plinth_sql;
+-- The project may add its own tables here from the SQL runner (closed: see the end of this file).
+grant create on schema storage to plinth_sql;
 
 create table if not exists storage.buckets (
   id text primary key check (id ~ '^[a-z0-9][a-z0-9_.-]{0,62}$'),

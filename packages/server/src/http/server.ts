@@ -1,7 +1,7 @@
 import cors from '@fastify/cors';
 import { ERROR_STATUS } from '@plinth/shared';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyError, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { DbError, DbUnavailableError } from '../db/index.js';
 import { ApiError } from './errors.js';
@@ -97,7 +97,7 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     // The router's own refusals (a path that is not valid percent-encoding) in the one error shape.
     frameworkErrors: (err, _req, reply) => {
       const api = toApiError(err);
-      reply.code(api.status).type('application/json; charset=utf-8').send(api.toBody());
+      (reply as FastifyReply).code(api.status).type('application/json; charset=utf-8').send(api.toBody());
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 

@@ -14,6 +14,18 @@ export { parseOAuthFragment, type OAuthFragment } from './auth/fragment.js';
 export { memoryStorage } from './auth/storage.js';
 export { FilterBuilder, RestRequest } from './rest/builder.js';
 export { QueryBuilder } from './rest/query-builder.js';
+export { StorageBucket, StorageClient } from './storage/index.js';
+export type {
+  Bucket,
+  BucketOptions,
+  ListEntry,
+  ListOptions,
+  StorageObject,
+  UploadBody,
+  UploadedObject,
+  UploadOptions,
+  UrlOptions,
+} from './storage/index.js';
 export type {
   CheckSelect,
   ColumnName,

@@ -54,7 +54,7 @@ describe('npm run bench (real processes, Linux /proc)', () => {
     if (!existsSync(MAIN)) throw new Error('Build first: npm run build');
     const temp = tmp(); // the bench's TMPDIR: its data dirs go here
     const out = tmp();
-    const b = bench({ BENCH_SECONDS: '1', BENCH_OUT: out, TMPDIR: temp });
+    const b = bench({ BENCH_SECONDS: '1', BENCH_OUT: out, TMPDIR: temp, BENCH_STORAGE_BIG_MIB: '16' });
     const code = await b.exited;
     const left = processesMentioning(temp);
     for (const pid of left) process.kill(pid, 'SIGKILL');
@@ -71,6 +71,14 @@ describe('npm run bench (real processes, Linux /proc)', () => {
     }
     expect(r.argon2Ms).toBeGreaterThan(0);
     for (const ratio of ['readRatio', 'writeRatio', 'userVsSecretRead']) expect(r[ratio], ratio).toBeGreaterThan(0);
+    // Storage: the 1 MiB downloads of both servers without a failure, the big file measured both ways.
+    for (const key of ['download', 'baseDownload']) {
+      expect(r.storage[key].rps, key).toBeGreaterThan(0);
+      expect(r.storage[key].errors, key).toBe(0);
+    }
+    expect(r.storage.downloadRatio).toBeGreaterThan(0);
+    expect(r.storage.big).toMatchObject({ mib: 16 });
+    for (const key of ['upload', 'download', 'baseUpload', 'baseDownload', 'idleRss', 'peakRss']) expect(r.storage.big[key], key).toBeGreaterThan(0);
     expect(readdirSync(out).filter((f) => /^bench-.*\.json$/.test(f))).toHaveLength(1);
     expect(readdirSync(temp)).toEqual([]);
     expect(left).toEqual([]);

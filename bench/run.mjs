@@ -420,11 +420,19 @@ function table(results) {
   lines.push(`  ${'write Plinth/baseline'.padEnd(28)}${results.map((r) => String(r.writeRatio).padStart(32)).join('')}`);
   lines.push(`  ${'user-token/secret-key read'.padEnd(28)}${results.map((r) => String(r.userVsSecretRead).padStart(32)).join('')}`);
   const cell = (r, f) => f(r.storage).padStart(32);
-  lines.push(`  ${'download 1 MiB (user, RLS)'.padEnd(28)}${results.map((r) => cell(r, (s) => `${s.download.rps} req/s ${s.download.p50}/${s.download.p99} ms`)).join('')}`);
-  lines.push(`  ${'baseline download 1 MiB'.padEnd(28)}${results.map((r) => cell(r, (s) => `${s.baseDownload.rps} req/s ${s.baseDownload.p50}/${s.baseDownload.p99} ms`)).join('')}`);
+  lines.push(
+    `  ${'download 1 MiB (user, RLS)'.padEnd(28)}${results.map((r) => cell(r, (s) => `${s.download.rps} req/s ${s.download.p50}/${s.download.p99} ms`)).join('')}`,
+  );
+  lines.push(
+    `  ${'baseline download 1 MiB'.padEnd(28)}${results.map((r) => cell(r, (s) => `${s.baseDownload.rps} req/s ${s.baseDownload.p50}/${s.baseDownload.p99} ms`)).join('')}`,
+  );
   lines.push(`  ${'download Plinth/baseline'.padEnd(28)}${results.map((r) => cell(r, (s) => String(s.downloadRatio))).join('')}`);
-  lines.push(`  ${'big file up/down MiB/s'.padEnd(28)}${results.map((r) => cell(r, (s) => `${s.big.upload}/${s.big.download} (base ${s.big.baseUpload}/${s.big.baseDownload})`)).join('')}`);
-  lines.push(`  ${'RSS growth, big file'.padEnd(28)}${results.map((r) => cell(r, (s) => `${s.big.rssGrowth} MiB (${s.big.mib} MiB file)`)).join('')}`);
+  lines.push(
+    `  ${'big file up/down MiB/s'.padEnd(28)}${results.map((r) => cell(r, (s) => `${s.big.upload}/${s.big.download} (base ${s.big.baseUpload}/${s.big.baseDownload})`)).join('')}`,
+  );
+  lines.push(
+    `  ${'RSS growth, big file'.padEnd(28)}${results.map((r) => cell(r, (s) => `${s.big.rssGrowth} MiB (${s.big.mib} MiB file)`)).join('')}`,
+  );
   return lines.join('\n');
 }
 

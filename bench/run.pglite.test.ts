@@ -78,7 +78,8 @@ describe('npm run bench (real processes, Linux /proc)', () => {
     }
     expect(r.storage.downloadRatio).toBeGreaterThan(0);
     expect(r.storage.big).toMatchObject({ mib: 16 });
-    for (const key of ['upload', 'download', 'baseUpload', 'baseDownload', 'idleRss', 'peakRss']) expect(r.storage.big[key], key).toBeGreaterThan(0);
+    for (const key of ['upload', 'download', 'baseUpload', 'baseDownload', 'idleRss', 'peakRss'])
+      expect(r.storage.big[key], key).toBeGreaterThan(0);
     expect(readdirSync(out).filter((f) => /^bench-.*\.json$/.test(f))).toHaveLength(1);
     expect(readdirSync(temp)).toEqual([]);
     expect(left).toEqual([]);

@@ -106,12 +106,19 @@ export async function benchStorage(ctx) {
     const path = `/api/v1/storage/object/bench/${ctx.userId}/1mib.bin`;
     const up = await uploadFile(base + path, { ...user, 'content-type': 'application/octet-stream' }, small);
     if (up.status !== 201) throw new Error(`1 MiB upload: HTTP ${up.status} ${up.body}`);
-    const stored = (await tools.sql(base, secret, `select version::text as v from storage.objects where name = '${ctx.userId}/1mib.bin'`))[0].rows[0].v;
+    const stored = (
+      await tools.sql(base, secret, `select version::text as v from storage.objects where name = '${ctx.userId}/1mib.bin'`)
+    )[0].rows[0].v;
     const storedFile = join(ctx.dataDir, 'storage', 'objects', 'bench', stored.slice(0, 2), stored);
     const check = await downloadAll(base + path, user);
     if (check.status !== 200 || check.bytes !== MiB) throw new Error(`1 MiB download check: HTTP ${check.status}, ${check.bytes} bytes`);
 
-    const baseline = tools.start('storage baseline', join(ctx.root, 'bench/storage-baseline.mjs'), [String(ctx.basePort), storedFile, big, work], {});
+    const baseline = tools.start(
+      'storage baseline',
+      join(ctx.root, 'bench/storage-baseline.mjs'),
+      [String(ctx.basePort), storedFile, big, work],
+      {},
+    );
     const bbase = `http://127.0.0.1:${ctx.basePort}`;
     try {
       await tools.waitFor(baseline, `${bbase}/small`);
@@ -123,10 +130,13 @@ export async function benchStorage(ctx) {
       // One big file up and down through Plinth, its memory watched; then the same through the baseline.
       const idle = rssMiB(ctx.plinthPid);
       const bigPath = `/api/v1/storage/object/bench/${ctx.userId}/big.bin`;
-      const upBig = await peakRss(ctx.plinthPid, () => uploadFile(base + bigPath, { ...user, 'content-type': 'application/octet-stream' }, big));
+      const upBig = await peakRss(ctx.plinthPid, () =>
+        uploadFile(base + bigPath, { ...user, 'content-type': 'application/octet-stream' }, big),
+      );
       if (upBig.result.status !== 201) throw new Error(`big upload: HTTP ${upBig.result.status} ${upBig.result.body}`);
       const downBig = await peakRss(ctx.plinthPid, () => downloadAll(base + bigPath, user));
-      if (downBig.result.status !== 200 || downBig.result.bytes !== BIG_MIB * MiB) throw new Error(`big download: ${downBig.result.status}, ${downBig.result.bytes} bytes`);
+      if (downBig.result.status !== 200 || downBig.result.bytes !== BIG_MIB * MiB)
+        throw new Error(`big download: ${downBig.result.status}, ${downBig.result.bytes} bytes`);
       const baseUp = await uploadFile(`${bbase}/upload`, {}, big);
       const baseDown = await downloadAll(`${bbase}/big`, {});
       const mibps = (r) => Math.round(BIG_MIB / r.seconds);
@@ -143,7 +153,9 @@ export async function benchStorage(ctx) {
       console.log(
         `  Plinth   ${BIG_MIB} MiB up ${bigResult.upload} MiB/s, down ${bigResult.download} MiB/s; baseline up ${bigResult.baseUpload} MiB/s, down ${bigResult.baseDownload} MiB/s`,
       );
-      console.log(`  Plinth   RSS idle ${bigResult.idleRss} MiB, peak ${bigResult.peakRss} MiB: growth ${bigResult.rssGrowth} MiB   (goal < 200)`);
+      console.log(
+        `  Plinth   RSS idle ${bigResult.idleRss} MiB, peak ${bigResult.peakRss} MiB: growth ${bigResult.rssGrowth} MiB   (goal < 200)`,
+      );
       if (bigResult.rssGrowth >= 200) tools.problems.push(`storage: RSS grew ${bigResult.rssGrowth} MiB for a ${BIG_MIB} MiB transfer`);
       await fetch(base + bigPath, { method: 'DELETE', headers: user });
       const downloadRatio = baseDownload.rps ? Math.round((download.rps / baseDownload.rps) * 100) / 100 : null;

@@ -19,7 +19,7 @@ export interface StorageServer extends TestServer {
   ): Promise<LightMyRequestResponse>;
   get(path: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
   /** Every key the backend holds (the sweep's view). */
-  keys(): Promise<string[]>;
+  storedKeys(): Promise<string[]>;
 }
 
 /**
@@ -58,7 +58,7 @@ export async function storageServer(kind: BackendKind, env: Record<string, strin
     get(path, headers = {}) {
       return t.app.inject({ method: 'GET', url: path, headers });
     },
-    async keys() {
+    async storedKeys() {
       const out: string[] = [];
       for await (const k of t.storage.backend.list()) out.push(k.key);
       return out.sort();

@@ -47,7 +47,10 @@ async function withToken<T>(ctx: StorageContext, once: (token: string | null) =>
 }
 
 /** One raw request (bytes in or out); never throws. */
-async function raw(ctx: StorageContext, init: { method: string; path: string; token: string | null; headers?: Record<string, string>; body?: BodyInit }) {
+async function raw(
+  ctx: StorageContext,
+  init: { method: string; path: string; token: string | null; headers?: Record<string, string>; body?: BodyInit },
+) {
   const headers: Record<string, string> = { ...ctx.http.headers, apikey: ctx.http.publicKey, ...init.headers };
   if (init.token) headers.authorization = `Bearer ${init.token}`;
   const doFetch = ctx.http.fetch ?? globalThis.fetch;
@@ -110,7 +113,9 @@ export class StorageBucket {
     if (bad) return { data: null, error: bad };
     let payload: BodyInit = body as BodyInit;
     if (isStream(body) && inBrowser()) payload = await new Response(body).blob();
-    const type = options.contentType ?? (typeof Blob !== 'undefined' && payload instanceof Blob && payload.type ? payload.type : 'application/octet-stream');
+    const type =
+      options.contentType ??
+      (typeof Blob !== 'undefined' && payload instanceof Blob && payload.type ? payload.type : 'application/octet-stream');
     const headers: Record<string, string> = { 'content-type': type };
     if (options.upsert) headers['x-upsert'] = 'true';
     // `move` and `copy` at the top of a bucket are the names of actions for POST: PUT uploads them.
@@ -182,10 +187,15 @@ export class StorageBucket {
   async createSignedUrl(path: string, expiresIn: number, options: UrlOptions = {}): Promise<Result<{ signedUrl: string }>> {
     const bad = dotSegments(path);
     if (bad) return { data: null, error: bad };
-    if (!Number.isInteger(expiresIn) || expiresIn < 1) return { data: null, error: clientError('invalid_request', 'expiresIn must be a positive whole number of seconds.') };
-    const res = await this.json<{ signed_url: string }>('POST', `/api/v1/storage/sign/${encodeURIComponent(this.bucket)}/${encodePath(path)}`, {
-      expires_in: expiresIn,
-    });
+    if (!Number.isInteger(expiresIn) || expiresIn < 1)
+      return { data: null, error: clientError('invalid_request', 'expiresIn must be a positive whole number of seconds.') };
+    const res = await this.json<{ signed_url: string }>(
+      'POST',
+      `/api/v1/storage/sign/${encodeURIComponent(this.bucket)}/${encodePath(path)}`,
+      {
+        expires_in: expiresIn,
+      },
+    );
     if (res.error) return res;
     const extra = query(downloadQuery(options)).replace(/^\?/, '&');
     return { data: { signedUrl: res.data.signed_url + extra }, error: null };

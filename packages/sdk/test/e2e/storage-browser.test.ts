@@ -10,7 +10,7 @@ import { type E2eServer, email, startServer } from './server.js';
 
 declare global {
   interface Window {
-    plinth: { client: PlinthClient };
+    storagePage: { client: PlinthClient };
   }
 }
 
@@ -21,7 +21,12 @@ let browser: Browser;
 
 beforeAll(async () => {
   s = await startServer({ cors_origins: ['http://127.0.0.1:*'] });
-  const bucket = await s.t.app.inject({ method: 'POST', url: '/api/v1/storage/buckets', headers: s.t.as.service, payload: { name: 'uploads' } });
+  const bucket = await s.t.app.inject({
+    method: 'POST',
+    url: '/api/v1/storage/buckets',
+    headers: s.t.as.service,
+    payload: { name: 'uploads' },
+  });
   expect(bucket.statusCode, bucket.body).toBe(201);
   const res = await s.t.sql(`create policy "own folder" on storage.objects for all to authenticated
     using (bucket_id = 'uploads' and (storage.foldername(name))[1] = auth.uid()::text)
@@ -32,12 +37,15 @@ beforeAll(async () => {
     res.end(`<!doctype html><html><head><meta charset="utf-8"><title>upload</title>
 <script type="module">
   import { createClient } from '${s.url}/sdk/plinth.js';
-  window.plinth = { client: createClient('${s.url}', '${s.publicKey}') };
+  window.storagePage = { client: createClient('${s.url}', '${s.publicKey}') };
 </script></head><body><label>Photo <input id="file" type="file"></label></body></html>`);
   });
   await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
   app = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+  });
 });
 afterAll(async () => {
   await browser?.close();
@@ -53,13 +61,13 @@ describe('storage in Chromium', () => {
       const page = await context.newPage();
       page.on('pageerror', (e) => errors.push(e.message));
       await page.goto(`${app}/`);
-      await page.waitForFunction(() => window.plinth !== undefined, undefined, { timeout: 10_000 });
+      await page.waitForFunction(() => window.storagePage !== undefined, undefined, { timeout: 10_000 });
       const picture = Buffer.from('\x89PNG\r\n\x1a\n not really a png, but its bytes');
       await page.getByLabel('Photo').setInputFiles({ name: 'holiday photo.png', mimeType: 'image/png', buffer: picture });
       const addr = email('browser-storage');
       const out = await page.evaluate(
         async ([addr, server]) => {
-          const { client } = window.plinth;
+          const { client } = window.storagePage;
           const up = await client.auth.signUp({ email: addr, password: 'correct horse battery' });
           const uid = up.data!.user.id;
           const file = (document.getElementById('file') as HTMLInputElement).files![0];
@@ -70,7 +78,9 @@ describe('storage in Chromium', () => {
           const bytes = down.data ? Array.from(new Uint8Array(await down.data.arrayBuffer())) : null;
           const signed = await files.createSignedUrl(`${uid}/${file.name}`, 60);
           // The harness's PUBLIC_URL is not where this server listens: the same path on the real port.
-          const viaUrl = signed.data ? await (await fetch(signed.data.signedUrl.replace('http://localhost:8080', server))).arrayBuffer() : null;
+          const viaUrl = signed.data
+            ? await (await fetch(signed.data.signedUrl.replace('http://localhost:8080', server))).arrayBuffer()
+            : null;
           const other = await files.upload(`someone-else/${file.name}`, file);
           return {
             uid,

@@ -21,7 +21,13 @@ describe('buckets', () => {
   it('are created, read, listed, updated and deleted with the secret key only', async () => {
     const created = await api('POST', '', { name: 'avatars', public: true, file_size_limit: 1024, allowed_mime_types: ['image/*'] });
     expect(created.statusCode, created.body).toBe(201);
-    expect(created.json()).toMatchObject({ id: 'avatars', name: 'avatars', public: true, file_size_limit: 1024, allowed_mime_types: ['image/*'] });
+    expect(created.json()).toMatchObject({
+      id: 'avatars',
+      name: 'avatars',
+      public: true,
+      file_size_limit: 1024,
+      allowed_mime_types: ['image/*'],
+    });
     expect((await api('POST', '', { name: 'avatars' })).json().code).toBe('bucket_exists');
     expect((await api('GET', '/avatars')).json()).toMatchObject({ name: 'avatars', public: true });
     expect((await api('GET', '')).json().map((b: { name: string }) => b.name)).toEqual(['avatars']);
@@ -85,7 +91,9 @@ describe('the storage schema', () => {
   });
 
   it('the policy helpers split names', async () => {
-    const res = await s.sql(`select storage.foldername('a/b/c.png') as f, storage.filename('a/b/c.png') as n, storage.extension('a/b/c.PNG') as e`);
+    const res = await s.sql(
+      `select storage.foldername('a/b/c.png') as f, storage.filename('a/b/c.png') as n, storage.extension('a/b/c.PNG') as e`,
+    );
     expect(res.json().results[0].rows[0]).toEqual({ f: ['a', 'b'], n: 'c.png', e: 'png' });
   });
 });
@@ -132,9 +140,22 @@ describe('config', () => {
     [{ STORAGE_MAX_FILE_SIZE: '1048576' }, { maxFileSize: 2 ** 20 }],
     [
       { STORAGE_BACKEND: 's3', S3_BUCKET: 'files', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY_ID: 'k', S3_SECRET_ACCESS_KEY: 's' },
-      { backend: 's3', s3: { bucket: 'files', endpoint: 'http://127.0.0.1:9000', region: 'us-east-1', forcePathStyle: true, accessKeyId: 'k', secretAccessKey: 's' } },
+      {
+        backend: 's3',
+        s3: {
+          bucket: 'files',
+          endpoint: 'http://127.0.0.1:9000',
+          region: 'us-east-1',
+          forcePathStyle: true,
+          accessKeyId: 'k',
+          secretAccessKey: 's',
+        },
+      },
     ],
-    [{ STORAGE_BACKEND: 's3', S3_BUCKET: 'files', S3_REGION: 'eu-west-1' }, { s3: { endpoint: null, region: 'eu-west-1', forcePathStyle: false, accessKeyId: null } }],
+    [
+      { STORAGE_BACKEND: 's3', S3_BUCKET: 'files', S3_REGION: 'eu-west-1' },
+      { s3: { endpoint: null, region: 'eu-west-1', forcePathStyle: false, accessKeyId: null } },
+    ],
   ])('reads %j', (env, expected) => {
     expect(parseStorageConfig(env)).toMatchObject(expected);
   });

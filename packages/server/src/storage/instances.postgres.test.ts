@@ -38,7 +38,9 @@ describe('storage across instances on one PostgreSQL with S3', () => {
   });
 
   it('an object uploaded through one is read, listed, signed, moved and deleted through the other', async () => {
-    expect((await a.app.inject({ method: 'POST', url: '/api/v1/storage/buckets', headers: service(), payload: { name: 'shared' } })).statusCode).toBe(201);
+    expect(
+      (await a.app.inject({ method: 'POST', url: '/api/v1/storage/buckets', headers: service(), payload: { name: 'shared' } })).statusCode,
+    ).toBe(201);
     const up = await a.app.inject({
       method: 'POST',
       url: '/api/v1/storage/object/shared/docs/a.txt',
@@ -55,11 +57,21 @@ describe('storage across instances on one PostgreSQL with S3', () => {
     expect(list.json().map((e: { name: string }) => e.name)).toEqual(['a.txt']);
 
     // A URL signed by one instance (the project's key is shared) is honoured by the other.
-    const signed = await a.app.inject({ method: 'POST', url: '/api/v1/storage/sign/shared/docs/a.txt', headers: service(), payload: { expires_in: 60 } });
+    const signed = await a.app.inject({
+      method: 'POST',
+      url: '/api/v1/storage/sign/shared/docs/a.txt',
+      headers: service(),
+      payload: { expires_in: 60 },
+    });
     const url = new URL(signed.json().signed_url);
     expect((await b.app.inject({ url: `${url.pathname}${url.search}` })).body).toBe('from instance a');
 
-    const moved = await b.app.inject({ method: 'POST', url: '/api/v1/storage/object/shared/move', headers: service(), payload: { from: 'docs/a.txt', to: 'docs/b.txt' } });
+    const moved = await b.app.inject({
+      method: 'POST',
+      url: '/api/v1/storage/object/shared/move',
+      headers: service(),
+      payload: { from: 'docs/a.txt', to: 'docs/b.txt' },
+    });
     expect(moved.statusCode).toBe(200);
     expect((await a.app.inject({ url: '/api/v1/storage/object/shared/docs/b.txt', headers: service() })).body).toBe('from instance a');
 
@@ -74,7 +86,12 @@ describe('storage across instances on one PostgreSQL with S3', () => {
 
   it('two concurrent uploads of one name on the two instances: one 201, one 409', async () => {
     const put = (p: Plinth, body: string) =>
-      p.app.inject({ method: 'POST', url: '/api/v1/storage/object/shared/race.txt', headers: { ...service(), 'content-type': 'text/plain' }, payload: body });
+      p.app.inject({
+        method: 'POST',
+        url: '/api/v1/storage/object/shared/race.txt',
+        headers: { ...service(), 'content-type': 'text/plain' },
+        payload: body,
+      });
     const results = await Promise.all([put(a, 'a'), put(b, 'b')]);
     expect(results.map((r) => r.statusCode).sort()).toEqual([201, 409]);
     const keys: string[] = [];

@@ -55,9 +55,15 @@ describe('object names', () => {
   });
 
   it('decodeName never throws anything but invalid_object_name for any percent-encoding', () => {
-    const encoded = fc.array(fc.oneof(fc.string({ maxLength: 6 }), fc.integer({ min: 0, max: 255 }).map((b) => `%${b.toString(16).padStart(2, '0')}`)), {
-      maxLength: 20,
-    });
+    const encoded = fc.array(
+      fc.oneof(
+        fc.string({ maxLength: 6 }),
+        fc.integer({ min: 0, max: 255 }).map((b) => `%${b.toString(16).padStart(2, '0')}`),
+      ),
+      {
+        maxLength: 20,
+      },
+    );
     fc.assert(
       fc.property(encoded, (parts) => {
         try {
@@ -73,16 +79,23 @@ describe('object names', () => {
   it('keyPath resolves only service-made keys, always inside the root', () => {
     const root = resolve('/srv/plinth/storage/objects');
     fc.assert(
-      fc.property(fc.oneof(names, fc.uuid().map((u) => `avatars/${u}`), fc.tuple(names, fc.uuid()).map(([b, u]) => `${b}/${u}`)), (key) => {
-        let path: string;
-        try {
-          path = keyPath(root, key);
-        } catch {
-          return;
-        }
-        expect(path.startsWith(root + sep)).toBe(true);
-        expect(relative(root, path).split(sep)).toHaveLength(3);
-      }),
+      fc.property(
+        fc.oneof(
+          names,
+          fc.uuid().map((u) => `avatars/${u}`),
+          fc.tuple(names, fc.uuid()).map(([b, u]) => `${b}/${u}`),
+        ),
+        (key) => {
+          let path: string;
+          try {
+            path = keyPath(root, key);
+          } catch {
+            return;
+          }
+          expect(path.startsWith(root + sep)).toBe(true);
+          expect(relative(root, path).split(sep)).toHaveLength(3);
+        },
+      ),
       { numRuns: 2000 },
     );
   });

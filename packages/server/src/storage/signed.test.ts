@@ -84,7 +84,9 @@ describe('signed URLs', () => {
 
   it('still needs the object: a deleted object is 404 through an unexpired URL', async () => {
     const url = (await sign('other.txt', alice)).json().signed_url as string;
-    expect((await s.app.inject({ method: 'DELETE', url: '/api/v1/storage/object/private/other.txt', headers: alice })).statusCode).toBe(200);
+    expect((await s.app.inject({ method: 'DELETE', url: '/api/v1/storage/object/private/other.txt', headers: alice })).statusCode).toBe(
+      200,
+    );
     expect((await s.get(local(url))).statusCode).toBe(404);
   });
 });
@@ -109,7 +111,12 @@ describe('public buckets', () => {
   });
 
   it('a bucket made private stops serving at once', async () => {
-    const patch = await s.app.inject({ method: 'PATCH', url: '/api/v1/storage/buckets/site', headers: s.as.service, payload: { public: false } });
+    const patch = await s.app.inject({
+      method: 'PATCH',
+      url: '/api/v1/storage/buckets/site',
+      headers: s.as.service,
+      payload: { public: false },
+    });
     expect(patch.statusCode).toBe(200);
     expect((await s.get('/api/v1/storage/public/site/index.html')).statusCode).toBe(404);
   });

@@ -21,7 +21,7 @@ describe('durability of uploads (real processes)', () => {
     dirs.push(dir);
     const port = await freePort();
     const s = spawnPlinth(['start', '--port', String(port), '--data-dir', dir]);
-    await waitHealthy(s.url, 20_000);
+    await waitHealthy(s.url, 60_000);
     const secret = JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8')).secret_key as string;
     const auth = { authorization: `Bearer ${secret}` };
     const bucket = await fetch(`${s.url}/api/v1/storage/buckets`, {
@@ -63,7 +63,7 @@ describe('durability of uploads (real processes)', () => {
 
     const restarted = spawnPlinth(['start', '--port', String(port), '--data-dir', dir]);
     try {
-      await waitHealthy(restarted.url, 20_000);
+      await waitHealthy(restarted.url, 60_000);
       for (const [name, sum] of acked) {
         const res = await fetch(`${restarted.url}/api/v1/storage/object/b/${name}`, { headers: auth });
         expect(res.status, name).toBe(200);
@@ -84,5 +84,5 @@ describe('durability of uploads (real processes)', () => {
       restarted.proc.kill('SIGTERM');
       await restarted.exited;
     }
-  }, 120_000);
+  }, 240_000);
 });

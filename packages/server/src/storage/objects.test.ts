@@ -192,6 +192,10 @@ describe.each(BACKENDS)('objects on the %s backend', (kind) => {
     expect((await s.get('/api/v1/storage/object/private/copies/b.txt', alice)).body).toBe('docs/b.txt');
     expect((await copy({ from: 'docs/b.txt', to: 'copies/b.txt' })).json().code).toBe('object_exists');
     expect((await copy({ from: 'docs/b.txt', to: 'mine.txt' }, bob)).statusCode).toBe(404);
+    // The JSON routes keep the API's JSON body limit (1 MiB); only uploads take large bodies.
+    const huge = await move({ from: 'docs/b.txt', to: 'x'.repeat(2 * 2 ** 20) });
+    expect(huge.statusCode).toBe(413);
+    expect(huge.json().code).toBe('payload_too_large');
   });
 
   it('deletes one (404 when hidden) or many (the deleted ones back), and their bytes go', async () => {

@@ -44,7 +44,7 @@ export function noneMatch(header: string | undefined, etag: string): boolean {
  * @example attachment('report.pdf') // 'attachment; filename="report.pdf"; filename*=UTF-8\'\'report.pdf'
  */
 export function attachment(filename: string): string {
-  const clean = filename.replace(/[\u0000-\u001f\u007f"\\/]/g, '_').slice(0, 255) || 'download';
+  const clean = filename.slice(0, 255).replace(/[\u0000-\u001f\u007f"\\/]|\p{Cs}/gu, '_') || 'download';
   const ascii = clean.replace(/[^\x20-\x7e]/g, '_');
   const encoded = encodeURIComponent(clean).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;

@@ -144,4 +144,20 @@ describe('names over HTTP (disk backend)', () => {
     for (const f of walk(root)) expect(relative(root, f)).toMatch(/^objects\/b\/[0-9a-f]{2}\/[0-9a-f-]{36}$/);
     expect(walk(root)).toHaveLength(stored.size);
   });
+
+  it('random Range, If-None-Match and ?download values on a download: never a 5xx', async () => {
+    expect((await s.upload('b', 'ranged.txt', '0123456789', { ...s.as.service, 'x-upsert': 'true' })).statusCode).toBe(201);
+    const latin1 = fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).map((c) => String.fromCharCode(c)), maxLength: 40 });
+    await fc.assert(
+      fc.asyncProperty(latin1, latin1, fc.string({ unit: 'binary', maxLength: 40 }), async (range, etag, download) => {
+        const res = await s.get(`/api/v1/storage/object/b/ranged.txt?download=${encodeURIComponent(download.replace(/\p{Cs}/gu, ''))}`, {
+          ...s.as.service,
+          range,
+          'if-none-match': etag,
+        });
+        expect([200, 206, 304, 416]).toContain(res.statusCode);
+      }),
+      { numRuns: 300 },
+    );
+  });
 });

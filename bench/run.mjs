@@ -67,6 +67,8 @@ async function dropDatabase({ adminUrl, name }) {
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   try {
     await admin.unsafe(`drop database if exists ${name} with (force)`);
+    // The login Plinth made for the database's API requests (src/db/api-login.ts: plinth_api_<database>).
+    await admin.unsafe(`drop role if exists plinth_api_${name}`);
   } catch (err) {
     console.log(`  could not drop the database ${name}: ${err.message}`);
   } finally {

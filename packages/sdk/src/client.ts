@@ -85,7 +85,7 @@ export function createClient<DB extends GenericDatabase = UntypedDatabase>(
     refresh: async () => (await session.refresh()).data?.access_token ?? null,
   };
   return {
-    auth: new AuthClient({ http, session }),
+    auth: new AuthClient({ http, session, oauthFlows: new Set() }),
     from: (table) => new QueryBuilder(rest, table),
     // The same token and refresh as the database: storage requests are decided by RLS too.
     storage: new StorageClient(rest),

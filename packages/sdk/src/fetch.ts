@@ -38,7 +38,8 @@ export type HttpResponse<T> =
  * if (res.error) console.log(res.error.code);
  */
 export async function send<T>(config: HttpConfig, req: HttpRequest): Promise<HttpResponse<T>> {
-  const headers: Record<string, string> = { ...config.headers, apikey: config.publicKey, ...req.headers };
+  // No public key (a management client on an admin session, like the console): no apikey header.
+  const headers: Record<string, string> = { ...config.headers, ...(config.publicKey ? { apikey: config.publicKey } : {}), ...req.headers };
   if (req.token) headers.authorization = `Bearer ${req.token}`;
   if (req.body !== undefined) headers['content-type'] = 'application/json';
   const url = `${config.url}${req.path}${req.query ? `?${req.query}` : ''}`;

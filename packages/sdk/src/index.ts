@@ -12,6 +12,8 @@ export type { SignUpCredentials, SignUpData } from './auth/password.js';
 export type { UserAttributes } from './auth/user.js';
 export { parseOAuthFragment, type OAuthFragment } from './auth/fragment.js';
 export { memoryStorage } from './auth/storage.js';
+// The one request function every SDK call goes through, for management tools (the console).
+export { send, normalizeUrl, type HttpConfig, type HttpRequest, type HttpResponse } from './fetch.js';
 export { FilterBuilder, RestRequest } from './rest/builder.js';
 export { QueryBuilder } from './rest/query-builder.js';
 export { StorageBucket, StorageClient } from './storage/index.js';

@@ -1,15 +1,22 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pino, { type Logger } from 'pino';
-import { makeGuards } from './admin/guard.js';
-import { registerSqlRunner } from './admin/sql.js';
-import { type Auth, createTokenService, registerAuth, type TokenService } from './auth/index.js';
-import { registerMessageRoutes } from './admin/messages.js';
-import { registerSettingsRoutes } from './admin/settings.js';
+import { type AdminArea, initialAdminFromEnv, registerAdmin, registerConsole } from './admin/index.js';
+import {
+  AUTH_DOCS,
+  type Auth,
+  authConfig,
+  createSessionGate,
+  createTokenService,
+  gatedVerifier,
+  registerAuth,
+  type SessionGate,
+  type TokenService,
+} from './auth/index.js';
 import type { Config } from './config/index.js';
-import { type Db, migrateSystem, openDatabase } from './db/index.js';
+import { type Db, type DdlWatch, openDatabase, prepareDatabase } from './db/index.js';
 import { makePrincipalResolver, type ProjectKeys } from './http/principal.js';
-import { collectRouteDocs } from './http/route-docs.js';
+import { registerRouteDocs } from './http/route-docs.js';
 import { type App, createHttpServer } from './http/server.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createMessaging, createSmsTransport, type EmailTransport, type Messaging } from './messaging/index.js';
@@ -38,6 +45,8 @@ export interface Plinth {
   messaging: Messaging;
   schema: SchemaCache;
   storage: Storage;
+  /** Console admins; `admin.setupToken` is the one-time token of the setup link to print, or null. */
+  admin: AdminArea;
   log: Logger;
   /** Stops accepting, finishes in-flight requests, closes the database. */
   close(): Promise<void>;
@@ -74,13 +83,17 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
   const db = options.db ?? (await openDatabase(config));
   let messaging: Messaging | undefined;
   let storage: Storage | undefined;
+  let gate: SessionGate | undefined;
+  let ddl: DdlWatch | undefined;
   try {
-    await migrateSystem(db);
+    ddl = await prepareDatabase(db, { log, databaseUrl: config.databaseUrl, authenticatorUrl: config.env.DATABASE_AUTHENTICATOR_URL });
     const keys = await loadOrCreateKeys(db, {
       dataDir: config.dataDir,
       configured: { publicKey: config.publicKey ?? undefined, secretKey: config.secretKey ?? undefined },
     });
     const tokens = await createTokenService(db, `${config.publicUrl}/v1/auth`, clock);
+    const authConf = authConfig(config.env, config.redisUrl);
+    gate = await createSessionGate(db, clock, authConf.sessionCheckMs);
     const schema = await createSchemaCache(db, log);
     const settings = await createSettingsStore(db, { publicUrl: config.publicUrl, log });
     const app = await createHttpServer({
@@ -88,11 +101,16 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       bodyLimit: config.bodyLimit,
       isOriginAllowed: settings.isOriginAllowed,
       trustProxy: config.trustProxy,
+      requestTimeoutMs: config.requestTimeoutMs,
     });
-    // Before the routes it describes are mounted: the OpenAPI document lists them from their schemas.
-    const routeDocs = collectRouteDocs(app, ['/v1/auth/', '/api/v1/storage/']);
-    const resolvePrincipal = makePrincipalResolver(keys, tokens.verify);
-    const guards = makeGuards(resolvePrincipal);
+    // Before the routes it describes are mounted: the OpenAPI document lists them from their
+    // schemas (every route under these prefixes that declares one; the tables are rest/openapi's).
+    const routeDocs = await registerRouteDocs(app, {
+      include: ['/v1/auth/', '/api/v1/'],
+      exclude: ['/api/v1/db/', '/api/v1/openapi.json'],
+    });
+    const resolvePrincipal = makePrincipalResolver(keys, gatedVerifier(tokens, gate));
+    const initialAdmin = initialAdminFromEnv(config.env);
 
     app.get('/health', async (_req, reply) => {
       try {
@@ -104,12 +122,10 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       }
     });
 
-    registerSqlRunner(app, { db, guards, statementTimeoutMs: config.statementTimeoutMs, onSchemaChange: () => schema.reload() });
     registerRestRoutes(app, { db, schema, resolvePrincipal, maxRows: config.maxRows });
-    registerOpenApi(app, { schema, resolvePrincipal, publicUrl: config.publicUrl, extraPaths: routeDocs });
+    registerOpenApi(app, { db, schema, resolvePrincipal, publicUrl: config.publicUrl, routeDocs });
 
-    app.get('/v1/auth/.well-known/jwks.json', async () => tokens.jwks());
-    registerSettingsRoutes(app, { settings, guards });
+    app.get('/v1/auth/.well-known/jwks.json', { schema: AUTH_DOCS.jwks }, async () => tokens.jwks());
     messaging = createMessaging({
       db,
       clock,
@@ -120,7 +136,6 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       project: () => ({ name: settings.project().name, templates: settings.auth().email_templates }),
       emailTransport: options.emailTransport,
     });
-    registerMessageRoutes(app, { messaging, guards });
     const auth = await registerAuth(app, {
       db,
       tokens,
@@ -130,8 +145,24 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       smsConfigured: messaging.smsConfigured,
       log,
       resolvePrincipal,
+      config: authConf,
+      gate,
       env: config.env,
-      redisUrl: config.redisUrl,
+    });
+    const admin = await registerAdmin(app, {
+      db,
+      clock,
+      keys,
+      settings,
+      messaging,
+      resolvePrincipal,
+      hasher: auth.hasher,
+      hooks: { accounts: auth.accounts, resendVerification: (email) => auth.services.verification.resend({ email }) },
+      publicUrl: config.publicUrl,
+      statementTimeoutMs: config.statementTimeoutMs,
+      onSchemaChange: () => schema.reload(),
+      signinRules: { perEmail: auth.config.signinFailuresPerEmail, perIp: auth.config.signinFailuresPerIp },
+      initialAdmin,
     });
 
     // File storage (API.md §7): objects under the project's policies on storage.objects.
@@ -142,7 +173,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       publicUrl: config.publicUrl,
       urlTokens: { sign: tokens.signObjectUrl, verify: tokens.verifyObjectUrl },
       resolvePrincipal,
-      manage: guards.service,
+      manage: admin.guards.manage,
       clock,
       log,
     });
@@ -156,11 +187,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').header('access-control-allow-origin', '*');
       return readFileSync(SDK_BUNDLE, 'utf8');
     });
-    app.get('/console', async (_req, reply) => {
-      reply.type('text/html; charset=utf-8');
-      return consolePlaceholder(config.publicUrl);
-    });
-    app.get('/', async (_req, reply) => reply.redirect('/console'));
+    await registerConsole(app);
 
     await app.ready();
     let closing: Promise<void> | null = null;
@@ -175,6 +202,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       messaging: messaging,
       schema,
       storage,
+      admin,
       log,
       close() {
         closing ??= (async () => {
@@ -182,8 +210,10 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
           await messaging?.close().catch(() => undefined);
           await storage?.close().catch(() => undefined);
           await auth.close().catch(() => undefined);
+          await gate?.close().catch(() => undefined);
           await schema.close().catch(() => undefined);
           await settings.close().catch(() => undefined);
+          await ddl?.stop();
           await db.close();
         })();
         return closing;
@@ -192,15 +222,9 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
   } catch (err) {
     await messaging?.close().catch(() => undefined);
     await storage?.close().catch(() => undefined);
+    await gate?.close().catch(() => undefined);
+    await ddl?.stop();
     if (!options.db) await db.close().catch(() => undefined);
     throw err;
   }
-}
-
-function consolePlaceholder(url: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Plinth console</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;color:#222}code{background:#f3f3f3;padding:.1rem .3rem;border-radius:3px}</style></head>
-<body><h1>Plinth</h1><p>The web console is coming. The API is running at <code>${url}/api/v1</code>.</p>
-<ul><li>REST: <code>GET ${url}/api/v1/db/{table}</code></li><li>OpenAPI: <code>${url}/api/v1/openapi.json</code></li>
-<li>SQL: <code>npx plinth sql "select 1"</code></li></ul></body></html>`;
 }

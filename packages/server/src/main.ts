@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { adminCommand, CliError } from './admin/index.js';
 import { buildApp, createLogger } from './app.js';
 import { type Config, loadConfig } from './config/index.js';
-import { DataDirLockedError, migrateApp, migrateSystem, openDatabase } from './db/index.js';
+import { DataDirLockedError, DbSetupError, migrateApp, migrateSystem, openDatabase } from './db/index.js';
 import type { ProjectKeys } from './http/principal.js';
 import { readDatabaseKeys, readKeysFile, withConfigured } from './settings/keys.js';
 
@@ -15,6 +16,8 @@ Commands:
   sql "<query>" [--data-dir D]      run SQL (through the running server when there is one)
   migrate [dir] [--data-dir D]      apply ./migrations/*.sql once each, in order
   gen types [--out F] [--data-dir D] write TypeScript types of the tables (for createClient<Database>)
+  admin create --email E [--password P]   add a console admin (asks for the password when not given)
+  admin set-password --email E [--password P]
 
 Environment: PORT, PUBLIC_URL, DATA_DIR, DATABASE_URL, LOG_LEVEL, MAX_ROWS, PLINTH_PUBLIC_KEY,
 PLINTH_SECRET_KEY, SMTP_URL, SMTP_FROM, SMS_PROVIDER, REDIS_URL (also read from ./.env).`;
@@ -76,7 +79,7 @@ async function start(args: Args) {
   try {
     plinth = await buildApp({ config });
   } catch (err) {
-    if (err instanceof DataDirLockedError) fail(err.message);
+    if (err instanceof DataDirLockedError || err instanceof DbSetupError) fail(err.message);
     throw err;
   }
   const { app, keys, log } = plinth;
@@ -94,6 +97,9 @@ async function start(args: Args) {
       `  Console:     ${url}/console`,
       `  Public key:  ${keys.publicKey}`,
       `  Secret key:  ${keys.secretKey}   (server-side only: it bypasses row-level security)`,
+      ...(plinth.admin.setupToken
+        ? ['', `  First admin: ${url}/console/setup?token=${plinth.admin.setupToken}`, '               (one-time link, valid 1 hour)']
+        : []),
       '',
     ].join('\n') + '\n',
   );
@@ -271,6 +277,11 @@ async function main() {
       return migrateCommand(args);
     case 'gen':
       return genCommand(args);
+    case 'admin':
+      return adminCommand(args.positional, args.flags, process.env).then(
+        (line) => void process.stdout.write(`${line}\n`),
+        (err) => (err instanceof CliError ? fail(err.message) : Promise.reject(err)),
+      );
     case 'help':
     case '--help':
     case '-h':

@@ -49,6 +49,7 @@ export async function signIn(t: TestServer, addr: string, password = 'correct ho
  * from the dev inbox when the server has no SMTP.
  */
 export async function mailsTo(t: TestServer, to: string): Promise<Array<{ kind: string; link: string }>> {
+  await t.auth.settled();
   await t.messaging.outbox.drain();
   if (t.mail) {
     return t.mail.received.filter((m) => m.to.includes(to)).map((m) => ({ kind: m.kind, link: m.link ?? '' }));
@@ -73,6 +74,7 @@ export function code(res: LightMyRequestResponse): [number, string | undefined] 
 
 /** The codes texted to `phone` so far, oldest first (the outbox drained first, read from the SMS sink or the dev inbox). */
 export async function codesTo(t: TestServer, phone: string): Promise<string[]> {
+  await t.auth.settled();
   await t.messaging.outbox.drain();
   const bodies = t.sms
     ? t.sms.received.filter((m) => m.to === phone).map((m) => m.body)

@@ -18,7 +18,11 @@ export interface TestServer extends Plinth {
     anon: Record<string, string>;
     user: (accessToken: string) => Record<string, string>;
   };
-  /** Mints a user access token with the project's signing key (until sign-in endpoints exist). */
+  /**
+   * A user access token signed with the project's key for `sub`, for an open session: the user
+   * (id `sub`) and a session are made in the database when missing, since the API refuses
+   * tokens whose session is not open.
+   */
   mintToken(sub: string, extra?: Record<string, unknown>, ttlSeconds?: number): Promise<string>;
   /** The SMTP sink the server sends to (`{ smtp: true }`), else null: mail goes to the dev inbox. */
   mail: SmtpSink | null;
@@ -80,7 +84,12 @@ export async function createTestServer(env: Record<string, string> = {}, options
     mail,
     sms,
     async mintToken(sub, extra = {}, ttl = 3600) {
-      return (await plinth.tokens.sign({ sub, session_id: crypto.randomUUID(), ...extra }, ttl)).token;
+      const sessionId = await plinth.db.transaction(async (tx) => {
+        await tx.query('insert into auth.users (id) values ($1) on conflict (id) do nothing', [sub]);
+        const { rows } = await tx.query<{ id: string }>('insert into auth.sessions (user_id) values ($1) returning id', [sub]);
+        return rows[0].id;
+      });
+      return (await plinth.tokens.sign({ sub, session_id: sessionId, ...extra }, ttl)).token;
     },
     sql: (query) => plinth.app.inject({ method: 'POST', url: '/api/v1/sql', headers: as.service, payload: { query } }),
     async stop() {

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { OAuth2Server } from 'oauth2-mock-server';
+import type { TestServer } from './harness.js';
 import { startLocalServer } from './local-server.js';
 
 /**
@@ -123,3 +124,24 @@ export async function startGitHub(clientId: string, clientSecret: string) {
 }
 
 export type GitHubFake = Awaited<ReturnType<typeof startGitHub>>;
+
+/**
+ * A browser's whole social sign-in against a test server: start (with the binding cookie it
+ * sets), the provider's consent (approves at once), our callback. Answers the final redirect
+ * (the app page with the session, or the error, in its fragment).
+ * @example const { fragment } = await socialSignIn(t, 'github', 'https://app.example.com/auth/cb');
+ */
+export async function socialSignIn(t: TestServer, provider: string, redirect: string) {
+  const start = await t.app.inject({ url: `/v1/auth/oauth/${provider}?redirect_url=${encodeURIComponent(redirect)}` });
+  if (start.statusCode !== 302) throw new Error(`start answered ${start.statusCode}: ${start.body}`);
+  const cookie = /plinth_oauth=([A-Za-z0-9_-]{43})/.exec(String(start.headers['set-cookie']))?.[1] ?? '';
+  const consent = await fetch(String(start.headers.location), { redirect: 'manual' });
+  const back = new URL(String(consent.headers.get('location')));
+  const res = await t.app.inject({
+    url: `${back.pathname}${back.search}`,
+    headers: { 'user-agent': 'vitest-browser', cookie: `plinth_oauth=${cookie}` },
+  });
+  if (res.statusCode !== 302) throw new Error(`callback answered ${res.statusCode}: ${res.body}`);
+  const location = new URL(String(res.headers.location));
+  return { fragment: new URLSearchParams(location.hash.slice(1)), location };
+}

@@ -18,6 +18,10 @@ export const ERROR_STATUS = {
   database_unavailable: 503,
   internal_error: 500,
   forbidden: 403,
+  /** The request (headers or body) did not arrive within REQUEST_TIMEOUT_MS. */
+  request_timeout: 408,
+  /** The request headers are larger than the server accepts. */
+  headers_too_large: 431,
   // database REST
   table_not_found: 404,
   column_not_found: 400,
@@ -58,6 +62,19 @@ export const ERROR_STATUS = {
   invalid_state: 400,
   oauth_failed: 400,
   user_not_found: 404,
+  /** The user is banned until `banned_until`: no sign-in, no refresh, and open sessions stop working. */
+  user_banned: 403,
+  /** A password or email change needs a recent sign-in, the current password, or a reauthentication code. */
+  reauthentication_required: 403,
+  // console admins and end-user administration (API.md §6)
+  /** A change made with the admin cookie without `X-Plinth-Admin: 1`, or from another origin. */
+  csrf_rejected: 403,
+  /** The admin setup link is unknown, expired or used, or an admin exists already. */
+  setup_link_invalid: 400,
+  /** Resend verification for an account whose email is already confirmed (or that has none). */
+  email_already_confirmed: 409,
+  /** An email flow needs its page URL in the auth settings first (e.g. `email_verification_url`). */
+  flow_url_missing: 400,
   // storage (API.md §7)
   bucket_not_found: 404,
   bucket_exists: 409,

@@ -108,25 +108,42 @@ describe('magic link, phone and OAuth', () => {
   it('builds the OAuth start URL outside a browser', async () => {
     const client = track(clientOf(fake));
     const res = await client.auth.signInWithOAuth('github', { redirectTo: 'https://app.example.com/cb?x=1' });
-    expect(res.data?.url).toBe(`${fake.url}/v1/auth/oauth/github?redirect_url=https%3A%2F%2Fapp.example.com%2Fcb%3Fx%3D1`);
+    const url = new URL(res.data?.url ?? '');
+    expect(`${url.origin}${url.pathname}`).toBe(`${fake.url}/v1/auth/oauth/github`);
+    // The page keeps its own query and gets this sign-in's mark, which the callback checks.
+    expect(url.searchParams.get('redirect_url')).toMatch(/^https:\/\/app\.example\.com\/cb\?x=1&plinth_flow=[0-9a-f]{32}$/);
   });
 
   it('handles the OAuth callback fragment', async () => {
     const client = track(clientOf(fake));
     const rec = recordEvents(client);
     const session = fake.issue(makeUser('oauth@example.com'));
-    const url = `https://app.example.com/cb#access_token=${session.access_token}&refresh_token=${session.refresh_token}&token_type=bearer&expires_in=3600`;
+    const fragment = `#access_token=${session.access_token}&refresh_token=${session.refresh_token}&token_type=bearer&expires_in=3600`;
+    // Tokens for a sign-in this client never started (login CSRF): refused, nothing sent.
+    const before = fake.requests.length;
+    const csrf = await client.auth.handleOAuthCallback(`https://app.example.com/cb${fragment}`);
+    expect(csrf.error).toMatchObject({ code: 'oauth_flow_mismatch', status: 0 });
+    const foreign = await client.auth.handleOAuthCallback(`https://app.example.com/cb?plinth_flow=${'0'.repeat(32)}${fragment}`);
+    expect(foreign.error?.code).toBe('oauth_flow_mismatch');
+    expect(fake.requests.length).toBe(before);
+    const started = await client.auth.signInWithOAuth('github', { redirectTo: 'https://app.example.com/cb' });
+    const url = `${new URL(started.data?.url ?? '').searchParams.get('redirect_url')}${fragment}`;
     const res = await client.auth.handleOAuthCallback(url);
     expect(res.error).toBeNull();
     expect(res.data?.user.email).toBe('oauth@example.com');
     expect(fake.requests.at(-1)?.headers.authorization).toBe(`Bearer ${session.access_token}`);
     expect((await client.auth.getSession()).data?.session?.refresh_token).toBe(session.refresh_token);
     await rec.next('SIGNED_IN');
+    // A mark is used once: the same URL again is refused.
+    expect((await client.auth.handleOAuthCallback(url)).error?.code).toBe('oauth_flow_mismatch');
 
     const err = await client.auth.handleOAuthCallback('https://app.example.com/cb#error=access_denied&error_description=User+cancelled');
     expect(err).toEqual({ data: null, error: { code: 'access_denied', message: 'User cancelled', status: 0 } });
     expect((await client.auth.handleOAuthCallback('https://app.example.com/cb')).error?.code).toBe('oauth_callback_missing');
-    const forged = await client.auth.handleOAuthCallback('https://app.example.com/cb#access_token=forged&refresh_token=r&expires_in=60');
+    const next = await client.auth.signInWithOAuth('github', { redirectTo: 'https://app.example.com/cb' });
+    const forged = await client.auth.handleOAuthCallback(
+      `${new URL(next.data?.url ?? '').searchParams.get('redirect_url')}#access_token=forged&refresh_token=r&expires_in=60`,
+    );
     expect(forged.error).toMatchObject({ code: 'invalid_token', status: 401 });
   });
 });

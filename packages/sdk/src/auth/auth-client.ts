@@ -6,7 +6,7 @@ import { handleOAuthCallback, type SignInWithOAuthOptions, signInWithOAuth } fro
 import { forgotPassword, resetPassword, type SignUpCredentials, type SignUpData, signIn, signUp } from './password.js';
 import { sendPhoneCode, verifyPhoneCode } from './phone.js';
 import { getSession, refreshSession, signOut } from './session.js';
-import { getUser, type UserAttributes, updateUser } from './user.js';
+import { getUser, reauthenticate, type UserAttributes, updateUser } from './user.js';
 import { resendVerification, verifyEmail } from './verification.js';
 
 /**
@@ -109,6 +109,14 @@ export class AuthClient {
   /** @example const { data, error } = await client.auth.updateUser({ name: 'Ada', avatar: 'https://…/ada.png' }); */
   updateUser(attributes: UserAttributes): Promise<Result<{ user: User }>> {
     return updateUser(this.ctx, attributes);
+  }
+
+  /**
+   * Sends a code to the confirmed email (or phone) for a password or email change long after sign-in.
+   * @example await client.auth.reauthenticate(); await client.auth.updateUser({ password: 'a new one', nonce: code });
+   */
+  reauthenticate(): Promise<Result<{ sent: true; channel: 'email' | 'sms' }>> {
+    return reauthenticate(this.ctx);
   }
 
   /** @example const { data, error } = await client.auth.refreshSession(); */

@@ -7,6 +7,11 @@ import { toSession } from './storage.js';
 export interface AuthContext {
   http: HttpConfig;
   session: SessionManager;
+  /**
+   * Social sign-ins this client started and has not finished yet (their `plinth_flow` marks),
+   * where `sessionStorage` is not available (Node); in a browser they live in `sessionStorage`.
+   */
+  oauthFlows?: Set<string>;
 }
 
 /** Result data of every call that signs the user in. */

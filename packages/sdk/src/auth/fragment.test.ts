@@ -62,19 +62,23 @@ describe('OAuth in a browser', () => {
     const { location } = stubBrowser('https://app.example.com/login#x');
     const client = clientOf(fake);
     const res = await client.auth.signInWithOAuth('apple', { redirectTo: 'https://app.example.com/cb' });
-    expect(location.assign).toHaveBeenCalledWith(`${fake.url}/v1/auth/oauth/apple?redirect_url=https%3A%2F%2Fapp.example.com%2Fcb`);
+    const redirectOf = (url: string) => new URL(url).searchParams.get('redirect_url');
+    expect(location.assign).toHaveBeenCalledWith(expect.stringMatching(new RegExp(`^${fake.url}/v1/auth/oauth/apple\\?redirect_url=`)));
+    expect(redirectOf(location.assign.mock.calls[0][0])).toMatch(/^https:\/\/app\.example\.com\/cb\?plinth_flow=[0-9a-f]{32}$/);
     expect(res.data?.url).toBe(location.assign.mock.calls[0][0]);
     await client.auth.signInWithOAuth('google');
-    expect(location.assign).toHaveBeenLastCalledWith(`${fake.url}/v1/auth/oauth/google?redirect_url=https%3A%2F%2Fapp.example.com%2Flogin`);
+    // Without redirectTo: the current page, without its fragment.
+    expect(redirectOf(location.assign.mock.calls[1][0])).toMatch(/^https:\/\/app\.example\.com\/login\?plinth_flow=[0-9a-f]{32}$/);
     client.auth.dispose();
   });
 
-  it('handleOAuthCallback reads window.location and removes the fragment', async () => {
+  it('handleOAuthCallback reads window.location and removes the fragment and the flow mark', async () => {
     const session = fake.issue(makeUser('b@example.com'));
-    const { history } = stubBrowser(
-      `https://app.example.com/cb?next=%2Fhome#access_token=${session.access_token}&refresh_token=${session.refresh_token}&token_type=bearer&expires_in=3600`,
-    );
+    const { location, history } = stubBrowser('https://app.example.com/login');
     const client = clientOf(fake);
+    const started = await client.auth.signInWithOAuth('github', { redirectTo: 'https://app.example.com/cb?next=%2Fhome' });
+    const back = new URL(started.data?.url ?? '').searchParams.get('redirect_url');
+    location.href = `${back}#access_token=${session.access_token}&refresh_token=${session.refresh_token}&token_type=bearer&expires_in=3600`;
     const res = await client.auth.handleOAuthCallback();
     expect(res.data?.access_token).toBe(session.access_token);
     expect(res.data?.user.email).toBe('b@example.com');

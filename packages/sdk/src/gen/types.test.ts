@@ -34,6 +34,35 @@ describe('generateTypes', () => {
     expect(source).not.toContain(' n: {');
   });
 
+  it("reads a path's schemas through its $refs: rows from get, the create body (and what it requires) from post", () => {
+    const json = (schema: object) => ({ content: { 'application/json': { schema } } });
+    const source = generateTypes({
+      paths: {
+        '/api/v1/db/odd%20name': {
+          get: { responses: { '200': json({ type: 'array', items: { $ref: '#/components/schemas/odd_name' } }) } },
+          post: { requestBody: json({ oneOf: [{ $ref: '#/components/schemas/odd_name.insert' }] }) },
+        },
+      },
+      components: {
+        schemas: {
+          odd_name: {
+            type: 'object',
+            properties: { id: { type: 'integer' }, note: { type: ['string', 'null'] } },
+            required: ['id', 'note'],
+          },
+          'odd_name.insert': {
+            type: 'object',
+            properties: { id: { type: 'integer' }, note: { type: ['string', 'null'] } },
+            required: ['id'],
+          },
+        },
+      },
+    });
+    expect(source).toContain(
+      "      'odd name': {\n        Row: {\n          id: number;\n          note: string | null;\n        };\n        Insert: {\n          id: number;\n          note?: string | null;",
+    );
+  });
+
   it.each([
     [{ type: 'string', format: 'uuid' }, 'string'],
     [{ type: ['integer', 'null'] }, 'number | null'],

@@ -303,7 +303,17 @@ describe('the OAuth redirect page (item 15)', () => {
     const context = await browser.newContext();
     const errors: string[] = [];
     try {
-      const page = await open(context, `/callback?next=home#${fragment}`, errors);
+      // The tab starts the sign-in (its mark goes into this tab's sessionStorage); the trip to
+      // the provider is skipped and the tab lands where the server's final redirect sends it.
+      const page = await open(context, '/callback?next=home', errors);
+      const started = await page.evaluate(
+        (to) => window.plinth.client.auth.signInWithOAuth('google', { redirectTo: to, skipBrowserRedirect: true }),
+        `${app}/callback?next=home`,
+      );
+      const landing = new URL(started.data!.url).searchParams.get('redirect_url');
+      expect(landing).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback\?next=home&plinth_flow=[0-9a-f]{32}$/);
+      await page.goto(`${landing}#${fragment}`);
+      await initialSession(page);
       expect(await page.evaluate(() => location.hash)).not.toBe('');
       const res = await page.evaluate(() => window.plinth.client.auth.handleOAuthCallback());
       expect(res.error).toBeNull();
@@ -313,6 +323,7 @@ describe('the OAuth redirect page (item 15)', () => {
         refresh_token: tokens.refresh_token,
         token_type: 'bearer',
       });
+      // The fragment and the mark are gone from the address bar.
       expect(page.url()).toBe(`${app}/callback?next=home`);
       expect(await page.evaluate(() => location.hash)).toBe('');
       await delivered(page, 'SIGNED_IN');
@@ -330,6 +341,24 @@ describe('the OAuth redirect page (item 15)', () => {
       expect(again.error).toMatchObject({ code: 'oauth_callback_missing', status: 0 });
       expect(await names(page)).toEqual(['INITIAL_SESSION']);
       expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('tokens in the fragment of a sign-in this tab did not start are refused (login CSRF), and removed', async () => {
+    const addr = await newUser('csrf');
+    const node = clientOf(s);
+    const { data } = await node.auth.signIn({ email: addr, password: PASSWORD });
+    node.auth.dispose();
+    const fragment = `access_token=${data!.session.access_token}&refresh_token=${data!.session.refresh_token}&token_type=bearer&expires_in=3600`;
+    const context = await browser.newContext();
+    try {
+      const page = await open(context, `/callback?plinth_flow=${'a'.repeat(32)}#${fragment}`);
+      const res = await page.evaluate(() => window.plinth.client.auth.handleOAuthCallback());
+      expect(res.error).toMatchObject({ code: 'oauth_flow_mismatch', status: 0 });
+      expect(await session(page)).toBeNull();
+      expect(page.url()).toBe(`${app}/callback`);
     } finally {
       await context.close();
     }

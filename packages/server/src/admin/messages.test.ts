@@ -243,6 +243,52 @@ describe('email without SMTP: the dev inbox', () => {
   });
 });
 
+describe('newest first past nine messages (issue 9: the ids were ordered as text, 9 after 10)', () => {
+  it('inbox?limit=1 and messages?limit=1 give the latest of twelve', async () => {
+    const plinth = await createTestServer();
+    try {
+      const sk = { authorization: `Bearer ${plinth.keys.secretKey}` };
+      for (let i = 1; i <= 12; i++) {
+        const res = await plinth.app.inject({
+          method: 'POST',
+          url: '/api/v1/email/test',
+          headers: sk,
+          payload: { to: `n${i}@example.com` },
+        });
+        expect(res.statusCode).toBe(200);
+      }
+      const inbox = (await plinth.app.inject({ url: '/api/v1/dev/inbox?limit=1', headers: sk })).json();
+      expect(inbox[0].to).toBe('n12@example.com');
+      const log = (await plinth.app.inject({ url: '/api/v1/messages?limit=1', headers: sk })).json();
+      expect(log[0].to).toBe('n12@example.com');
+      const all = (await plinth.app.inject({ url: '/api/v1/dev/inbox', headers: sk })).json();
+      expect(all.map((m: { to: string }) => m.to)).toEqual(Array.from({ length: 12 }, (_, i) => `n${12 - i}@example.com`));
+    } finally {
+      await plinth.stop();
+    }
+  });
+
+  it('the template preview renders with the sending renderer, overrides and escaping included', async () => {
+    const plinth = await createTestServer();
+    try {
+      const res = await plinth.app.inject({
+        method: 'POST',
+        url: '/api/v1/email/preview',
+        headers: { authorization: `Bearer ${plinth.keys.secretKey}` },
+        payload: { kind: 'magic_link', template: { subject: 'Hi {{email}}\nBcc: x', html: '<a href="{{link}}">{{project}}</a>' } },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toEqual({
+        subject: 'Hi ada@example.com Bcc: x',
+        html: '<a href="https://app.example.com/page?token=preview-token">Plinth project</a>',
+        text: expect.stringContaining('Sign in to Plinth project as ada@example.com'),
+      });
+    } finally {
+      await plinth.stop();
+    }
+  });
+});
+
 describe('management query strings never answer 500', () => {
   let t: TestServer;
   beforeAll(async () => {

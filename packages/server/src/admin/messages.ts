@@ -1,10 +1,9 @@
 import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.js';
-import type { App } from '../http/server.js';
-import { EmailSendError, type ListQuery, type Messaging } from '../messaging/index.js';
-import type { Guards } from './guard.js';
+import { EmailSendError, type EmailKind, type ListQuery, type Messaging, renderEmail } from '../messaging/index.js';
 
-const ListParams = Type.Object(
+export const MessageListParams = Type.Object(
   {
     limit: Type.Optional(Type.String()),
     offset: Type.Optional(Type.String()),
@@ -15,7 +14,7 @@ const ListParams = Type.Object(
   { additionalProperties: false },
 );
 
-const TestBody = Type.Object({ to: Type.String({ minLength: 3, maxLength: 320 }) }, { additionalProperties: false });
+export const TestEmailBody = Type.Object({ to: Type.String({ minLength: 3, maxLength: 320 }) }, { additionalProperties: false });
 
 function int(value: string | undefined, name: string, fallback: number, max: number): number {
   if (value === undefined) return fallback;
@@ -42,32 +41,51 @@ function listQuery(q: Record<string, string | undefined>): ListQuery {
 // One address, no display name, no line breaks: the value becomes an SMTP envelope recipient.
 const PLAIN_ADDRESS = /^[^\s@<>()",;:\\[\]]+@[^\s@<>()",;:\\[\]]+\.[^\s@<>()",;:\\[\]]+$/;
 
+const TEMPLATE_TEXT = Type.String({ maxLength: 100_000 });
+export const PreviewBody = Type.Object(
+  {
+    kind: Type.Union(['verification', 'reset', 'magic_link', 'email_change'].map((k) => Type.Literal(k))),
+    template: Type.Optional(
+      Type.Object(
+        { subject: Type.Optional(TEMPLATE_TEXT), html: Type.Optional(TEMPLATE_TEXT), text: Type.Optional(TEMPLATE_TEXT) },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+type Query = FastifyRequest<{ Querystring: Record<string, string | undefined> }>;
+
 /**
- * The delivery log (`GET /api/v1/messages`), the dev inbox (`GET /api/v1/dev/inbox`) and a
- * test email (`POST /api/v1/email/test`), all with the secret key (API.md §3).
- * @example registerMessageRoutes(app, { messaging, guards })
+ * The delivery log (`GET /api/v1/messages`), the dev inbox (`GET /api/v1/dev/inbox`), a test
+ * email (`POST /api/v1/email/test`) and a template preview (`POST /api/v1/email/preview`,
+ * rendered by the very renderer that sends mail). Mounted by routes.ts.
+ * @example const h = messageHandlers(messaging, () => 'Acme'); app.get('/api/v1/messages', { onRequest: guards.manage }, h.log)
  */
-export function registerMessageRoutes(app: App, deps: { messaging: Messaging; guards: Guards }) {
-  const { messaging, guards } = deps;
-  app.get('/api/v1/messages', { preHandler: guards.service, schema: { querystring: ListParams } }, async (req) =>
-    messaging.log(listQuery(req.query)),
-  );
-  app.get('/api/v1/dev/inbox', { preHandler: guards.service, schema: { querystring: ListParams } }, async (req) =>
-    messaging.devInbox(listQuery(req.query)),
-  );
-  app.post('/api/v1/email/test', { preHandler: guards.service, schema: { body: TestBody } }, async (req) => {
-    const to = req.body.to.trim();
-    if (!PLAIN_ADDRESS.test(to)) throw new ApiError('invalid_email', 'to must be one email address, like ada@example.com.');
-    try {
-      const result = await messaging.sendTestEmail(to);
-      return { sent: true, to, ...result };
-    } catch (err) {
-      if (err instanceof EmailSendError) {
-        throw new ApiError('email_send_failed', `The SMTP server did not accept the test email: ${err.response}`, {
-          response: err.response,
-        });
+export function messageHandlers(messaging: Messaging, projectName: () => string) {
+  return {
+    log: async (req: Query) => messaging.log(listQuery(req.query)),
+    devInbox: async (req: Query) => messaging.devInbox(listQuery(req.query)),
+    preview: async (req: FastifyRequest<{ Body: { kind: string; template?: { subject?: string; html?: string; text?: string } } }>) => {
+      const kind = req.body.kind as EmailKind;
+      const vars = { link: 'https://app.example.com/page?token=preview-token', email: 'ada@example.com', project: projectName() };
+      return renderEmail(kind, vars, req.body.template ? { [kind]: req.body.template } : {});
+    },
+    testEmail: async (req: FastifyRequest<{ Body: { to: string } }>) => {
+      const to = req.body.to.trim();
+      if (!PLAIN_ADDRESS.test(to)) throw new ApiError('invalid_email', 'to must be one email address, like ada@example.com.');
+      try {
+        const result = await messaging.sendTestEmail(to);
+        return { sent: true, to, ...result };
+      } catch (err) {
+        if (err instanceof EmailSendError) {
+          throw new ApiError('email_send_failed', `The SMTP server did not accept the test email: ${err.response}`, {
+            response: err.response,
+          });
+        }
+        throw err;
       }
-      throw err;
-    }
-  });
+    },
+  };
 }

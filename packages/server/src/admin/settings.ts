@@ -1,5 +1,5 @@
-import type { Guards } from './guard.js';
-import type { App } from '../http/server.js';
+import type { FastifyRequest } from 'fastify';
+import { enabledProviders } from '../auth/index.js';
 import { MASK, type AuthSettings, type SettingsStore } from '../settings/index.js';
 
 /** Settings as sent over HTTP: every secret replaced by the mask. */
@@ -13,27 +13,37 @@ export function maskSecrets(s: AuthSettings): AuthSettings {
 }
 
 /**
- * `GET/PATCH /api/v1/settings/auth`, `GET/PATCH /api/v1/project` (secret key) and the public
- * `GET /v1/auth/settings` (enabled methods and providers, no secrets).
- * @example registerSettingsRoutes(app, { settings, guards })
+ * `GET/PATCH /api/v1/settings/auth`, `GET/PATCH /api/v1/project` (management) and the public
+ * `GET /v1/auth/settings` (enabled methods and providers, no secrets). Mounted by routes.ts.
+ * @example const h = settingsHandlers(settings); app.get('/api/v1/project', { onRequest: guards.manage }, h.project)
  */
-export function registerSettingsRoutes(app: App, deps: { settings: SettingsStore; guards: Guards }) {
-  const { settings, guards } = deps;
-  app.get('/api/v1/settings/auth', { preHandler: guards.service }, async () => maskSecrets(settings.auth()));
-  app.patch('/api/v1/settings/auth', { preHandler: guards.service }, async (req) => maskSecrets(await settings.updateAuth(req.body)));
-  app.get('/api/v1/project', { preHandler: guards.service }, async () => settings.project());
-  app.patch('/api/v1/project', { preHandler: guards.service }, async (req) => settings.updateProject(req.body));
-  app.get('/v1/auth/settings', async () => {
-    const s = settings.auth();
-    return {
-      email_password_enabled: s.email_password_enabled,
-      magic_link_enabled: s.magic_link_enabled,
-      phone_enabled: s.phone_enabled,
-      min_password_length: s.min_password_length,
-      require_email_confirmation: s.require_email_confirmation,
-      // Enabled implies configured: the settings refuse `enabled` without the credentials.
-      providers: Object.fromEntries(Object.entries(s.providers).map(([name, p]) => [name, p.enabled])),
-      passkeys: 'coming_soon',
-    };
-  });
+export function settingsHandlers(
+  settings: SettingsStore,
+  runtime: { database: 'pglite' | 'postgres'; emailDelivery: 'smtp' | 'dev_inbox'; smsConfigured: boolean },
+) {
+  return {
+    auth: async () => maskSecrets(settings.auth()),
+    updateAuth: async (req: FastifyRequest) => maskSecrets(await settings.updateAuth(req.body)),
+    // Plus what the console shows beside the plan: which database, where mail and SMS go (read-only).
+    project: async () => ({
+      ...settings.project(),
+      database: runtime.database,
+      email_delivery: runtime.emailDelivery,
+      sms_configured: runtime.smsConfigured,
+    }),
+    updateProject: async (req: FastifyRequest) => settings.updateProject(req.body),
+    publicAuth: async () => {
+      const s = settings.auth();
+      return {
+        email_password_enabled: s.email_password_enabled,
+        magic_link_enabled: s.magic_link_enabled,
+        phone_enabled: s.phone_enabled,
+        min_password_length: s.min_password_length,
+        require_email_confirmation: s.require_email_confirmation,
+        // Enabled implies configured: the settings refuse `enabled` without the credentials.
+        providers: enabledProviders(s.providers),
+        passkeys: 'coming_soon' as const,
+      };
+    },
+  };
 }

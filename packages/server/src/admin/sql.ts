@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { type Db, DbError } from '../db/index.js';
 import { ApiError } from '../http/errors.js';
-import type { App } from '../http/server.js';
-import type { Guards } from './guard.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { encodeRunnerAnswer } from './sql-json.js';
 
 const MAX_RESULT_ROWS = 1000;
 /**
@@ -13,7 +13,7 @@ const MAX_RESULT_ROWS = 1000;
 export const SQL_RUNNER_ROLE = { role: 'plinth_sql', searchPath: 'public, auth' } as const;
 const DDL = /^(CREATE|ALTER|DROP|GRANT|REVOKE|COMMENT|TRUNCATE|SECURITY)/;
 
-const Body = Type.Object(
+export const SqlBody = Type.Object(
   {
     query: Type.String({ minLength: 1, maxLength: 1_000_000 }),
     params: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]), { maxItems: 1000 })),
@@ -29,16 +29,17 @@ async function typeNames(db: Db): Promise<Map<number, string>> {
 
 export interface SqlRunnerDeps {
   db: Db;
-  guards: Guards;
   statementTimeoutMs: number;
   /** Called after a script that changed the schema, so the REST API serves it at once. */
   onSchemaChange: () => Promise<unknown>;
 }
 
-/** `POST /api/v1/sql` (API.md §3): the SQL runner of the console and the CLI. */
-export function registerSqlRunner(app: App, deps: SqlRunnerDeps) {
+type SqlRequest = FastifyRequest<{ Body: { query: string; params?: Array<string | number | boolean | null> } }>;
+
+/** `POST /api/v1/sql` (API.md §3): the SQL runner of the console and the CLI. Mounted by routes.ts. */
+export function sqlRunner(deps: SqlRunnerDeps) {
   let types: Map<number, string> | null = null;
-  app.post('/api/v1/sql', { schema: { body: Body }, preHandler: deps.guards.service }, async (req) => {
+  return async (req: SqlRequest, reply: FastifyReply) => {
     const started = performance.now();
     let results: Awaited<ReturnType<Db['script']>>;
     try {
@@ -59,15 +60,19 @@ export function registerSqlRunner(app: App, deps: SqlRunnerDeps) {
     if (results.some((r) => DDL.test(r.command))) await deps.onSchemaChange();
     if (!types || results.some((r) => r.fields.some((f) => !types?.has(f.dataTypeID)))) types = await typeNames(deps.db);
     const names = types;
-    return {
-      results: results.map((r) => ({
-        command: r.command,
-        rowCount: r.rowCount,
-        columns: r.fields.map((f) => ({ name: f.name, type: names.get(f.dataTypeID) ?? String(f.dataTypeID) })),
-        rows: r.rows.length > MAX_RESULT_ROWS ? r.rows.slice(0, MAX_RESULT_ROWS) : r.rows,
-        truncated: r.rows.length > MAX_RESULT_ROWS,
-      })),
-      durationMs: Math.round(performance.now() - started),
-    };
-  });
+    const answer = results.map((r) => ({
+      command: r.command,
+      rowCount: r.rowCount,
+      columns: r.fields.map((f) => ({ name: f.name, type: names.get(f.dataTypeID) ?? String(f.dataTypeID) })),
+      rows: r.rows.length > MAX_RESULT_ROWS ? r.rows.slice(0, MAX_RESULT_ROWS) : r.rows,
+      truncated: r.rows.length > MAX_RESULT_ROWS,
+    }));
+    // Written here, not by JSON.stringify: numbers as the REST API sends them (sql-json.ts).
+    const text = encodeRunnerAnswer(
+      answer,
+      results.map((r) => r.fields),
+      Math.round(performance.now() - started),
+    );
+    return reply.type('application/json; charset=utf-8').send(text);
+  };
 }

@@ -3,6 +3,7 @@ import type { Db } from '../db/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { Outbox } from '../messaging/types.js';
 import type { SettingsStore } from '../settings/types.js';
+import type { Accounts } from './accounts/index.js';
 import type { AuthConfig } from './config.js';
 import type { AuthLimits } from './limits/index.js';
 import type { PasswordHasher } from './password/hasher.js';
@@ -20,7 +21,14 @@ export interface AuthDeps {
   config: AuthConfig;
   hasher: PasswordHasher;
   limits: AuthLimits;
+  /** Every write to users, passwords, identities and sessions (accounts/). */
+  accounts: Accounts;
   log: Logger;
+  /**
+   * Work done after the answer is sent (so known and unknown emails answer alike): each
+   * promise is tracked, so tests and shutdown can wait for it.
+   */
+  later(work: () => Promise<void>): void;
 }
 
 /** What a service learns about the caller: plain values, never the HTTP request (convention 9). */

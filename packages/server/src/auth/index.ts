@@ -1,13 +1,15 @@
 /**
  * End-user auth (API.md §4). What this area adds:
- * - endpoints: signup, signin, signout, refresh, GET/PATCH user, verify-email,
+ * - endpoints: signup, signin, signout, refresh, GET/PATCH user, reauthenticate, verify-email,
  *   resend-verification, forgot-password, reset-password, request-magic-link,
  *   signin-magic-link, phone/send-otp, phone/verify, oauth/{provider} and its callback
  *   (route table: routes.ts);
  *   the JWKS is served by app.ts from sessions/jwt.ts.
  * - tables: auth.users, passwords, identities, sessions, refresh_tokens, one_time_tokens
- *   (migration 0003_auth.sql), phone_codes (0005), oauth_flows (0009), and the SQL runner's
- *   role `plinth_sql`.
+ *   (migration 0003_auth.sql), phone_codes (0005), oauth_flows (0009), reauth_codes and
+ *   users.banned_until (0010), and the SQL runner's role `plinth_sql`.
+ * - accounts/: the one home of every credential write and of the proof rule; the session
+ *   gate (sessions/gate.ts) through which the REST API refuses tokens of ended sessions.
  * - rate limits: sign-in failures per email and per IP, emails per recipient (limits/),
  *   phone codes per number and per IP, requests per IP (@fastify/rate-limit); in memory,
  *   or Redis with REDIS_URL.
@@ -15,18 +17,20 @@
  *   invalid_credentials, email_not_confirmed, invalid_refresh_token, refresh_token_reused,
  *   token_invalid, provider_disabled, rate_limited, magic_link_invalid, invalid_phone,
  *   invalid_code, code_expired, paid_plan_required, sms_not_configured, provider_not_found,
- *   invalid_state, oauth_failed.
+ *   invalid_state, oauth_failed, user_banned, reauthentication_required.
  */
 import rateLimit from '@fastify/rate-limit';
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
-import type { PrincipalResolver } from '../http/principal.js';
+import { ApiError } from '../http/errors.js';
+import type { PrincipalResolver, TokenVerifier } from '../http/principal.js';
 import type { App } from '../http/server.js';
 import type { Clock } from '../lib/clock.js';
 import { sha256 } from '../lib/crypto.js';
 import type { Outbox } from '../messaging/types.js';
 import type { SettingsStore } from '../settings/types.js';
-import { type AuthConfig, authConfig } from './config.js';
+import { type Accounts, createAccounts } from './accounts/index.js';
+import type { AuthConfig } from './config.js';
 import type { AuthDeps } from './deps.js';
 import { authGuards } from './guards.js';
 import { authLimits, type Counter, memoryCounter, rateLimited, redisCounter } from './limits/index.js';
@@ -34,6 +38,7 @@ import { argon2Hasher, type PasswordHasher } from './password/hasher.js';
 import { passwordService } from './password/service.js';
 import { type AuthServices, registerAuthRoutes } from './routes.js';
 import type { TokenService } from './sessions/jwt.js';
+import type { SessionGate } from './sessions/gate.js';
 import { sessionService } from './sessions/service.js';
 import { userService } from './users/service.js';
 import { verificationService } from './verification/service.js';
@@ -41,10 +46,18 @@ import { magicLinkService } from './magic-link/service.js';
 import { phoneService } from './phone/service.js';
 import { oauthEndpoints, oauthService } from './oauth/index.js';
 
+export { AUTH_DOCS, enabledProviders } from './responses.js';
 export { createTokenService, type TokenService } from './sessions/jwt.js';
+export { createSessionGate, type SessionGate } from './sessions/gate.js';
+export { authConfig } from './config.js';
 export { decideRefresh } from './sessions/refresh.js';
 export type { AuthConfig } from './config.js';
 export type { PasswordHasher } from './password/hasher.js';
+// The console admins (admin/) hash their passwords with the same argon2id parameters.
+export { argon2Hasher } from './password/hasher.js';
+export type { Accounts } from './accounts/index.js';
+export { checkPassword, normalizeEmail } from './validate.js';
+export { normalizePhone } from './phone/service.js';
 
 export interface AuthOptions {
   db: Db;
@@ -55,9 +68,12 @@ export interface AuthOptions {
   smsConfigured: boolean;
   log: Logger;
   resolvePrincipal: PrincipalResolver;
-  /** The collected environment (config.env): AUTH_* tunables, REDIS_URL. */
+  /** The auth tunables (`authConfig(config.env, config.redisUrl)`). */
+  config: AuthConfig;
+  /** Built before the principal resolver, which refuses tokens of ended sessions through it. */
+  gate: SessionGate;
+  /** The collected environment (config.env): OAUTH_* provider URLs. */
   env: Record<string, string | undefined>;
-  redisUrl: string | null;
   /** Tests only: count or replace the password hasher. */
   hasher?: PasswordHasher;
 }
@@ -66,27 +82,62 @@ export interface Auth {
   services: AuthServices;
   config: AuthConfig;
   hasher: PasswordHasher;
+  /** Every write to users, passwords, identities and sessions (the console's user administration uses it too). */
+  accounts: Accounts;
+  /** Resolves once the work done after answers (forgot-password, resend, magic links) is done. */
+  settled(): Promise<void>;
   close(): Promise<void>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The access-token verifier of every API area: the token's signature and expiry (TokenService),
+ * then its session through the gate, so a signed-out, revoked or banned session's token is
+ * refused within the same request (401 invalid_token).
+ * @example const resolvePrincipal = makePrincipalResolver(keys, gatedVerifier(tokens, gate));
+ */
+export function gatedVerifier(tokens: TokenService, gate: SessionGate): TokenVerifier {
+  return async (token) => {
+    const verified = await tokens.verify(token);
+    const { sub, session_id: sid } = verified.payload;
+    if (typeof sub !== 'string' || typeof sid !== 'string' || !UUID.test(sub) || !UUID.test(sid) || !(await gate.isOpen(sid, sub))) {
+      throw new ApiError('invalid_token', 'The session of this access token has ended; sign in again.');
+    }
+    return verified;
+  };
 }
 
 /**
  * Builds the auth services and mounts the /v1/auth routes (in their own scope, so the per-IP
  * request limit applies to them only).
- * @example const auth = await registerAuth(app, { db, tokens, clock, settings, outbox, log, resolvePrincipal, env: config.env, redisUrl: config.redisUrl });
+ * @example const auth = await registerAuth(app, { db, tokens, clock, settings, outbox, log, resolvePrincipal, config: authConfig(env), gate, env });
  */
 export async function registerAuth(app: App, options: AuthOptions): Promise<Auth> {
-  const config = authConfig(options.env, options.redisUrl);
+  const { config } = options;
   // One Redis namespace per project: several projects may share a Redis.
   const redis = config.redisUrl ? redisCounter(config.redisUrl, `plinth:${sha256(options.tokens.issuer).slice(0, 12)}:auth:`) : null;
   const counter: Counter = redis ?? memoryCounter(options.clock);
   const hasher = options.hasher ?? argon2Hasher(config.argon2);
   await hasher.dummyHash(); // made now, so the first unknown-email sign-in is not slower than the rest
-  const deps: AuthDeps = { ...options, config, hasher, limits: authLimits(counter, config) };
+  // Work after the answer: tracked, so tests can wait for it and close() lets it finish.
+  const pending = new Set<Promise<void>>();
+  const later = (work: () => Promise<void>) => {
+    const p: Promise<void> = work()
+      .catch((err) => options.log.error({ err }, 'auth: work after the answer failed'))
+      .finally(() => pending.delete(p));
+    pending.add(p);
+  };
+  const settled = async () => {
+    while (pending.size) await Promise.all([...pending]);
+  };
+  const accounts = createAccounts(options.gate);
+  const deps: AuthDeps = { ...options, config, hasher, limits: authLimits(counter, config), accounts, later };
   const sessions = sessionService(deps);
   const services: AuthServices = {
     sessions,
     password: passwordService(deps, sessions),
-    users: userService(deps, sessions),
+    users: userService(deps),
     verification: verificationService(deps),
     magicLink: magicLinkService(deps, sessions),
     phone: phoneService(deps, sessions),
@@ -103,5 +154,15 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     });
     registerAuthRoutes(scope as unknown as App, guards, services);
   });
-  return { services, config, hasher, close: () => counter.close() };
+  return {
+    services,
+    config,
+    hasher,
+    accounts,
+    settled,
+    async close() {
+      await settled();
+      await counter.close();
+    },
+  };
 }

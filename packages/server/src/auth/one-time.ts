@@ -10,6 +10,11 @@ export interface IssueInput {
   email: string;
   ttlMs: number;
   payload?: Record<string, string>;
+  /**
+   * Keep the user's earlier unused tokens of this kind. A sign-up's verification link carries
+   * that sign-up's password: a later sign-up of the same address must not void it.
+   */
+  keepEarlier?: boolean;
 }
 
 /**
@@ -20,7 +25,9 @@ export interface IssueInput {
  */
 export async function issueOneTimeToken(tx: Queryable, input: IssueInput, now: number): Promise<string> {
   const raw = randomToken(32);
-  if (input.userId) {
+  if (input.keepEarlier) {
+    // nothing voided
+  } else if (input.userId) {
     await tx.query('delete from auth.one_time_tokens where user_id = $1 and kind = $2 and consumed_at is null', [input.userId, input.kind]);
   } else {
     await tx.query('delete from auth.one_time_tokens where user_id is null and email = $1 and kind = $2 and consumed_at is null', [
@@ -61,4 +68,20 @@ export async function consumeOneTimeToken(tx: Queryable, raw: unknown, kinds: On
   if (!row) return null;
   const payload = (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as Record<string, string>;
   return { kind: row.kind, userId: row.user_id, email: row.email, payload: payload ?? {} };
+}
+
+/**
+ * The password bound to a user's pending sign-up links, when they all carry the same one (one
+ * sign-up, maybe resent); null when none does or when several sign-ups chose different ones.
+ * A resent link carries it; with several candidates no password survives the proof (the one
+ * who proves the address then sets one by reset or signs in by link).
+ * @example const hash = await pendingSignupPassword(tx, userId, clock.now());
+ */
+export async function pendingSignupPassword(tx: Queryable, userId: string, now: number): Promise<string | null> {
+  const { rows } = await tx.query<{ hash: string }>(
+    `select distinct payload ->> 'password_hash' as hash from auth.one_time_tokens
+     where user_id = $1 and kind = 'verification' and consumed_at is null and expires_at > $2::timestamptz`,
+    [userId, iso(now)],
+  );
+  return rows.length === 1 && rows[0].hash ? rows[0].hash : null;
 }

@@ -1,5 +1,6 @@
 import type { App } from '../http/server.js';
 import type { AuthGuards } from './guards.js';
+import { AUTH_DOCS } from './responses.js';
 import { passwordHandlers, EmailBody, ResetBody, SignInBody, SignUpBody } from './password/routes.js';
 import type { PasswordService } from './password/service.js';
 import { RefreshBody, sessionHandlers } from './sessions/routes.js';
@@ -37,20 +38,33 @@ export function registerAuthRoutes(app: App, guards: AuthGuards, s: AuthServices
   const phone = phoneHandlers(s.phone);
   const { apikey, user } = guards;
 
-  app.post('/v1/auth/signup', { preHandler: apikey, schema: { body: SignUpBody } }, password.signUp);
-  app.post('/v1/auth/signin', { preHandler: apikey, schema: { body: SignInBody } }, password.signIn);
-  app.post('/v1/auth/signout', { preHandler: user }, sessions.signOut);
-  app.post('/v1/auth/refresh', { preHandler: apikey, schema: { body: RefreshBody } }, sessions.refresh);
-  app.get('/v1/auth/user', { preHandler: user }, users.get);
-  app.patch('/v1/auth/user', { preHandler: user, schema: { body: UserPatchBody } }, users.patch);
-  app.post('/v1/auth/verify-email', { preHandler: apikey, schema: { body: TokenBody } }, verification.verify);
-  app.post('/v1/auth/resend-verification', { preHandler: apikey, schema: { body: ResendBody } }, verification.resend);
-  app.post('/v1/auth/forgot-password', { preHandler: apikey, schema: { body: EmailBody } }, password.forgot);
-  app.post('/v1/auth/reset-password', { preHandler: apikey, schema: { body: ResetBody } }, password.reset);
-  app.post('/v1/auth/request-magic-link', { preHandler: apikey, schema: { body: MagicLinkRequestBody } }, magic.request);
-  app.post('/v1/auth/signin-magic-link', { preHandler: apikey, schema: { body: MagicLinkSignInBody } }, magic.signIn);
-  app.post('/v1/auth/phone/send-otp', { preHandler: apikey, schema: { body: SendCodeBody } }, phone.send);
-  app.post('/v1/auth/phone/verify', { preHandler: apikey, schema: { body: VerifyCodeBody } }, phone.verify);
+  app.post('/v1/auth/signup', { preHandler: apikey, schema: { body: SignUpBody, ...AUTH_DOCS.signUp } }, password.signUp);
+  app.post('/v1/auth/signin', { preHandler: apikey, schema: { body: SignInBody, ...AUTH_DOCS.signIn } }, password.signIn);
+  app.post('/v1/auth/signout', { preHandler: user, schema: AUTH_DOCS.signOut }, sessions.signOut);
+  app.post('/v1/auth/refresh', { preHandler: apikey, schema: { body: RefreshBody, ...AUTH_DOCS.refresh } }, sessions.refresh);
+  app.get('/v1/auth/user', { preHandler: user, schema: AUTH_DOCS.getUser }, users.get);
+  app.patch('/v1/auth/user', { preHandler: user, schema: { body: UserPatchBody, ...AUTH_DOCS.patchUser } }, users.patch);
+  app.post('/v1/auth/reauthenticate', { preHandler: user, schema: AUTH_DOCS.reauthenticate }, users.reauthenticate);
+  app.post('/v1/auth/verify-email', { preHandler: apikey, schema: { body: TokenBody, ...AUTH_DOCS.verifyEmail } }, verification.verify);
+  app.post(
+    '/v1/auth/resend-verification',
+    { preHandler: apikey, schema: { body: ResendBody, ...AUTH_DOCS.resendVerification } },
+    verification.resend,
+  );
+  app.post('/v1/auth/forgot-password', { preHandler: apikey, schema: { body: EmailBody, ...AUTH_DOCS.forgotPassword } }, password.forgot);
+  app.post('/v1/auth/reset-password', { preHandler: apikey, schema: { body: ResetBody, ...AUTH_DOCS.resetPassword } }, password.reset);
+  app.post(
+    '/v1/auth/request-magic-link',
+    { preHandler: apikey, schema: { body: MagicLinkRequestBody, ...AUTH_DOCS.requestMagicLink } },
+    magic.request,
+  );
+  app.post(
+    '/v1/auth/signin-magic-link',
+    { preHandler: apikey, schema: { body: MagicLinkSignInBody, ...AUTH_DOCS.signInMagicLink } },
+    magic.signIn,
+  );
+  app.post('/v1/auth/phone/send-otp', { preHandler: apikey, schema: { body: SendCodeBody, ...AUTH_DOCS.sendOtp } }, phone.send);
+  app.post('/v1/auth/phone/verify', { preHandler: apikey, schema: { body: VerifyCodeBody, ...AUTH_DOCS.verifyOtp } }, phone.verify);
   // A browser navigates to these (no apikey): GET /v1/auth/oauth/:provider, GET|POST …/callback.
   registerOAuthRoutes(app, s.oauth);
 }

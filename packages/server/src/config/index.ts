@@ -30,6 +30,8 @@ export interface Config {
   trustProxy: boolean | string[];
   /** File storage (STORAGE_BACKEND, STORAGE_MAX_FILE_SIZE, S3_*): config/storage.ts. */
   storage: StorageConfig;
+  /** How long a client may take to send a whole request (REQUEST_TIMEOUT_MS; 0: no limit). */
+  requestTimeoutMs: number;
   env: Record<string, string | undefined>;
 }
 
@@ -118,6 +120,7 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
     dbPoolSize: Math.max(1, int(env.DB_POOL_SIZE, 10, 'DB_POOL_SIZE')),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     storage: parseStorageConfig(env),
+    requestTimeoutMs: int(env.REQUEST_TIMEOUT_MS, 120_000, 'REQUEST_TIMEOUT_MS'),
     env,
   };
 }

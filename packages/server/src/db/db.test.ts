@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestDb } from '../../test/db.js';
+import pino from 'pino';
+import { openTestDb, TEST_DB_KIND } from '../../test/db.js';
+import { watchDdl } from './ddl-watch.js';
 import { migrateSystem } from './index.js';
 import { splitStatements } from './pglite.js';
 import type { Db } from './types.js';
@@ -74,12 +76,18 @@ describe('database layer', () => {
     expect(rs[2].rows).toEqual([{ a: 1 }, { a: 2 }]);
   });
 
-  it('notifies schema changes', async () => {
+  it('notifies schema changes made by any client, with or without event triggers', async () => {
+    const watch = await watchDdl(db, pino({ level: 'silent' }));
     const got: string[] = [];
     const stop = await db.listen('plinth_schema', (p) => got.push(p));
-    await db.query('create table t_notify (a int)');
-    await expect.poll(() => got.length, { timeout: 2000 }).toBeGreaterThan(0);
-    await stop();
+    try {
+      expect(watch.mode).toBe(TEST_DB_KIND === 'postgres' && process.env.TEST_DATABASE_OWNER ? 'poll' : 'event_trigger');
+      await db.query('create table t_notify (a int)');
+      await expect.poll(() => got.length, { timeout: 5000 }).toBeGreaterThan(0);
+    } finally {
+      await stop();
+      await watch.stop();
+    }
   });
 });
 

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { splitStatements } from './pglite.js';
-import type { Db } from './types.js';
+import { type Db, DbError, DbSetupError } from './types.js';
 
 /** Same path from src/db and dist/db: the SQL files are not compiled. */
 const SYSTEM_DIR = fileURLToPath(new URL('../../src/db/migrations/', import.meta.url));
@@ -28,24 +28,44 @@ export function systemMigrations(dir = SYSTEM_DIR): Migration[] {
  * @example await migrateSystem(db); // → versions applied now
  */
 export async function migrateSystem(db: Db, migrations = systemMigrations()): Promise<number[]> {
-  return db.transaction(async (tx) => {
-    await tx.query('select pg_advisory_xact_lock($1)', [LOCK_KEY]);
-    await tx.query('create schema if not exists plinth');
-    await tx.query(
-      'create table if not exists plinth.schema_migrations (version int primary key, name text not null, applied_at timestamptz not null default now())',
-    );
-    const done = new Set(
-      (await tx.query<{ version: number }>('select version from plinth.schema_migrations')).rows.map((r) => Number(r.version)),
-    );
-    const applied: number[] = [];
-    for (const m of migrations) {
-      if (done.has(m.version)) continue;
-      for (const stmt of splitStatements(m.sql)) await tx.query(stmt);
-      await tx.query('insert into plinth.schema_migrations (version, name) values ($1, $2)', [m.version, m.name]);
-      applied.push(m.version);
-    }
-    return applied;
-  });
+  let current = '';
+  const applied = await db
+    .transaction(async (tx) => {
+      await tx.query('select pg_advisory_xact_lock($1)', [LOCK_KEY]);
+      await tx.query('create schema if not exists plinth');
+      await tx.query(
+        'create table if not exists plinth.schema_migrations (version int primary key, name text not null, applied_at timestamptz not null default now())',
+      );
+      const done = new Set(
+        (await tx.query<{ version: number }>('select version from plinth.schema_migrations')).rows.map((r) => Number(r.version)),
+      );
+      const applied: number[] = [];
+      for (const m of migrations) {
+        if (done.has(m.version)) continue;
+        current = m.name;
+        for (const stmt of splitStatements(m.sql)) await tx.query(stmt);
+        await tx.query('insert into plinth.schema_migrations (version, name) values ($1, $2)', [m.version, m.name]);
+        applied.push(m.version);
+      }
+      return applied;
+    })
+    .catch((err) => {
+      // A privilege the connecting role lacks (checkPrivileges names the usual ones first).
+      if (err instanceof DbError && err.sqlstate === '42501') {
+        throw new DbSetupError(
+          `PostgreSQL: preparing Plinth's system schema failed in migration ${current}: ${err.message}. ` +
+            'README "Running on PostgreSQL" lists the privileges the DATABASE_URL role needs.',
+          { cause: err },
+        );
+      }
+      throw err;
+    });
+  if (db.kind === 'postgres') {
+    const has = await db.query<{ ok: boolean }>(`select to_regprocedure('plinth.ddl_mode()') is not null as ok`);
+    const mode = has.rows[0]?.ok ? (await db.query<{ mode: string }>('select plinth.ddl_mode() as mode')).rows[0]?.mode : null;
+    db.secureNewRelations = mode === 'poll';
+  }
+  return applied;
 }
 
 /**
@@ -71,7 +91,11 @@ export async function migrateApp(db: Db, dir: string): Promise<string[]> {
         if (prev !== sum) throw new Error(`Migration ${f} was changed after it was applied; add a new file instead.`);
         continue;
       }
-      for (const stmt of splitStatements(sql)) await tx.query(stmt);
+      for (const stmt of splitStatements(sql)) {
+        await tx.query(stmt);
+        // Without event triggers: what the statement made in public is secured at once (0015).
+        if (db.secureNewRelations) await tx.query('select plinth.secure_new_relations()');
+      }
       await tx.query('insert into plinth.app_migrations (name, checksum) values ($1, $2)', [f, sum]);
       applied.push(f);
     }

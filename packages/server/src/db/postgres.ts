@@ -62,16 +62,22 @@ function shape(r: postgres.RowList<Row[]>, fallbackCommand = 'OK'): QueryResult 
  */
 export async function openPostgres(url: string, options: { max?: number; connectTimeoutS?: number } = {}): Promise<Db> {
   const connectTimeoutS = options.connectTimeoutS ?? 1;
-  const sql: Sql = postgres(url, {
-    max: options.max ?? 10,
-    connect_timeout: connectTimeoutS,
-    idle_timeout: 60,
-    max_lifetime: 60 * 30,
-    onnotice: () => undefined,
-    prepare: true,
-    connection: { application_name: 'plinth' },
-    types: sqlTypes,
-  }) as unknown as Sql;
+  const pool = (login: string, applicationName: string): Sql =>
+    postgres(login, {
+      max: options.max ?? 10,
+      connect_timeout: connectTimeoutS,
+      idle_timeout: 60,
+      max_lifetime: 60 * 30,
+      onnotice: () => undefined,
+      prepare: true,
+      connection: { application_name: applicationName },
+      types: sqlTypes,
+    }) as unknown as Sql;
+  // The owner's pool: migrations, the auth service, settings, the outbox, the schema cache.
+  const sql = pool(url, 'plinth');
+  // The API login's pool (useApiLogin), for runAs: the requests' SQL never runs on a
+  // connection that could switch back to the owner.
+  let api: Sql | null = null;
 
   const run = async <T>(fn: () => Promise<T>): Promise<T> => {
     try {
@@ -91,7 +97,7 @@ export async function openPostgres(url: string, options: { max?: number; connect
     ...queryable(sql),
     runAs: (ctx, text, params, rows) =>
       run(async () => {
-        const r = await sql.unsafe<Row[]>(RUN_AS_SQL, [
+        const r = await (api ?? sql).unsafe<Row[]>(RUN_AS_SQL, [
           ctx.role,
           ctx.claims,
           runAsUid(ctx),
@@ -115,12 +121,23 @@ export async function openPostgres(url: string, options: { max?: number; connect
           connection: timeout ? { statement_timeout: timeout, application_name: 'plinth-sql' } : { application_name: 'plinth-sql' },
           types: sqlTypes,
         }) as unknown as Sql;
+        // Without event triggers, what a statement created in public is secured right after it,
+        // in its transaction, as the trigger would (migration 0015).
+        const secure = async (conn: Sql | postgres.TransactionSql<Record<string, never>>) => {
+          if (db.secureNewRelations) await conn.unsafe('select plinth.secure_new_relations()');
+        };
         try {
           if (options.params?.length) {
-            if (!options.as) return [shape(await own.unsafe<Row[]>(text, options.params as never[]))];
+            if (!options.as) {
+              const result = shape(await own.unsafe<Row[]>(text, options.params as never[]));
+              await secure(own);
+              return [result];
+            }
             return (await own.begin(async (tx) => {
               for (const s of setAsSql(options.as, true)) await tx.unsafe(s);
-              return [shape(await tx.unsafe<Row[]>(text, options.params as never[]))];
+              const result = shape(await tx.unsafe<Row[]>(text, options.params as never[]));
+              await secure(tx);
+              return [result];
             })) as unknown as QueryResult[];
           }
           const statements = splitStatements(text);
@@ -134,6 +151,7 @@ export async function openPostgres(url: string, options: { max?: number; connect
               offset = at >= 0 ? at + stmt.length : offset;
               try {
                 results.push(shape((await conn.unsafe(stmt).simple()) as postgres.RowList<Row[]>, commandOf(stmt)));
+                await secure(conn);
               } catch (err) {
                 const e = toDbError(err);
                 if (e instanceof DbError && e.position !== undefined && at >= 0) {
@@ -179,8 +197,20 @@ export async function openPostgres(url: string, options: { max?: number; connect
         clearTimeout(timer);
       }
     },
+    async useApiLogin(login: string) {
+      const next = pool(login, 'plinth-api');
+      try {
+        await next`select 1`;
+      } catch (err) {
+        await next.end({ timeout: 1 }).catch(() => undefined);
+        throw err;
+      }
+      const previous = api;
+      api = next;
+      await previous?.end({ timeout: 5 });
+    },
     async close() {
-      await sql.end({ timeout: 5 });
+      await Promise.all([sql.end({ timeout: 5 }), api?.end({ timeout: 5 })]);
     },
   };
   return db;

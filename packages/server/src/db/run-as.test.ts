@@ -13,6 +13,8 @@ beforeAll(async () => {
   ({ db, cleanup } = await openTestDb());
   await migrateSystem(db);
   await db.query('create table public.notes (owner uuid not null, note text not null)');
+  // Made by the owner directly: without event triggers only the poll would enable RLS on it.
+  await db.query('alter table public.notes enable row level security');
   await db.query('grant select, insert on public.notes to anon, authenticated');
   await db.query(`create policy own on public.notes using (owner = auth.uid()) with check (owner = auth.uid())`);
   await db.query(`insert into public.notes values ($1, 'mine'), (gen_random_uuid(), 'theirs')`, [sub]);

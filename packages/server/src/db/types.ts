@@ -71,6 +71,28 @@ export interface Db extends Queryable {
   /** Resolves when the database answers, rejects (fast) when it does not. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * PostgreSQL only: from now on `runAs` runs on connections of this login, which can only
+   * become anon, authenticated and service (src/db/api-login.ts). Rejects when it cannot log in.
+   */
+  useApiLogin?(url: string): Promise<void>;
+  /**
+   * PostgreSQL without event triggers (migration 0015): `script` calls
+   * `plinth.secure_new_relations()` after each statement, in the statement's transaction.
+   * Set by `migrateSystem`.
+   */
+  secureNewRelations?: boolean;
+}
+
+/**
+ * The database cannot be set up for Plinth (a missing privilege, a login that cannot connect).
+ * Its message is one line naming the cause and the fix; `plinth start` prints it as is.
+ */
+export class DbSetupError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DbSetupError';
+  }
 }
 
 export interface RunAsResult {

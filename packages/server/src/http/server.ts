@@ -1,7 +1,8 @@
 import cors from '@fastify/cors';
 import { ERROR_STATUS } from '@plinth/shared';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { DbError, DbUnavailableError } from '../db/index.js';
 import { ApiError } from './errors.js';
@@ -20,6 +21,24 @@ export interface HttpOptions {
   isOriginAllowed: (origin: string) => boolean;
   /** Whose `X-Forwarded-For` decides the client IP (config TRUST_PROXY); none by default. */
   trustProxy?: boolean | string[];
+  /**
+   * How long a client may take to send a whole request (headers and body); 0 for no limit.
+   * A client trickling its body cannot hold a connection longer (REQUEST_TIMEOUT_MS).
+   */
+  requestTimeoutMs?: number;
+}
+
+const HEADERS_TIMEOUT_MS = 10_000;
+
+/** The one error shape for what fails before Fastify has a request: bad HTTP, huge headers, a client too slow. */
+function clientErrorResponse(err: NodeJS.ErrnoException): { status: number; body: string } {
+  const api =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT'
+      ? new ApiError('request_timeout', 'The request was not received in time; send it faster or in one go.')
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? new ApiError('headers_too_large', 'The request headers are too large (16 KiB at most).')
+        : new ApiError('invalid_request', 'The request is not valid HTTP.');
+  return { status: api.status, body: JSON.stringify(api.toBody()) };
 }
 
 export type App = FastifyInstance<
@@ -61,8 +80,6 @@ export function toApiError(err: unknown): ApiError {
       return new ApiError('unsupported_media_type', 'Send the body as application/json.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('invalid_request', 'The Content-Length does not match the body.');
-    case 'FST_ERR_BAD_URL':
-      return new ApiError('invalid_request', 'The path is not valid percent-encoding of UTF-8.');
   }
   if (err instanceof SyntaxError || e?.name === 'SyntaxError') return new ApiError('invalid_json', 'The request body is not valid JSON.');
   const status = typeof e?.statusCode === 'number' ? e.statusCode : 500;
@@ -84,6 +101,7 @@ export function toApiError(err: unknown): ApiError {
  * @example const app = await createHttpServer({ logger, bodyLimit: 1 << 20, isOriginAllowed: () => false });
  */
 export async function createHttpServer(options: HttpOptions): Promise<App> {
+  const requestTimeout = options.requestTimeoutMs ?? 120_000;
   const app = Fastify({
     loggerInstance: options.logger,
     bodyLimit: options.bodyLimit,
@@ -93,12 +111,35 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     trustProxy: options.trustProxy ?? false,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
-    // The router's own refusals (a path that is not valid percent-encoding) in the one error shape.
-    frameworkErrors: (err, _req, reply) => {
-      const api = toApiError(err);
-      (reply as FastifyReply).code(api.status).type('application/json; charset=utf-8').send(api.toBody());
+    requestTimeout,
+    // Node checks request and header timeouts on this interval (30 s by default). A headers
+    // timeout above the request timeout keeps Node from applying the request timeout at all
+    // (measured on Node 20): it is never more.
+    http: {
+      headersTimeout: requestTimeout > 0 ? Math.min(HEADERS_TIMEOUT_MS, requestTimeout) : HEADERS_TIMEOUT_MS,
+      connectionsCheckingInterval: 1000,
     },
+    clientErrorHandler(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      const { status, body } = clientErrorResponse(err);
+      if (socket.writable) {
+        socket.write(
+          `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+        );
+      }
+      socket.destroy();
+    },
+    // Routing failures (a path that is not valid percent-encoding, a parameter too long) in our shape.
+    frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: FastifyReply) {
+      const api =
+        err.code === 'FST_ERR_BAD_URL'
+          ? new ApiError('invalid_request', 'The URL path is not valid percent-encoding.')
+          : err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+            ? new ApiError('invalid_request', 'A path segment is too long.')
+            : toApiError(err);
+      reply.code(api.status).type('application/json; charset=utf-8').send(api.toBody());
+    },
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.decorateRequest('principal', null);

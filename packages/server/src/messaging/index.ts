@@ -100,6 +100,9 @@ export function createMessaging(o: MessagingOptions): Messaging {
     pollMs: o.pollMs,
   });
 
+  // The lists select `id::text as id` (ids are bigints, JSON wants strings), and ORDER BY picks
+  // an output column over a table column of the same name: ordering by the qualified `o.id` /
+  // `d.id` keeps "newest first" numeric (by text, 9 came after 10).
   function where(q: ListQuery, recipientCol: string): { sql: string; params: unknown[] } {
     const params: unknown[] = [q.limit, q.offset];
     const conds: string[] = [];
@@ -119,7 +122,7 @@ export function createMessaging(o: MessagingOptions): Messaging {
         `select id::text as id, channel, kind, recipient as "to", status, attempts, transport, last_response,
            ${ts('created_at')} as created_at, ${ts('updated_at')} as updated_at, ${ts('sent_at')} as sent_at,
            case when status = 'queued' then ${ts('next_attempt_at')} end as next_attempt_at
-         from plinth.outbox ${w.sql} order by id desc limit $1 offset $2`,
+         from plinth.outbox o ${w.sql} order by o.id desc limit $1 offset $2`,
         w.params,
       );
       return rows;
@@ -128,7 +131,7 @@ export function createMessaging(o: MessagingOptions): Messaging {
       const w = where({ ...q, status: undefined }, 'recipient');
       const { rows } = await o.db.query<DevMessage>(
         `select id::text as id, channel, kind, recipient as "to", subject, text_body as text, html_body as html, ${ts('created_at')} as created_at
-         from plinth.dev_inbox ${w.sql} order by id desc limit $1 offset $2`,
+         from plinth.dev_inbox d ${w.sql} order by d.id desc limit $1 offset $2`,
         w.params,
       );
       return rows;

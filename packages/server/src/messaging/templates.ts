@@ -5,7 +5,7 @@
  * HTML part; an unknown variable renders as nothing.
  */
 
-export type EmailKind = 'verification' | 'reset' | 'magic_link' | 'email_change' | 'test';
+export type EmailKind = 'verification' | 'reset' | 'magic_link' | 'email_change' | 'email_change_notice' | 'reauthentication' | 'test';
 
 export interface EmailTemplate {
   subject: string;
@@ -28,9 +28,9 @@ export const DEFAULT_TEMPLATES: Record<EmailKind, EmailTemplate> = {
   verification: {
     subject: 'Confirm your email for {{project}}',
     html: wrap(
-      `<p>Confirm that {{email}} is your email address for {{project}}.</p>${button('Confirm email')}<p style="font-size:.85rem;color:#555">The link works once and expires in 24 hours. If you did not sign up, ignore this email.</p>`,
+      `<p>Someone signed up to {{project}} with {{email}}. If it was you, confirm the address:</p>${button('Confirm email')}<p style="font-size:.85rem;color:#555">The link works once and expires in 24 hours. It confirms the password chosen at that sign-up. If you did not sign up just now, ignore this email: it is safe to, and nothing happens without this link.</p>`,
     ),
-    text: 'Confirm that {{email}} is your email address for {{project}}:\n\n{{link}}\n\nThe link works once and expires in 24 hours. If you did not sign up, ignore this email.\n',
+    text: 'Someone signed up to {{project}} with {{email}}. If it was you, confirm the address:\n\n{{link}}\n\nThe link works once and expires in 24 hours. It confirms the password chosen at that sign-up. If you did not sign up just now, ignore this email: it is safe to, and nothing happens without this link.\n',
   },
   reset: {
     subject: 'Reset your {{project}} password',
@@ -52,6 +52,20 @@ export const DEFAULT_TEMPLATES: Record<EmailKind, EmailTemplate> = {
       `<p>Confirm {{email}} as the new email address of your {{project}} account.</p>${button('Confirm new email')}<p style="font-size:.85rem;color:#555">The link works once and expires in 24 hours. If you did not ask for this change, ignore this email.</p>`,
     ),
     text: 'Confirm {{email}} as the new email address of your {{project}} account:\n\n{{link}}\n\nThe link works once and expires in 24 hours. If you did not ask for this change, ignore this email.\n',
+  },
+  email_change_notice: {
+    subject: 'Your {{project}} email is being changed',
+    html: wrap(
+      `<p>Someone asked to change the email address of your {{project}} account from {{email}} to {{new_email}}. The change happens when the link sent to the new address is used.</p><p style="font-size:.85rem;color:#555">If it was not you, sign in and change your password, or reset it: that ends every other session.</p>`,
+    ),
+    text: 'Someone asked to change the email address of your {{project}} account from {{email}} to {{new_email}}. The change happens when the link sent to the new address is used.\n\nIf it was not you, sign in and change your password, or reset it: that ends every other session.\n',
+  },
+  reauthentication: {
+    subject: 'Your {{project}} confirmation code',
+    html: wrap(
+      `<p>Your code to confirm a change to your {{project}} account ({{email}}):</p><p style="font-size:1.6rem;letter-spacing:.2rem"><strong>{{code}}</strong></p><p style="font-size:.85rem;color:#555">It expires in 10 minutes. If you did not ask for it, someone may be using your account: change your password.</p>`,
+    ),
+    text: 'Your code to confirm a change to your {{project}} account ({{email}}): {{code}}\n\nIt expires in 10 minutes. If you did not ask for it, someone may be using your account: change your password.\n',
   },
   test: {
     subject: 'Test email from {{project}}',

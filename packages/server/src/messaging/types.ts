@@ -1,6 +1,14 @@
 import type { Queryable } from '../db/index.js';
 
-export type MessageKind = 'verification' | 'reset' | 'magic_link' | 'email_change' | 'test' | 'sms_otp';
+export type MessageKind =
+  | 'verification'
+  | 'reset'
+  | 'magic_link'
+  | 'email_change'
+  | 'email_change_notice'
+  | 'reauthentication'
+  | 'test'
+  | 'sms_otp';
 
 /**
  * What an auth flow hands to the outbox. The flow enqueues it in the same transaction as

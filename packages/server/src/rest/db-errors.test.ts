@@ -29,6 +29,7 @@ begin
   raise exception using errcode = new.code, message = coalesce(new.msg, 'raised ' || new.code);
 end $$;
 create trigger raiser_raise before insert on raiser for each row execute function raiser_raise();
+create table texts (id serial primary key, doc tsvector, q tsquery, path jsonpath);
 `;
 
 beforeAll(async () => {
@@ -56,6 +57,20 @@ function expectError(res: { statusCode: number; body: string }, status: number, 
   expect(body.message.length).toBeGreaterThan(0);
   return body as { code: string; message: string; details?: Record<string, unknown> };
 }
+
+describe('values whose own syntax is wrong (input functions raise 42601)', () => {
+  it.each([
+    ['a tsvector', { doc: "'unclosed" }],
+    ['a tsquery', { q: 'a & & b' }],
+    ['a jsonpath', { path: '$$$' }],
+  ])('%s written: 400 invalid_value, not 500', async (_name, body) => {
+    expectError(await call('POST', 'texts', body), 400, 'invalid_value');
+  });
+
+  it.each(['eq.q=a%20%26%20%26%20b', 'eq.doc=%27x', 'eq.path=%24.a%5B'])('%s as a filter: 400 invalid_value', async (filter) => {
+    expectError(await call('GET', `texts?${filter}`), 400, 'invalid_value');
+  });
+});
 
 describe('errors raised by triggers and functions', () => {
   it("a trigger's raise exception is a 400 with the trigger's message", async () => {

@@ -45,6 +45,8 @@ function isRaised(state: string): boolean {
 }
 
 const NOT_WRITABLE = new Set(['42809', '55000', '0A000']);
+/** 42601 raised by a type's input function: the value, not the statement, is malformed. */
+const VALUE_SYNTAX = /syntax error in (tsquery|tsvector)|jsonpath input/i;
 
 function describeRelation(plan: Plan): string {
   const kind = plan.table.kind === 'materialized_view' ? 'materialized view' : plan.table.kind;
@@ -129,7 +131,11 @@ export function mapDbError(err: DbError, plan: Plan): Error {
     case '25006':
       return new ApiError('method_not_allowed', 'The database is read-only: it accepts reads only.', { sqlstate }, cause);
     case '42601':
-      // The statement is generated from the schema cache: a syntax error is a bug, not bad input.
+      // A value's own syntax (tsquery, tsvector, jsonpath input functions raise 42601 too) is
+      // the client's; a syntax error in the statement, generated from the schema cache, is a bug.
+      if (VALUE_SYNTAX.test(err.message)) {
+        return new ApiError('invalid_value', 'A value is not valid input for the type of its column.', { sqlstate }, cause);
+      }
       return err;
   }
   if (NOT_WRITABLE.has(sqlstate) && plan.kind !== 'read' && (sqlstate === '42809' || plan.table.kind !== 'table')) {

@@ -1,4 +1,4 @@
-import { type JWK, type JWTPayload, SignJWT, generateKeyPair, importJWK } from 'jose';
+import { type JWK, type JWTPayload, SignJWT, decodeJwt, generateKeyPair, importJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../test/harness.js';
 
@@ -8,6 +8,8 @@ let t: TestServer;
 const ALICE = '11111111-1111-4111-8111-111111111111';
 const BOB = '22222222-2222-4222-8222-222222222222';
 let projectKey: { kid: string; jwk: JWK };
+/** An open session of Alice's: the API refuses tokens of sessions that are not open. */
+let aliceSession: string;
 
 beforeAll(async () => {
   t = await createTestServer();
@@ -27,6 +29,7 @@ beforeAll(async () => {
   );
   const row = key.rows[0];
   projectKey = { kid: row.kid, jwk: typeof row.private_jwk === 'string' ? JSON.parse(row.private_jwk) : row.private_jwk };
+  aliceSession = decodeJwt(await t.mintToken(ALICE)).session_id as string;
 });
 afterAll(() => t?.stop());
 
@@ -37,7 +40,7 @@ async function forge(
   overrides: { aud?: string; iss?: string; claims?: JWTPayload; key?: CryptoKey | Uint8Array; kid?: string; alg?: string } = {},
 ) {
   const now = Math.floor(t.clock.now() / 1000);
-  return new SignJWT({ role: 'authenticated', session_id: crypto.randomUUID(), ...overrides.claims })
+  return new SignJWT({ role: 'authenticated', session_id: aliceSession, ...overrides.claims })
     .setProtectedHeader({ alg: overrides.alg ?? 'ES256', kid: overrides.kid ?? projectKey.kid, typ: 'JWT' })
     .setSubject(ALICE)
     .setIssuer(overrides.iss ?? t.tokens.issuer)
@@ -71,6 +74,14 @@ describe('user tokens that are not for this project', () => {
     const res = await get('profiles?select=id', t.as.user(await forge({ claims: { email: 'alice@example.com' } })));
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual([{ id: 1 }]);
+  });
+
+  it('a well-signed token of a session that is not open is refused (signed out, revoked, or never opened)', async () => {
+    const res = await get(
+      'profiles?select=id',
+      t.as.user(await forge({ claims: { email: 'alice@example.com', session_id: crypto.randomUUID() } })),
+    );
+    expectInvalidToken(res);
   });
 
   it('a wrong audience: 401 invalid_token', async () => {

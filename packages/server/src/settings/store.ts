@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db, Queryable } from '../db/index.js';
 import { ApiError } from '../http/errors.js';
-import { type OriginPattern, isUrlAllowed, originMatches, parseOriginEntry } from '../lib/urls.js';
+import { type OriginPattern, isUrlAllowed, originMatches, parseOriginEntry } from '@plinth/shared';
 import { defaultAuthSettings, defaultProject } from './defaults.js';
 import type { AuthSettings, ProjectInfo, SettingsStore } from './types.js';
 import { mergeAuthPatch, validateAuthSettings } from './validate.js';

@@ -15,7 +15,7 @@ export interface AppleProviderSettings {
   private_key: string | null;
 }
 
-export type EmailTemplateKind = 'verification' | 'reset' | 'magic_link' | 'email_change';
+export type EmailTemplateKind = 'verification' | 'reset' | 'magic_link' | 'email_change' | 'email_change_notice' | 'reauthentication';
 
 export interface EmailTemplate {
   subject: string;

@@ -1,4 +1,4 @@
-import { isUrlAllowed, parseOriginEntry, redirectEntryProblem } from '../lib/urls.js';
+import { isUrlAllowed, parseOriginEntry, redirectEntryProblem } from '@plinth/shared';
 import { MASK, SECRET_FIELDS } from './defaults.js';
 import type { AuthSettings, EmailTemplateKind } from './types.js';
 
@@ -11,7 +11,14 @@ const BOOLEANS = ['email_password_enabled', 'magic_link_enabled', 'phone_enabled
 const FLOW_URLS = ['email_verification_url', 'password_reset_url', 'magic_link_url'] as const;
 const OAUTH = ['google', 'github', 'linkedin', 'microsoft'] as const;
 const APPLE_FIELDS = ['service_id', 'team_id', 'key_id', 'private_key'] as const;
-const TEMPLATE_KINDS: EmailTemplateKind[] = ['verification', 'reset', 'magic_link', 'email_change'];
+const TEMPLATE_KINDS: EmailTemplateKind[] = [
+  'verification',
+  'reset',
+  'magic_link',
+  'email_change',
+  'email_change_notice',
+  'reauthentication',
+];
 const TOP_LEVEL = new Set<string>([
   ...BOOLEANS,
   ...FLOW_URLS,
@@ -45,7 +52,10 @@ export function mergeAuthPatch(current: AuthSettings, patch: unknown): { merged:
         continue;
       }
       for (const [name, p] of Object.entries(value)) {
-        const stored = (merged.providers as unknown as Record<string, Record<string, unknown>>)[name];
+        // Own properties only: `toString`, `__proto__` or `constructor` must never reach an
+        // inherited object (a write there would change every object of the process).
+        const providers = merged.providers as unknown as Record<string, Record<string, unknown>>;
+        const stored = Object.hasOwn(providers, name) ? providers[name] : undefined;
         if (!stored)
           problems.push({
             field: `providers.${name}`,
@@ -54,7 +64,7 @@ export function mergeAuthPatch(current: AuthSettings, patch: unknown): { merged:
         else if (!isObject(p)) problems.push({ field: `providers.${name}`, message: 'must be an object' });
         else
           for (const [f, v] of Object.entries(p)) {
-            if (!(f in stored)) problems.push({ field: `providers.${name}.${f}`, message: 'is not a field of this provider' });
+            if (!Object.hasOwn(stored, f)) problems.push({ field: `providers.${name}.${f}`, message: 'is not a field of this provider' });
             else if (!(SECRET_FIELDS.has(f) && v === MASK)) stored[f] = v;
           }
       }
@@ -64,13 +74,17 @@ export function mergeAuthPatch(current: AuthSettings, patch: unknown): { merged:
         continue;
       }
       for (const [kind, tpl] of Object.entries(value)) {
-        if (!TEMPLATE_KINDS.includes(kind as EmailTemplateKind))
+        if (!(TEMPLATE_KINDS as string[]).includes(kind))
           problems.push({ field: `email_templates.${kind}`, message: `is not a template kind (${TEMPLATE_KINDS.join(', ')})` });
         else if (tpl === null) delete merged.email_templates[kind as EmailTemplateKind];
         else if (!isObject(tpl))
           problems.push({ field: `email_templates.${kind}`, message: 'must be an object with subject, html, text, or null to reset' });
         else
-          merged.email_templates[kind as EmailTemplateKind] = { ...merged.email_templates[kind as EmailTemplateKind], ...(tpl as object) };
+          merged.email_templates[kind as EmailTemplateKind] = Object.assign(
+            Object.create(null),
+            merged.email_templates[kind as EmailTemplateKind],
+            tpl,
+          );
       }
     } else target[key] = value;
   }

@@ -268,7 +268,7 @@ describe.each(BACKENDS)('objects on the %s backend', (kind) => {
     for (const path of ['%E0%A4%A', '%ED%A0%80']) {
       const res = await s.upload('private', path, 'x', alice);
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ code: 'invalid_request', message: 'The path is not valid percent-encoding of UTF-8.' });
+      expect(res.json()).toEqual({ code: 'invalid_request', message: 'The URL path is not valid percent-encoding.' });
     }
   });
 

@@ -58,7 +58,7 @@ export async function registerStorageRoutes(app: App, deps: StorageRouteDeps): P
     req.principal = await deps.resolvePrincipal(req.headers.apikey, req.headers.authorization);
     return req.principal;
   };
-  const manage = { preHandler: deps.manage };
+  const manage = { onRequest: deps.manage };
 
   // Buckets: management only.
   app.post('/api/v1/storage/buckets', { ...manage, schema: { body: S.BucketCreate, response: { 201: S.Bucket } } }, async (req, reply) => {
@@ -91,12 +91,19 @@ export async function registerStorageRoutes(app: App, deps: StorageRouteDeps): P
   app.route({
     method: ['GET', 'HEAD'],
     url: `${OBJECT}/*`,
-    schema: { params: S.ObjectParams, querystring: S.DownloadQuery, response: S.BYTES_RESPONSE },
+    schema: { ...S.STORAGE_TAG, params: S.ObjectParams, querystring: S.DownloadQuery, response: S.BYTES_RESPONSE },
     handler: download,
   });
   app.get(
     `${OBJECT}`,
-    { schema: { params: S.BucketOnlyParams, querystring: S.ListQuery, response: { 200: { type: 'array', items: S.ListEntry } } } },
+    {
+      schema: {
+        ...S.STORAGE_TAG,
+        params: S.BucketOnlyParams,
+        querystring: S.ListQuery,
+        response: { 200: { type: 'array', items: S.ListEntry } },
+      },
+    },
     async (req) => {
       const q = req.query;
       return objects.list(await who(req), req.params.bucket, {
@@ -107,7 +114,7 @@ export async function registerStorageRoutes(app: App, deps: StorageRouteDeps): P
       });
     },
   );
-  app.delete(`${OBJECT}/*`, { schema: { params: S.ObjectParams, response: { 200: S.ObjectInfo } } }, async (req) => {
+  app.delete(`${OBJECT}/*`, { schema: { ...S.STORAGE_TAG, params: S.ObjectParams, response: { 200: S.ObjectInfo } } }, async (req) => {
     const { bucket, name } = objectPath(req.url, 'object');
     const [deleted] = await objects.remove(await who(req), bucket, [name]);
     if (!deleted) throw new ApiError('not_found', 'No such object (or it is not visible to you).');
@@ -115,20 +122,31 @@ export async function registerStorageRoutes(app: App, deps: StorageRouteDeps): P
   });
   app.delete(
     `${OBJECT}`,
-    { schema: { params: S.BucketOnlyParams, body: S.DeleteMany, response: { 200: { type: 'array', items: S.ObjectInfo } } } },
+    {
+      schema: {
+        ...S.STORAGE_TAG,
+        params: S.BucketOnlyParams,
+        body: S.DeleteMany,
+        response: { 200: { type: 'array', items: S.ObjectInfo } },
+      },
+    },
     async (req) => objects.remove(await who(req), req.params.bucket, req.body.paths),
   );
-  app.post(`${OBJECT}/move`, { schema: { params: S.BucketOnlyParams, body: S.FromTo, response: { 200: S.ObjectInfo } } }, async (req) =>
-    objects.move(await who(req), req.params.bucket, req.body.from, req.body.to),
+  app.post(
+    `${OBJECT}/move`,
+    { schema: { ...S.STORAGE_TAG, params: S.BucketOnlyParams, body: S.FromTo, response: { 200: S.ObjectInfo } } },
+    async (req) => objects.move(await who(req), req.params.bucket, req.body.from, req.body.to),
   );
-  app.post(`${OBJECT}/copy`, { schema: { params: S.BucketOnlyParams, body: S.FromTo, response: { 200: S.Uploaded } } }, async (req) =>
-    objects.copy(await who(req), req.params.bucket, req.body.from, req.body.to),
+  app.post(
+    `${OBJECT}/copy`,
+    { schema: { ...S.STORAGE_TAG, params: S.BucketOnlyParams, body: S.FromTo, response: { 200: S.Uploaded } } },
+    async (req) => objects.copy(await who(req), req.params.bucket, req.body.from, req.body.to),
   );
 
   // Signed URLs: made by whoever may read the object, then read without headers until they expire.
   app.post(
     '/api/v1/storage/sign/:bucket/*',
-    { schema: { params: S.ObjectParams, body: S.SignBody, response: { 200: S.Signed } } },
+    { schema: { ...S.STORAGE_TAG, params: S.ObjectParams, body: S.SignBody, response: { 200: S.Signed } } },
     async (req) => {
       const principal = await who(req);
       const { bucket, name } = objectPath(req.url, 'sign');
@@ -139,7 +157,7 @@ export async function registerStorageRoutes(app: App, deps: StorageRouteDeps): P
   app.route({
     method: ['GET', 'HEAD'],
     url: '/api/v1/storage/sign/:bucket/*',
-    schema: { params: S.ObjectParams, querystring: S.SignedQuery, response: S.BYTES_RESPONSE },
+    schema: { ...S.NO_KEY, params: S.ObjectParams, querystring: S.SignedQuery, response: S.BYTES_RESPONSE },
     handler: async (req: Req, reply) => {
       const { bucket, name } = objectPath(req.url, 'sign');
       const grant = await signed.verify(req.query.token, bucket, name);
@@ -154,7 +172,7 @@ export async function registerStorageRoutes(app: App, deps: StorageRouteDeps): P
   app.route({
     method: ['GET', 'HEAD'],
     url: '/api/v1/storage/public/:bucket/*',
-    schema: { params: S.ObjectParams, querystring: S.DownloadQuery, response: S.BYTES_RESPONSE },
+    schema: { ...S.NO_KEY, params: S.ObjectParams, querystring: S.DownloadQuery, response: S.BYTES_RESPONSE },
     handler: async (req: Req, reply) => {
       const { bucket, name } = objectPath(req.url, 'public');
       const b = await buckets.find(bucket);
@@ -191,6 +209,7 @@ export async function registerStorageRoutes(app: App, deps: StorageRouteDeps): P
       method: ['POST', 'PUT'],
       url: `${OBJECT}/*`,
       schema: {
+        ...S.STORAGE_TAG,
         params: S.ObjectParams,
         headers: { type: 'object', properties: { 'x-upsert': { type: 'string', enum: ['true', 'false'] } } },
         response: { 201: S.Uploaded },

@@ -103,14 +103,15 @@ export const DownloadQuery = Type.Object({
 });
 export const SignedQuery = Type.Object({ token: Type.String({ maxLength: 8192 }), download: DownloadQuery.properties.download });
 
-const Bytes = {
-  description: 'The bytes, with Content-Type, ETag, Content-Length; Range → 206; If-None-Match → 304',
-  type: 'string',
-  format: 'binary',
-};
-/** Documented only: a download is a stream, not serialized JSON. */
+const binary = (description: string) => ({ description, content: { '*/*': { schema: { type: 'string', format: 'binary' } } } });
+/** Documented only: a download is the stored bytes, streamed, not serialized JSON. */
 export const BYTES_RESPONSE = {
-  200: Bytes,
-  206: { ...Bytes, description: 'A byte range' },
-  304: { description: 'Not modified', type: 'null' },
+  200: binary('The bytes, with Content-Type, ETag, Content-Length, Last-Modified'),
+  206: binary('The bytes of the one range asked for (Range), with Content-Range'),
+  304: { description: 'Not modified (If-None-Match named the ETag)', type: 'null' },
 };
+
+/** Object routes are the storage API of apps (the bucket routes are management). */
+export const STORAGE_TAG = { tags: ['storage'] };
+/** Signed and public reads need no key at all. */
+export const NO_KEY = { tags: ['storage'], security: [] };

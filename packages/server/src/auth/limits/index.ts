@@ -1,6 +1,7 @@
 import { ApiError } from '../../http/errors.js';
 import { sha256 } from '../../lib/crypto.js';
 import type { AuthConfig, RateRule } from '../config.js';
+import { mailboxKey } from '../validate.js';
 import type { Count, Counter } from './counter.js';
 
 export { type Counter, memoryCounter, redisCounter } from './counter.js';
@@ -25,27 +26,54 @@ export function authLimits(
   counter: Counter,
   config: Pick<
     AuthConfig,
-    'signinFailuresPerEmail' | 'signinFailuresPerIp' | 'emailsPerRecipient' | 'codesPerPhoneMinute' | 'codesPerPhoneHour' | 'codesPerIp'
+    | 'signinFailuresPerEmail'
+    | 'signinFailuresPerEmailAllIps'
+    | 'signinFailuresPerIp'
+    | 'emailsPerRecipient'
+    | 'emailsToUnknownPerIp'
+    | 'codesPerPhoneMinute'
+    | 'codesPerPhoneHour'
+    | 'codesPerIp'
   >,
 ) {
   const over = (c: Count, r: RateRule) => c.count >= r.max;
   return {
-    /** Throws 429 when the email or the IP has too many recent sign-in failures. */
+    /**
+     * Throws 429 when this email has too many recent sign-in failures from this IP, or from
+     * all IPs together (a much higher bar), or the IP has too many across emails. Counting
+     * per (email, IP) is what keeps one attacker from locking the owner out: ten wrong
+     * passwords from one address do not stop the owner signing in from another.
+     */
     async assertSignin(email: string, ip: string): Promise<void> {
-      const [byEmail, byIp] = await Promise.all([counter.peek(key('signin-email', email)), counter.peek(key('signin-ip', ip))]);
-      if (over(byEmail, config.signinFailuresPerEmail)) throw rateLimited(byEmail.resetMs);
-      if (over(byIp, config.signinFailuresPerIp)) throw rateLimited(byIp.resetMs);
+      const rules: Array<[string, RateRule]> = [
+        [key('signin-email-ip', `${email} ${ip}`), config.signinFailuresPerEmail],
+        [key('signin-email', email), config.signinFailuresPerEmailAllIps],
+        [key('signin-ip', ip), config.signinFailuresPerIp],
+      ];
+      const seen = await Promise.all(rules.map(([k]) => counter.peek(k)));
+      seen.forEach((c, i) => {
+        if (over(c, rules[i][1])) throw rateLimited(c.resetMs);
+      });
     },
     async signinFailed(email: string, ip: string): Promise<void> {
       await Promise.all([
-        counter.hit(key('signin-email', email), config.signinFailuresPerEmail.windowSeconds),
+        counter.hit(key('signin-email-ip', `${email} ${ip}`), config.signinFailuresPerEmail.windowSeconds),
+        counter.hit(key('signin-email', email), config.signinFailuresPerEmailAllIps.windowSeconds),
         counter.hit(key('signin-ip', ip), config.signinFailuresPerIp.windowSeconds),
       ]);
     },
-    /** Counts one email to `recipient`; throws 429 when over the limit. */
+    /**
+     * Counts one email to `recipient`'s mailbox (`+tags` and Gmail's dots folded, so spelling
+     * variants share one budget); throws 429 when over the limit.
+     */
     async assertEmail(recipient: string): Promise<void> {
-      const c = await counter.hit(key('email', recipient), config.emailsPerRecipient.windowSeconds);
+      const c = await counter.hit(key('email', mailboxKey(recipient)), config.emailsPerRecipient.windowSeconds);
       if (c.count > config.emailsPerRecipient.max) throw rateLimited(c.resetMs);
+    },
+    /** Counts one email from `ip` to an address with no account; false when the IP's budget is used up. */
+    async tryUnknownRecipient(ip: string): Promise<boolean> {
+      const c = await counter.hit(key('email-unknown-ip', ip), config.emailsToUnknownPerIp.windowSeconds);
+      return c.count <= config.emailsToUnknownPerIp.max;
     },
     /**
      * Counts one phone code to `phone` from `ip`; throws 429 when the number had one this
@@ -66,7 +94,7 @@ export function authLimits(
     },
     /** Counts one email to `recipient`; false (instead of a 429) when over the limit. */
     async tryEmail(recipient: string): Promise<boolean> {
-      const c = await counter.hit(key('email', recipient), config.emailsPerRecipient.windowSeconds);
+      const c = await counter.hit(key('email', mailboxKey(recipient)), config.emailsPerRecipient.windowSeconds);
       return c.count <= config.emailsPerRecipient.max;
     },
   };

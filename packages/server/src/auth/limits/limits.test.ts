@@ -5,8 +5,10 @@ import { authLimits, memoryCounter } from './index.js';
 
 const rules = {
   signinFailuresPerEmail: { max: 3, windowSeconds: 900 },
+  signinFailuresPerEmailAllIps: { max: 6, windowSeconds: 900 },
   signinFailuresPerIp: { max: 5, windowSeconds: 900 },
   emailsPerRecipient: { max: 1, windowSeconds: 60 },
+  emailsToUnknownPerIp: { max: 2, windowSeconds: 3600 },
   codesPerPhoneMinute: { max: 1, windowSeconds: 60 },
   codesPerPhoneHour: { max: 5, windowSeconds: 3600 },
   codesPerIp: { max: 8, windowSeconds: 3600 },
@@ -44,20 +46,46 @@ describe('memory counter', () => {
 });
 
 describe('auth limits', () => {
-  it('refuses sign-in after the failures per email, with Retry-After', async () => {
+  it('refuses sign-in after the failures per email from one IP, with Retry-After; the owner elsewhere is not locked out', async () => {
     const clock = fakeClock(0);
     const limits = authLimits(memoryCounter(clock), rules);
     for (let i = 0; i < 3; i++) {
-      await limits.assertSignin('a@x.io', `10.0.0.${i}`);
-      await limits.signinFailed('a@x.io', `10.0.0.${i}`);
+      await limits.assertSignin('a@x.io', '10.0.0.1');
+      await limits.signinFailed('a@x.io', '10.0.0.1');
     }
-    const err = await rejection(limits.assertSignin('a@x.io', '10.0.0.9'));
+    const err = await rejection(limits.assertSignin('a@x.io', '10.0.0.1'));
     expect(err.code).toBe('rate_limited');
     expect(err.status).toBe(429);
     expect(err.headers?.['retry-after']).toBe('900');
-    await limits.assertSignin('b@x.io', '10.0.0.9'); // another email is not affected
+    await limits.assertSignin('a@x.io', '10.0.0.9'); // the same email from another IP is not affected
+    await limits.assertSignin('b@x.io', '10.0.0.1'); // another email from this IP neither
     clock.advance(900_000);
-    await limits.assertSignin('a@x.io', '10.0.0.9');
+    await limits.assertSignin('a@x.io', '10.0.0.1');
+  });
+
+  it('refuses sign-in after the failures per email from all IPs together (a distributed guesser)', async () => {
+    const limits = authLimits(memoryCounter(fakeClock(0)), rules);
+    for (let i = 0; i < 6; i++) await limits.signinFailed('a@x.io', `10.0.1.${i}`);
+    expect((await rejection(limits.assertSignin('a@x.io', '10.0.2.1'))).code).toBe('rate_limited');
+    await limits.assertSignin('b@x.io', '10.0.2.1');
+  });
+
+  it('counts emails per mailbox: +tags, and dots on Gmail, share one budget', async () => {
+    const limits = authLimits(memoryCounter(fakeClock(0)), rules);
+    await limits.assertEmail('ada.lovelace@gmail.com');
+    expect((await rejection(limits.assertEmail('adalovelace+x@gmail.com'))).code).toBe('rate_limited');
+    expect(await limits.tryEmail('a.d.a.lovelace+y@googlemail.com')).toBe(false);
+    await limits.assertEmail('bob@example.com');
+    expect((await rejection(limits.assertEmail('bob+news@example.com'))).code).toBe('rate_limited');
+    await limits.assertEmail('b.ob@example.com'); // dots matter outside Gmail
+  });
+
+  it('budgets mail to addresses without an account per IP', async () => {
+    const limits = authLimits(memoryCounter(fakeClock(0)), rules);
+    expect(await limits.tryUnknownRecipient('10.3.0.1')).toBe(true);
+    expect(await limits.tryUnknownRecipient('10.3.0.1')).toBe(true);
+    expect(await limits.tryUnknownRecipient('10.3.0.1')).toBe(false);
+    expect(await limits.tryUnknownRecipient('10.3.0.2')).toBe(true);
   });
 
   it('refuses sign-in after the failures per IP, whatever the email', async () => {

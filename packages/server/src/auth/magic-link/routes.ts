@@ -13,7 +13,7 @@ export const MagicLinkSignInBody = Type.Object({ token: Type.String({ maxLength:
 export function magicLinkHandlers(magic: MagicLinkService) {
   return {
     request: async (req: FastifyRequest<{ Body: typeof MagicLinkRequestBody.static }>) => {
-      await magic.request(req.body);
+      await magic.request(req.body, clientOf(req));
       return {};
     },
     signIn: (req: FastifyRequest<{ Body: typeof MagicLinkSignInBody.static }>) => magic.signIn(req.body, clientOf(req)),

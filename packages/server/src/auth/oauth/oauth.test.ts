@@ -5,7 +5,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asUser, call, code, createAuthServer, email, lastCode, lastToken, setAuth, signIn, signUp } from '../../../test/auth.js';
 import type { TestServer } from '../../../test/harness.js';
-import { type GitHubFake, type OidcProvider, startGitHub, startOidcProvider } from '../../../test/oauth.js';
+import { type GitHubFake, type OidcProvider, socialSignIn, startGitHub, startOidcProvider } from '../../../test/oauth.js';
 
 // Social sign-in end to end: our start route, a local provider speaking the real protocol
 // (oauth2-mock-server for the OpenID Connect ones, a GitHub-shaped server for GitHub), our
@@ -84,13 +84,7 @@ function callback(url: URL, cookie: string | null): Promise<LightMyRequestRespon
 }
 
 /** Start, approve, come back: the final redirect's fragment. */
-async function signInWith(provider: string): Promise<{ fragment: URLSearchParams; location: URL }> {
-  const { location, cookie } = await start(provider);
-  const back = await callback(await approve(location), cookie);
-  expect(back.statusCode, back.body).toBe(302);
-  const final = new URL(String(back.headers.location));
-  return { fragment: new URLSearchParams(final.hash.slice(1)), location: final };
-}
+const signInWith = (provider: string) => socialSignIn(t, provider, APP);
 
 async function me(accessToken: string) {
   const res = await call(t, 'GET', 'user', undefined, asUser(t, accessToken));
@@ -165,14 +159,54 @@ describe('start', () => {
     expect(res.headers['cache-control']).toBe('no-store');
   });
 
-  it('keeps the browser cookie it already has (two flows in one browser both work)', async () => {
-    const first = await start('google');
-    const second = await start('github', APP, first.cookie);
-    expect(second.res.headers['set-cookie']).toBeUndefined();
-    const a = await callback(await approve(first.location), first.cookie);
-    const b = await callback(await approve(second.location), first.cookie);
-    expect(new URL(String(a.headers.location)).hash).toContain('access_token=');
-    expect(new URL(String(b.headers.location)).hash).toContain('access_token=');
+  it('over http never adopts a cookie the browser brings (it may have been planted): a fresh binding each time', async () => {
+    const planted = 'p'.repeat(43);
+    const flow = await start('google', APP, planted);
+    const fresh = COOKIE.exec(String(flow.res.headers['set-cookie']))?.[1];
+    expect(fresh).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(fresh).not.toBe(planted);
+    const url = await approve(flow.location);
+    // The planted value does not finish the flow (login CSRF); the browser's real cookie does.
+    expect(code(await callback(url, planted))).toEqual([400, 'invalid_state']);
+    const back = await callback(url, fresh ?? '');
+    expect(new URL(String(back.headers.location)).hash).toContain('access_token=');
+  });
+
+  it('over https the cookie is __Host- (Secure, Path=/, no Domain) and kept: two flows in one browser both work', async () => {
+    const s = await createAuthServer({
+      PUBLIC_URL: 'https://api.example.com',
+      OAUTH_GOOGLE_URL: idp.url,
+      OAUTH_GITHUB_URL: gh.url,
+      OAUTH_GITHUB_API_URL: gh.url,
+    });
+    try {
+      await setAuth(s, {
+        allowed_redirect_urls: ['https://app.example.com/auth'],
+        providers: {
+          google: { enabled: true, client_id: 'google-client', client_secret: 'google-secret' },
+          github: { enabled: true, client_id: 'gh-client', client_secret: 'gh-secret' },
+        },
+      });
+      const begin = (provider: string, cookie?: string) =>
+        s.app.inject({
+          url: `/v1/auth/oauth/${provider}?redirect_url=${encodeURIComponent(APP)}`,
+          headers: cookie ? { cookie: `__Host-plinth_oauth=${cookie}` } : {},
+        });
+      const first = await begin('google');
+      const set = String(first.headers['set-cookie']);
+      expect(set).toMatch(/^__Host-plinth_oauth=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=600; HttpOnly; Secure; SameSite=None$/);
+      const cookie = /=([A-Za-z0-9_-]{43});/.exec(set)?.[1] ?? '';
+      const second = await begin('github', cookie);
+      expect(second.headers['set-cookie']).toBeUndefined();
+      for (const r of [first, second]) {
+        const url = await approve(new URL(String(r.headers.location)));
+        const back = await s.app.inject({ url: `${url.pathname}${url.search}`, headers: { cookie: `__Host-plinth_oauth=${cookie}` } });
+        expect(back.statusCode, back.body).toBe(302);
+        expect(new URL(String(back.headers.location)).hash).toContain('access_token=');
+      }
+    } finally {
+      await s.stop();
+    }
   });
 
   it.each([
@@ -252,13 +286,15 @@ describe('Google (OpenID Connect)', () => {
     expect(code(await call(t, 'POST', 'refresh', { refresh_token: before.refresh_token }))[0]).toBe(401);
   });
 
-  it('never links through an email the provider does not verify', async () => {
+  it('never links through an email the provider does not verify: an account of its own, without that email', async () => {
     const addr = email('unverified');
     const owner = await signUp(t, addr);
     idp.claims = { sub: `g-${addr}`, email: addr, email_verified: false };
     const { fragment } = await signInWith('google');
-    expect(fragment.get('error')).toBe('email_exists');
-    expect(fragment.get('access_token')).toBeNull();
+    const other = await me(fragment.get('access_token') ?? '');
+    expect(other.id).not.toBe(owner.user.id);
+    expect(other.email).toBeNull();
+    expect(other.identities).toEqual([expect.objectContaining({ provider: 'google', email: addr })]);
     const rows = await t.sql(`select count(*)::int as n from auth.identities where user_id = '${owner.user.id}'`);
     expect(rows.json().results[0].rows[0].n).toBe(1);
   });
@@ -358,18 +394,23 @@ describe('Microsoft', () => {
   it('treats the email as unverified without xms_edov (nOAuth): no link, and with it: linked', async () => {
     const addr = email('ms');
     const owner = await signUp(t, addr);
-    idp.claims = { sub: `ms-${addr}`, email: addr, name: 'Mallory' };
-    expect((await signInWith('microsoft')).fragment.get('error')).toBe('email_exists');
+    idp.claims = { sub: `ms-mallory-${addr}`, email: addr, name: 'Mallory' };
+    const mallory = await me((await signInWith('microsoft')).fragment.get('access_token') ?? '');
+    expect(mallory.id).not.toBe(owner.user.id);
+    expect(mallory.email).toBeNull();
     idp.claims = { sub: `ms-${addr}`, email: addr, name: 'Mia', xms_edov: true };
     const user = await me((await signInWith('microsoft')).fragment.get('access_token') ?? '');
     expect(user.id).toBe(owner.user.id);
   });
 
-  it('creates an account with an unconfirmed email when nobody has it', async () => {
+  it("an unverified email nobody has is kept on the identity, not made the account's address", async () => {
     const addr = email('ms-new');
     idp.claims = { sub: `ms-${addr}`, email: addr, name: 'New' };
     const user = await me((await signInWith('microsoft')).fragment.get('access_token') ?? '');
-    expect(user).toMatchObject({ email: addr, email_confirmed_at: null, name: 'New' });
+    expect(user).toMatchObject({ email: null, email_confirmed_at: null, name: 'New' });
+    expect(user.identities).toEqual([expect.objectContaining({ provider: 'microsoft', email: addr })]);
+    // The address stays free for its owner.
+    expect((await call(t, 'POST', 'signup', { email: addr, password: 'correct horse battery' })).statusCode).toBe(200);
   });
 });
 
@@ -455,8 +496,9 @@ describe('GitHub (OAuth 2, GitHub API shape)', () => {
     gh.emails = [{ email: 'public@example.com', primary: true, verified: false, visibility: 'public' }];
     const res = await signInWith('github');
     const user = await me(res.fragment.get('access_token') ?? '');
-    expect(user.email).toBe('public@example.com');
+    expect(user.email).toBeNull();
     expect(user.email_confirmed_at).toBeNull();
+    expect(user.identities).toEqual([expect.objectContaining({ provider: 'github', email: 'public@example.com' })]);
   });
 });
 

@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../http/server.js';
 import { clientOf } from '../guards.js';
-import { BINDING_COOKIE, type OAuthService, type Redirect } from './service.js';
+import { AUTH_DOCS } from '../responses.js';
+import type { OAuthService, Redirect } from './service.js';
 
 export const StartQuery = Type.Object({ redirect_url: Type.Optional(Type.String({ maxLength: 2048 })) });
 type Params = { provider: string };
@@ -19,7 +20,7 @@ export function readCookie(header: string | undefined, name: string): string | n
 
 /** Query or form fields as plain strings: a repeated field counts once, anything else is dropped. */
 function fields(source: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = Object.create(null);
   if (!source || typeof source !== 'object') return out;
   for (const [k, v] of Object.entries(source as Record<string, unknown>)) {
     const value = Array.isArray(v) ? v[0] : v;
@@ -49,17 +50,17 @@ export function registerOAuthRoutes(app: App, oauth: OAuthService): void {
         await oauth.callback(
           req.params.provider,
           fields(req.method === 'POST' ? req.body : req.query),
-          readCookie(req.headers.cookie, BINDING_COOKIE),
+          readCookie(req.headers.cookie, oauth.cookieName),
           clientOf(req),
         ),
       );
     scope.get(
       '/v1/auth/oauth/:provider',
-      { schema: { querystring: StartQuery }, config: { redirect: true } },
+      { schema: { querystring: StartQuery, ...AUTH_DOCS.oauthStart }, config: { redirect: true } },
       async (req: FastifyRequest<{ Params: Params; Querystring: typeof StartQuery.static }>, reply) =>
-        go(reply, await oauth.start(req.params.provider, req.query.redirect_url, readCookie(req.headers.cookie, BINDING_COOKIE))),
+        go(reply, await oauth.start(req.params.provider, req.query.redirect_url, readCookie(req.headers.cookie, oauth.cookieName))),
     );
-    scope.get('/v1/auth/oauth/:provider/callback', { config: { redirect: true } }, callback);
-    scope.post('/v1/auth/oauth/:provider/callback', { config: { redirect: true } }, callback);
+    scope.get('/v1/auth/oauth/:provider/callback', { schema: AUTH_DOCS.oauthCallback, config: { redirect: true } }, callback);
+    scope.post('/v1/auth/oauth/:provider/callback', { schema: AUTH_DOCS.oauthCallback, config: { redirect: true } }, callback);
   });
 }

@@ -54,10 +54,14 @@ const badState = (why: string) => new ApiError('invalid_state', `The sign-in sta
  * @example const oauth = oauthService(deps, sessions, endpoints); const r = await oauth.start('github', url, cookie);
  */
 export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints: OAuthEndpoints) {
-  const { db, clock, settings, tokens, log } = deps;
+  const { db, clock, settings, tokens, log, accounts } = deps;
   const clients = new Map<ProviderId, { key: string; config: Promise<oidc.Configuration>; at: number }>();
-  const cookiePath = `${new URL(tokens.issuer).pathname.replace(/\/+$/, '')}/oauth`;
   const secureCookie = new URL(tokens.issuer).protocol === 'https:';
+  // Over https the binding cookie is `__Host-` (Secure, Path=/, no Domain): no sibling
+  // subdomain and no plain-http page of the host can set it. Plain http (local development)
+  // cannot have that guarantee, so there a browser's cookie is never adopted as a binding.
+  const cookieName = secureCookie ? `__Host-${BINDING_COOKIE}` : BINDING_COOKIE;
+  const cookiePath = secureCookie ? '/' : `${new URL(tokens.issuer).pathname.replace(/\/+$/, '')}/oauth`;
 
   const redirectUri = (id: ProviderId) => `${tokens.issuer}/oauth/${id}/callback`;
   const context = (id: ProviderId): ProviderContext => ({ ...endpoints[id], now: () => clock.now() });
@@ -92,15 +96,20 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
   }
 
   function bindingCookie(value: string): string {
-    const attrs = [`${BINDING_COOKIE}=${value}`, `Path=${cookiePath}`, `Max-Age=${STATE_TTL_SECONDS}`, 'HttpOnly'];
+    const attrs = [`${cookieName}=${value}`, `Path=${cookiePath}`, `Max-Age=${STATE_TTL_SECONDS}`, 'HttpOnly'];
     // Apple answers with a cross-site POST (form_post): only SameSite=None cookies come along,
     // and those need Secure. Over plain http (local development) Lax is what browsers allow.
     attrs.push(secureCookie ? 'Secure; SameSite=None' : 'SameSite=Lax');
     return attrs.join('; ');
   }
 
-  /** Finds the user for a provider profile, else links by verified email, else creates one. */
-  async function userFor(tx: Queryable, id: ProviderId, profile: Profile, now: string): Promise<string> {
+  /**
+   * Finds the user for a provider profile, else links by verified email, else creates one.
+   * An email the provider does not vouch for is kept on the identity only: it never becomes
+   * the account's address, never links, and so never stands in the way of its real owner.
+   * Linking to an account whose address was unproven is its first proof (accounts.proveEmail).
+   */
+  async function userFor(tx: Queryable, id: ProviderId, profile: Profile, now: number): Promise<string> {
     let email: string | null = null;
     try {
       email = profile.email ? normalizeEmail(profile.email) : null;
@@ -110,82 +119,40 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
     const verified = email !== null && profile.emailVerified;
     const name = profile.name?.slice(0, 200) ?? null;
     const avatar = profile.avatar && /^https?:\/\//i.test(profile.avatar) && profile.avatar.length <= 2048 ? profile.avatar : null;
-
+    const identity = { provider: id, providerUserId: profile.id, email };
     const known = await tx.query<{ user_id: string }>(
       'select user_id from auth.identities where provider = $1 and provider_user_id = $2 for update',
       [id, profile.id],
     );
-    let userId = known.rows[0]?.user_id ?? null;
-    let created = false;
+    let userId: string | null = known.rows[0]?.user_id ?? null;
     if (userId) {
-      await tx.query('update auth.identities set email = coalesce($3, email) where provider = $1 and provider_user_id = $2', [
-        id,
-        profile.id,
-        verified ? email : null,
-      ]);
+      await tx.query('update auth.identities set email = $3 where provider = $1 and provider_user_id = $2', [id, profile.id, email]);
     } else {
+      let created = false;
       if (verified) {
-        const owner = await tx.query<{ id: string }>('select id from auth.users where email = $1 for update', [email]);
-        userId = owner.rows[0]?.id ?? null;
+        userId = (await tx.query<{ id: string }>('select id from auth.users where email = $1 for update', [email])).rows[0]?.id ?? null;
       }
       if (!userId) {
-        const made = await tx.query<{ id: string }>(
-          `insert into auth.users (email, email_confirmed_at, name, avatar, created_at, updated_at)
-           values ($1, $2::timestamptz, $3, $4, $5::timestamptz, $5::timestamptz) on conflict (email) do nothing returning id`,
-          [email, verified ? now : null, name, avatar, now],
-        );
-        userId = made.rows[0]?.id ?? null;
+        userId = await accounts.createUser(tx, { email: verified ? email : null, emailConfirmed: verified, name, avatar }, now);
         created = userId !== null;
-        if (!userId && verified) {
-          // Another request made the account with this email a moment ago: link to it.
-          userId = (await tx.query<{ id: string }>('select id from auth.users where email = $1 for update', [email])).rows[0]?.id ?? null;
-        }
-        if (!userId) {
-          // An address the provider does not vouch for, already used by an account here.
-          throw new FlowError(
-            'email_exists',
-            `An account with this email already exists, and ${id} does not confirm the address: sign in with your existing method.`,
-          );
-        }
+        // Another request made the account with this (verified) email a moment ago: link to it.
+        userId ??= (await tx.query<{ id: string }>('select id from auth.users where email = $1 for update', [email])).rows[0]?.id ?? null;
+        if (!userId) throw new FlowError('oauth_failed', `${id} sign-in could not be completed; try again.`);
       }
-      const linked = await tx.query<{ user_id: string }>(
-        `insert into auth.identities (user_id, provider, provider_user_id, email, created_at) values ($1, $2, $3, $4, $5::timestamptz)
-         on conflict (provider, provider_user_id) do nothing returning user_id`,
-        [userId, id, profile.id, email, now],
-      );
-      if (!linked.rows.length) {
-        // The same provider account signed in twice at once: keep the first link.
-        const first = (
-          await tx.query<{ user_id: string }>('select user_id from auth.identities where provider = $1 and provider_user_id = $2', [
-            id,
-            profile.id,
-          ])
-        ).rows[0].user_id;
-        // Only an account made by this request is dropped; one found by its email stays.
-        if (created && first !== userId) await tx.query('delete from auth.users where id = $1', [userId]);
-        userId = first;
-      }
+      const owner = await accounts.linkIdentity(tx, userId, identity, now);
+      // The same provider account signed in twice at once: the first link wins, and only an
+      // account made by this request is dropped (one found by its email stays).
+      if (owner !== userId && created) await tx.query('delete from auth.users where id = $1', [userId]);
+      userId = owner;
     }
-
-    const { rows } = await tx.query<{ email: string | null; confirmed: boolean }>(
-      'select email, email_confirmed_at is not null as confirmed from auth.users where id = $1 for update',
-      [userId],
-    );
-    if (verified && rows[0]?.email === email && !rows[0].confirmed) {
-      // The provider proves the address only now: a password set by whoever signed up with it
-      // (maybe not its owner) and the sessions it opened are dropped (API.md §4).
-      await tx.query('update auth.users set email_confirmed_at = $2::timestamptz, updated_at = $2::timestamptz where id = $1', [
-        userId,
-        now,
-      ]);
-      await tx.query('delete from auth.passwords where user_id = $1', [userId]);
-      await sessions.revoke(tx, userId);
+    if (verified && email) {
+      await accounts.proveEmail(tx, userId, email, { identity: { provider: id, providerUserId: profile.id } }, now);
     }
     // Name and picture fill what the user has not set; nothing else is touched.
     await tx.query(
       `update auth.users set name = coalesce(name, $2), avatar = coalesce(avatar, $3), updated_at = $4::timestamptz
        where id = $1 and ((name is null and $2::text is not null) or (avatar is null and $3::text is not null))`,
-      [userId, name, avatar, now],
+      [userId, name, avatar, iso(now)],
     );
     return userId;
   }
@@ -198,6 +165,8 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
   }
 
   return {
+    /** The name of the browser-binding cookie (`__Host-plinth_oauth` over https). */
+    cookieName,
     /** GET /v1/auth/oauth/{provider}?redirect_url=: 302 to the provider's consent screen. */
     async start(name: string, redirectUrl: unknown, cookie: string | null): Promise<Redirect> {
       const { provider, conf } = lookup(name);
@@ -216,7 +185,9 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
           status: 502,
         });
       }
-      const binding = cookie && BINDING.test(cookie) ? cookie : randomToken(32);
+      // Adopting a cookie the browser already has lets two sign-ins run in one browser; only a
+      // `__Host-` cookie can be trusted not to have been planted (login CSRF).
+      const binding = secureCookie && cookie && BINDING.test(cookie) ? cookie : randomToken(32);
       const jti = randomToken(32);
       const nonce = oidc.randomNonce();
       const verifier = provider.pkce ? oidc.randomPKCECodeVerifier() : null;
@@ -304,10 +275,10 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
           log.warn({ provider: id, err: (err as Error).message, code: (err as { code?: string }).code }, 'oauth: code exchange failed');
           throw new FlowError('oauth_failed', `${id} sign-in could not be completed; try again.`);
         }
-        const now = iso(clock.now());
+        const now = clock.now();
         const started = await db.transaction(async (tx) => {
           const userId = await userFor(tx, id, profile, now);
-          return { userId, ...(await sessions.start(tx, userId, who)) };
+          return { userId, ...(await accounts.startSession(tx, userId, who, now)) };
         });
         const session = await sessions.issue(started.userId, started.sessionId, started.refreshToken);
         return back(flow.redirect_url, {
@@ -318,6 +289,9 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
           expires_at: String(session.expires_at),
         });
       } catch (err) {
+        // A banned user goes back to the app like any other refusal after the state was trusted.
+        if (err instanceof ApiError && err.code === 'user_banned')
+          return back(flow.redirect_url, { error: err.code, error_description: err.message });
         if (!(err instanceof FlowError)) throw err;
         return back(flow.redirect_url, { error: err.code, error_description: err.message });
       }

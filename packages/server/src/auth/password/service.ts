@@ -1,12 +1,12 @@
 import type { Session, User } from '@plinth/shared';
-import { DbError } from '../../db/index.js';
+import { DbError, type Queryable } from '../../db/index.js';
 import { ApiError } from '../../http/errors.js';
+import { decoyUser, findCredentials, findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { queueAuthEmail, linkWithToken } from '../mail.js';
 import { consumeOneTimeToken, issueOneTimeToken } from '../one-time.js';
 import type { SessionService } from '../sessions/service.js';
-import { decoyUser, findCredentials, findUser } from '../users/repo.js';
-import { checkPassword, iso, normalizeEmail } from '../validate.js';
+import { checkPassword, checkUserData, iso, normalizeEmail } from '../validate.js';
 
 export interface SignUpInput {
   email: unknown;
@@ -22,7 +22,18 @@ const INVALID_CREDENTIALS = 'The email or password is wrong.';
  * @example const pw = passwordService(deps, sessions); await pw.signIn({ email, password }, { ip, userAgent: null });
  */
 export function passwordService(deps: AuthDeps, sessions: SessionService) {
-  const { db, clock, hasher, limits, settings, outbox } = deps;
+  const { db, clock, hasher, limits, settings, outbox, accounts } = deps;
+
+  /** A verification link for a sign-up, bound to the password that sign-up chose; mailed when `mail`. */
+  async function sendVerification(tx: Queryable, userId: string, email: string, page: string, hash: string, now: number, mail: boolean) {
+    const raw = await issueOneTimeToken(
+      tx,
+      { kind: 'verification', userId, email, ttlMs: deps.config.verificationTtlMs, payload: { password_hash: hash }, keepEarlier: true },
+      now,
+    );
+    if (mail) await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw));
+    return mail;
+  }
 
   function assertEnabled() {
     if (!settings.auth().email_password_enabled)
@@ -45,45 +56,35 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
       const hash = await hasher.hash(password);
       const now = clock.now();
       let queued = false;
+      const data = checkUserData(input.data);
       const result = await db.transaction(async (tx) => {
-        const inserted = await tx.query<{ id: string }>(
-          `insert into auth.users (email, data, created_at, updated_at) values ($1, $2::jsonb, $3::timestamptz, $3::timestamptz)
-           on conflict (email) do nothing returning id`,
-          [email, JSON.stringify(input.data ?? {}), iso(now)],
-        );
-        const id = inserted.rows[0]?.id;
+        const id = await accounts.createUser(tx, { email, data }, now);
         if (!id) {
           if (!confirm) throw new ApiError('email_exists', 'An account with this email already exists; sign in instead.');
-          // Answer as for a new account (no enumeration); an unconfirmed owner gets a fresh link.
+          // Answer as for a new account (no enumeration). An unconfirmed address gets a link
+          // of its own carrying THIS sign-up's password: whoever proves the address with it
+          // gets this password, and the password stored by an earlier sign-up (maybe not the
+          // owner's) does not survive the proof (accounts.proveEmail).
+          // The link is made even when the mail is not sent (one a minute per address): then
+          // this sign-up still counts as pending, and a resent link binds no one's password.
           const existing = await findCredentials(tx, email);
-          if (existing && !existing.confirmed && page && (await limits.tryEmail(email))) {
-            const raw = await issueOneTimeToken(
-              tx,
-              { kind: 'verification', userId: existing.id, email, ttlMs: deps.config.verificationTtlMs },
-              now,
-            );
-            await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw));
-            queued = true;
+          if (existing && !existing.confirmed && page) {
+            queued = await sendVerification(tx, existing.id, email, page, hash, now, await limits.tryEmail(email));
           }
           return { userId: null, session: null };
         }
         await tx.query('insert into auth.passwords (user_id, hash, updated_at) values ($1, $2, $3::timestamptz)', [id, hash, iso(now)]);
-        await tx.query(
-          `insert into auth.identities (user_id, provider, provider_user_id, email, created_at) values ($1, 'email', $2, $3, $4::timestamptz)`,
-          [id, id, email, iso(now)],
-        );
+        await accounts.linkEmail(tx, id, email, now);
         if (confirm) {
           // Settings require email_verification_url while confirmation is on; without a page
           // there is no link to send, but still no session before the address is proven.
           if (page) {
             await limits.tryEmail(email); // counted, never refused: this address has had no mail yet
-            const raw = await issueOneTimeToken(tx, { kind: 'verification', userId: id, email, ttlMs: deps.config.verificationTtlMs }, now);
-            await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw));
-            queued = true;
+            queued = await sendVerification(tx, id, email, page, hash, now, true);
           }
           return { userId: id, session: null };
         }
-        return { userId: id, session: await sessions.start(tx, id, client) };
+        return { userId: id, session: await accounts.startSession(tx, id, client, now) };
       });
       if (queued) outbox.kick();
       if (!result.userId) return { user: decoyUser(email, iso(now)), session: null };
@@ -115,7 +116,10 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
       return sessions.signIn(found.id, client);
     },
 
-    /** 200 always (unknown emails alike); 429 after too many emails to one address. */
+    /**
+     * 200 always (unknown emails alike); 429 after too many emails to one address. The answer
+     * goes before the work, so a known address takes no longer to answer than an unknown one.
+     */
     async forgotPassword(input: { email: unknown }): Promise<void> {
       assertEnabled();
       const email = normalizeEmail(input.email);
@@ -125,16 +129,22 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
         deps.log.warn('forgot-password: no password_reset_url is configured; no email sent');
         return;
       }
-      const found = await findCredentials(db, email);
-      if (!found) return;
-      await db.transaction(async (tx) => {
-        const raw = await issueOneTimeToken(tx, { kind: 'reset', userId: found.id, email, ttlMs: deps.config.resetTtlMs }, clock.now());
-        await queueAuthEmail(outbox, tx, 'reset', email, linkWithToken(page, raw));
+      deps.later(async () => {
+        const found = await findCredentials(db, email);
+        if (!found) return;
+        await db.transaction(async (tx) => {
+          const raw = await issueOneTimeToken(tx, { kind: 'reset', userId: found.id, email, ttlMs: deps.config.resetTtlMs }, clock.now());
+          await queueAuthEmail(outbox, tx, 'reset', email, linkWithToken(page, raw));
+        });
+        outbox.kick();
       });
-      outbox.kick();
     },
 
-    /** 200 `{user}`; every session of the user is ended (the caller has none). */
+    /**
+     * 200 `{user}`. The link proves the address: at its first proof everything attached before
+     * goes but the new password; either way every session of the user ends and the other
+     * reset links die. A link mailed to an address the account no longer has is void.
+     */
     async resetPassword(input: { token: unknown; password: unknown }): Promise<{ user: User }> {
       assertEnabled();
       const password = checkPassword(input.password, settings.auth().min_password_length);
@@ -143,18 +153,12 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
       const userId = await db
         .transaction(async (tx) => {
           const used = await consumeOneTimeToken(tx, input.token, ['reset'], now);
-          if (!used?.userId) return null;
-          await tx.query(
-            `insert into auth.passwords (user_id, hash, updated_at) values ($1, $2, $3::timestamptz)
-           on conflict (user_id) do update set hash = excluded.hash, updated_at = excluded.updated_at`,
-            [used.userId, hash, iso(now)],
-          );
-          // The link proved the address: a reset also confirms it.
-          await tx.query(
-            'update auth.users set email_confirmed_at = coalesce(email_confirmed_at, $2::timestamptz), updated_at = $2::timestamptz where id = $1 and email = $3',
-            [used.userId, iso(now), used.email],
-          );
-          await sessions.revoke(tx, used.userId);
+          if (!used?.userId || !used.email) return null;
+          const proof = await accounts.proveEmail(tx, used.userId, used.email, { passwordHash: hash }, now);
+          if (proof === 'moved') return null;
+          if (proof === 'already') await accounts.setPassword(tx, used.userId, hash, now);
+          await accounts.revokeSessions(tx, used.userId, {}, now);
+          await tx.query(`delete from auth.one_time_tokens where user_id = $1 and kind = 'reset' and consumed_at is null`, [used.userId]);
           return used.userId;
         })
         .catch((err) => {

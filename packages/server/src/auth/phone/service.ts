@@ -31,7 +31,7 @@ const codeHash = (phone: string, code: string) => sha256(`${phone}:${code}`);
  * @example const phone = phoneService(deps, sessions); await phone.sendCode({ phone: '+46701234567' }, client);
  */
 export function phoneService(deps: AuthDeps, sessions: SessionService) {
-  const { db, clock, settings, limits, outbox, config } = deps;
+  const { db, clock, settings, limits, outbox, config, accounts } = deps;
 
   return {
     /** 200 `{sent: true}`; makes a user without email for an unknown number. */
@@ -48,17 +48,10 @@ export function phoneService(deps: AuthDeps, sessions: SessionService) {
       const code = randomDigits(6);
       const now = clock.now();
       await db.transaction(async (tx) => {
-        await tx.query(
-          `insert into auth.users (phone, created_at, updated_at) values ($1, $2::timestamptz, $2::timestamptz) on conflict (phone) do nothing`,
-          [phone, iso(now)],
-        );
+        await accounts.createUser(tx, { phone }, now);
         const { rows } = await tx.query<{ id: string }>('select id from auth.users where phone = $1', [phone]);
         const userId = rows[0].id;
-        await tx.query(
-          `insert into auth.identities (user_id, provider, provider_user_id, created_at) values ($1, 'phone', $2, $3::timestamptz)
-           on conflict (provider, provider_user_id) do nothing`,
-          [userId, phone, iso(now)],
-        );
+        await accounts.linkIdentity(tx, userId, { provider: 'phone', providerUserId: phone, email: null }, now);
         // One live code per number: this one replaces any earlier one, and its tries start at 0.
         await tx.query(
           `insert into auth.phone_codes (phone, user_id, code_hash, attempts, created_at, expires_at)
@@ -109,7 +102,7 @@ export function phoneService(deps: AuthDeps, sessions: SessionService) {
           [row.user_id, iso(now), phone],
         );
         if (!confirmed.rows.length) return { error: 'invalid_code' as const };
-        return { userId: row.user_id, ...(await sessions.start(tx, row.user_id, client)) };
+        return { userId: row.user_id, ...(await accounts.startSession(tx, row.user_id, client, now)) };
       });
       if ('error' in outcome) {
         if (outcome.error === 'code_expired')

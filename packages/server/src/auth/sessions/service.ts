@@ -1,13 +1,12 @@
 import type { Session, User } from '@plinth/shared';
-import type { Queryable } from '../../db/index.js';
 import { ApiError } from '../../http/errors.js';
 import { randomToken, sha256 } from '../../lib/crypto.js';
+import { banned, findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
-import { findUser } from '../users/repo.js';
 import { iso } from '../validate.js';
 import { decideRefresh, openSuccessor, sealSuccessor } from './refresh.js';
 
-type Deps = Pick<AuthDeps, 'db' | 'tokens' | 'clock' | 'settings' | 'config'>;
+type Deps = Pick<AuthDeps, 'db' | 'tokens' | 'clock' | 'settings' | 'config' | 'accounts'>;
 
 interface StateRow {
   session_id: string;
@@ -17,12 +16,13 @@ interface StateRow {
   rotated_at: number | null;
   session_revoked_at: number | null;
   session_active_at: number;
+  banned_until: number | null;
 }
 
 const ms = (col: string) => `(extract(epoch from ${col}) * 1000)::float8`;
 const STATE_SQL = `select t.session_id, s.user_id, t.revoked, t.successor_enc, ${ms('t.rotated_at')} as rotated_at,
-  ${ms('s.revoked_at')} as session_revoked_at, ${ms('s.refreshed_at')} as session_active_at
-  from auth.refresh_tokens t join auth.sessions s on s.id = t.session_id where t.hash = $1`;
+  ${ms('s.revoked_at')} as session_revoked_at, ${ms('s.refreshed_at')} as session_active_at, ${ms('u.banned_until')} as banned_until
+  from auth.refresh_tokens t join auth.sessions s on s.id = t.session_id join auth.users u on u.id = s.user_id where t.hash = $1`;
 const MAX_CHAIN = 8;
 
 interface SignedAccess {
@@ -62,27 +62,22 @@ const invalid = (why = 'The refresh token is invalid or the session has ended; s
 export function sessionService(deps: Deps) {
   const { db, clock } = deps;
 
-  /** Opens a session in the caller's transaction; returns its id and first refresh token. */
-  async function start(tx: Queryable, userId: string, client: ClientInfo): Promise<{ sessionId: string; refreshToken: string }> {
-    const now = iso(clock.now());
-    const { rows } = await tx.query<{ id: string }>(
-      `insert into auth.sessions (user_id, user_agent, ip, created_at, refreshed_at) values ($1, $2, $3, $4::timestamptz, $4::timestamptz) returning id`,
-      [userId, client.userAgent?.slice(0, 512) ?? null, client.ip, now],
-    );
-    const refreshToken = randomToken(32);
-    await tx.query('insert into auth.refresh_tokens (hash, session_id, created_at) values ($1, $2, $3::timestamptz)', [
-      sha256(refreshToken),
-      rows[0].id,
-      now,
-    ]);
-    await tx.query('update auth.users set last_sign_in_at = $2::timestamptz where id = $1', [userId, now]);
-    return { sessionId: rows[0].id, refreshToken };
-  }
-
   /** An access token for `sessionId` that lives `session_duration_seconds`. */
   async function signAccess(user: User, sessionId: string): Promise<SignedAccess> {
     const ttl = deps.settings.auth().session_duration_seconds;
-    const { token, exp } = await deps.tokens.sign({ sub: user.id, email: user.email, phone: user.phone, session_id: sessionId }, ttl);
+    // `email_verified` / `phone_verified`: a policy on auth.jwt()->>'email' must be able to tell
+    // an address the user proved from one they only typed.
+    const { token, exp } = await deps.tokens.sign(
+      {
+        sub: user.id,
+        email: user.email,
+        email_verified: user.email !== null && user.email_confirmed_at !== null,
+        phone: user.phone,
+        phone_verified: user.phone !== null && user.phone_confirmed_at !== null,
+        session_id: sessionId,
+      },
+      ttl,
+    );
     return { token, exp, ttl };
   }
 
@@ -90,21 +85,6 @@ export function sessionService(deps: Deps) {
   async function tokenSet(user: User, sessionId: string, refreshToken: string, access?: SignedAccess): Promise<Session> {
     const { token, exp, ttl } = access ?? (await signAccess(user, sessionId));
     return { access_token: token, token_type: 'bearer', expires_in: ttl, expires_at: exp, refresh_token: refreshToken, user };
-  }
-
-  /** Ends sessions of a user (all, or one, or all but one) and kills their refresh tokens. */
-  async function revoke(tx: Queryable, userId: string, which: { only?: string; except?: string } = {}): Promise<void> {
-    const { rows } = await tx.query<{ id: string }>(
-      `update auth.sessions set revoked_at = $2::timestamptz
-       where user_id = $1 and revoked_at is null and ($3::uuid is null or id = $3::uuid) and ($4::uuid is null or id <> $4::uuid)
-       returning id`,
-      [userId, iso(clock.now()), which.only ?? null, which.except ?? null],
-    );
-    if (rows.length) {
-      await tx.query('update auth.refresh_tokens set revoked = true, successor_enc = null where session_id = any($1::uuid[])', [
-        rows.map((r) => r.id),
-      ]);
-    }
   }
 
   async function state(hash: string): Promise<StateRow | null> {
@@ -160,13 +140,11 @@ export function sessionService(deps: Deps) {
   }
 
   return {
-    start,
     tokenSet,
-    revoke,
 
     /** A new session for a user whose credentials were just proven. */
     async signIn(userId: string, client: ClientInfo): Promise<Session> {
-      const { sessionId, refreshToken } = await db.transaction((tx) => start(tx, userId, client));
+      const { sessionId, refreshToken } = await db.transaction((tx) => deps.accounts.startSession(tx, userId, client, clock.now()));
       return this.issue(userId, sessionId, refreshToken);
     },
 
@@ -187,6 +165,7 @@ export function sessionService(deps: Deps) {
       for (let attempt = 0; attempt < 3; attempt++) {
         const row = await state(hash);
         if (!row) throw invalid();
+        if (row.banned_until !== null && row.banned_until > clock.now() && !row.revoked && row.session_revoked_at === null) throw banned();
         const decision = decideRefresh(
           {
             revoked: row.revoked,
@@ -203,7 +182,7 @@ export function sessionService(deps: Deps) {
               decision.reason === 'session_expired' ? 'The session expired after 30 days without use; sign in again.' : undefined,
             );
           case 'revoke-family':
-            await db.transaction((tx) => revoke(tx, row.user_id, { only: row.session_id }));
+            await db.transaction((tx) => deps.accounts.revokeSessions(tx, row.user_id, { only: row.session_id }, clock.now()));
             throw new ApiError('refresh_token_reused', 'This refresh token was already used; the session has been ended. Sign in again.');
           case 'return-active': {
             const set = await active(raw, hash, row.successor_enc);
@@ -229,7 +208,9 @@ export function sessionService(deps: Deps) {
     /** POST /v1/auth/signout: this session, or every session of the user. Idempotent. */
     async signOut(userId: string, sessionId: string | null, scope: 'local' | 'global'): Promise<void> {
       if (scope === 'local' && !sessionId) return;
-      await db.transaction((tx) => revoke(tx, userId, scope === 'local' ? { only: sessionId ?? undefined } : {}));
+      await db.transaction((tx) =>
+        deps.accounts.revokeSessions(tx, userId, scope === 'local' ? { only: sessionId ?? undefined } : {}, clock.now()),
+      );
     },
 
     /** Whether the access token's session is still open (auth endpoints check; REST trusts the JWT until it expires). */

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/errors.js';
-import type { SignedIn } from '../guards.js';
+import { clientOf, type SignedIn } from '../guards.js';
 import type { UserService } from './service.js';
 
 const Nullable = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()]);
@@ -12,6 +12,9 @@ export const UserPatchBody = Type.Object(
     name: Type.Optional(Nullable(200)),
     avatar: Type.Optional(Nullable(2048)),
     emailRedirectTo: Type.Optional(Type.String({ maxLength: 2048 })),
+    /** Reauthentication for a password or email change without a recent sign-in. */
+    current_password: Type.Optional(Type.String({ maxLength: 4096 })),
+    nonce: Type.Optional(Type.String({ maxLength: 16 })),
   },
   { additionalProperties: false },
 );
@@ -27,7 +30,8 @@ export function userHandlers(users: UserService) {
     get: (req: FastifyRequest) => users.get(signedIn(req).userId),
     patch: (req: FastifyRequest<{ Body: typeof UserPatchBody.static }>) => {
       const who = signedIn(req);
-      return users.update(who.userId, who.sessionId, req.body);
+      return users.update(who.userId, who.sessionId, req.body, clientOf(req));
     },
+    reauthenticate: (req: FastifyRequest) => users.reauthenticate(signedIn(req).userId, clientOf(req)),
   };
 }

@@ -1,13 +1,13 @@
 import type { User } from '@plinth/shared';
 import { ApiError } from '../../http/errors.js';
-import type { AuthDeps } from '../deps.js';
+import { findUser } from '../accounts/index.js';
+import type { AuthDeps, ClientInfo } from '../deps.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';
 import { issueOneTimeToken } from '../one-time.js';
-import type { SessionService } from '../sessions/service.js';
-import { checkPassword, iso, normalizeEmail } from '../validate.js';
-import { findUser } from './repo.js';
+import { checkPassword, normalizeEmail, storableText } from '../validate.js';
+import { type ReauthProof, reauthService } from './reauth.js';
 
-export interface UserPatch {
+export interface UserPatch extends ReauthProof {
   email?: unknown;
   password?: unknown;
   name?: unknown;
@@ -23,16 +23,39 @@ function text(value: unknown, field: string, max: number): string | null {
       { field, message: 'is invalid' },
     ]);
   }
+  if (!storableText(value)) {
+    throw new ApiError('invalid_value', `${field} must not contain NUL characters or unpaired surrogates.`, [
+      { field, message: 'has characters that cannot be stored' },
+    ]);
+  }
   return value;
 }
 
-/**
- * The signed-in user's own record: GET and PATCH /v1/auth/user.
- * @example const users = userService(deps, sessions); await users.update(sub, sessionId, { name: 'Ann' });
- */
-export function userService(deps: AuthDeps, sessions: SessionService) {
-  const { db, clock, settings, outbox, hasher, limits } = deps;
+/** An avatar is a picture URL an app will put in `<img src>`: http(s) only, never `javascript:` or `data:`. */
+function avatarUrl(value: unknown): string | null {
+  const v = text(value, 'avatar', 2048);
+  if (v === null) return null;
+  let ok = false;
+  try {
+    const u = new URL(v);
+    ok = (u.protocol === 'https:' || u.protocol === 'http:') && !u.username && !u.password;
+  } catch {
+    ok = false;
+  }
+  if (!ok)
+    throw new ApiError('invalid_request', 'avatar must be an http(s) URL, or null.', [
+      { field: 'avatar', message: 'must be an http(s) URL' },
+    ]);
+  return v;
+}
 
+/**
+ * The signed-in user's own record: GET and PATCH /v1/auth/user, POST /v1/auth/reauthenticate.
+ * @example const users = userService(deps); await users.update(sub, sessionId, { name: 'Ann' }, client);
+ */
+export function userService(deps: AuthDeps) {
+  const { db, clock, settings, outbox, hasher, limits, accounts } = deps;
+  const reauth = reauthService(deps);
   return {
     async get(userId: string): Promise<User> {
       const user = await findUser(db, userId);
@@ -40,17 +63,22 @@ export function userService(deps: AuthDeps, sessions: SessionService) {
       return user;
     },
 
+    /** POST /v1/auth/reauthenticate: a code to the confirmed email or phone, for `nonce`. */
+    reauthenticate: (userId: string, client: ClientInfo) => reauth.sendCode(userId, client),
+
     /**
-     * Name and avatar change at once; a password change ends the user's other sessions; an
-     * email change (or a first email) takes effect only when the link sent to the new
-     * address is used (verify-email), so the address is proven before it is trusted.
+     * Name and avatar change at once. The password and the email change only after
+     * reauthentication (a recent sign-in, the current password, or a code): a stolen access
+     * token is not a permanent takeover. A password change ends the user's other sessions; an
+     * email change (or a first email) takes effect only when the link sent to the new address
+     * is used, and the old address is told. Whether the new address is taken is not said here
+     * (409 at the link), so this cannot be used to find accounts.
      */
-    async update(userId: string, sessionId: string | null, patch: UserPatch): Promise<User> {
+    async update(userId: string, sessionId: string | null, patch: UserPatch, client: ClientInfo): Promise<User> {
       const s = settings.auth();
       const name = patch.name === undefined ? undefined : text(patch.name, 'name', 200);
-      const avatar = patch.avatar === undefined ? undefined : text(patch.avatar, 'avatar', 2048);
+      const avatar = patch.avatar === undefined ? undefined : avatarUrl(patch.avatar);
       const password = patch.password === undefined ? undefined : checkPassword(patch.password, s.min_password_length);
-      const hash = password === undefined ? undefined : await hasher.hash(password);
       const current = await findUser(db, userId);
       if (!current) throw new ApiError('user_not_found', 'The user of this access token no longer exists.');
       let newEmail: string | null = null;
@@ -70,36 +98,39 @@ export function userService(deps: AuthDeps, sessions: SessionService) {
               'Changing the email needs the email_verification_url auth setting (the page that receives ?token=).',
             );
           }
-          const taken = await db.query('select 1 from auth.users where email = $1 and id <> $2', [email, userId]);
-          if (taken.rows.length) throw new ApiError('email_exists', 'Another account already uses this email.');
-          await limits.assertEmail(email);
         }
       }
-      const now = iso(clock.now());
+      if (password !== undefined || newEmail) await reauth.assert(userId, sessionId, patch, client);
+      if (newEmail) await limits.assertEmail(newEmail);
+      const hash = password === undefined ? undefined : await hasher.hash(password);
+      const now = clock.now();
       await db.transaction(async (tx) => {
         if (name !== undefined || avatar !== undefined) {
           await tx.query(
             `update auth.users set name = case when $2 then $3 else name end, avatar = case when $4 then $5 else avatar end, updated_at = $6::timestamptz where id = $1`,
-            [userId, name !== undefined, name ?? null, avatar !== undefined, avatar ?? null, now],
+            [userId, name !== undefined, name ?? null, avatar !== undefined, avatar ?? null, new Date(now).toISOString()],
           );
         }
         if (hash !== undefined) {
-          await tx.query(
-            `insert into auth.passwords (user_id, hash, updated_at) values ($1, $2, $3::timestamptz)
-             on conflict (user_id) do update set hash = excluded.hash, updated_at = excluded.updated_at`,
-            [userId, hash, now],
-          );
-          await tx.query('update auth.users set updated_at = $2::timestamptz where id = $1', [userId, now]);
+          await accounts.setPassword(tx, userId, hash, now);
           // Whoever else held a session with the old password loses it; this one stays.
-          await sessions.revoke(tx, userId, sessionId ? { except: sessionId } : {});
+          await accounts.revokeSessions(tx, userId, sessionId ? { except: sessionId } : {}, now);
         }
         if (newEmail && page) {
           const raw = await issueOneTimeToken(
             tx,
             { kind: 'email_change', userId, email: newEmail, ttlMs: deps.config.verificationTtlMs, payload: { email: newEmail } },
-            clock.now(),
+            now,
           );
           await queueAuthEmail(outbox, tx, 'email_change', newEmail, linkWithToken(page, raw));
+          if (current.email && current.email_confirmed_at) {
+            await outbox.enqueue(tx, {
+              channel: 'email',
+              kind: 'email_change_notice',
+              to: current.email,
+              data: { email: current.email, new_email: newEmail },
+            });
+          }
         }
       });
       if (newEmail) outbox.kick();

@@ -25,7 +25,12 @@ describe('GET /v1/auth/user', () => {
     ['no token', () => t.as.anon, 401, 'unauthorized'],
     ['the secret key', () => t.as.service, 401, 'unauthorized'],
     ['a garbage token', () => asUser(t, 'eyJhbGciOiJFUzI1NiJ9.e30.xx'), 401, 'invalid_token'],
-    ['a token of no session', async () => asUser(t, await t.mintToken(crypto.randomUUID())), 401, 'invalid_token'],
+    [
+      'a token of no session',
+      async () => asUser(t, (await t.tokens.sign({ sub: crypto.randomUUID(), session_id: crypto.randomUUID() }, 3600)).token),
+      401,
+      'invalid_token',
+    ],
   ])('refuses %s', async (_name, headers, status, errorCode) => {
     const res = await t.app.inject({ url: '/v1/auth/user', headers: await headers() });
     expect(code(res)).toEqual([status, errorCode]);
@@ -86,8 +91,10 @@ describe('PATCH /v1/auth/user', () => {
   });
 
   it.each<[string, (taken: string) => unknown, number, string]>([
-    ['an email of another account', (taken) => ({ email: taken }), 409, 'email_exists'],
     ['a malformed email', () => ({ email: 'nope' }), 400, 'invalid_email'],
+    ['an address list posing as one address', () => ({ email: 'root,victim@example.com' }), 400, 'invalid_email'],
+    ['an avatar that is not an http(s) URL', () => ({ avatar: 'javascript:alert(1)' }), 400, 'invalid_request'],
+    ['a data: avatar', () => ({ avatar: 'data:image/svg+xml,<svg onload=alert(1)>' }), 400, 'invalid_request'],
     [
       'an emailRedirectTo outside the allowlist',
       () => ({ email: email(), emailRedirectTo: 'https://evil.example/' }),
@@ -101,6 +108,18 @@ describe('PATCH /v1/auth/user', () => {
     await signUp(t, taken);
     const { session } = await signUp(t, email());
     expect(code(await patch(session.access_token, body(taken)))).toEqual([status, errorCode]);
+  });
+
+  it('an email of another account answers like a free one (no enumeration); its link then answers 409 email_exists', async () => {
+    const taken = email('taken');
+    await signUp(t, taken);
+    const { session } = await signUp(t, email());
+    const res = await patch(session.access_token, { email: taken });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(code(await call(t, 'POST', 'verify-email', { token: await lastToken(t, taken, 'email_change') }))).toEqual([
+      409,
+      'email_exists',
+    ]);
   });
 
   it('needs a verification page for an email change', async () => {

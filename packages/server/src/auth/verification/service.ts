@@ -1,11 +1,11 @@
 import type { User } from '@plinth/shared';
 import { DbError } from '../../db/index.js';
 import { ApiError } from '../../http/errors.js';
+import { findCredentials, findUser } from '../accounts/index.js';
 import type { AuthDeps } from '../deps.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';
-import { consumeOneTimeToken, issueOneTimeToken } from '../one-time.js';
-import { findCredentials, findUser } from '../users/repo.js';
-import { iso, normalizeEmail } from '../validate.js';
+import { consumeOneTimeToken, issueOneTimeToken, pendingSignupPassword } from '../one-time.js';
+import { normalizeEmail } from '../validate.js';
 
 const TOKEN_INVALID = 'The verification link is invalid, expired or already used; ask for a new one.';
 
@@ -14,38 +14,24 @@ const TOKEN_INVALID = 'The verification link is invalid, expired or already used
  * @example const v = verificationService(deps); await v.verifyEmail({ token });
  */
 export function verificationService(deps: AuthDeps) {
-  const { db, clock, outbox, settings, limits } = deps;
-
+  const { db, clock, outbox, settings, limits, accounts } = deps;
   return {
     /**
-     * 200 `{user}`. A `verification` token confirms the address it was sent to; an
-     * `email_change` token moves the user to the new address, confirmed.
+     * 200 `{user}`. A `verification` token proves the address it was sent to (the password
+     * of the sign-up that asked for it is the one that survives); an `email_change` token
+     * moves the user to the new address, confirmed.
      */
     async verifyEmail(input: { token: unknown }): Promise<{ user: User }> {
       const now = clock.now();
       const userId = await db
         .transaction(async (tx) => {
           const used = await consumeOneTimeToken(tx, input.token, ['verification', 'email_change'], now);
-          if (!used?.userId) return null;
+          if (!used?.userId || !used.email) return null;
           if (used.kind === 'verification') {
-            // Only while the address is still the one the link went to.
-            const { rows } = await tx.query(
-              'update auth.users set email_confirmed_at = coalesce(email_confirmed_at, $2::timestamptz), updated_at = $2::timestamptz where id = $1 and email = $3 returning id',
-              [used.userId, iso(now), used.email],
-            );
-            return rows.length ? used.userId : null;
+            const proof = await accounts.proveEmail(tx, used.userId, used.email, { passwordHash: used.payload.password_hash ?? null }, now);
+            return proof === 'moved' ? null : used.userId;
           }
-          const next = used.payload.email;
-          await tx.query(
-            'update auth.users set email = $2, email_confirmed_at = $3::timestamptz, updated_at = $3::timestamptz where id = $1',
-            [used.userId, next, iso(now)],
-          );
-          await tx.query(`update auth.identities set email = $2 where user_id = $1 and provider = 'email'`, [used.userId, next]);
-          await tx.query(
-            `insert into auth.identities (user_id, provider, provider_user_id, email, created_at)
-             values ($1, 'email', $2, $3, $4::timestamptz) on conflict (provider, provider_user_id) do nothing`,
-            [used.userId, used.userId, next, iso(now)],
-          );
+          await accounts.changeEmail(tx, used.userId, used.payload.email, now);
           return used.userId;
         })
         .catch((err) => {
@@ -61,23 +47,46 @@ export function verificationService(deps: AuthDeps) {
       return { user };
     },
 
-    /** 200 always (unknown or already confirmed emails alike); 429 after too many emails to one address. */
+    /**
+     * 200 always (unknown or already confirmed emails alike); 429 after too many emails to one
+     * address. The link carries the password of the account's pending sign-up when there is
+     * exactly one (several sign-ups with different passwords: none survives the proof). The
+     * answer goes before the work, so known and unknown addresses take the same time.
+     */
     async resend(input: { email: unknown }): Promise<void> {
       const email = normalizeEmail(input.email);
       await limits.assertEmail(email);
       const page = settings.auth().email_verification_url;
       if (!page) return;
-      const found = await findCredentials(db, email);
-      if (!found || found.confirmed) return;
-      await db.transaction(async (tx) => {
-        const raw = await issueOneTimeToken(
-          tx,
-          { kind: 'verification', userId: found.id, email, ttlMs: deps.config.verificationTtlMs },
-          clock.now(),
-        );
-        await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw));
+      deps.later(async () => {
+        const found = await findCredentials(db, email);
+        if (!found || found.confirmed) return;
+        await db.transaction(async (tx) => {
+          const now = clock.now();
+          const hash = await pendingSignupPassword(tx, found.id, now);
+          // The fresh link replaces the earlier ones that bind the same password (the same
+          // sign-up); links of other sign-ups stay theirs.
+          await tx.query(
+            `delete from auth.one_time_tokens where user_id = $1 and kind = 'verification' and consumed_at is null
+             and (payload ->> 'password_hash') is not distinct from $2`,
+            [found.id, hash],
+          );
+          const raw = await issueOneTimeToken(
+            tx,
+            {
+              kind: 'verification',
+              userId: found.id,
+              email,
+              ttlMs: deps.config.verificationTtlMs,
+              payload: hash ? { password_hash: hash } : {},
+              keepEarlier: true,
+            },
+            now,
+          );
+          await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw));
+        });
+        outbox.kick();
       });
-      outbox.kick();
     },
   };
 }

@@ -4,24 +4,38 @@
 create schema if not exists plinth;
 create schema if not exists auth;
 
+-- Roles and memberships are the cluster's, not the database's: projects of other databases
+-- starting at the same moment may make the same ones (the advisory lock is per database), so
+-- "it exists already" is success.
 do $$
+declare
+  r text[];
 begin
-  if not exists (select 1 from pg_roles where rolname = 'anon') then
-    create role anon nologin noinherit;
-  end if;
-  if not exists (select 1 from pg_roles where rolname = 'authenticated') then
-    create role authenticated nologin noinherit;
-  end if;
-  if not exists (select 1 from pg_roles where rolname = 'service') then
-    create role service nologin noinherit bypassrls;
-  end if;
+  foreach r slice 1 in array array[['anon', 'nologin noinherit'], ['authenticated', 'nologin noinherit'],
+                                   ['service', 'nologin noinherit bypassrls']] loop
+    if not exists (select 1 from pg_roles where rolname = r[1]) then
+      begin
+        execute format('create role %I %s', r[1], r[2]);
+      exception when duplicate_object or unique_violation then
+        null;
+      end;
+    end if;
+  end loop;
 end
 $$;
 
 -- The connecting role switches to these per transaction (set_config('role', …, true)).
 do $$
+declare
+  r text;
 begin
-  execute format('grant anon, authenticated, service to %I', current_user);
+  foreach r in array array['anon', 'authenticated', 'service'] loop
+    begin
+      execute format('grant %I to %I', r, current_user);
+    exception when unique_violation then
+      null;
+    end;
+  end loop;
 end
 $$;
 
@@ -87,10 +101,19 @@ begin
 end
 $$;
 
-drop event trigger if exists plinth_ddl_end;
-create event trigger plinth_ddl_end on ddl_command_end execute function plinth.on_ddl_end();
-drop event trigger if exists plinth_sql_drop;
-create event trigger plinth_sql_drop on sql_drop execute function plinth.on_sql_drop();
+-- Only a superuser may create event triggers (PostgreSQL 15+). A database owner without it
+-- (hosted PostgreSQL) gets neither trigger: plinth.secure_new_relations() and a catalog poll
+-- do their work instead (migration 0015, src/db/ddl-watch.ts). A superuser gets both, as before.
+do $$
+begin
+  drop event trigger if exists plinth_ddl_end;
+  create event trigger plinth_ddl_end on ddl_command_end execute function plinth.on_ddl_end();
+  drop event trigger if exists plinth_sql_drop;
+  create event trigger plinth_sql_drop on sql_drop execute function plinth.on_sql_drop();
+exception when insufficient_privilege then
+  null;
+end
+$$;
 
 -- Internal tables: not in public, no grants to the API roles, RLS on all the same.
 create table if not exists plinth.project_keys (

@@ -85,18 +85,36 @@ alter table auth.one_time_tokens enable row level security;
 -- The SQL runner's role (admin/sql.ts runs every script as it, search_path public, auth):
 -- everything in public, the user list, no secrets. BYPASSRLS so the project owner sees every
 -- row of their tables, as before; privileges, not RLS, keep the hash tables out of reach.
+-- Roles and memberships are the cluster's: another database's project may make the same ones
+-- at the same moment (see 0001).
 do $$
+declare
+  r text;
 begin
   if not exists (select 1 from pg_roles where rolname = 'plinth_sql') then
-    create role plinth_sql nologin noinherit bypassrls;
+    begin
+      create role plinth_sql nologin noinherit bypassrls;
+    exception when duplicate_object or unique_violation then
+      null;
+    end;
   end if;
-  execute format('grant plinth_sql to %I', current_user);
+  begin
+    execute format('grant plinth_sql to %I', current_user);
+  exception when unique_violation then
+    null;
+  end;
   execute format('grant create on database %I to plinth_sql', current_database());
+  -- So the owner can try policies in the runner: `set local role authenticated`.
+  foreach r in array array['anon', 'authenticated', 'service'] loop
+    begin
+      execute format('grant %I to plinth_sql', r);
+    exception when unique_violation then
+      null;
+    end;
+  end loop;
 end
 $$;
 
--- So the owner can try policies in the runner: `set local role authenticated`.
-grant anon, authenticated, service to plinth_sql;
 grant usage, create on schema public to plinth_sql;
 grant all on all tables in schema public to plinth_sql;
 grant all on all sequences in schema public to plinth_sql;
@@ -135,8 +153,16 @@ begin
   end loop;
 end
 $$;
-drop event trigger if exists plinth_public_owner;
-create event trigger plinth_public_owner on ddl_command_end execute function plinth.give_public_to_runner();
+-- Superuser only, like 0001's triggers; without it, plinth.secure_new_relations() (0015) hands
+-- new relations over instead.
+do $$
+begin
+  drop event trigger if exists plinth_public_owner;
+  create event trigger plinth_public_owner on ddl_command_end execute function plinth.give_public_to_runner();
+exception when insufficient_privilege then
+  null;
+end
+$$;
 
 -- Objects already in public when this migration runs (an upgraded project).
 do $$
@@ -150,7 +176,11 @@ begin
     where n.nspname = 'public' and c.relkind in ('r', 'p', 'v', 'm')
       and not exists (select 1 from pg_depend d where d.objid = c.oid and d.deptype = 'e')
   loop
-    execute format('alter %s %s owner to plinth_sql', r.kind, r.ident);
+    begin
+      execute format('alter %s %s owner to plinth_sql', r.kind, r.ident);
+    exception when insufficient_privilege then
+      null; -- owned by a role the connecting one is not a member of (not a superuser)
+    end;
   end loop;
 end
 $$;

@@ -33,10 +33,18 @@ begin
 end
 $$;
 
-drop event trigger if exists plinth_close_matviews;
-create event trigger plinth_close_matviews on ddl_command_end
-  when tag in ('CREATE MATERIALIZED VIEW')
-  execute function plinth.close_public_matviews();
+-- Superuser only, like 0001's triggers; without it, plinth.secure_new_relations() (0015) closes
+-- new materialized views instead.
+do $$
+begin
+  drop event trigger if exists plinth_close_matviews;
+  create event trigger plinth_close_matviews on ddl_command_end
+    when tag in ('CREATE MATERIALIZED VIEW')
+    execute function plinth.close_public_matviews();
+exception when insufficient_privilege then
+  null;
+end
+$$;
 
 -- Materialized views already in public when this migration runs (an upgraded project).
 do $$

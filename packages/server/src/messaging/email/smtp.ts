@@ -20,6 +20,12 @@ const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTim
 
 const SETUP_CODES = new Set([530, 534, 535, 538]);
 
+/** The bare address of a `From` like `Plinth <no-reply@example.com>` (the SMTP envelope sender). */
+function envelopeFrom(from: string): string {
+  const m = /<([^<>]+)>\s*$/.exec(from);
+  return (m ? m[1] : from).trim();
+}
+
 /**
  * An SMTP transport from `SMTP_URL` (`smtp://user:pass@host:587`, `smtps://…:465`; query
  * options as nodemailer reads them). Short timeouts: a dead server must not hold the outbox.
@@ -40,7 +46,14 @@ export function smtpTransport(url: string, headers: Record<string, string> = {})
   return {
     async send(mail) {
       try {
-        const info = await transport.sendMail({ ...mail, headers: { ...headers, ...mail.headers } });
+        // An address object, never a string: nodemailer parses a string as an address LIST
+        // (`root,victim@x` or `bcc:x,y@x` would reach someone else); an object is one mailbox.
+        const info = await transport.sendMail({
+          ...mail,
+          to: { name: '', address: mail.to },
+          envelope: { from: envelopeFrom(mail.from), to: [mail.to] },
+          headers: { ...headers, ...mail.headers },
+        });
         return { response: String(info.response ?? 'accepted') };
       } catch (err) {
         const e = err as { responseCode?: number; response?: string; code?: string; message?: string };

@@ -1,54 +1,110 @@
-/** `GET /api/v1/openapi.json`: OpenAPI 3.1 of every exposed table, rebuilt when the schema changes. */
-import type { PrincipalResolver } from '../../http/principal.js';
+/**
+ * `GET /api/v1/openapi.json`: OpenAPI 3.1 of the tables and of the routes other areas document
+ * (http/route-docs.ts), rebuilt when the schema changes. The public key and users see what their
+ * role may use (its privileges); the secret key sees everything, management routes included.
+ */
+import type { Db } from '../../db/index.js';
+import type { Principal, PrincipalResolver } from '../../http/principal.js';
+import { type RouteDocs, SECURITY_SCHEMES } from '../../http/route-docs.js';
 import type { App } from '../../http/server.js';
 import type { SchemaCache, SchemaSnapshot } from '../schema-cache/index.js';
+import { type RelationAccess, relationAccess } from './access.js';
 import { tablePaths } from './paths.js';
-import { type JsonSchema, tableSchema } from './schema.js';
+import { type JsonSchema, tableSchemas } from './schema.js';
 
-export { columnSchema, tableSchema, type JsonSchema } from './schema.js';
+export { columnSchema, tableSchemas, type JsonSchema } from './schema.js';
 
 export interface OpenApiDeps {
+  db: Db;
   schema: SchemaCache;
   resolvePrincipal: PrincipalResolver;
   /** `PUBLIC_URL`, the document's server. */
   publicUrl: string;
-  /** Path items other areas add (the auth endpoints), keyed by path; read once the routes are fixed. */
-  extraPaths?: () => Record<string, JsonSchema>;
+  /** The documented routes of the other areas; read once the routes are fixed. */
+  routeDocs?: () => RouteDocs;
 }
 
 const ERROR_BODY: JsonSchema = {
   type: 'object',
-  properties: { code: { type: 'string' }, message: { type: 'string' }, details: {} },
+  properties: {
+    code: { type: 'string', description: 'A stable code (docs/api.md §1).' },
+    message: { type: 'string' },
+    details: { description: 'More about the error, when there is more.' },
+  },
   required: ['code', 'message'],
 };
 
 const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
+/** Component keys must match `^[a-zA-Z0-9._-]+$`: odd table names get a safe, unique key. */
+function componentKeys(names: string[]): Map<string, { row: string; insert: string; update: string }> {
+  const taken = new Set<string>();
+  const out = new Map<string, { row: string; insert: string; update: string }>();
+  const claim = (wanted: string) => {
+    let key = wanted;
+    for (let i = 2; taken.has(key); i++) key = `${wanted}_${i}`;
+    taken.add(key);
+    return key;
+  };
+  for (const name of names) {
+    const safe = /^[A-Za-z0-9._-]+$/.test(name) ? name : name.replace(/[^A-Za-z0-9._-]/g, '_');
+    out.set(name, { row: claim(safe), insert: claim(`${safe}.insert`), update: claim(`${safe}.update`) });
+  }
+  return out;
+}
+
 /**
  * The OpenAPI document of a schema snapshot. Deterministic: tables and paths in code-point order.
+ * `access` (a role's privileges per relation) limits it to what that role may use; without it
+ * every table and every documented route is in it.
  * @example buildOpenApi(cache.get(), 'http://localhost:8080').components.schemas.todos
  */
-export function buildOpenApi(snapshot: SchemaSnapshot, publicUrl: string, extraPaths: Record<string, JsonSchema> = {}): JsonSchema {
-  const schemas: Record<string, JsonSchema> = {};
+export function buildOpenApi(
+  snapshot: SchemaSnapshot,
+  publicUrl: string,
+  routes: RouteDocs = { paths: {}, schemas: {} },
+  access?: Map<string, RelationAccess>,
+): JsonSchema {
+  const schemas: Record<string, JsonSchema> = { ...routes.schemas };
   const paths: Record<string, JsonSchema> = {};
-  for (const name of [...snapshot.tables.keys()].sort(byName)) {
-    const table = snapshot.tables.get(name)!;
-    schemas[name] = tableSchema(table);
-    Object.assign(paths, tablePaths(table));
+  const names = [...snapshot.tables.keys()].sort(byName);
+  const keys = componentKeys(names);
+  for (const name of names) {
+    const table = snapshot.tables.get(name);
+    const k = keys.get(name);
+    if (!table || !k) continue;
+    const a = access ? access.get(name) : undefined;
+    if (access && !a) continue;
+    const can = a
+      ? { read: a.select.size > 0, insert: a.insert.size > 0, update: a.update.size > 0, delete: a.delete }
+      : { read: true, insert: true, update: true, delete: true };
+    if (!can.read && !can.insert && !can.update && !can.delete) continue;
+    const s = tableSchemas(table, a);
+    schemas[k.row] = s.row;
+    if (table.kind === 'table') {
+      if (can.insert) schemas[k.insert] = s.insert;
+      if (can.update) schemas[k.update] = s.update;
+    }
+    const readable = table.columnList.map((c) => c.name).filter((c) => !a || a.select.has(c));
+    Object.assign(paths, tablePaths({ table, keys: k, readable, can }));
   }
-  for (const p of Object.keys(extraPaths).sort(byName)) paths[p] = extraPaths[p];
+  for (const p of Object.keys(routes.paths).sort(byName)) {
+    const item = access ? publicOperations(routes.paths[p]) : routes.paths[p];
+    if (item) paths[p] = item;
+  }
   return {
     openapi: '3.1.0',
-    info: { title: 'Plinth API', version: '1' },
+    info: {
+      title: 'Plinth API',
+      version: '1',
+      description: 'The REST API of the project’s tables, end-user auth and, for the secret key, management. docs/api.md has the rules.',
+    },
     servers: [{ url: publicUrl }],
     security: [{ apikey: [] }, { bearer: [] }],
     paths,
     components: {
       schemas,
-      securitySchemes: {
-        apikey: { type: 'apiKey', in: 'header', name: 'apikey', description: 'The public key (pk_…) or the secret key (sk_…).' },
-        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A user access token, or the secret key.' },
-      },
+      securitySchemes: SECURITY_SCHEMES,
       responses: {
         Error: { description: 'An error: {code, message, details?}.', content: { 'application/json': { schema: ERROR_BODY } } },
       },
@@ -56,18 +112,33 @@ export function buildOpenApi(snapshot: SchemaSnapshot, publicUrl: string, extraP
   };
 }
 
+/** A path item without its management operations (tag `management`), or null when none is left. */
+function publicOperations(item: JsonSchema): JsonSchema | null {
+  const kept = Object.entries(item).filter(([, op]) => !((op as { tags?: string[] }).tags ?? []).includes('management'));
+  return kept.length ? Object.fromEntries(kept) : null;
+}
+
+/** Whose view of the document a principal gets: its role's privileges, or everything. */
+const audience = (p: Principal): 'anon' | 'authenticated' | 'all' => (p.role === 'service' ? 'all' : p.role);
+
 /**
- * Mounts `GET /api/v1/openapi.json` for any valid key; the JSON text is cached per schema version.
- * @example registerOpenApi(app, { schema, resolvePrincipal, publicUrl: config.publicUrl })
+ * Mounts `GET /api/v1/openapi.json` for any valid key; the JSON text is cached per schema
+ * version and audience (anon, users, secret key).
+ * @example registerOpenApi(app, { db, schema, resolvePrincipal, publicUrl: config.publicUrl, routeDocs })
  */
 export function registerOpenApi(app: App, deps: OpenApiDeps): void {
-  let cached: { version: number; text: string } | null = null;
+  const cached = new Map<string, { version: number; text: string }>();
   app.get('/api/v1/openapi.json', async (req, reply) => {
     req.principal = await deps.resolvePrincipal(req.headers.apikey, req.headers.authorization);
+    const who = audience(req.principal);
     const snapshot = deps.schema.get();
-    if (cached === null || cached.version !== snapshot.version) {
-      cached = { version: snapshot.version, text: JSON.stringify(buildOpenApi(snapshot, deps.publicUrl, deps.extraPaths?.())) };
+    let hit = cached.get(who);
+    if (!hit || hit.version !== snapshot.version) {
+      const access = who === 'all' ? undefined : await relationAccess(deps.db, who);
+      const doc = buildOpenApi(snapshot, deps.publicUrl, deps.routeDocs?.(), access);
+      hit = { version: snapshot.version, text: JSON.stringify(doc) };
+      cached.set(who, hit);
     }
-    return reply.type('application/json; charset=utf-8').send(cached.text);
+    return reply.type('application/json; charset=utf-8').send(hit.text);
   });
 }

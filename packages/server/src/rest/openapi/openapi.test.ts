@@ -42,11 +42,14 @@ describe('GET /api/v1/openapi.json', () => {
     expect((await t.app.inject({ url: '/api/v1/openapi.json' })).statusCode).toBe(401);
   });
 
-  it('describes each column as JSON Schema in components.schemas', async () => {
+  it('describes each column as the JSON the API sends, in components.schemas', async () => {
     const { json } = await doc();
     expect(json.openapi).toBe('3.1.0');
+    const finite = (base: object) => ({ anyOf: [base, { type: 'string', enum: ['NaN', 'Infinity', '-Infinity'] }] });
+    const infinite = { type: 'string', enum: ['infinity', '-infinity'] };
     expect(json.components.schemas.todos).toEqual({
       type: 'object',
+      title: 'todos',
       description: 'Things to do',
       properties: {
         id: { type: 'string', format: 'uuid' },
@@ -54,18 +57,45 @@ describe('GET /api/v1/openapi.json', () => {
         body: { type: ['string', 'null'], maxLength: 200 },
         done: { type: 'boolean' },
         rank: { type: ['integer', 'null'], format: 'int64' },
-        score: { type: 'number', format: 'double' },
-        price: { type: ['number', 'null'] },
-        due: { type: ['string', 'null'], format: 'date' },
-        created_at: { type: 'string', format: 'date-time' },
+        score: finite({ type: 'number', format: 'double' }),
+        price: { anyOf: [...finite({ type: 'number' }).anyOf, { type: 'null' }] },
+        due: { anyOf: [{ type: 'string', format: 'date' }, infinite, { type: 'null' }] },
+        created_at: { anyOf: [{ type: 'string', format: 'date-time' }, infinite] },
         tags: { type: ['array', 'null'], items: { type: 'string' } },
         meta: {},
         mood: { type: ['string', 'null'], enum: ['ok', 'sad', null] },
         half: { type: ['integer', 'null'], format: 'int32', readOnly: true },
       },
-      required: ['title', 'score'],
+      // A returned row has every column (null or not).
+      required: ['id', 'title', 'body', 'done', 'rank', 'score', 'price', 'due', 'created_at', 'tags', 'meta', 'mood', 'half'],
     });
-    expect(Object.keys(json.components.schemas)).toEqual(['open_todos', 'pair', 'todos']);
+    // A create must give the not-null columns without a default; an update any; neither a generated column.
+    const insert = json.components.schemas['todos.insert'];
+    expect(insert.required).toEqual(['title', 'score']);
+    expect(insert.additionalProperties).toBe(false);
+    expect(Object.keys(insert.properties)).not.toContain('half');
+    const update = json.components.schemas['todos.update'];
+    expect(update.required).toBeUndefined();
+    expect(Object.keys(update.properties)).toEqual(Object.keys(insert.properties));
+    const tables = Object.keys(json.components.schemas).filter((k) => !k.includes('.') && json.components.schemas[k].title);
+    expect(tables).toEqual(['open_todos', 'pair', 'todos']);
+  });
+
+  it('sends the values the schema describes: NaN and Infinity as strings, timestamps RFC 3339, bigint exact', async () => {
+    const res = await t.sql(`insert into todos (title, score, price, rank, due) values
+      ('nan', 'NaN', 'NaN', 9007199254740993, 'infinity'), ('neg', '-Infinity', 12.5, 1, '2026-01-02')`);
+    expect(res.statusCode, res.body).toBe(200);
+    const rows = await t.app.inject({
+      url: '/api/v1/db/todos?order=title&select=title,score,price,rank,due,created_at',
+      headers: t.as.service,
+    });
+    // The exact text: a JavaScript JSON.parse would round 9007199254740993 to …992.
+    expect(rows.body).toContain('"rank":9007199254740993');
+    const [nan, neg] = rows.json();
+    expect(nan).toMatchObject({ score: 'NaN', price: 'NaN', due: 'infinity' });
+    expect(neg).toMatchObject({ score: '-Infinity', price: 12.5, rank: 1, due: '2026-01-02' });
+    expect(neg.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/);
+    await t.sql(`delete from todos where title in ('nan', 'neg')`);
   });
 
   it('documents the paths, with every filter of every column', async () => {
@@ -78,6 +108,12 @@ describe('GET /api/v1/openapi.json', () => {
     expect(list.get.responses['200'].content['application/json'].schema).toEqual({
       type: 'array',
       items: { $ref: '#/components/schemas/todos' },
+    });
+    // Create takes the insert shape (one or many), PATCH the partial update shape.
+    expect(list.post.requestBody.content['application/json'].schema.oneOf[0]).toEqual({ $ref: '#/components/schemas/todos.insert' });
+    expect(list.patch.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/todos.update' });
+    expect(json.paths['/api/v1/db/todos/{pk}'].patch.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/todos.update',
     });
     expect(Object.keys(json.paths['/api/v1/db/todos/{pk}'])).toEqual(['get', 'patch', 'delete']);
     // No single-column key: no /{pk}. A view: read only.
@@ -95,7 +131,58 @@ describe('GET /api/v1/openapi.json', () => {
   });
 });
 
+describe('what each caller is shown', () => {
+  it('the public key and users see the tables their role has privileges on, and no management route', async () => {
+    const res = await t.sql(`create table private_notes (id int primary key, note text);
+      revoke all on private_notes from anon, authenticated;
+      create table read_only (id int primary key, v text, hidden text);
+      revoke all on read_only from anon;
+      grant select (id, v) on read_only to anon;`);
+    expect(res.statusCode, res.body).toBe(200);
+    const anon = (await doc()).json;
+    const user = (await t.app.inject({ url: '/api/v1/openapi.json', headers: t.as.user(await t.mintToken(crypto.randomUUID())) })).json();
+    const service = (await t.app.inject({ url: '/api/v1/openapi.json', headers: t.as.service })).json();
+    for (const d of [anon, user]) {
+      expect(d.paths['/api/v1/db/private_notes']).toBeUndefined();
+      expect(d.components.schemas.private_notes).toBeUndefined();
+      // Storage's object routes are for apps (their policies decide); its bucket routes are management.
+      const app = /^\/api\/v1\/(db|storage\/(object|sign|public))\//;
+      expect(Object.keys(d.paths).filter((p) => p.startsWith('/api/v1/') && !app.test(p))).toEqual([]);
+    }
+    // Column privileges: anon reads two columns of read_only and may not write it.
+    expect(Object.keys(anon.paths['/api/v1/db/read_only'])).toEqual(['get']);
+    expect(Object.keys(anon.components.schemas.read_only.properties)).toEqual(['id', 'v']);
+    expect(Object.keys(user.paths['/api/v1/db/read_only'])).toEqual(['get', 'post', 'patch', 'delete']);
+    // The secret key: everything, management included.
+    expect(service.paths['/api/v1/db/private_notes']).toBeDefined();
+    expect(service.paths['/api/v1/sql'].post.tags).toEqual(['management']);
+    expect(Object.keys(service.components.schemas.read_only.properties)).toEqual(['id', 'v', 'hidden']);
+  });
+});
+
 describe('auth endpoints in the document', () => {
+  it('every answer has its schema; sign-out is 204; routes that need no key declare no security', async () => {
+    const { json } = await doc();
+    const ok = (p: string, m = 'post') => json.paths[p][m].responses['200'].content['application/json'].schema;
+    expect(ok('/v1/auth/signin').required).toEqual(['access_token', 'token_type', 'expires_in', 'expires_at', 'refresh_token', 'user']);
+    expect(ok('/v1/auth/signup').properties.session.anyOf[1]).toEqual({ type: 'null' });
+    expect(ok('/v1/auth/user', 'get').properties.identities.type).toBe('array');
+    expect(json.paths['/v1/auth/signout'].post.responses['204']).toEqual({ description: 'Signed out.' });
+    expect(json.paths['/v1/auth/signout'].post.responses['200']).toBeUndefined();
+    for (const p of ['/v1/auth/settings', '/v1/auth/.well-known/jwks.json']) expect(json.paths[p].get.security, p).toEqual([]);
+    expect(json.paths['/v1/auth/oauth/{provider}'].get.security).toEqual([]);
+    expect(json.paths['/v1/auth/signin'].post.security).toEqual([{ apikey: [] }, { bearer: [] }]);
+    expect(json.paths['/v1/auth/signin'].post.responses['4XX']).toEqual({ $ref: '#/components/responses/Error' });
+    // The answers are what the schemas say: a real sign-up and sign-in.
+    const body = { email: 'openapi@example.com', password: 'correct horse battery' };
+    const signUp = await t.app.inject({ method: 'POST', url: '/v1/auth/signup', headers: t.as.anon, payload: body });
+    expect(Object.keys(signUp.json().user).sort()).toEqual([...ok('/v1/auth/signup').properties.user.required].sort());
+    const signIn = await t.app.inject({ method: 'POST', url: '/v1/auth/signin', headers: t.as.anon, payload: body });
+    expect(Object.keys(signIn.json()).sort()).toEqual([...ok('/v1/auth/signin').required].sort());
+    const out = await t.app.inject({ method: 'POST', url: '/v1/auth/signout', headers: t.as.user(signIn.json().access_token) });
+    expect(out.statusCode).toBe(204);
+  });
+
   it('lists every /v1/auth route with the request body schema that validates it', async () => {
     const { json } = await doc();
     const auth = Object.keys(json.paths).filter((p) => p.startsWith('/v1/auth/'));
@@ -127,13 +214,14 @@ describe('auth endpoints in the document', () => {
 });
 
 describe('identity columns', () => {
-  it('an always-identity column is readOnly and not required, and writing it is 400 invalid_value', async () => {
+  it('an always-identity column is readOnly and not in the create body, and writing it is 400 invalid_value', async () => {
     expect((await t.sql('create table tickets (id int generated always as identity primary key, seat text not null)')).statusCode).toBe(
       200,
     );
     const { json } = await doc();
     expect(json.components.schemas.tickets.properties.id.readOnly).toBe(true);
-    expect(json.components.schemas.tickets.required ?? []).not.toContain('id');
+    expect(json.components.schemas['tickets.insert'].required).toEqual(['seat']);
+    expect(Object.keys(json.components.schemas['tickets.insert'].properties)).toEqual(['seat']);
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/db/tickets', headers: t.as.service, payload: { id: 7, seat: 'A1' } });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ code: 'invalid_value', details: { column: 'id' } });

@@ -16,12 +16,9 @@ const OP_TEXT: Record<(typeof FILTER_OPERATORS)[number], string> = {
   is: 'is null, true, false or unknown',
 };
 
-const ERRORS = {
-  '400': { $ref: '#/components/responses/Error' },
-  '401': { $ref: '#/components/responses/Error' },
-  '403': { $ref: '#/components/responses/Error' },
-  '404': { $ref: '#/components/responses/Error' },
-};
+const error = { $ref: '#/components/responses/Error' };
+const ERRORS = { '400': error, '401': error, '403': error, '404': error, '5XX': error };
+const WRITE_ERRORS = { ...ERRORS, '405': error, '409': error };
 
 const prefer = (values: string) => ({
   name: 'Prefer',
@@ -36,19 +33,19 @@ const select = {
   in: 'query',
   required: false,
   schema: { type: 'string' },
-  description: 'Columns to return, comma-separated (default all).',
+  description: 'Columns to return, comma-separated (default all). Rows then hold these columns only.',
 };
 
-function filters(table: TableInfo): JsonSchema[] {
+function filters(columns: string[]): JsonSchema[] {
   const out: JsonSchema[] = [];
-  for (const col of table.columnList) {
+  for (const col of columns) {
     for (const op of FILTER_OPERATORS) {
       out.push({
-        name: `${op}.${col.name}`,
+        name: `${op}.${col}`,
         in: 'query',
         required: false,
         schema: { type: 'string' },
-        description: `Rows where ${col.name} ${OP_TEXT[op]}.`,
+        description: `Rows where ${col} ${OP_TEXT[op]}.`,
       });
     }
   }
@@ -59,21 +56,45 @@ function json(schema: JsonSchema, description: string, headers?: JsonSchema): Js
   return { description, ...(headers ? { headers } : {}), content: { 'application/json': { schema } } };
 }
 
+/** A `$ref` to a component: a JSON pointer (`~` and `/` escaped) inside a URI fragment. */
+export const refTo = (key: string) => ({
+  $ref: `#/components/schemas/${encodeURIComponent(key.replaceAll('~', '~0').replaceAll('/', '~1'))}`,
+});
+
+/** The components a table's paths refer to, and what the caller may do with it. */
+export interface TableDoc {
+  table: TableInfo;
+  keys: { row: string; insert: string; update: string };
+  /** Columns the caller may filter on (those it may read). */
+  readable: string[];
+  can: { read: boolean; insert: boolean; update: boolean; delete: boolean };
+}
+
 /**
- * The path items of a table, keyed by path.
- * @example tablePaths(todos) // { '/api/v1/db/todos': { get, post, patch, delete }, '/api/v1/db/todos/{pk}': {...} }
+ * The path items of a table, keyed by path; operations the caller may not use are left out.
+ * @example tablePaths(doc) // { '/api/v1/db/todos': { get, post, patch, delete }, '/api/v1/db/todos/{pk}': {...} }
  */
-export function tablePaths(table: TableInfo): Record<string, JsonSchema> {
+export function tablePaths(doc: TableDoc): Record<string, JsonSchema> {
+  const { table, keys, can } = doc;
   const name = table.name;
-  // A JSON pointer (`~` and `/` escaped) inside a URI fragment (percent-encoded).
-  const ref = { $ref: `#/components/schemas/${encodeURIComponent(name.replaceAll('~', '~0').replaceAll('/', '~1'))}` };
-  const list = { type: 'array', items: ref };
+  // Operation ids must be URL-safe: the row component's key is, and is unique.
+  const id = keys.row;
+  const row = refTo(keys.row);
+  const list = { type: 'array', items: row };
   const base = `/api/v1/db/${encodeURIComponent(name)}`;
   const tag = [name];
-  const where = filters(table);
-  const collection: JsonSchema = {
-    get: {
-      operationId: `list_${name}`,
+  const where = filters(doc.readable);
+  const writable = table.kind === 'table';
+  const minimal = prefer('`return=minimal` answers without a body');
+  const body = (schema: JsonSchema) => ({ required: true, content: { 'application/json': { schema } } });
+  const collection: JsonSchema = {};
+  const item: JsonSchema = {};
+  const pk = table.pk.length === 1 ? table.pk[0] : null;
+  const pkParam = { name: 'pk', in: 'path', required: true, schema: { type: 'string' }, description: `The ${pk} of the row.` };
+
+  if (can.read) {
+    collection.get = {
+      operationId: `list_${id}`,
       tags: tag,
       summary: `List rows of ${name}`,
       parameters: [
@@ -96,67 +117,82 @@ export function tablePaths(table: TableInfo): Record<string, JsonSchema> {
         }),
         ...ERRORS,
       },
-    },
-  };
-  const item: JsonSchema = {};
-  const pk = table.pk.length === 1 ? table.pk[0] : null;
-  const pkParam = { name: 'pk', in: 'path', required: true, schema: { type: 'string' }, description: `The ${pk} of the row.` };
-  if (pk) {
-    item.get = {
-      operationId: `get_${name}`,
-      tags: tag,
-      summary: `Read one row of ${name}`,
-      parameters: [pkParam, select],
-      responses: { '200': json(ref, 'The row.'), ...ERRORS },
-    };
-  }
-  if (table.kind === 'table') {
-    const body = (schema: JsonSchema) => ({ required: true, content: { 'application/json': { schema } } });
-    const minimal = prefer('`return=minimal` answers without a body');
-    collection.post = {
-      operationId: `create_${name}`,
-      tags: tag,
-      summary: `Create one row (object) or several (array, at most 1000) in ${name}`,
-      parameters: [select, minimal],
-      requestBody: body({ oneOf: [ref, { type: 'array', items: ref, maxItems: 1000 }] }),
-      responses: {
-        '201': json({ oneOf: [ref, list] }, 'The created row, or rows for an array body.'),
-        '409': { $ref: '#/components/responses/Error' },
-        ...ERRORS,
-      },
-    };
-    collection.patch = {
-      operationId: `update_${name}`,
-      tags: tag,
-      summary: `Update the rows of ${name} that match the filters (at least one)`,
-      parameters: [...where, select, minimal],
-      requestBody: body(ref),
-      responses: { '200': json(list, 'The updated rows.'), '204': { description: 'Updated (return=minimal).' }, ...ERRORS },
-    };
-    collection.delete = {
-      operationId: `delete_${name}`,
-      tags: tag,
-      summary: `Delete the rows of ${name} that match the filters (at least one)`,
-      parameters: [...where, select, minimal],
-      responses: { '200': json(list, 'The deleted rows.'), '204': { description: 'Deleted (return=minimal).' }, ...ERRORS },
     };
     if (pk) {
-      item.patch = {
-        operationId: `update_${name}_by_pk`,
+      item.get = {
+        operationId: `get_${id}`,
         tags: tag,
-        parameters: [pkParam, select, minimal],
-        requestBody: body(ref),
-        responses: { '200': json(ref, 'The updated row.'), ...ERRORS },
-      };
-      item.delete = {
-        operationId: `delete_${name}_by_pk`,
-        tags: tag,
-        parameters: [pkParam, select, minimal],
-        responses: { '200': json(ref, 'The deleted row.'), ...ERRORS },
+        summary: `Read one row of ${name} by ${pk}`,
+        parameters: [pkParam, select],
+        responses: { '200': json(row, 'The row.'), ...ERRORS },
       };
     }
   }
-  const paths: Record<string, JsonSchema> = { [base]: collection };
-  if (pk) paths[`${base}/{pk}`] = item;
+  if (writable && can.insert) {
+    const insert = refTo(keys.insert);
+    collection.post = {
+      operationId: `create_${id}`,
+      tags: tag,
+      summary: `Create one row (object) or several (array, at most 1000) in ${name}`,
+      parameters: [select, minimal],
+      requestBody: body({
+        oneOf: [
+          insert,
+          {
+            type: 'array',
+            items: insert,
+            maxItems: 1000,
+            description: 'Give every object the same keys: a key some objects lack is inserted as null in those (not its default).',
+          },
+        ],
+      }),
+      responses: {
+        '201': json({ oneOf: [row, list] }, 'The created row, or rows for an array body; no body with `return=minimal`.'),
+        ...WRITE_ERRORS,
+      },
+    };
+  }
+  if (writable && can.update) {
+    const update = refTo(keys.update);
+    collection.patch = {
+      operationId: `update_${id}`,
+      tags: tag,
+      summary: `Update the rows of ${name} that match the filters (at least one)`,
+      parameters: [...where, select, minimal],
+      requestBody: body(update),
+      responses: { '200': json(list, 'The updated rows.'), '204': { description: 'Updated (`return=minimal`).' }, ...WRITE_ERRORS },
+    };
+    if (pk) {
+      item.patch = {
+        operationId: `update_${id}_by_pk`,
+        tags: tag,
+        summary: `Update one row of ${name} by ${pk}`,
+        parameters: [pkParam, select, minimal],
+        requestBody: body(update),
+        responses: { '200': json(row, 'The updated row.'), '204': { description: 'Updated (`return=minimal`).' }, ...WRITE_ERRORS },
+      };
+    }
+  }
+  if (writable && can.delete) {
+    collection.delete = {
+      operationId: `delete_${id}`,
+      tags: tag,
+      summary: `Delete the rows of ${name} that match the filters (at least one)`,
+      parameters: [...where, select, minimal],
+      responses: { '200': json(list, 'The deleted rows.'), '204': { description: 'Deleted (`return=minimal`).' }, ...WRITE_ERRORS },
+    };
+    if (pk) {
+      item.delete = {
+        operationId: `delete_${id}_by_pk`,
+        tags: tag,
+        summary: `Delete one row of ${name} by ${pk}`,
+        parameters: [pkParam, select, minimal],
+        responses: { '200': json(row, 'The deleted row.'), '204': { description: 'Deleted (`return=minimal`).' }, ...WRITE_ERRORS },
+      };
+    }
+  }
+  const paths: Record<string, JsonSchema> = {};
+  if (Object.keys(collection).length) paths[base] = collection;
+  if (pk && Object.keys(item).length) paths[`${base}/{pk}`] = item;
   return paths;
 }

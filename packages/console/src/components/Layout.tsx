@@ -1,0 +1,91 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link, Outlet, useRouter } from '@tanstack/react-router';
+import { api } from '../lib/api';
+import { meQuery, projectQuery } from '../router';
+import { Button, ErrorNotice, Notice } from './ui';
+
+const NAV = [
+  ['/', 'Overview'],
+  ['/sql', 'SQL runner'],
+  ['/auth', 'Auth settings'],
+  ['/users', 'Users'],
+  ['/messages', 'Messages'],
+] as const;
+
+/** The frame of every signed-in page: navigation, the admin, the origin banner. */
+export function Layout() {
+  const me = useQuery(meQuery);
+  const project = useQuery(projectQuery);
+  const router = useRouter();
+  const queryClient = useQueryClient();
+  const publicOrigin = project.data ? new URL(project.data.public_url).origin : null;
+
+  async function signOut() {
+    await api.logout().catch(() => undefined);
+    queryClient.clear();
+    await router.navigate({ to: '/login', search: {} });
+  }
+
+  return (
+    <div className="min-h-screen">
+      <header className="border-b border-line bg-surface">
+        <div className="mx-auto flex max-w-7xl flex-wrap items-center gap-4 px-4 py-2">
+          <span className="font-semibold">Plinth{project.data ? ` · ${project.data.name}` : ''}</span>
+          <nav aria-label="Console pages" className="flex flex-wrap gap-1">
+            {NAV.map(([to, label]) => (
+              <Link
+                key={to}
+                to={to}
+                activeOptions={{ exact: to === '/', includeSearch: false }}
+                className="rounded-md px-2.5 py-1 text-sm text-fg-muted hover:bg-muted data-[status=active]:bg-muted data-[status=active]:text-fg"
+              >
+                {label}
+              </Link>
+            ))}
+          </nav>
+          <div className="ml-auto flex items-center gap-2 text-sm">
+            <span className="text-fg-muted">{me.data?.admin.email}</span>
+            <Button onClick={signOut}>Sign out</Button>
+          </div>
+        </div>
+      </header>
+      <main className="mx-auto max-w-7xl space-y-4 px-4 py-5">
+        {publicOrigin && publicOrigin !== window.location.origin && (
+          <Notice kind="warn" title="This page's address differs from the server's PUBLIC_URL">
+            You opened the console at {window.location.origin}, but the server believes it is {publicOrigin}: email links, OAuth callbacks
+            and token issuers use {publicOrigin}. Open the console there, or set PUBLIC_URL to this address.
+          </Notice>
+        )}
+        <Outlet />
+      </main>
+    </div>
+  );
+}
+
+/** An error while opening a page (the API unreachable, most often): said plainly, with a retry. */
+export function RouteError({ error, reset }: { error: unknown; reset: () => void }) {
+  const router = useRouter();
+  return (
+    <main className="mx-auto max-w-xl p-8">
+      <h1 className="mb-3 text-xl font-semibold">Plinth console</h1>
+      <ErrorNotice
+        error={error}
+        retry={() => {
+          reset();
+          void router.invalidate();
+        }}
+      />
+    </main>
+  );
+}
+
+export function NotFound() {
+  return (
+    <main className="mx-auto max-w-xl p-8">
+      <h1 className="mb-3 text-xl font-semibold">No such page</h1>
+      <Link to="/" className="text-accent underline">
+        Back to the overview
+      </Link>
+    </main>
+  );
+}

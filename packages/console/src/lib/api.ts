@@ -1,0 +1,210 @@
+import { type HttpRequest, normalizeUrl, send } from '@plinth/sdk';
+
+/**
+ * The console's API client: every call goes through the SDK's `send` (one error shape, network
+ * failures as `network_error`), to the server that served the page, with the admin cookie and
+ * the `X-Plinth-Admin: 1` header the CSRF rule asks for. No key is ever sent or stored here.
+ */
+
+/** Where the console is mounted (`…/console/`), from the <base href> the server writes. */
+export const consoleBase = new URL('./', document.baseURI);
+/** The server's base URL (the console's parent), e.g. `http://localhost:8080`. */
+export const serverUrl = normalizeUrl(new URL('../', consoleBase).href);
+/** The router's basepath, e.g. `/console` (or `/prefix/console` behind a proxy). */
+export const basepath = consoleBase.pathname.replace(/\/$/, '');
+
+const http = { url: serverUrl, publicKey: '', headers: { 'x-plinth-admin': '1' } };
+
+/** A failed call, thrown so TanStack Query sees it: the server's code, message and details. */
+export class ApiFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status: number,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'ApiFailure';
+  }
+  /** The API could not be reached at all (server down, network gone). */
+  get unreachable(): boolean {
+    return this.status === 0;
+  }
+}
+
+/** Calls the API; resolves with the body, or throws ApiFailure. */
+export async function call<T>(req: HttpRequest): Promise<T> {
+  const res = await send<T>(http, req);
+  if (res.error) {
+    const e = res.error as { code: string; message: string; status: number; details?: unknown };
+    if (res.status === 401 && !req.path.startsWith('/api/v1/admin/login')) onSignedOut();
+    throw new ApiFailure(e.code, e.message, res.status, e.details);
+  }
+  return res.data as T;
+}
+
+/** Like `call`, also returning the response headers (Content-Range). */
+export async function callWithHeaders<T>(req: HttpRequest): Promise<{ data: T; headers: Headers }> {
+  const res = await send<T>(http, req);
+  if (res.error) {
+    const e = res.error as { code: string; message: string; status: number; details?: unknown };
+    if (res.status === 401) onSignedOut();
+    throw new ApiFailure(e.code, e.message, res.status, e.details);
+  }
+  return { data: res.data as T, headers: res.headers };
+}
+
+let signedOutHandler: () => void = () => undefined;
+function onSignedOut() {
+  signedOutHandler();
+}
+/** What to do when the server says the session is gone (main.tsx: go to login, then back). */
+export function whenSignedOut(handler: () => void) {
+  signedOutHandler = handler;
+}
+
+// ---- the wire types the console reads (API.md §3, §6) ----
+
+export interface Admin {
+  id: string;
+  email: string;
+  created_at: string;
+  last_sign_in_at: string | null;
+}
+
+export interface Project {
+  plan: 'free' | 'pro' | 'team' | 'enterprise';
+  public_url: string;
+  name: string;
+  database: 'pglite' | 'postgres';
+  email_delivery: 'smtp' | 'dev_inbox';
+  sms_configured: boolean;
+}
+
+export interface SqlResult {
+  command: string;
+  rowCount: number;
+  columns: Array<{ name: string; type: string }>;
+  rows: Array<Record<string, unknown>>;
+  truncated: boolean;
+}
+
+export interface OAuthProvider {
+  enabled: boolean;
+  client_id: string | null;
+  client_secret: string | null;
+}
+export interface AppleProvider {
+  enabled: boolean;
+  service_id: string | null;
+  team_id: string | null;
+  key_id: string | null;
+  private_key: string | null;
+}
+export type TemplateKind = 'verification' | 'reset' | 'magic_link' | 'email_change';
+export interface AuthSettings {
+  email_password_enabled: boolean;
+  magic_link_enabled: boolean;
+  phone_enabled: boolean;
+  min_password_length: number;
+  require_email_confirmation: boolean;
+  session_duration_seconds: number;
+  allowed_redirect_urls: string[];
+  cors_origins: string[];
+  email_verification_url: string | null;
+  password_reset_url: string | null;
+  magic_link_url: string | null;
+  providers: {
+    google: OAuthProvider;
+    github: OAuthProvider;
+    linkedin: OAuthProvider;
+    microsoft: OAuthProvider;
+    apple: AppleProvider;
+  };
+  email_templates: Partial<Record<TemplateKind, Partial<{ subject: string; html: string; text: string }>>>;
+}
+/** The mask the server sends in place of a stored secret. */
+export const MASK = '********';
+
+export interface EndUser {
+  id: string;
+  email: string | null;
+  email_confirmed_at: string | null;
+  phone: string | null;
+  phone_confirmed_at: string | null;
+  name: string | null;
+  created_at: string;
+  last_sign_in_at: string | null;
+  banned_until: string | null;
+  identities: Array<{ provider: string; email: string | null; created_at: string }>;
+}
+export interface EndUserDetail extends EndUser {
+  sessions: Array<{ id: string; user_agent: string | null; ip: string | null; created_at: string; refreshed_at: string }>;
+}
+
+export interface LogEntry {
+  id: string;
+  channel: 'email' | 'sms';
+  kind: string;
+  to: string;
+  status: 'queued' | 'sent' | 'failed';
+  attempts: number;
+  transport: string | null;
+  last_response: string | null;
+  created_at: string;
+  sent_at: string | null;
+}
+export interface DevMessage {
+  id: string;
+  channel: 'email' | 'sms';
+  kind: string;
+  to: string;
+  subject: string | null;
+  text: string;
+  html: string | null;
+  created_at: string;
+}
+
+// ---- calls ----
+
+const q = (params: Record<string, string | number | undefined>) =>
+  new URLSearchParams(
+    Object.entries(params).filter((e): e is [string, string | number] => e[1] !== undefined && e[1] !== '') as Array<[string, string]>,
+  ).toString();
+
+export const api = {
+  me: () => call<{ admin: Admin }>({ path: '/api/v1/admin/me' }),
+  login: (email: string, password: string) =>
+    call<{ admin: Admin }>({ method: 'POST', path: '/api/v1/admin/login', body: { email, password } }),
+  setup: (token: string, email: string, password: string) =>
+    call<{ admin: Admin }>({ method: 'POST', path: '/api/v1/admin/setup', body: { token, email, password } }),
+  logout: () => call<null>({ method: 'POST', path: '/api/v1/admin/logout' }),
+  /** The project keys: kept in TanStack Query's memory cache only, never in storage or URLs. */
+  keys: () => call<{ public_key: string; secret_key: string }>({ path: '/api/v1/admin/keys' }),
+  project: () => call<Project>({ path: '/api/v1/project' }),
+  sql: (query: string) => call<{ results: SqlResult[]; durationMs: number }>({ method: 'POST', path: '/api/v1/sql', body: { query } }),
+  settings: () => call<AuthSettings>({ path: '/api/v1/settings/auth' }),
+  saveSettings: (patch: Partial<AuthSettings> | Record<string, unknown>) =>
+    call<AuthSettings>({ method: 'PATCH', path: '/api/v1/settings/auth', body: patch }),
+  previewEmail: (kind: TemplateKind, template: { subject?: string; html?: string; text?: string }) =>
+    call<{ subject: string; html: string; text: string }>({ method: 'POST', path: '/api/v1/email/preview', body: { kind, template } }),
+  testEmail: (to: string) =>
+    call<{ sent: true; to: string; transport: string; response: string }>({ method: 'POST', path: '/api/v1/email/test', body: { to } }),
+  async users(search: string, limit: number, offset: number) {
+    const { data, headers } = await callWithHeaders<EndUser[]>({ path: '/api/v1/users', query: q({ search, limit, offset }) });
+    const total = Number(headers.get('content-range')?.split('/')[1] ?? data.length);
+    return { users: data, total };
+  },
+  user: (id: string) => call<EndUserDetail>({ path: `/api/v1/users/${encodeURIComponent(id)}` }),
+  createUser: (body: { email?: string; phone?: string; password?: string; email_confirmed?: boolean }) =>
+    call<EndUser>({ method: 'POST', path: '/api/v1/users', body }),
+  updateUser: (id: string, body: Record<string, unknown>) =>
+    call<EndUser>({ method: 'PATCH', path: `/api/v1/users/${encodeURIComponent(id)}`, body }),
+  deleteUser: (id: string) => call<EndUser>({ method: 'DELETE', path: `/api/v1/users/${encodeURIComponent(id)}` }),
+  signOutUser: (id: string) => call<{ revoked: number }>({ method: 'POST', path: `/api/v1/users/${encodeURIComponent(id)}/signout` }),
+  resendVerification: (id: string) =>
+    call<{ sent: true; to: string }>({ method: 'POST', path: `/api/v1/users/${encodeURIComponent(id)}/resend-verification` }),
+  messages: (f: { to?: string; status?: string; channel?: string }) =>
+    call<LogEntry[]>({ path: '/api/v1/messages', query: q({ ...f, limit: 200 }) }),
+  inbox: (f: { to?: string; channel?: string }) => call<DevMessage[]>({ path: '/api/v1/dev/inbox', query: q({ ...f, limit: 200 }) }),
+};

@@ -1,0 +1,66 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useNavigate, useSearch } from '@tanstack/react-router';
+import { type FormEvent, useState } from 'react';
+import { Button, ErrorNotice, Field, Notice } from '../../components/ui';
+import { api } from '../../lib/api';
+
+/** `/console/setup?token=…`: the first admin, from the one-time link printed at the first start. */
+export function SetupPage() {
+  const { token } = useSearch({ from: '/setup' });
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [again, setAgain] = useState('');
+  const mismatch = again !== '' && again !== password ? 'The two passwords differ.' : null;
+  const setup = useMutation({
+    mutationFn: () => api.setup(token ?? '', email, password),
+    onSuccess: async (data) => {
+      queryClient.setQueryData(['me'], data);
+      await navigate({ to: '/' });
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (!mismatch) setup.mutate();
+  };
+  return (
+    <main className="mx-auto mt-16 max-w-sm px-4">
+      <h1 className="mb-1 text-2xl font-semibold">Create the first admin</h1>
+      <p className="mb-6 text-sm text-fg-muted">
+        This link works once and for one hour. The admin signs in to this console; it is not an end-user.
+      </p>
+      {!token ? (
+        <Notice kind="error">This page needs the setup link the server printed (…/console/setup?token=…).</Notice>
+      ) : (
+        <form onSubmit={submit} className="space-y-4">
+          <Field label="Email" type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />
+          <Field
+            label="Password"
+            type="password"
+            autoComplete="new-password"
+            required
+            minLength={12}
+            maxLength={128}
+            hint="12 to 128 characters."
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+          <Field
+            label="Repeat the password"
+            type="password"
+            autoComplete="new-password"
+            required
+            value={again}
+            error={mismatch}
+            onChange={(e) => setAgain(e.target.value)}
+          />
+          {setup.error && <ErrorNotice error={setup.error} />}
+          <Button type="submit" variant="primary" disabled={setup.isPending} className="w-full justify-center">
+            {setup.isPending ? 'Creating…' : 'Create admin and sign in'}
+          </Button>
+        </form>
+      )}
+    </main>
+  );
+}

@@ -1,0 +1,97 @@
+/**
+ * Management and the console's server side (API.md §3, §5, §6). What this area adds:
+ * - endpoints: every management route, in one table (routes.ts): admin setup, login,
+ *   logout, me, keys; SQL runner; auth settings and project; messages, dev inbox, test email
+ *   and template preview; end-user administration (`/api/v1/users…`); the console's pages
+ *   at /console (console.ts).
+ * - tables: plinth.admins, plinth.admin_sessions, plinth.admin_setup_tokens and
+ *   auth.users.banned_until (migration 0012_admins.sql).
+ * - guards (guard.ts): the secret key or the `plinth_admin` cookie, with the CSRF rule for
+ *   changes made with the cookie.
+ * - rate limits: failed console sign-ins per email and per IP (AUTH_RATE_SIGNIN_*).
+ * - error codes: csrf_rejected, setup_link_invalid, email_already_confirmed, flow_url_missing.
+ * - CLI: `plinth admin create|set-password` (cli.ts).
+ */
+import type { Db } from '../db/index.js';
+import type { PrincipalResolver, ProjectKeys } from '../http/principal.js';
+import type { App } from '../http/server.js';
+import type { Clock } from '../lib/clock.js';
+import type { Messaging } from '../messaging/index.js';
+import type { SettingsStore } from '../settings/index.js';
+import { adminService, type Hasher } from './admins.js';
+import { makeGuards } from './guard.js';
+import { messageHandlers } from './messages.js';
+import { registerAdminRoutes } from './routes.js';
+import { adminSessionHandlers, failureCounter, type Rule } from './session.js';
+import { settingsHandlers } from './settings.js';
+import { sqlRunner } from './sql.js';
+import { type AccountHooks, userAdmin } from './users.js';
+
+export { adminCommand, CliError, initialAdminFromEnv } from './cli.js';
+export { registerConsole } from './console.js';
+export { SQL_RUNNER_ROLE } from './sql.js';
+export type { Admin, AdminService, Hasher } from './admins.js';
+export type { AccountHooks } from './users.js';
+export type { Guards } from './guard.js';
+
+export interface AdminOptions {
+  db: Db;
+  clock: Clock;
+  keys: ProjectKeys;
+  settings: SettingsStore;
+  messaging: Messaging;
+  resolvePrincipal: PrincipalResolver;
+  /** The auth area's argon2id hasher (auth.hasher). */
+  hasher: Hasher;
+  hooks: AccountHooks;
+  publicUrl: string;
+  statementTimeoutMs: number;
+  onSchemaChange: () => Promise<unknown>;
+  /** Failed console sign-ins allowed per email and per IP (the end-user sign-in rules). */
+  signinRules: { perEmail: Rule; perIp: Rule };
+  /** ADMIN_EMAIL / ADMIN_PASSWORD, both or neither. */
+  initialAdmin: { email: string; password: string } | null;
+}
+
+export interface AdminArea {
+  admins: ReturnType<typeof adminService>;
+  guards: ReturnType<typeof makeGuards>;
+  /** The one-time setup token printed at this start (no admin yet and no ADMIN_EMAIL), else null. */
+  setupToken: string | null;
+}
+
+/**
+ * Builds the admin area and mounts every management route. At a start with ADMIN_EMAIL and
+ * ADMIN_PASSWORD that admin is created or its password set; with no admin at all a one-time
+ * setup token is made for the link main.ts prints.
+ * @example const admin = await registerAdmin(app, { db, clock, keys, settings, messaging, resolvePrincipal, hasher: auth.hasher, hooks, publicUrl, … });
+ */
+export async function registerAdmin(app: App, o: AdminOptions): Promise<AdminArea> {
+  const admins = adminService({ db: o.db, clock: o.clock, hasher: o.hasher });
+  const publicOrigin = new URL(o.publicUrl).origin;
+  const secure = publicOrigin.startsWith('https:');
+  const guards = makeGuards(o.resolvePrincipal, { admins, publicOrigin });
+  app.decorateRequest('admin', null);
+  registerAdminRoutes(app, guards, {
+    session: adminSessionHandlers({ admins, keys: o.keys, limits: failureCounter(o.clock, o.signinRules), secure }),
+    sql: sqlRunner({ db: o.db, statementTimeoutMs: o.statementTimeoutMs, onSchemaChange: o.onSchemaChange }),
+    settings: settingsHandlers(o.settings, {
+      database: o.db.kind,
+      emailDelivery: o.messaging.emailMode,
+      smsConfigured: o.messaging.smsConfigured,
+    }),
+    messages: messageHandlers(o.messaging, () => o.settings.project().name),
+    users: userAdmin({
+      db: o.db,
+      clock: o.clock,
+      hasher: o.hasher,
+      hooks: o.hooks,
+      minPasswordLength: () => o.settings.auth().min_password_length,
+      verificationUrlSet: () => Boolean(o.settings.auth().email_verification_url),
+    }),
+  });
+  let setupToken: string | null = null;
+  if (o.initialAdmin) await admins.upsert(o.initialAdmin.email, o.initialAdmin.password);
+  else if (!(await admins.any())) setupToken = await admins.issueSetupToken();
+  return { admins, guards, setupToken };
+}

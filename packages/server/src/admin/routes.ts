@@ -1,0 +1,60 @@
+import { AUTH_DOCS } from '../auth/index.js';
+import type { App } from '../http/server.js';
+import type { Guards } from './guard.js';
+import { MessageListParams, type messageHandlers, PreviewBody, TestEmailBody } from './messages.js';
+import { type adminSessionHandlers, LoginBody, SetupBody } from './session.js';
+import type { settingsHandlers } from './settings.js';
+import { SqlBody, type sqlRunner } from './sql.js';
+import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type userAdmin } from './users.js';
+
+export interface AdminHandlers {
+  session: ReturnType<typeof adminSessionHandlers>;
+  sql: ReturnType<typeof sqlRunner>;
+  settings: ReturnType<typeof settingsHandlers>;
+  messages: ReturnType<typeof messageHandlers>;
+  users: ReturnType<typeof userAdmin>;
+}
+
+/**
+ * THE route table of every management route (API.md §3, §6): one line per endpoint, the guard
+ * on the line, run at `onRequest` so a refused request never has its body parsed.
+ * - `manage`: the secret key, or the console's admin cookie (changes: the CSRF rule of §6);
+ * - `admin`: the admin cookie only; `origin`: no credential, but only from our own pages.
+ * Storage buckets and metrics join this table with `manage`.
+ */
+export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers): void {
+  const { manage, admin, origin } = guards;
+  const { session, sql, settings, messages, users } = h;
+
+  // Console admins (§6)
+  app.post('/api/v1/admin/setup', { onRequest: origin, schema: { body: SetupBody } }, session.setup);
+  app.post('/api/v1/admin/login', { onRequest: origin, schema: { body: LoginBody } }, session.login);
+  app.post('/api/v1/admin/logout', { onRequest: admin }, session.logout);
+  app.get('/api/v1/admin/me', { onRequest: admin }, session.me);
+  app.get('/api/v1/admin/keys', { onRequest: admin }, session.keys);
+
+  // SQL runner, settings, project (§3)
+  app.post('/api/v1/sql', { onRequest: manage, schema: { body: SqlBody } }, sql);
+  app.get('/api/v1/settings/auth', { onRequest: manage }, settings.auth);
+  app.patch('/api/v1/settings/auth', { onRequest: manage }, settings.updateAuth);
+  app.get('/api/v1/project', { onRequest: manage }, settings.project);
+  app.patch('/api/v1/project', { onRequest: manage }, settings.updateProject);
+
+  // Messages (§3)
+  app.get('/api/v1/messages', { onRequest: manage, schema: { querystring: MessageListParams } }, messages.log);
+  app.get('/api/v1/dev/inbox', { onRequest: manage, schema: { querystring: MessageListParams } }, messages.devInbox);
+  app.post('/api/v1/email/test', { onRequest: manage, schema: { body: TestEmailBody } }, messages.testEmail);
+  app.post('/api/v1/email/preview', { onRequest: manage, schema: { body: PreviewBody } }, messages.preview);
+
+  // End-user administration (§6)
+  app.get('/api/v1/users', { onRequest: manage, schema: { querystring: UserListParams } }, users.list);
+  app.post('/api/v1/users', { onRequest: manage, schema: { body: UserCreateBody } }, users.create);
+  app.get('/api/v1/users/:id', { onRequest: manage, schema: { params: UserIdParams } }, users.get);
+  app.patch('/api/v1/users/:id', { onRequest: manage, schema: { params: UserIdParams, body: UserPatchBody } }, users.update);
+  app.delete('/api/v1/users/:id', { onRequest: manage, schema: { params: UserIdParams } }, users.remove);
+  app.post('/api/v1/users/:id/signout', { onRequest: manage, schema: { params: UserIdParams } }, users.signOut);
+  app.post('/api/v1/users/:id/resend-verification', { onRequest: manage, schema: { params: UserIdParams } }, users.resendVerification);
+
+  // Public: what a sign-in page may offer (no secrets)
+  app.get('/v1/auth/settings', { schema: AUTH_DOCS.settings }, settings.publicAuth);
+}

@@ -1,0 +1,236 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Accounts, checkPassword, normalizeEmail, normalizePhone } from '../auth/index.js';
+import { type Db, DbError, type Queryable } from '../db/index.js';
+import { ApiError } from '../http/errors.js';
+import type { Clock } from '../lib/clock.js';
+import type { Hasher } from './admins.js';
+
+// End-user administration (API.md §6). It reads auth.* by full name (an app's own
+// public.users never shadows it); every write goes through the auth area's accounts module,
+// the one home of the rules about users, identities, passwords and sessions.
+
+/** What only the auth area can do. */
+export interface AccountHooks {
+  /** Every write to users, passwords, identities and sessions. */
+  accounts: Accounts;
+  /** Queues a verification mail to `email` as POST /v1/auth/resend-verification would (429 when over the limit). */
+  resendVerification(email: string): Promise<void>;
+}
+
+export interface UserAdminDeps {
+  db: Db;
+  clock: Clock;
+  hasher: Pick<Hasher, 'hash'>;
+  hooks: AccountHooks;
+  /** The project's current minimum password length (auth settings). */
+  minPasswordLength: () => number;
+  /** Whether email_verification_url is set (a verification mail needs the app page). */
+  verificationUrlSet: () => boolean;
+}
+
+const ts = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const USER = `u.id, u.email, ${ts('u.email_confirmed_at')} as email_confirmed_at, u.phone, ${ts('u.phone_confirmed_at')} as phone_confirmed_at,
+  u.name, u.avatar, ${ts('u.created_at')} as created_at, ${ts('u.updated_at')} as updated_at, ${ts('u.last_sign_in_at')} as last_sign_in_at,
+  ${ts('u.banned_until')} as banned_until,
+  coalesce((select json_agg(json_build_object('provider', i.provider, 'email', i.email, 'created_at', ${ts('i.created_at')}) order by i.created_at)
+    from auth.identities i where i.user_id = u.id), '[]'::json) as identities`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const UserListParams = Type.Object(
+  { search: Type.Optional(Type.String({ maxLength: 320 })), limit: Type.Optional(Type.String()), offset: Type.Optional(Type.String()) },
+  { additionalProperties: false },
+);
+const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+export const UserCreateBody = Type.Object(
+  {
+    email: Type.Optional(Type.String({ maxLength: 320 })),
+    phone: Type.Optional(Type.String({ maxLength: 32 })),
+    password: Type.Optional(Type.String({ maxLength: 1024 })),
+    email_confirmed: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export const UserPatchBody = Type.Object(
+  {
+    email: Type.Optional(Nullable(Type.String({ maxLength: 320 }))),
+    phone: Type.Optional(Nullable(Type.String({ maxLength: 32 }))),
+    password: Type.Optional(Type.String({ maxLength: 1024 })),
+    email_confirmed: Type.Optional(Type.Boolean()),
+    banned_until: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
+  },
+  { additionalProperties: false },
+);
+
+export const UserIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+type Row = { id: string; email: string | null; email_confirmed_at: string | null; identities: unknown } & Record<string, unknown>;
+const toUser = (r: Row) => ({ ...r, identities: typeof r.identities === 'string' ? JSON.parse(r.identities) : r.identities });
+
+function int(value: string | undefined, name: string, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d{1,9}$/.test(value)) throw new ApiError('invalid_parameter', `${name} must be a non-negative integer.`);
+  return Math.min(Number(value), max);
+}
+
+function bannedUntil(value: string | null): string | null {
+  if (value === null) return null;
+  const ms = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(ms)) {
+    throw new ApiError('invalid_value', 'banned_until must be an ISO 8601 time (2030-01-01T00:00:00Z) or null.', [
+      { field: 'banned_until', message: 'must be an ISO 8601 time or null' },
+    ]);
+  }
+  return new Date(ms).toISOString();
+}
+
+/** A unique violation on email or phone as the client's error. */
+function conflict(err: unknown): never {
+  if (err instanceof DbError && err.sqlstate === '23505') {
+    if (/phone/.test(err.message + (err.detail ?? ''))) throw new ApiError('phone_exists', 'Another user has this phone number.');
+    throw new ApiError('email_exists', 'Another user has this email address.');
+  }
+  throw err;
+}
+
+const notFound = () => new ApiError('user_not_found', 'No user with this id.');
+
+type IdRequest = FastifyRequest<{ Params: { id: string } }>;
+
+/**
+ * The handlers of `/api/v1/users…` (API.md §6), mounted by routes.ts behind the management guard.
+ * @example const users = userAdmin(deps); app.get('/api/v1/users', { onRequest: guards.manage }, users.list)
+ */
+export function userAdmin(deps: UserAdminDeps) {
+  const { db, clock } = deps;
+  const { accounts } = deps.hooks;
+
+  async function find(q: Queryable, id: string) {
+    if (!UUID.test(id)) throw notFound();
+    const { rows } = await q.query<Row>(`select ${USER} from auth.users u where u.id = $1`, [id]);
+    if (!rows[0]) throw notFound();
+    return toUser(rows[0]);
+  }
+
+  return {
+    /** Newest first; `search` matches inside the email or the phone; `Content-Range` carries the total. */
+    async list(req: FastifyRequest<{ Querystring: { search?: string; limit?: string; offset?: string } }>, reply: FastifyReply) {
+      const limit = int(req.query.limit, 'limit', 50, 1000);
+      const offset = int(req.query.offset, 'offset', 0, 1_000_000_000);
+      const search = req.query.search?.trim().toLowerCase() ?? '';
+      const params: unknown[] = [limit, offset];
+      let where = '';
+      if (search) {
+        params.push(`%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+        where = `where u.email like $3 or u.phone like $3`;
+      }
+      const [page, count] = await Promise.all([
+        db.query<Row>(`select ${USER} from auth.users u ${where} order by u.created_at desc, u.id desc limit $1 offset $2`, params),
+        db.query<{ n: number }>(`select count(*)::int as n from auth.users u ${where.replace(/\$3/g, '$1')}`, params.slice(2)),
+      ]);
+      const total = Number(count.rows[0].n);
+      const rows = page.rows.map(toUser);
+      reply.header('content-range', rows.length ? `${offset}-${offset + rows.length - 1}/${total}` : `*/${total}`);
+      return rows;
+    },
+
+    /** The user with identities and open sessions (agent, IP, times). */
+    async get(req: IdRequest) {
+      const user = await find(db, req.params.id);
+      const { rows } = await db.query(
+        `select id, user_agent, ip, ${ts('created_at')} as created_at, ${ts('refreshed_at')} as refreshed_at
+         from auth.sessions where user_id = $1 and revoked_at is null order by refreshed_at desc limit 100`,
+        [user.id],
+      );
+      return { ...user, sessions: rows };
+    },
+
+    async create(
+      req: FastifyRequest<{ Body: { email?: string; phone?: string; password?: string; email_confirmed?: boolean } }>,
+      reply: FastifyReply,
+    ) {
+      const b = req.body;
+      if (b.email === undefined && b.phone === undefined) throw new ApiError('invalid_request', 'Give an email or a phone number.');
+      const e = b.email === undefined ? null : normalizeEmail(b.email);
+      const p = b.phone === undefined ? null : normalizePhone(b.phone);
+      const hash = b.password === undefined ? null : await deps.hasher.hash(checkPassword(b.password, deps.minPasswordLength()));
+      const now = clock.now();
+      const id = await db
+        .transaction(async (tx) => {
+          const userId = await accounts.createUser(tx, { email: e, emailConfirmed: b.email_confirmed === true }, now);
+          if (!userId) throw new ApiError(e ? 'email_exists' : 'phone_exists', 'Another user has this email address or phone number.');
+          if (p) await accounts.setPhone(tx, userId, p, now);
+          if (hash) await accounts.setPassword(tx, userId, hash, now);
+          if (e) await accounts.linkEmail(tx, userId, e, now);
+          return userId;
+        })
+        .catch(conflict);
+      reply.code(201);
+      return find(db, id);
+    },
+
+    /** Changes email, phone, password, confirmation or ban. A new password ends the user's sessions. */
+    async update(
+      req: FastifyRequest<{
+        Params: { id: string };
+        Body: { email?: string | null; phone?: string | null; password?: string; email_confirmed?: boolean; banned_until?: string | null };
+      }>,
+    ) {
+      const b = req.body;
+      const current = await find(db, req.params.id);
+      const now = clock.now();
+      const nextEmail = b.email === undefined ? undefined : b.email === null ? null : normalizeEmail(b.email);
+      const nextPhone = b.phone === undefined ? undefined : b.phone === null ? null : normalizePhone(b.phone);
+      const ban = b.banned_until === undefined ? undefined : bannedUntil(b.banned_until);
+      const hash = b.password === undefined ? null : await deps.hasher.hash(checkPassword(b.password, deps.minPasswordLength()));
+      await db
+        .transaction(async (tx) => {
+          if (nextEmail !== undefined && nextEmail !== current.email) {
+            await accounts.setEmail(tx, current.id, nextEmail, b.email_confirmed === true, now);
+          } else if (b.email_confirmed !== undefined) {
+            await accounts.setEmailConfirmed(tx, current.id, b.email_confirmed, now);
+          }
+          if (nextPhone !== undefined) await accounts.setPhone(tx, current.id, nextPhone, now);
+          if (ban !== undefined) await accounts.setBan(tx, current.id, ban, now);
+          if (hash) {
+            await accounts.setPassword(tx, current.id, hash, now);
+            await accounts.revokeSessions(tx, current.id, {}, now);
+          }
+        })
+        .catch(conflict);
+      return find(db, current.id);
+    },
+
+    /** Deletes the user; sessions, refresh tokens, identities, passwords and links go with it (cascade). */
+    async remove(req: IdRequest) {
+      const user = await find(db, req.params.id);
+      await db.transaction(async (tx) => {
+        await accounts.revokeSessions(tx, user.id, {}, clock.now());
+        await tx.query('delete from auth.users where id = $1', [user.id]);
+      });
+      return user;
+    },
+
+    /** Ends every session of the user: its refresh tokens stop working at once. */
+    async signOut(req: IdRequest) {
+      const user = await find(db, req.params.id);
+      const revoked = await db.transaction((tx) => accounts.revokeSessions(tx, user.id, {}, clock.now()));
+      return { revoked };
+    },
+
+    async resendVerification(req: IdRequest) {
+      const user = await find(db, req.params.id);
+      if (!user.email || user.email_confirmed_at) {
+        throw new ApiError(
+          'email_already_confirmed',
+          user.email ? 'This email address is already confirmed.' : 'This user has no email address.',
+        );
+      }
+      if (!deps.verificationUrlSet()) {
+        throw new ApiError('flow_url_missing', 'Set email_verification_url in the auth settings first: the mail links to that page.');
+      }
+      await deps.hooks.resendVerification(user.email);
+      return { sent: true, to: user.email };
+    },
+  };
+}

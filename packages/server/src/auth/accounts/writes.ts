@@ -1,0 +1,230 @@
+import type { Queryable } from '../../db/index.js';
+import { iso } from '../validate.js';
+import type { sessionWrites } from './sessions.js';
+
+/** What a new user starts with; everything is optional but at least an email or a phone. */
+export interface NewUser {
+  email?: string | null;
+  emailConfirmed?: boolean;
+  phone?: string | null;
+  name?: string | null;
+  avatar?: string | null;
+  data?: Record<string, unknown>;
+}
+
+/** An account at a provider: `email` is what the provider said, vouched for or not (kept here only). */
+export interface IdentityInput {
+  provider: string;
+  providerUserId: string;
+  email: string | null;
+}
+
+/**
+ * The one credential a proof of the address was issued for: it survives the proof, nothing
+ * else attached before it does. A verification link carries the password of the sign-up that
+ * asked for it; a reset link the new password; a provider its identity; a magic link nothing.
+ */
+export interface ProofKeeps {
+  passwordHash?: string | null;
+  identity?: { provider: string; providerUserId: string };
+}
+
+/**
+ * - `first`: the address was unproven until now; every credential attached before is gone.
+ * - `already`: it was proven before; nothing changed.
+ * - `moved`: the account no longer has this address (the proof is void).
+ */
+export type ProofOutcome = 'first' | 'already' | 'moved';
+
+type Sessions = ReturnType<typeof sessionWrites>;
+
+/**
+ * Every write to users, passwords and identities, and the rule of docs/security.md
+ * ("a credential attached while the address was unproven never survives the first proof
+ * of the address"), in one place.
+ */
+export function accountWrites(sessions: Sessions) {
+  /** Drops what a proof does not keep: passwords, provider identities, sessions, pending links and codes. */
+  async function dropUnproven(tx: Queryable, userId: string, email: string, keep: ProofKeeps, now: number) {
+    await tx.query('delete from auth.passwords where user_id = $1', [userId]);
+    if (keep.passwordHash) {
+      await tx.query('insert into auth.passwords (user_id, hash, updated_at) values ($1, $2, $3::timestamptz)', [
+        userId,
+        keep.passwordHash,
+        iso(now),
+      ]);
+    }
+    // The email identity is the address itself and the phone one a number its owner proved
+    // with a code; a provider account linked before the proof was linked by whoever had the
+    // address unproven.
+    await tx.query(
+      `delete from auth.identities where user_id = $1 and provider not in ('email', 'phone')
+       and not (provider = $2 and provider_user_id = $3)`,
+      [userId, keep.identity?.provider ?? '', keep.identity?.providerUserId ?? ''],
+    );
+    await sessions.revokeSessions(tx, userId, {}, now);
+    // Links and codes issued before (an email change, a reset) would act for the old holder.
+    await tx.query('delete from auth.one_time_tokens where consumed_at is null and (user_id = $1 or (user_id is null and email = $2))', [
+      userId,
+      email,
+    ]);
+    await tx.query('delete from auth.reauth_codes where user_id = $1', [userId]);
+  }
+
+  return {
+    /**
+     * Inserts a user; null when the email or phone is taken (the caller decides what that means).
+     * Its identities are linked by the caller (`linkEmail`, `linkIdentity`).
+     * @example const id = await accounts.createUser(tx, { email, emailConfirmed: true }, now);
+     */
+    async createUser(tx: Queryable, u: NewUser, now: number): Promise<string | null> {
+      const at = iso(now);
+      const { rows } = await tx.query<{ id: string }>(
+        `insert into auth.users (email, email_confirmed_at, phone, name, avatar, data, created_at, updated_at)
+         values ($1, case when $2 then $7::timestamptz end, $3, $4, $5, $6::jsonb, $7::timestamptz, $7::timestamptz)
+         on conflict do nothing returning id`,
+        [u.email ?? null, u.emailConfirmed === true, u.phone ?? null, u.name ?? null, u.avatar ?? null, JSON.stringify(u.data ?? {}), at],
+      );
+      return rows[0]?.id ?? null;
+    },
+
+    /** Sets (or replaces) the user's password hash. */
+    async setPassword(tx: Queryable, userId: string, hash: string, now: number): Promise<void> {
+      await tx.query(
+        `insert into auth.passwords (user_id, hash, updated_at) values ($1, $2, $3::timestamptz)
+         on conflict (user_id) do update set hash = excluded.hash, updated_at = excluded.updated_at`,
+        [userId, hash, iso(now)],
+      );
+      await tx.query('update auth.users set updated_at = $2::timestamptz where id = $1', [userId, iso(now)]);
+    },
+
+    /**
+     * Links a provider account to a user. The first link of a provider account wins: the user
+     * it belongs to is returned (another request may have linked it a moment ago).
+     * @example const owner = await accounts.linkIdentity(tx, userId, { provider: 'github', providerUserId: '42', email }, now);
+     */
+    async linkIdentity(tx: Queryable, userId: string, identity: IdentityInput, now: number): Promise<string> {
+      const { rows } = await tx.query<{ user_id: string }>(
+        `insert into auth.identities (user_id, provider, provider_user_id, email, created_at) values ($1, $2, $3, $4, $5::timestamptz)
+         on conflict (provider, provider_user_id) do nothing returning user_id`,
+        [userId, identity.provider, identity.providerUserId, identity.email, iso(now)],
+      );
+      if (rows.length) return userId;
+      const first = await tx.query<{ user_id: string }>(
+        'select user_id from auth.identities where provider = $1 and provider_user_id = $2',
+        [identity.provider, identity.providerUserId],
+      );
+      return first.rows[0].user_id;
+    },
+
+    /**
+     * The address `email` of the user is proven (a link mailed to it was used, or a provider
+     * vouched for it). At its first proof it is confirmed and every credential attached while
+     * it was unproven goes (passwords, provider identities, sessions, pending links), except
+     * the one the proof was issued for. Locks the user row.
+     * @example if ((await accounts.proveEmail(tx, userId, email, { passwordHash }, now)) === 'moved') return null;
+     */
+    async proveEmail(tx: Queryable, userId: string, email: string, keep: ProofKeeps, now: number): Promise<ProofOutcome> {
+      const { rows } = await tx.query<{ email: string | null; confirmed: boolean }>(
+        'select email, email_confirmed_at is not null as confirmed from auth.users where id = $1 for update',
+        [userId],
+      );
+      if (!rows[0] || rows[0].email !== email) return 'moved';
+      if (rows[0].confirmed) return 'already';
+      await tx.query('update auth.users set email_confirmed_at = $2::timestamptz, updated_at = $2::timestamptz where id = $1', [
+        userId,
+        iso(now),
+      ]);
+      await dropUnproven(tx, userId, email, keep, now);
+      return 'first';
+    },
+
+    /**
+     * Moves the user to a new address whose link was just used: confirmed at once, and the
+     * links and codes issued for the old address die with it. Throws the unique violation
+     * when another account took the address meanwhile.
+     */
+    async changeEmail(tx: Queryable, userId: string, next: string, now: number): Promise<void> {
+      await tx.query('update auth.users set email = $2, email_confirmed_at = $3::timestamptz, updated_at = $3::timestamptz where id = $1', [
+        userId,
+        next,
+        iso(now),
+      ]);
+      await tx.query(`update auth.identities set email = $2 where user_id = $1 and provider = 'email'`, [userId, next]);
+      await linkEmail(tx, userId, next, now);
+      await tx.query('delete from auth.one_time_tokens where user_id = $1 and consumed_at is null', [userId]);
+      await tx.query('delete from auth.reauth_codes where user_id = $1', [userId]);
+    },
+
+    linkEmail,
+
+    /**
+     * Sets (or clears) the user's email, confirmed or not: an operator's change (console). The
+     * email identity follows, and links and codes of the old address die with it.
+     */
+    async setEmail(tx: Queryable, userId: string, email: string | null, confirmed: boolean, now: number): Promise<void> {
+      await tx.query(
+        'update auth.users set email = $2, email_confirmed_at = case when $3 then $4::timestamptz end, updated_at = $4::timestamptz where id = $1',
+        [userId, email, confirmed && email !== null, iso(now)],
+      );
+      await tx.query(`delete from auth.identities where user_id = $1 and provider = 'email'`, [userId]);
+      if (email) await linkEmail(tx, userId, email, now);
+      await tx.query('delete from auth.one_time_tokens where user_id = $1 and consumed_at is null', [userId]);
+      await tx.query('delete from auth.reauth_codes where user_id = $1', [userId]);
+    },
+
+    /** Confirms or unconfirms the current email (an operator's say-so; not a proof by the owner). */
+    async setEmailConfirmed(tx: Queryable, userId: string, confirmed: boolean, now: number): Promise<void> {
+      await tx.query(
+        `update auth.users set email_confirmed_at = case when $2 then coalesce(email_confirmed_at, $3::timestamptz) end,
+         updated_at = $3::timestamptz where id = $1 and email is not null`,
+        [userId, confirmed, iso(now)],
+      );
+    },
+
+    /** Sets (or clears) the phone number, confirmed (an operator's say-so); the phone identity follows. */
+    async setPhone(tx: Queryable, userId: string, phone: string | null, now: number): Promise<void> {
+      await tx.query(
+        'update auth.users set phone = $2, phone_confirmed_at = case when $2::text is not null then $3::timestamptz end, updated_at = $3::timestamptz where id = $1',
+        [userId, phone, iso(now)],
+      );
+      await tx.query(`delete from auth.identities where user_id = $1 and provider = 'phone'`, [userId]);
+      await tx.query('delete from auth.phone_codes where user_id = $1', [userId]);
+      if (phone) {
+        await tx.query(
+          `insert into auth.identities (user_id, provider, provider_user_id, created_at) values ($1, 'phone', $2, $3::timestamptz)
+           on conflict (provider, provider_user_id) do nothing`,
+          [userId, phone, iso(now)],
+        );
+      }
+    },
+
+    /**
+     * Bans the user until a time (or lifts the ban with null). Sign-in and refresh answer 403
+     * `user_banned` while it lasts, and the gate of every instance forgets the user's sessions
+     * at commit, so their access tokens stop working at once.
+     */
+    async setBan(tx: Queryable, userId: string, until: string | null, now: number): Promise<void> {
+      await tx.query('update auth.users set banned_until = $2::timestamptz, updated_at = $3::timestamptz where id = $1', [
+        userId,
+        until,
+        iso(now),
+      ]);
+      await sessions.notifyChanged(tx, userId);
+    },
+
+    startSession: sessions.startSession,
+    revokeSessions: sessions.revokeSessions,
+  };
+}
+
+/** The `email` identity (the address itself, for email-and-password and magic-link users), made once per user. */
+async function linkEmail(tx: Queryable, userId: string, email: string, now: number) {
+  await tx.query(
+    `insert into auth.identities (user_id, provider, provider_user_id, email, created_at) values ($1::uuid, 'email', $1::text, $2, $3::timestamptz)
+     on conflict (provider, provider_user_id) do nothing`,
+    [userId, email, iso(now)],
+  );
+}
+
+export type AccountWrites = ReturnType<typeof accountWrites>;

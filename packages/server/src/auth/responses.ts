@@ -1,0 +1,115 @@
+/**
+ * What each `/v1/auth` route answers, as TypeBox schemas: Fastify serializes the answers with
+ * them (fast-json-stringify: only the declared fields go out), and `GET /api/v1/openapi.json`
+ * documents them (http/route-docs.ts), so a generated client gets the exact types. A route line
+ * spreads its entry of `AUTH_DOCS` into its schema: `{ body: SignUpBody, ...AUTH_DOCS.signUp }`.
+ */
+import { Type } from '@sinclair/typebox';
+
+const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339, UTC (`2026-11-23T11:13:55.563Z`).' });
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+export const Identity = Type.Object({
+  provider: Type.String({ description: '`email`, `phone`, or a social provider.' }),
+  email: Nullable(Type.String()),
+  created_at: Timestamp,
+});
+
+/** The user (docs/api.md §5.1). */
+export const User = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  email: Nullable(Type.String()),
+  email_confirmed_at: Nullable(Timestamp),
+  phone: Nullable(Type.String({ description: 'E.164' })),
+  phone_confirmed_at: Nullable(Timestamp),
+  name: Nullable(Type.String()),
+  avatar: Nullable(Type.String()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  last_sign_in_at: Nullable(Timestamp),
+  identities: Type.Array(Identity),
+});
+
+/** A session: what every sign-in and refresh answers. */
+export const Session = Type.Object({
+  access_token: Type.String({ description: 'A JWT (ES256) for `Authorization: Bearer …`.' }),
+  token_type: Type.Literal('bearer'),
+  expires_in: Type.Integer({ description: 'Seconds until the access token expires.' }),
+  expires_at: Type.Integer({ description: 'When the access token expires, in seconds since 1970.' }),
+  refresh_token: Type.String(),
+  user: User,
+});
+
+const Empty = Type.Object({}, { additionalProperties: false, description: 'Answered alike whether the address is known or not.' });
+const WithUser = Type.Object({ user: User });
+
+const PROVIDERS = ['google', 'github', 'linkedin', 'microsoft', 'apple'] as const;
+
+/** `GET /v1/auth/settings`: what a sign-in page needs, no secrets. */
+export const PublicSettings = Type.Object({
+  email_password_enabled: Type.Boolean(),
+  magic_link_enabled: Type.Boolean(),
+  phone_enabled: Type.Boolean(),
+  min_password_length: Type.Integer(),
+  require_email_confirmation: Type.Boolean(),
+  providers: Type.Object(
+    Object.fromEntries(PROVIDERS.map((p) => [p, Type.Boolean()])) as Record<(typeof PROVIDERS)[number], ReturnType<typeof Type.Boolean>>,
+  ),
+  passkeys: Type.Literal('coming_soon'),
+});
+
+/** Which social providers are on, for `GET /v1/auth/settings`. */
+export function enabledProviders(providers: Record<(typeof PROVIDERS)[number], { enabled: boolean }>) {
+  return Object.fromEntries(PROVIDERS.map((p) => [p, providers[p].enabled])) as Record<(typeof PROVIDERS)[number], boolean>;
+}
+
+const Jwk = Type.Object(
+  {
+    kty: Type.Optional(Type.String({ description: '`EC` (ES256 keys).' })),
+    kid: Type.Optional(Type.String()),
+    alg: Type.Optional(Type.String()),
+    crv: Type.Optional(Type.String()),
+    x: Type.Optional(Type.String()),
+    y: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+
+type Security = { [scheme: string]: string[] }[];
+/** Any key of the project: `apikey: <public or secret key>`, or the key as `Authorization: Bearer`. */
+const KEY: Security = [{ apikey: [] }, { bearer: [] }];
+/** A user's access token (with or without the apikey). */
+const USER: Security = [{ apikey: [], bearer: [] }, { bearer: [] }];
+/** No key at all: public documents and browser navigations. */
+const NONE: Security = [];
+
+const route = <R extends Record<number, unknown>>(summary: string, security: Security, response: R) => ({ summary, security, response });
+const signedOut = Type.Null({ description: 'Signed out.' });
+
+/** One entry per `/v1/auth` route: its summary, who may call it, and what it answers. */
+export const AUTH_DOCS = {
+  signUp: route('Sign up with email and password', KEY, {
+    200: Type.Object({ user: User, session: Nullable(Session) }, { description: '`session` is null while the email awaits confirmation.' }),
+  }),
+  signIn: route('Sign in with email and password', KEY, { 200: Session }),
+  signOut: route('Sign out this session (or every session: `{"scope": "global"}`)', USER, { 204: signedOut }),
+  refresh: route('Trade a refresh token for a new session', KEY, { 200: Session }),
+  getUser: route('The signed-in user', USER, { 200: User }),
+  patchUser: route('Change the signed-in user (a new email is applied once its link is used)', USER, { 200: User }),
+  reauthenticate: route('Send a 6-digit code for a password or email change (to the confirmed email, else phone)', USER, {
+    200: Type.Object({ sent: Type.Literal(true), channel: Type.Union([Type.Literal('email'), Type.Literal('sms')]) }),
+  }),
+  verifyEmail: route('Confirm an email (or an email change) with the token of its link', KEY, { 200: WithUser }),
+  resendVerification: route('Send a fresh verification link', KEY, { 200: Empty }),
+  forgotPassword: route('Send a password reset link', KEY, { 200: Empty }),
+  resetPassword: route('Set a new password with the token of a reset link', KEY, { 200: WithUser }),
+  requestMagicLink: route('Send a sign-in link', KEY, { 200: Empty }),
+  signInMagicLink: route('Sign in with the token of a magic link', KEY, { 200: Session }),
+  sendOtp: route('Send a 6-digit code by SMS', KEY, { 200: Type.Object({ sent: Type.Literal(true) }) }),
+  verifyOtp: route('Sign in with the code sent by SMS', KEY, { 200: Session }),
+  settings: route('The sign-in methods and providers that are on', NONE, { 200: PublicSettings }),
+  jwks: route('The public keys that verify access tokens (JWKS)', NONE, { 200: Type.Object({ keys: Type.Array(Jwk) }) }),
+  /** Browser navigations: documented as 302 by route-docs (`config.redirect`). */
+  oauthStart: { summary: 'Start social sign-in: a redirect to the provider', security: NONE },
+  oauthCallback: { summary: "The provider's redirect back: a redirect to the app, with the session in the fragment", security: NONE },
+};

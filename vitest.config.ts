@@ -11,6 +11,8 @@ export default defineConfig({
     exclude: ['**/node_modules/**', '**/dist/**', onPostgres ? '**/*.pglite.test.ts' : '**/*.postgres.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // A fresh embedded data dir made once, copied by each test server (test/global-setup.ts).
+    globalSetup: ['packages/server/test/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,
     reporters: ['default'],

@@ -8,14 +8,16 @@
 // Storage (bench/storage.mjs): a 1 MiB download under RLS against node:fs through a bare
 // node:http server, and a big file (BENCH_STORAGE_BIG_MIB, default 1024) up and down with
 // Plinth's memory watched.
-// Prints and saves (bench/results/) req/s, p50/p99 and errors of each, and the ratios.
+// Prints and saves (bench/results/) req/s, p50/p99 and errors of each, the ratios, and the
+// server's resident memory: idle (3 s after it first answers, on an empty data dir or
+// database, as a laptop user meets it) and loaded (its peak over the whole run; Linux /proc).
 // Any non-2xx answer in a measured run makes that figure wrong: it is reported loudly and the
 // run exits 1. Children and temporary directories are removed at the end, on failure and on
 // Ctrl-C.
 // BENCH_SECONDS (default 10), BENCH_WARMUP seconds (default 2), BENCH_CONNECTIONS (default 32),
 // BENCH_DBS=pglite,postgres, BENCH_OUT (default bench/results).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -114,6 +116,17 @@ async function waitFor(child, url, init) {
     await sleep(50);
   }
   throw new Error(`${child.name} did not answer ${url} within 30 s:\n${child.tail()}`);
+}
+
+/** A process's resident memory now and at its peak, in MiB, from /proc (null elsewhere). */
+function memory(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kib = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
+    return { rssMiB: Math.round(kib('VmRSS') / 1024), peakMiB: Math.round(kib('VmHWM') / 1024) };
+  } catch {
+    return { rssMiB: null, peakMiB: null };
+  }
 }
 
 async function json(res, what) {
@@ -253,6 +266,9 @@ async function benchDb(kind) {
     );
     console.log(`  Plinth started (pid ${plinth.proc.pid})`);
     await waitFor(plinth, `${base}/health`);
+    await sleep(3000); // idle: the definition of the figure, not a wait for something
+    const idleMiB = memory(plinth.proc.pid).rssMiB;
+    console.log(`  resident memory, idle: ${idleMiB ?? '?'} MiB`);
     const secret = env.PLINTH_SECRET_KEY;
     const apikey = env.PLINTH_PUBLIC_KEY;
 
@@ -288,6 +304,7 @@ async function benchDb(kind) {
        analyze items;`,
     );
 
+    console.log(`  seeded ${ROWS} rows over ${OWNERS} owners; measuring`);
     const user = { apikey, authorization: `Bearer ${token}` };
     const readPath = `/api/v1/db/items?eq.owner=${userId}&limit=10`;
     const write = { method: 'POST', body: JSON.stringify({ title: 'bench' }), headers: { ...user, 'content-type': 'application/json' } };
@@ -312,6 +329,8 @@ async function benchDb(kind) {
     // The baseline's writes start from the same empty table.
     await sql(base, secret, 'truncate writes');
     Object.assign(res, await benchAuth(base, authHeaders, email, password));
+    res.memory = { idleMiB, loadedMiB: memory(plinth.proc.pid).peakMiB };
+    console.log(`  resident memory, loaded (peak): ${res.memory.loadedMiB ?? '?'} MiB`);
     res.storage = await benchStorage({
       base,
       secret,
@@ -417,6 +436,9 @@ function table(results) {
     lines.push(
       `  ${label.padEnd(28)}${results.map((r) => `${r[key].rps} req/s ${r[key].p50}/${r[key].p99} ms err ${r[key].errors}${r[key].errors ? ' !!' : ''}`.padStart(32)).join('')}`,
     );
+  lines.push(
+    `  ${'RSS idle / loaded MiB'.padEnd(28)}${results.map((r) => `${r.memory.idleMiB} / ${r.memory.loadedMiB}`.padStart(32)).join('')}`,
+  );
   lines.push(`  ${'argon2id ms per hash'.padEnd(28)}${results.map((r) => String(r.argon2Ms).padStart(32)).join('')}`);
   lines.push(`  ${'read Plinth/baseline'.padEnd(28)}${results.map((r) => String(r.readRatio).padStart(32)).join('')}`);
   lines.push(`  ${'write Plinth/baseline'.padEnd(28)}${results.map((r) => String(r.writeRatio).padStart(32)).join('')}`);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: type check, lint, then every test on the embedded database (PGlite)
 # and again on a real PostgreSQL (installed with apt-get and started as a throwaway cluster
-# when missing). Chromium for the browser tests is installed the same way.
+# when missing). Chromium for the browser tests is installed the same way. Then a smoke test
+# on Node 24.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .tmp
@@ -15,7 +16,7 @@ npx tsc -p packages/console/test/tsconfig.json --noEmit
 [ -f packages/sdk/tsconfig.typetest.json ] && npx tsc -p packages/sdk/tsconfig.typetest.json --noEmit
 
 step "lint (biome) and import boundaries"
-npx biome check packages bench scripts
+npx biome check packages bench scripts bin
 node scripts/check-boundaries.mjs
 
 step "browser and database prerequisites"
@@ -37,6 +38,12 @@ PLINTH_TEST_DB=postgres TEST_DATABASE_URL="$PG_URL" npx vitest run --reporter=de
 step "tests on PostgreSQL as a database owner without superuser"
 PG_OWNER=$(scripts/pg-cluster.sh owner)
 PLINTH_TEST_DB=postgres TEST_DATABASE_URL="$PG_URL" TEST_DATABASE_OWNER="$PG_OWNER" npx vitest run packages/server --reporter=default --reporter=json --outputFile.json=.tmp/vitest-postgres-owner.json || status=1
+
+
+# Node 24 (LTS), installed from the npm registry: a smoke test of the built server (start, sign
+# up, a REST round trip under RLS, SIGTERM). The full suite stays on the machine's Node.
+step "smoke test on Node 24"
+scripts/smoke-node.sh 24 || status=1
 
 node scripts/summarize-tests.mjs .tmp/vitest-pglite.json .tmp/vitest-postgres.json .tmp/vitest-postgres-owner.json || status=1
 exit $status

@@ -14,7 +14,7 @@ import {
   type TokenService,
 } from './auth/index.js';
 import type { Config } from './config/index.js';
-import { type Db, type DdlWatch, openDatabase, prepareDatabase } from './db/index.js';
+import { type Db, DbUnavailableError, type DdlWatch, openDatabase, prepareDatabase } from './db/index.js';
 import { makePrincipalResolver, type ProjectKeys } from './http/principal.js';
 import { registerRouteDocs } from './http/route-docs.js';
 import { type App, createHttpServer } from './http/server.js';
@@ -116,9 +116,12 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       try {
         await db.ping();
         return { status: 'ok' };
-      } catch {
+      } catch (err) {
         reply.code(503);
-        return { code: 'database_unavailable', message: 'The database is unavailable.', status: 'unavailable' };
+        // Names the database and the cause (the operator reads this, not an end-user).
+        const message = err instanceof DbUnavailableError ? err.message : 'The database is unavailable.';
+        log.warn({ reason: message }, 'health: database unavailable');
+        return { code: 'database_unavailable', message, status: 'unavailable' };
       }
     });
 

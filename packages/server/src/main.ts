@@ -1,17 +1,22 @@
 #!/usr/bin/env node
-import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { adminCommand, CliError } from './admin/index.js';
-import { buildApp, createLogger } from './app.js';
+import { buildApp, createLogger, type Plinth } from './app.js';
+import { type Args, flagValue, parseArgs, UsageError } from './cli/args.js';
+import { expectedFailure } from './cli/failures.js';
 import { type Config, loadConfig } from './config/index.js';
-import { DataDirLockedError, DbSetupError, migrateApp, migrateSystem, openDatabase } from './db/index.js';
+import { type Db, DbError, migrateApp, migrateSystem, openDatabase } from './db/index.js';
 import type { ProjectKeys } from './http/principal.js';
+import { createSmsTransport } from './messaging/index.js';
 import { readDatabaseKeys, readKeysFile, withConfigured } from './settings/keys.js';
 
 const USAGE = `Usage: plinth <command> [options]
 
 Commands:
-  start [--port N] [--data-dir D]   start the server (PGlite in the data dir, or DATABASE_URL)
+  start [--port N] [--data-dir D] [--migrate [dir]]
+                                    start the server (PGlite in the data dir, or DATABASE_URL);
+                                    --migrate applies ./migrations/*.sql (or dir) first
   keys [--data-dir D] [--json]      print the project's public and secret keys
   sql "<query>" [--data-dir D]      run SQL (through the running server when there is one)
   migrate [dir] [--data-dir D]      apply ./migrations/*.sql once each, in order
@@ -19,41 +24,29 @@ Commands:
   admin create --email E [--password P]   add a console admin (asks for the password when not given)
   admin set-password --email E [--password P]
 
-Environment: PORT, PUBLIC_URL, DATA_DIR, DATABASE_URL, LOG_LEVEL, MAX_ROWS, PLINTH_PUBLIC_KEY,
-PLINTH_SECRET_KEY, SMTP_URL, SMTP_FROM, SMS_PROVIDER, REDIS_URL (also read from ./.env).`;
+Environment: PORT, PUBLIC_URL, DATA_DIR, DATABASE_URL, MIGRATIONS_DIR, LOG_LEVEL, MAX_ROWS,
+PLINTH_PUBLIC_KEY, PLINTH_SECRET_KEY, SMTP_URL, SMTP_FROM, SMS_PROVIDER, REDIS_URL (also read
+from ./.env). README.md has them all.`;
 
-interface Args {
-  command: string;
-  positional: string[];
-  flags: Record<string, string | boolean>;
-}
-
-export function parseArgs(argv: string[]): Args {
-  const [command = 'help', ...rest] = argv;
-  const positional: string[] = [];
-  const flags: Record<string, string | boolean> = {};
-  for (let i = 0; i < rest.length; i++) {
-    const a = rest[i];
-    if (a.startsWith('--')) {
-      const [k, v] = a.slice(2).split('=', 2);
-      if (v !== undefined) flags[k] = v;
-      else if (rest[i + 1] !== undefined && !rest[i + 1].startsWith('--') && k !== 'json') flags[k] = rest[++i];
-      else flags[k] = true;
-    } else positional.push(a);
-  }
-  return { command, positional, flags };
-}
+/** The configuration of this run once read, for the failure messages. */
+let loaded: Config | null = null;
 
 function configFrom(args: Args): Config {
-  const port = typeof args.flags.port === 'string' ? Number(args.flags.port) : undefined;
-  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
-    fail(`--port must be a port number, got ${args.flags.port}`);
-  return loadConfig(process.env, {
+  const portFlag = flagValue(args, 'port');
+  const port = portFlag !== undefined ? Number(portFlag) : undefined;
+  if (port !== undefined && (!/^\d+$/.test(portFlag ?? '') || port > 65535)) {
+    throw new UsageError(`--port must be a port number (0–65535), got "${portFlag}"`);
+  }
+  const migrate = args.flags.migrate;
+  loaded = loadConfig(process.env, {
     port,
-    dataDir: typeof args.flags['data-dir'] === 'string' ? args.flags['data-dir'] : undefined,
+    dataDir: flagValue(args, 'data-dir'),
+    migrationsDir: migrate === undefined ? undefined : resolve(migrate === true ? './migrations' : migrate),
   });
+  return loaded;
 }
 
+/** Ends the process with one line on stderr: `plinth: <message>`. */
 function fail(message: string, code = 1): never {
   process.stderr.write(`plinth: ${message}\n`);
   process.exit(code);
@@ -73,37 +66,76 @@ function writeServerFile(dataDir: string, url: string, keys: ProjectKeys) {
   chmodSync(f, 0o600);
 }
 
-async function start(args: Args) {
-  const config = configFrom(args);
-  let plinth: Awaited<ReturnType<typeof buildApp>>;
+/**
+ * Opens the database and applies the app's migrations when asked (`--migrate`,
+ * MIGRATIONS_DIR) before anything is served, so the API starts with the schema it expects.
+ */
+async function openAndMigrate(config: Config): Promise<{ db: Db; applied: string[] }> {
+  const db = await openDatabase(config);
   try {
-    plinth = await buildApp({ config });
+    if (!config.migrationsDir) return { db, applied: [] };
+    await migrateSystem(db);
+    return { db, applied: await migrateApp(db, config.migrationsDir) };
   } catch (err) {
-    if (err instanceof DataDirLockedError || err instanceof DbSetupError) fail(err.message);
+    await db.close().catch(() => undefined);
     throw err;
   }
+}
+
+async function start(args: Args) {
+  const config = configFrom(args);
+  // Checked before the database is opened: a wrong SMS_PROVIDER is one line, at once.
+  createSmsTransport(config.env);
+  const { db, applied } = await openAndMigrate(config);
+  if (applied.length) process.stdout.write(`  migrations applied: ${applied.join(', ')}\n`);
+  const plinth = await buildApp({ config, db }).catch(async (err) => {
+    await db.close().catch(() => undefined);
+    throw err;
+  });
   const { app, keys, log } = plinth;
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await plinth.close().catch(() => undefined);
+    throw err;
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = config.publicUrl.replace(`:${config.port}`, `:${port}`);
   if (!config.databaseUrl) writeServerFile(config.dataDir, `http://127.0.0.1:${port}`, keys);
-  process.stdout.write(
-    [
-      '',
-      `  Plinth is running (${plinth.db.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})`,
-      '',
-      `  API:         ${url}/api/v1`,
-      `  Console:     ${url}/console`,
-      `  Public key:  ${keys.publicKey}`,
-      `  Secret key:  ${keys.secretKey}   (server-side only: it bypasses row-level security)`,
-      ...(plinth.admin.setupToken
-        ? ['', `  First admin: ${url}/console/setup?token=${plinth.admin.setupToken}`, '               (one-time link, valid 1 hour)']
-        : []),
-      '',
-    ].join('\n') + '\n',
-  );
+  process.stdout.write(banner(plinth, url));
   log.info({ url, database: plinth.db.kind }, 'listening');
+  if (plinth.db.kind === 'pglite' && config.env.STATEMENT_TIMEOUT_MS) {
+    log.warn(
+      'STATEMENT_TIMEOUT_MS has no effect on the embedded database (PGlite cannot cancel a statement); it applies with DATABASE_URL',
+    );
+  }
+  handleSignals(plinth, config);
+}
+
+/** What a start prints: the base URL the SDK and the README's $API take, the console, the keys. */
+function banner(plinth: Plinth, url: string): string {
+  const where = plinth.db.kind === 'pglite' ? `embedded database in ${plinth.config.dataDir}` : 'PostgreSQL';
+  return `${[
+    '',
+    `  Plinth is running (${where})`,
+    '',
+    `  API:         ${url}`,
+    `  Console:     ${url}/console`,
+    `  Public key:  ${plinth.keys.publicKey}`,
+    `  Secret key:  ${plinth.keys.secretKey}   (server-side only: it bypasses row-level security)`,
+    ...(plinth.admin.setupToken
+      ? ['', `  First admin: ${url}/console/setup?token=${plinth.admin.setupToken}`, '               (one-time link, valid 1 hour)']
+      : []),
+    '',
+    `  REST: ${url}/api/v1/db/<table>   Auth: ${url}/v1/auth   CLI: npx plinth help`,
+    '',
+  ].join('\n')}\n`;
+}
+
+/** SIGTERM (process managers, `npm start`'s stop) and SIGINT (Ctrl-C) stop the server cleanly. */
+function handleSignals(plinth: Plinth, config: Config) {
+  const { app, log } = plinth;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -128,13 +160,13 @@ async function start(args: Args) {
 }
 
 /** A running embedded server on this data dir, if any (its lock is held by a live process). */
-function runningServer(dataDir: string): { url: string; keys: ProjectKeys | null } | null {
+function runningServer(dataDir: string): { url: string; pid: number; keys: ProjectKeys | null } | null {
   const f = serverFile(dataDir);
   if (!existsSync(f)) return null;
   try {
     const s = JSON.parse(readFileSync(f, 'utf8')) as { url: string; pid: number; public_key?: string; secret_key?: string };
     process.kill(s.pid, 0);
-    return { url: s.url, keys: s.public_key && s.secret_key ? { publicKey: s.public_key, secretKey: s.secret_key } : null };
+    return { url: s.url, pid: s.pid, keys: s.public_key && s.secret_key ? { publicKey: s.public_key, secretKey: s.secret_key } : null };
   } catch {
     return null;
   }
@@ -181,7 +213,7 @@ async function keysCommand(args: Args) {
 
 async function sqlCommand(args: Args) {
   const query = args.positional.join(' ').trim();
-  if (!query) fail('usage: plinth sql "<query>"', 2);
+  if (!query) throw new UsageError('plinth sql needs a query: plinth sql "select 1"');
   const config = configFrom(args);
   const server = config.databaseUrl ? null : runningServer(config.dataDir);
   if (server) {
@@ -190,22 +222,35 @@ async function sqlCommand(args: Args) {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${keys.secretKey}` },
       body: JSON.stringify({ query }),
-    });
-    const body = (await res.json()) as { results?: unknown[]; message?: string };
+    }).catch(() => fail(`the server on ${config.dataDir} (${server.url}) does not answer; is it still starting, or stuck?`));
+    const body = (await res.json().catch(() => ({}))) as { results?: unknown[]; message?: string };
     if (!res.ok) fail(body.message ?? `HTTP ${res.status}`);
     printResults(body.results as Array<{ command: string; rowCount: number; rows: unknown[] }>);
     return;
   }
-  const db = await openDatabase(config).catch((err) => fail(err instanceof DataDirLockedError ? err.message : String(err)));
-  try {
+  const db = await openDatabase(config);
+  const results = await closingAfter(db, async () => {
     await migrateSystem(db);
-    const results = await db.script(query);
-    printResults(results);
+    return db.script(query);
+  });
+  printResults(results);
+}
+
+/**
+ * Runs `fn` on an open database and closes it (and its lock) before anything else happens,
+ * also when `fn` fails: a SQL error is then the one line of its message.
+ */
+async function closingAfter<T>(db: Db, fn: () => Promise<T>): Promise<T> {
+  let result: T;
+  try {
+    result = await fn();
   } catch (err) {
-    fail((err as Error).message);
-  } finally {
-    await db.close();
+    await db.close().catch(() => undefined);
+    if (err instanceof DbError) fail(err.message);
+    throw err;
   }
+  await db.close();
+  return result;
 }
 
 function printResults(results: Array<{ command: string; rowCount: number; rows: unknown[] }>) {
@@ -218,19 +263,18 @@ function printResults(results: Array<{ command: string; rowCount: number; rows: 
 async function migrateCommand(args: Args) {
   const config = configFrom(args);
   const dir = resolve(args.positional[0] ?? './migrations');
-  if (!config.databaseUrl && runningServer(config.dataDir)) {
-    fail('The embedded database is held by a running server; stop it first, or run migrations at its start.');
+  const server = config.databaseUrl ? null : runningServer(config.dataDir);
+  if (server) {
+    fail(
+      `the embedded database in ${config.dataDir} is held by the running server (pid ${server.pid}); stop it, then run plinth migrate, or restart it with plinth start --migrate ${args.positional[0] ?? ''}`.trimEnd(),
+    );
   }
-  const db = await openDatabase(config).catch((err) => fail(err instanceof DataDirLockedError ? err.message : String(err)));
-  try {
+  const db = await openDatabase(config);
+  const applied = await closingAfter(db, async () => {
     await migrateSystem(db);
-    const applied = await migrateApp(db, dir);
-    process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'nothing to apply\n');
-  } catch (err) {
-    fail((err as Error).message);
-  } finally {
-    await db.close();
-  }
+    return migrateApp(db, dir);
+  });
+  process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'nothing to apply\n');
 }
 
 /** The OpenAPI document: from the running embedded server, else from an in-process Plinth. */
@@ -238,13 +282,13 @@ async function openApiDocument(config: Config): Promise<object> {
   const server = config.databaseUrl ? null : runningServer(config.dataDir);
   if (server) {
     const keys = await projectKeys(config);
-    const res = await fetch(`${server.url}/api/v1/openapi.json`, { headers: { authorization: `Bearer ${keys.secretKey}` } });
+    const res = await fetch(`${server.url}/api/v1/openapi.json`, { headers: { authorization: `Bearer ${keys.secretKey}` } }).catch(() =>
+      fail(`the server on ${config.dataDir} (${server.url}) does not answer; is it still starting, or stuck?`),
+    );
     if (!res.ok) fail(`the server answered ${res.status} for /api/v1/openapi.json`);
     return (await res.json()) as object;
   }
-  const plinth = await buildApp({ config: { ...config, logLevel: 'warn' } }).catch((err) =>
-    fail(err instanceof DataDirLockedError ? err.message : String(err)),
-  );
+  const plinth = await buildApp({ config: { ...config, logLevel: 'warn' } });
   try {
     const res = await plinth.app.inject({ url: '/api/v1/openapi.json', headers: { authorization: `Bearer ${plinth.keys.secretKey}` } });
     return res.json() as object;
@@ -254,18 +298,30 @@ async function openApiDocument(config: Config): Promise<object> {
 }
 
 async function genCommand(args: Args) {
-  if (args.positional[0] !== 'types') fail('usage: plinth gen types [--out file.ts]', 2);
+  if (args.positional[0] !== 'types') throw new UsageError('plinth gen makes types only: plinth gen types [--out file.ts]');
   const config = configFrom(args);
+  const out = flagValue(args, 'out');
+  // Checked first: a missing folder is one line, before any database work.
+  if (out !== undefined) {
+    const folder = dirname(resolve(out));
+    if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory()) {
+      fail(`cannot write ${out}: the folder ${folder} does not exist; create it first (mkdir -p ${folder})`);
+    }
+  }
   const { generateTypes } = await import('@plinth/sdk/gen');
   const source = generateTypes(await openApiDocument(config));
-  if (typeof args.flags.out === 'string') {
-    writeFileSync(resolve(args.flags.out), source);
-    process.stderr.write(`wrote ${args.flags.out}\n`);
+  if (out !== undefined) {
+    try {
+      writeFileSync(resolve(out), source);
+    } catch (err) {
+      fail(`cannot write ${out}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    process.stderr.write(`wrote ${out}\n`);
   } else process.stdout.write(source);
 }
 
-async function main() {
-  const args = parseArgs(process.argv.slice(2));
+async function main(argv: string[]) {
+  const args = parseArgs(argv);
   switch (args.command) {
     case 'start':
       return start(args);
@@ -282,17 +338,21 @@ async function main() {
         (line) => void process.stdout.write(`${line}\n`),
         (err) => (err instanceof CliError ? fail(err.message) : Promise.reject(err)),
       );
-    case 'help':
-    case '--help':
-    case '-h':
-      process.stdout.write(`${USAGE}\n`);
-      return;
     default:
-      fail(`unknown command "${args.command}"\n\n${USAGE}`, 2);
+      process.stdout.write(`${USAGE}\n`);
   }
 }
 
-main().catch((err) => {
-  createLogger('error').error({ err }, 'plinth failed');
-  process.exit(1);
-});
+/**
+ * Every failure a user can meet is one line naming the cause and the fix (cli/failures.ts),
+ * exit 2 for a wrong command line, 1 otherwise. Anything else is a bug: one line too, and
+ * its stack only with LOG_LEVEL=debug.
+ */
+function onFailure(err: unknown): never {
+  const known = expectedFailure(err, { databaseUrl: loaded?.databaseUrl, port: loaded?.port, host: loaded?.host });
+  if (known) fail(known, err instanceof UsageError ? 2 : 1);
+  if (process.env.LOG_LEVEL === 'debug') createLogger('debug').error({ err }, 'plinth failed');
+  fail(`unexpected error: ${(err as Error)?.message ?? String(err)} (LOG_LEVEL=debug prints its stack; please report it)`);
+}
+
+main(process.argv.slice(2)).catch(onFailure);

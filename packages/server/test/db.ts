@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
@@ -15,7 +15,7 @@ export interface TestDbTarget {
   databaseUrl: string | null;
   /** The test cluster's superuser URL (PostgreSQL), for what a test does as the cluster's admin. */
   adminUrl: string | null;
-  /** Data dir (PGlite) — fresh and empty. */
+  /** Data dir (PGlite): a fresh database (a copy of the run's template, test/global-setup.ts), else empty. */
   dataDir: string;
   cleanup(): Promise<void>;
 }
@@ -29,6 +29,9 @@ export interface TestDbTarget {
 export async function freshDbTarget(): Promise<TestDbTarget> {
   const dataDir = mkdtempSync(join(tmpdir(), 'plinth-test-'));
   if (TEST_DB_KIND === 'pglite') {
+    // A copy of the data dir initdb made once for the run (test/global-setup.ts).
+    const template = process.env.PLINTH_TEST_PGLITE_TEMPLATE;
+    if (template) cpSync(template, join(dataDir, 'pgdata'), { recursive: true });
     return { databaseUrl: null, adminUrl: null, dataDir, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
   const adminUrl = process.env.TEST_DATABASE_URL;

@@ -15,7 +15,18 @@ const int8 = (v) => {
 const text = (v) => v;
 const parsers = { 20: int8, 1700: text, 1082: text, 1114: text, 1184: text, 1083: text, 1266: text, 17: text };
 
-const pg = new PGlite(workerData.dataDir, { parsers });
+/**
+ * Memory for one process on a laptop (issue 10 §6). PGlite's default shared_buffers (128 MB)
+ * lives in its WebAssembly memory, which is touched at start and never shrinks: most of an
+ * idle server's resident memory. The data files are read through the operating system's page
+ * cache anyway, so a small buffer pool costs little speed (npm run bench). Durability is
+ * untouched: WAL, checkpoints and full-page writes keep PGlite's settings.
+ */
+const MEMORY_SETTINGS = ['shared_buffers=16MB'];
+
+// A fresh data dir is made beforehand by pglite-init.mjs, in a process of its own.
+const startParams = [...PGlite.defaultStartParams, ...MEMORY_SETTINGS.flatMap((s) => ['-c', s])];
+const pg = new PGlite(workerData.dataDir, { parsers, startParams });
 const txs = new Map();
 const listeners = new Map();
 let nextTx = 1;
@@ -44,45 +55,79 @@ function shape(r) {
 const reply = (id, result) => parentPort.postMessage({ id, ok: true, result });
 const fail = (id, err) => parentPort.postMessage({ id, ok: false, error: errorOf(err) });
 
+// One connection serves every request, so a script (SQL runner, CLI, migrations) runs alone:
+// the requests that arrive meanwhile wait here until it and its cleanup are done, instead of
+// queueing inside PGlite between the two, where they would run with what the script left
+// behind (a role, a search_path). Statements of an open transaction (`txId`) never wait: the
+// script itself may be waiting for that transaction to end.
+let alone = Promise.resolve();
+function exclusively(fn) {
+  const run = alone.then(fn);
+  alone = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  return run;
+}
+async function shared(fn) {
+  await alone;
+  return fn();
+}
+
+/**
+ * Undoes what a script may have left on the session: an open or failed transaction is rolled
+ * back (as when a client disconnects), SET / SET ROLE / set_config, advisory locks, cursors and
+ * temp tables go, and the server's own LISTENs (which a script's UNLISTEN may have dropped) are
+ * taken again.
+ */
+async function cleanup() {
+  await pg.exec(SCRIPT_CLEANUP);
+  for (const channel of listeners.keys()) await pg.exec(`LISTEN ${channel}`);
+}
+
+/** Who the server's session is; a script or a function that changed it for good breaks every request. */
+let sessionUser = null;
+async function checkSession() {
+  const r = await pg.query('select current_user::text as cu, session_user::text as su');
+  const { cu, su } = r.rows[0];
+  if (cu === sessionUser && su === sessionUser) return { ok: true };
+  await exclusively(cleanup);
+  return { ok: false, reason: `the session ran as role "${cu}" instead of "${sessionUser}"; it was reset` };
+}
+
+async function runScript(msg) {
+  try {
+    if (msg.params?.length) {
+      if (msg.as?.length) {
+        return await pg.transaction(async (tx) => {
+          for (const s of msg.as) await tx.query(s);
+          return [shape(await tx.query(msg.sql, msg.params))];
+        });
+      }
+      return [shape(await pg.query(msg.sql, msg.params))];
+    }
+    return (await pg.exec(msg.sql)).map(shape);
+  } finally {
+    await cleanup();
+  }
+}
+
 async function handle(msg) {
   switch (msg.op) {
     case 'query': {
-      const target = msg.txId ? txs.get(msg.txId)?.tx : pg;
-      if (!target) throw new Error('transaction is closed');
-      return shape(await target.query(msg.sql, msg.params ?? []));
-    }
-    case 'script': {
-      if (msg.params && msg.params.length) return [shape(await pg.query(msg.sql, msg.params))];
-      try {
-        const results = await pg.exec(msg.sql);
-        return results.map(shape);
-      } finally {
-        // One connection serves every request: nothing a script leaves behind may stay. A
-        // transaction it left open is rolled back (as when a client disconnects), and what
-        // it set for the session (SET, SET ROLE, advisory locks, temp tables) is undone.
-        await pg.exec(SCRIPT_CLEANUP);
+      if (msg.txId) {
+        const tx = txs.get(msg.txId)?.tx;
+        if (!tx) throw new Error('transaction is closed');
+        return shape(await tx.query(msg.sql, msg.params ?? []));
       }
+      return shared(async () => shape(await pg.query(msg.sql, msg.params ?? [])));
     }
-    case 'begin': {
-      const txId = nextTx++;
-      return new Promise((resolveBegin, rejectBegin) => {
-        const done = pg
-          .transaction(
-            (tx) =>
-              new Promise((resolve, reject) => {
-                txs.set(txId, { tx, resolve, reject, done: null });
-                resolveBegin(txId);
-              }),
-          )
-          .finally(() => txs.delete(txId));
-        done.catch(rejectBegin);
-        // Kept so commit/rollback can wait for PGlite to finish the transaction.
-        queueMicrotask(() => {
-          const entry = txs.get(txId);
-          if (entry) entry.done = done;
-        });
-      });
-    }
+    case 'script':
+      return exclusively(() => runScript(msg));
+    case 'check':
+      return shared(checkSession);
+    case 'begin':
+      return shared(() => begin());
     case 'commit':
     case 'rollback': {
       const entry = txs.get(msg.txId);
@@ -99,7 +144,7 @@ async function handle(msg) {
     }
     case 'listen': {
       if (!listeners.has(msg.channel)) {
-        const unsub = await pg.listen(msg.channel, (payload) => parentPort.postMessage({ notify: msg.channel, payload }));
+        const unsub = await shared(() => pg.listen(msg.channel, (payload) => parentPort.postMessage({ notify: msg.channel, payload })));
         listeners.set(msg.channel, unsub);
       }
       return null;
@@ -118,8 +163,30 @@ async function handle(msg) {
   }
 }
 
-pg.waitReady.then(
-  () => {
+function begin() {
+  const txId = nextTx++;
+  return new Promise((resolveBegin, rejectBegin) => {
+    const done = pg
+      .transaction(
+        (tx) =>
+          new Promise((resolve, reject) => {
+            txs.set(txId, { tx, resolve, reject, done: null });
+            resolveBegin(txId);
+          }),
+      )
+      .finally(() => txs.delete(txId));
+    done.catch(rejectBegin);
+    // Kept so commit/rollback can wait for PGlite to finish the transaction.
+    queueMicrotask(() => {
+      const entry = txs.get(txId);
+      if (entry) entry.done = done;
+    });
+  });
+}
+
+pg.waitReady
+  .then(async () => {
+    sessionUser = (await pg.query('select session_user::text as u')).rows[0].u;
     parentPort.postMessage({ ready: true });
     parentPort.on('message', (msg) => {
       handle(msg).then(
@@ -127,6 +194,5 @@ pg.waitReady.then(
         (e) => fail(msg.id, e),
       );
     });
-  },
-  (err) => parentPort.postMessage({ ready: false, error: errorOf(err) }),
-);
+  })
+  .catch((err) => parentPort.postMessage({ ready: false, error: errorOf(err) }));

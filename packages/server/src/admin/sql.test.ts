@@ -48,6 +48,21 @@ describe('a script leaves nothing behind', () => {
     await serverStillWorks();
   });
 
+  // A query with `params` takes another path (one statement, bound values): the same cleanup,
+  // whether it succeeds or fails.
+  it.each([
+    ['a session role through set_config', "select set_config('role', $1, false)", ['anon'], 200],
+    ['a session search_path through set_config', "select set_config('search_path', $1, false)", ['pg_catalog'], 200],
+    ['an advisory lock, then an error', 'select pg_advisory_lock($1::int), 1/0', [42], 400],
+    ['a session authorization, then an error', "select set_config('session_authorization', $1, false), 1/0", ['anon'], 400],
+  ])('with params: %s', async (_name, query, params, status) => {
+    for (let i = 0; i < 12; i++) {
+      const res = await t.app.inject({ method: 'POST', url: '/api/v1/sql', headers: t.as.service, payload: { query, params } });
+      expect(res.statusCode, res.body).toBe(status);
+    }
+    await serverStillWorks();
+  });
+
   it('an open transaction is rolled back, as when a client disconnects', async () => {
     await t.sql("begin; insert into notes (body) values ('never committed')");
     const rows = (await t.sql('select body from notes order by id')).json().results[0].rows;

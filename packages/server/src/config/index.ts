@@ -22,6 +22,8 @@ export interface Config {
   smtpFrom: string;
   redisUrl: string | null;
   dbPoolSize: number;
+  /** The app's SQL migrations to apply at start (`MIGRATIONS_DIR`, `plinth start --migrate`), or null. */
+  migrationsDir: string | null;
   /**
    * Which proxies' `X-Forwarded-For` to believe for the client IP (per-IP limits, session IP):
    * none by default, else `true` (any: only behind a proxy that overwrites the header), or a
@@ -33,6 +35,17 @@ export interface Config {
   /** How long a client may take to send a whole request (REQUEST_TIMEOUT_MS; 0: no limit). */
   requestTimeoutMs: number;
   env: Record<string, string | undefined>;
+}
+
+/**
+ * A wrong configuration value: the start stops with this one line (`config: …`), naming the
+ * variable and what it takes. Never carries a secret value.
+ */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(`config: ${message}`);
+    this.name = 'ConfigError';
+  }
 }
 
 /**
@@ -53,7 +66,7 @@ export function parseTrustProxy(value: string | undefined): boolean | string[] {
     const [addr, bits, ...rest] = x.split('/');
     return rest.length > 0 || isIP(addr) === 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits));
   });
-  if (bad !== undefined) throw new Error(`config: TRUST_PROXY must be true, false or a list of proxy addresses/CIDRs; "${bad}" is none`);
+  if (bad !== undefined) throw new ConfigError(`TRUST_PROXY must be true, false or a list of proxy addresses/CIDRs; "${bad}" is none`);
   return list;
 }
 
@@ -81,8 +94,53 @@ export function parseDotenv(text: string): Record<string, string> {
 function int(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`config: ${name} must be a non-negative integer, got "${value}"`);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n))
+    throw new ConfigError(`${name} must be a non-negative integer, got "${value}"`);
   return n;
+}
+
+function port(value: string | undefined): number {
+  const n = int(value, 8080, 'PORT');
+  if (n > 65535) throw new ConfigError(`PORT must be a port number (0–65535), got "${value}"`);
+  return n;
+}
+
+/**
+ * `DATABASE_URL`, checked before any connection: a `postgres://` or `postgresql://` URL with a
+ * host. The value is never repeated in the message: it holds the password.
+ * @example databaseUrl('postgres://app:secret@db.example.com:5432/app') // the same string
+ */
+export function databaseUrl(value: string | undefined): string | null {
+  const v = value?.trim();
+  if (!v) return null;
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw new ConfigError(
+      'DATABASE_URL is not a URL; it takes postgres://user:password@host:5432/database (special characters in the password percent-encoded)',
+    );
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql://, not ${url.protocol}//`);
+  }
+  if (!url.hostname && !url.searchParams.get('host'))
+    throw new ConfigError('DATABASE_URL has no host: postgres://user:password@host:5432/database');
+  return v;
+}
+
+/**
+ * Where DATABASE_URL points, for messages: `host:port/database`, never the user or password.
+ * @example databaseWhere('postgres://app:secret@db.example.com/app') // 'db.example.com:5432/app'
+ */
+export function databaseWhere(value: string): string {
+  try {
+    const url = new URL(value);
+    const host = url.hostname || url.searchParams.get('host') || 'localhost';
+    return `${host}:${url.port || 5432}${url.pathname.length > 1 ? url.pathname : ''}`;
+  } catch {
+    return 'DATABASE_URL';
+  }
 }
 
 export interface ConfigOverrides {
@@ -90,6 +148,7 @@ export interface ConfigOverrides {
   dataDir?: string;
   databaseUrl?: string | null;
   publicUrl?: string;
+  migrationsDir?: string | null;
 }
 
 /**
@@ -100,14 +159,14 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
   const dotenvPath = resolve(cwd, '.env');
   const fileEnv = existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath, 'utf8')) : {};
   const env: Record<string, string | undefined> = { ...fileEnv, ...processEnv };
-  const port = overrides.port ?? int(env.PORT, 8080, 'PORT');
-  const publicUrl = (overrides.publicUrl ?? env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const listenPort = overrides.port ?? port(env.PORT);
+  const publicUrl = (overrides.publicUrl ?? env.PUBLIC_URL ?? `http://localhost:${listenPort}`).replace(/\/+$/, '');
   return {
-    port,
+    port: listenPort,
     host: env.HOST ?? '0.0.0.0',
     publicUrl,
     dataDir: resolve(cwd, overrides.dataDir ?? env.DATA_DIR ?? './data'),
-    databaseUrl: overrides.databaseUrl !== undefined ? overrides.databaseUrl : env.DATABASE_URL || null,
+    databaseUrl: overrides.databaseUrl !== undefined ? overrides.databaseUrl : databaseUrl(env.DATABASE_URL),
     logLevel: env.LOG_LEVEL ?? 'info',
     maxRows: Math.max(1, int(env.MAX_ROWS, 1000, 'MAX_ROWS')),
     bodyLimit: int(env.BODY_LIMIT, 1024 * 1024, 'BODY_LIMIT'),
@@ -118,6 +177,8 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
     smtpFrom: env.SMTP_FROM || 'Plinth <no-reply@localhost>',
     redisUrl: env.REDIS_URL || null,
     dbPoolSize: Math.max(1, int(env.DB_POOL_SIZE, 10, 'DB_POOL_SIZE')),
+    migrationsDir:
+      overrides.migrationsDir !== undefined ? overrides.migrationsDir : env.MIGRATIONS_DIR ? resolve(cwd, env.MIGRATIONS_DIR) : null,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     storage: parseStorageConfig(env),
     requestTimeoutMs: int(env.REQUEST_TIMEOUT_MS, 120_000, 'REQUEST_TIMEOUT_MS'),

@@ -5,7 +5,7 @@ import type { Db } from './types.js';
 
 export { apiLoginName } from './api-login.js';
 export { type DdlMode, type DdlWatch, ddlMode, POLL_MS } from './ddl-watch.js';
-export { migrateApp, migrateSystem } from './migrate.js';
+export { MigrationError, migrateApp, migrateSystem } from './migrate.js';
 export { prepareDatabase } from './prepare.js';
 export { DataDirLockedError } from './lock.js';
 export { commandOf, splitStatements } from './pglite.js';

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Raised when another live process holds the data dir. */
@@ -32,7 +32,10 @@ function alive(pid: number): boolean {
  * @example const release = acquireDataDirLock('./data'); … release();
  */
 export function acquireDataDirLock(dataDir: string, pgDataDir: string): () => void {
-  mkdirSync(dataDir, { recursive: true });
+  // 0700, and an existing dir tightened: the embedded database and the keys are the project's
+  // secrets (the WAL holds the token-signing key), and PGlite writes its files 0666.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
   const lockPath = join(dataDir, 'plinth.lock');
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
@@ -66,4 +69,19 @@ export function acquireDataDirLock(dataDir: string, pgDataDir: string): () => vo
     }
   }
   throw new Error(`Could not take the lock on ${dataDir}.`);
+}
+
+/**
+ * Takes group and other permissions off a directory tree (files 0600, directories 0700):
+ * PGlite creates its files 0666 whatever the umask. The 0700 data dir above them is what
+ * keeps other users out; this also covers a copy of the tree made elsewhere (a backup).
+ * @example closeToOthers('./data/pgdata');
+ */
+export function closeToOthers(path: string): void {
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  if (!st || st.isSymbolicLink()) return;
+  if (st.isDirectory()) {
+    if (st.mode & 0o077) chmodSync(path, 0o700);
+    for (const name of readdirSync(path)) closeToOthers(join(path, name));
+  } else if (st.mode & 0o077) chmodSync(path, st.mode & 0o700);
 }

@@ -9,6 +9,21 @@ import { type Db, DbError, DbSetupError } from './types.js';
 const SYSTEM_DIR = fileURLToPath(new URL('../../src/db/migrations/', import.meta.url));
 const LOCK_KEY = 726_354_001; // arbitrary, constant: serialises migrations across instances
 
+/** An app migration that cannot be applied: names the file and, for a SQL error, its line. */
+export class MigrationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MigrationError';
+  }
+}
+
+/** The 1-based line of a character index in a text. */
+function lineAt(text: string, index: number): number {
+  let line = 1;
+  for (let i = 0; i < index && i < text.length; i++) if (text[i] === '\n') line++;
+  return line;
+}
+
 export interface Migration {
   version: number;
   name: string;
@@ -74,7 +89,7 @@ export async function migrateSystem(db: Db, migrations = systemMigrations()): Pr
  * @example await migrateApp(db, './migrations'); // → ['001_todos.sql']
  */
 export async function migrateApp(db: Db, dir: string): Promise<string[]> {
-  if (!existsSync(dir)) throw new Error(`No migrations directory at ${dir}.`);
+  if (!existsSync(dir)) throw new MigrationError(`no migrations directory at ${dir}; create it, or name another one`);
   const files = readdirSync(dir)
     .filter((f) => f.endsWith('.sql'))
     .sort();
@@ -88,13 +103,25 @@ export async function migrateApp(db: Db, dir: string): Promise<string[]> {
       const sum = createHash('sha256').update(sql).digest('hex');
       const prev = known.get(f);
       if (prev !== undefined) {
-        if (prev !== sum) throw new Error(`Migration ${f} was changed after it was applied; add a new file instead.`);
+        if (prev !== sum) throw new MigrationError(`migration ${f} was changed after it was applied; add a new file instead`);
         continue;
       }
+      let offset = 0;
       for (const stmt of splitStatements(sql)) {
-        await tx.query(stmt);
-        // Without event triggers: what the statement made in public is secured at once (0015).
-        if (db.secureNewRelations) await tx.query('select plinth.secure_new_relations()');
+        const at = Math.max(0, sql.indexOf(stmt, offset));
+        offset = at + stmt.length;
+        try {
+          await tx.query(stmt);
+          // Without event triggers: what the statement made in public is secured at once (0015).
+          if (db.secureNewRelations) await tx.query('select plinth.secure_new_relations()');
+        } catch (err) {
+          if (!(err instanceof DbError)) throw err;
+          // PostgreSQL gives the character where the statement failed: the line of the file.
+          const line = lineAt(sql, at + (err.position ? err.position - 1 : 0));
+          throw new MigrationError(
+            `migration ${join(dir, f)} failed at line ${line}: ${err.message}; nothing of this run was applied: fix the file and run again`,
+          );
+        }
       }
       await tx.query('insert into plinth.app_migrations (name, checksum) values ($1, $2)', [f, sum]);
       applied.push(f);

@@ -1,7 +1,10 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
-import { acquireDataDirLock } from './lock.js';
+import { acquireDataDirLock, closeToOthers } from './lock.js';
 import {
   type Db,
   DbError,
@@ -31,6 +34,7 @@ interface WorkerError {
 }
 
 const WORKER_URL = new URL('../../worker/pglite-worker.mjs', import.meta.url);
+const INIT_URL = new URL('../../worker/pglite-init.mjs', import.meta.url);
 
 function fromWorker(e: WorkerError): Error {
   if (e.code && /^[0-9A-Z]{5}$/.test(e.code)) {
@@ -41,7 +45,73 @@ function fromWorker(e: WorkerError): Error {
 }
 
 /**
- * PGlite in a worker thread, its data dir guarded by Plinth's lock.
+ * Makes a fresh data dir in a process of its own (worker/pglite-init.mjs says why), beside
+ * the final one and renamed into place when complete: a start interrupted halfway (Ctrl-C,
+ * a crash) leaves no half-made database behind to fail the next start.
+ */
+function initDataDir(pgData: string): Promise<void> {
+  const parent = dirname(pgData);
+  for (const name of readdirSync(parent))
+    if (name.startsWith(`${basename(pgData)}.init-`)) rmSync(join(parent, name), { recursive: true, force: true });
+  const temp = `${pgData}.init-${process.pid}`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(INIT_URL), temp], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (code === 0) {
+        renameSync(temp, pgData);
+        resolve();
+      } else {
+        rmSync(temp, { recursive: true, force: true });
+        reject(new Error(`The embedded database could not be created in ${pgData}: ${stderr.trim() || `exit ${code ?? signal}`}`));
+      }
+    });
+  });
+}
+
+/**
+ * WebAssembly runs on V8's baseline compiler only (issue 10 §6): by default V8 also compiles
+ * PGlite's hot functions again with its optimizing compiler, which holds about 80 MB more of
+ * an idle server's memory, for no speed `npm run bench` can tell apart on this workload
+ * (queries spend their time in PostgreSQL's storage and executor code, not in tight loops).
+ * A process-wide V8 flag, read when a module is compiled: set before the worker compiles.
+ */
+let baselineOnly = false;
+function wasmBaselineOnly() {
+  if (baselineOnly) return;
+  baselineOnly = true;
+  setFlagsFromString('--liftoff-only');
+}
+
+/** Starts the worker on a data dir; resolves once PGlite answers. */
+async function startWorker(pgData: string): Promise<Worker> {
+  wasmBaselineOnly();
+  const worker = new Worker(WORKER_URL, { workerData: { dataDir: pgData } });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const onMessage = (msg: { ready?: boolean; error?: WorkerError }) => {
+        if (msg.ready === undefined) return;
+        worker.off('message', onMessage);
+        if (msg.ready) resolve();
+        else reject(new Error(`The embedded database did not open: ${msg.error?.message}`));
+      };
+      worker.on('message', onMessage);
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`The embedded database did not open (its worker exited with ${code}).`)));
+    });
+  } catch (err) {
+    void worker.terminate();
+    throw err;
+  }
+  return worker;
+}
+
+/**
+ * PGlite in a worker thread, its data dir guarded by Plinth's lock and closed to other users.
  * @example const db = await openPglite('./data'); await db.query('select 1');
  */
 export async function openPglite(dataDir: string): Promise<Db> {
@@ -49,30 +119,19 @@ export async function openPglite(dataDir: string): Promise<Db> {
   const release = acquireDataDirLock(dataDir, pgData);
   let worker: Worker;
   try {
-    worker = new Worker(WORKER_URL, { workerData: { dataDir: pgData, fresh: !existsSync(pgData) } });
+    if (!existsSync(pgData)) await initDataDir(pgData);
+    // PGlite writes its files 0666 whatever the umask, and the WAL holds the token-signing key.
+    closeToOthers(pgData);
+    worker = await startWorker(pgData);
   } catch (err) {
     release();
     throw err;
   }
+  const stopped = `The embedded database in ${dataDir} stopped.`;
   const pending = new Map<number, Pending>();
   const listeners = new Map<string, Set<(payload: string) => void>>();
   let nextId = 1;
   let dead: Error | null = null;
-
-  await new Promise<void>((resolve, reject) => {
-    const onMessage = (msg: { ready?: boolean; error?: WorkerError }) => {
-      if (msg.ready === undefined) return;
-      worker.off('message', onMessage);
-      if (msg.ready) resolve();
-      else reject(new Error(`The embedded database did not open: ${msg.error?.message}`));
-    };
-    worker.on('message', onMessage);
-    worker.once('error', reject);
-  }).catch((err) => {
-    release();
-    void worker.terminate();
-    throw err;
-  });
 
   worker.on('message', (msg: { id?: number; ok?: boolean; result?: unknown; error?: WorkerError; notify?: string; payload?: string }) => {
     if (msg.notify !== undefined) {
@@ -88,7 +147,7 @@ export async function openPglite(dataDir: string): Promise<Db> {
   });
   const onDeath = (err: Error) => {
     dead = err;
-    for (const p of pending.values()) p.reject(new DbUnavailableError('The embedded database stopped.'));
+    for (const p of pending.values()) p.reject(new DbUnavailableError(stopped, 'stopped'));
     pending.clear();
     release();
   };
@@ -96,7 +155,7 @@ export async function openPglite(dataDir: string): Promise<Db> {
   worker.on('exit', () => onDeath(new Error('worker exited')));
 
   function call<T>(msg: Record<string, unknown>): Promise<T> {
-    if (dead) return Promise.reject(new DbUnavailableError('The embedded database stopped.'));
+    if (dead) return Promise.reject(new DbUnavailableError(stopped, 'stopped'));
     const id = nextId++;
     return new Promise<T>((resolve, reject) => {
       pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
@@ -141,11 +200,10 @@ export async function openPglite(dataDir: string): Promise<Db> {
     },
     async script(sql: string, options?: ScriptOptions) {
       const as = setAsSql(options?.as, true);
-      if (as.length && options?.params?.length) {
-        return db.transaction(async (tx) => {
-          for (const s of as) await tx.query(s);
-          return [await tx.query(sql, options.params)];
-        });
+      if (options?.params?.length) {
+        // In the worker: `as` and the statement in one transaction, then the session's cleanup.
+        const [r] = await call<QueryResult[]>({ op: 'script', sql, params: options.params, as });
+        return [withCommand(r, sql)];
       }
       // `set local` in front: a multi-statement script is one implicit transaction, so the
       // role ends with it and never sticks to PGlite's single connection.
@@ -174,7 +232,17 @@ export async function openPglite(dataDir: string): Promise<Db> {
       };
     },
     async ping() {
-      if (dead) throw new DbUnavailableError('The embedded database stopped.');
+      if (dead) throw new DbUnavailableError(stopped, 'stopped');
+      // Busy means alive: a check would wait behind the queries in flight (a slow one can
+      // take minutes), and /health must answer at once.
+      if (pending.size) return;
+      // Nor behind a transaction a request holds open: past a second, busy too.
+      const check = await Promise.race([
+        call<{ ok: boolean; reason?: string }>({ op: 'check' }),
+        new Promise<{ ok: boolean; reason?: string }>((resolve) => setTimeout(() => resolve({ ok: true }), 1000).unref()),
+      ]);
+      if (!check.ok)
+        throw new DbUnavailableError(`The embedded database in ${dataDir} had a broken connection: ${check.reason}.`, 'broken session');
     },
     async close() {
       if (dead) return;
@@ -182,6 +250,7 @@ export async function openPglite(dataDir: string): Promise<Db> {
         await call({ op: 'close' });
       } finally {
         await worker.terminate();
+        dead ??= new Error('closed');
         release();
       }
     },

@@ -1,4 +1,5 @@
 import postgres from 'postgres';
+import { databaseWhere } from '../config/index.js';
 import { commandOf, splitStatements } from './pglite.js';
 import {
   type Db,
@@ -79,11 +80,17 @@ export async function openPostgres(url: string, options: { max?: number; connect
   // connection that could switch back to the owner.
   let api: Sql | null = null;
 
+  // An outage names the database (host, port, name; never the user or password) and the cause.
+  const where = databaseWhere(url);
+  const located = (err: unknown): Error => {
+    const e = toDbError(err);
+    return e instanceof DbUnavailableError ? new DbUnavailableError(`The database at ${where} is unavailable: ${e.reason}.`, e.reason) : e;
+  };
   const run = async <T>(fn: () => Promise<T>): Promise<T> => {
     try {
       return await fn();
     } catch (err) {
-      throw toDbError(err);
+      throw located(err);
     }
   };
 
@@ -188,11 +195,11 @@ export async function openPostgres(url: string, options: { max?: number; connect
         await Promise.race([
           sql`select 1`,
           new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new DbUnavailableError()), 1000);
+            timer = setTimeout(() => reject(new DbUnavailableError(undefined, 'no answer within 1 s')), 1000);
           }),
         ]);
       } catch (err) {
-        throw toDbError(err);
+        throw located(err);
       } finally {
         clearTimeout(timer);
       }

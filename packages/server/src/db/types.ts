@@ -132,10 +132,35 @@ export class DbError extends Error {
 
 /** The database cannot be reached (connection refused, closed, timed out). */
 export class DbUnavailableError extends Error {
-  constructor(message = 'The database is unavailable.') {
+  constructor(
+    message = 'The database is unavailable.',
+    /** The cause in a few words, e.g. `connection refused (ECONNREFUSED)`. */
+    readonly reason = 'no answer',
+  ) {
     super(message);
     this.name = 'DbUnavailableError';
   }
+}
+
+const UNAVAILABLE: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ETIMEDOUT: 'connection timed out',
+  CONNECT_TIMEOUT: 'connection timed out',
+  EPIPE: 'connection closed',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  CONNECTION_CLOSED: 'connection closed',
+  CONNECTION_ENDED: 'connection ended',
+  CONNECTION_DESTROYED: 'connection closed',
+  '57P01': 'the server is shutting down',
+  '57P02': 'the server is shutting down',
+  '57P03': 'the server is starting up',
+};
+
+function unavailable(code: string): DbUnavailableError {
+  const reason = `${UNAVAILABLE[code] ?? (code.startsWith('08') ? 'connection failure' : 'unavailable')} (${code})`;
+  return new DbUnavailableError(`The database is unavailable: ${reason}.`, reason);
 }
 
 export function toDbError(err: unknown): Error {
@@ -143,9 +168,7 @@ export function toDbError(err: unknown): Error {
   const e = err as Record<string, unknown> & { message?: string };
   const code = typeof e?.code === 'string' ? e.code : undefined;
   if (code && /^[0-9A-Z]{5}$/.test(code)) {
-    if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') {
-      return new DbUnavailableError();
-    }
+    if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return unavailable(code);
     const pos = e.position !== undefined ? Number(e.position) : undefined;
     return new DbError(
       String(e.message ?? 'database error'),
@@ -163,7 +186,7 @@ export function toDbError(err: unknown): Error {
       code,
     )
   ) {
-    return new DbUnavailableError();
+    return unavailable(code);
   }
   return err instanceof Error ? err : new Error(String(err));
 }

@@ -95,6 +95,9 @@ export function toApiError(err: unknown): ApiError {
   return new ApiError('internal_error', 'Something went wrong on our side.', undefined, { cause: err });
 }
 
+/** 5xx codes that describe the server's state: warned about once (0), or once a minute while it lasts. */
+const EXPECTED_5XX: Partial<Record<string, number>> = { sms_not_configured: 0, database_unavailable: 60_000 };
+
 /**
  * The Fastify instance every area mounts on: one error shape, JSON body limits, CORS decided
  * per request, a `principal` slot on each request.
@@ -153,9 +156,21 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     strictPreflight: false,
   });
 
+  const warned = new Map<string, number>();
   app.setErrorHandler((err, request, reply) => {
     const api = toApiError(err);
-    if (api.status >= 500) {
+    const expected = EXPECTED_5XX[api.code];
+    if (expected !== undefined) {
+      // A known state of the server (no SMS provider, the database down), not a bug: one
+      // warning naming the cause, not an error with a stack per request.
+      const reason = api.cause instanceof Error ? api.cause.message : api.message;
+      const key = `${api.code} ${reason}`;
+      const last = warned.get(key);
+      if (last === undefined || (expected > 0 && Date.now() - last > expected)) {
+        warned.set(key, Date.now());
+        request.log.warn({ code: api.code, reason }, `answering ${api.status} ${api.code}: ${reason}`);
+      }
+    } else if (api.status >= 500) {
       request.log.error(
         { err: api.cause ?? err, code: api.code, url: request.url.split('?')[0], method: request.method },
         'request failed',

@@ -39,6 +39,14 @@ describe('email templates', () => {
 
   it('the SMS text carries the code and the project', () => {
     expect(renderSms({ code: '012345', project: 'Acme' })).toBe('012345 is your Acme code. It expires in 10 minutes.');
-    expect(Object.keys(DEFAULT_TEMPLATES).sort()).toEqual(['email_change', 'magic_link', 'reset', 'test', 'verification']);
+    expect(Object.keys(DEFAULT_TEMPLATES).sort()).toEqual([
+      'email_change',
+      'email_change_notice',
+      'magic_link',
+      'reauthentication',
+      'reset',
+      'test',
+      'verification',
+    ]);
   });
 });

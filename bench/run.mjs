@@ -5,6 +5,9 @@
 // with the server's public JWKS; then sign-ins (argon2id) and refreshes per second.
 // The user is a real one: signed up through the API, its token from the session.
 // The two reads, whose ratio is the price of a user token, are measured interleaved (A B B A).
+// Storage (bench/storage.mjs): a 1 MiB download under RLS against node:fs through a bare
+// node:http server, and a big file (BENCH_STORAGE_BIG_MIB, default 1024) up and down with
+// Plinth's memory watched.
 // Prints and saves (bench/results/) req/s, p50/p99 and errors of each, the ratios, and the
 // server's resident memory: idle (3 s after it first answers, on an empty data dir or
 // database, as a laptop user meets it) and loaded (its peak over the whole run; Linux /proc).
@@ -25,6 +28,7 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import { benchStorage } from './storage.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -305,6 +309,7 @@ async function benchDb(kind) {
     PUBLIC_URL: `http://localhost:${port}`,
     PLINTH_PUBLIC_KEY: 'pk_bench_public_key_0123456789abcdef0123456789abcdef',
     PLINTH_SECRET_KEY: 'sk_bench_secret_key_0123456789abcdef0123456789abcdef',
+    STORAGE_MAX_FILE_SIZE: '8GiB',
   };
   try {
     if (kind === 'postgres') {
@@ -414,6 +419,17 @@ async function benchDb(kind) {
       await stop(workers);
     }
     console.log(`  resident memory, loaded (peak): ${res.memory.loadedMiB ?? '?'} MiB`);
+    res.storage = await benchStorage({
+      base,
+      secret,
+      user,
+      userId,
+      plinthPid: plinth.proc.pid,
+      dataDir,
+      basePort: port + 2,
+      root,
+      tools: { start, stop, waitFor, cannonPair, sql, problems, tempDirs },
+    });
     const plinthExit = await stop(plinth);
     if (plinthExit !== 0) console.log(`  !!!!!!!! Plinth exited with ${plinthExit} on SIGTERM`);
 
@@ -541,6 +557,20 @@ function table(results) {
     `  ${'pg CPU read/write vs base'.padEnd(28)}${results.map((r) => `${r.readPgCpuRatio ?? '-'} / ${r.writePgCpuRatio ?? '-'}`.padStart(32)).join('')}`,
   );
   lines.push(`  ${'reads 2 workers / 1'.padEnd(28)}${results.map((r) => String(r.workersRatio ?? '-').padStart(32)).join('')}`);
+  const cell = (r, f) => f(r.storage).padStart(32);
+  lines.push(
+    `  ${'download 1 MiB (user, RLS)'.padEnd(28)}${results.map((r) => cell(r, (s) => `${s.download.rps} req/s ${s.download.p50}/${s.download.p99} ms`)).join('')}`,
+  );
+  lines.push(
+    `  ${'baseline download 1 MiB'.padEnd(28)}${results.map((r) => cell(r, (s) => `${s.baseDownload.rps} req/s ${s.baseDownload.p50}/${s.baseDownload.p99} ms`)).join('')}`,
+  );
+  lines.push(`  ${'download Plinth/baseline'.padEnd(28)}${results.map((r) => cell(r, (s) => String(s.downloadRatio))).join('')}`);
+  lines.push(
+    `  ${'big file up/down MiB/s'.padEnd(28)}${results.map((r) => cell(r, (s) => `${s.big.upload}/${s.big.download} (base ${s.big.baseUpload}/${s.big.baseDownload})`)).join('')}`,
+  );
+  lines.push(
+    `  ${'RSS growth, big file'.padEnd(28)}${results.map((r) => cell(r, (s) => `${s.big.rssGrowth} MiB (${s.big.mib} MiB file)`)).join('')}`,
+  );
   return lines.join('\n');
 }
 

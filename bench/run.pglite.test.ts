@@ -56,7 +56,7 @@ describe('npm run bench (real processes, Linux /proc)', () => {
     if (!existsSync(MAIN)) throw new Error('Build first: npm run build');
     const temp = tmp(); // the bench's TMPDIR: its data dirs go here
     const out = tmp();
-    const b = bench({ BENCH_SECONDS: '1', BENCH_OUT: out, TMPDIR: temp });
+    const b = bench({ BENCH_SECONDS: '1', BENCH_OUT: out, TMPDIR: temp, BENCH_STORAGE_BIG_MIB: '16' });
     const code = await b.exited;
     const left = processesMentioning(temp);
     for (const pid of left) process.kill(pid, 'SIGKILL');
@@ -74,6 +74,10 @@ describe('npm run bench (real processes, Linux /proc)', () => {
     // Resident memory of the embedded server, idle: under 250 MiB (issue 10 §6) — a size,
     // not a speed, so the same on a fast or a slow machine.
     expect(r.memory.idleMiB).toBeLessThan(250);
+    // Storage: the 1 MiB downloads of both servers without a failure, the big file moved both ways.
+    for (const key of ['download', 'baseDownload']) expect(r.storage[key].errors, key).toBe(0);
+    expect(r.storage.big).toMatchObject({ mib: 16 });
+    for (const key of ['upload', 'download', 'baseUpload', 'baseDownload']) expect(r.storage.big[key], key).toBeDefined();
     expect(readdirSync(out).filter((f) => /^bench-.*\.json$/.test(f))).toHaveLength(1);
     expect(readdirSync(temp)).toEqual([]);
     expect(left).toEqual([]);

@@ -6,6 +6,7 @@ import { type HttpConfig, normalizeUrl } from './fetch.js';
 import type { RestContext } from './rest/builder.js';
 import { QueryBuilder } from './rest/query-builder.js';
 import type { GenericDatabase, TableDef, TableName, UntypedDatabase } from './rest/types.js';
+import { StorageClient } from './storage/index.js';
 import type { LockFunction, SupportedStorage } from './types.js';
 
 export interface AuthOptions {
@@ -42,6 +43,11 @@ export interface PlinthClient<DB extends GenericDatabase = UntypedDatabase> {
    * @example const { data, error } = await client.from('todos').select('id,title').eq('done', false);
    */
   from<T extends TableName<DB>>(table: T): QueryBuilder<TableDef<DB, T>>;
+  /**
+   * Files in buckets, under the project's policies on `storage.objects`.
+   * @example const { data, error } = await client.storage.from('avatars').upload(`${userId}/me.png`, file, { upsert: true });
+   */
+  storage: StorageClient;
 }
 
 /**
@@ -81,5 +87,7 @@ export function createClient<DB extends GenericDatabase = UntypedDatabase>(
   return {
     auth: new AuthClient({ http, session, oauthFlows: new Set() }),
     from: (table) => new QueryBuilder(rest, table),
+    // The same token and refresh as the database: storage requests are decided by RLS too.
+    storage: new StorageClient(rest),
   };
 }

@@ -16,6 +16,18 @@ export { memoryStorage } from './auth/storage.js';
 export { send, normalizeUrl, type HttpConfig, type HttpRequest, type HttpResponse } from './fetch.js';
 export { FilterBuilder, RestRequest } from './rest/builder.js';
 export { QueryBuilder } from './rest/query-builder.js';
+export { StorageBucket, StorageClient } from './storage/index.js';
+export type {
+  Bucket,
+  BucketOptions,
+  ListEntry,
+  ListOptions,
+  StorageObject,
+  UploadBody,
+  UploadedObject,
+  UploadOptions,
+  UrlOptions,
+} from './storage/index.js';
 export type {
   CheckSelect,
   ColumnName,

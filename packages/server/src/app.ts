@@ -26,6 +26,7 @@ import { systemClock, type Clock } from './lib/index.js';
 import { createMessaging, createSmsTransport, type EmailTransport, type Messaging } from './messaging/index.js';
 import { createSchemaCache, registerOpenApi, registerRestRoutes, type SchemaCache } from './rest/index.js';
 import { createSettingsStore, loadOrCreateKeys, type SettingsStore } from './settings/index.js';
+import { registerStorage, type Storage } from './storage/index.js';
 
 export interface AppOptions {
   config: Config;
@@ -49,6 +50,7 @@ export interface Plinth {
   settings: SettingsStore;
   messaging: Messaging;
   schema: SchemaCache;
+  storage: Storage;
   /** Console admins; `admin.setupToken` is the one-time token of the setup link to print, or null. */
   admin: AdminArea;
   log: Logger;
@@ -86,6 +88,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
   const clock = options.clock ?? systemClock;
   const db = options.db ?? (await openDatabase(config));
   let messaging: Messaging | undefined;
+  let storage: Storage | undefined;
   let gate: SessionGate | undefined;
   let ddl: DdlWatch | undefined;
   try {
@@ -172,6 +175,19 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       metrics,
     });
 
+    // File storage (API.md §7): objects under the project's policies on storage.objects.
+    storage = await registerStorage(app, {
+      db,
+      config: config.storage,
+      dataDir: config.dataDir,
+      publicUrl: config.publicUrl,
+      urlTokens: { sign: tokens.signObjectUrl, verify: tokens.verifyObjectUrl },
+      callers,
+      manage: admin.guards.manage,
+      clock,
+      log,
+    });
+
     app.get('/sdk/plinth.js', async (_req, reply) => {
       if (!existsSync(SDK_BUNDLE)) {
         reply.code(404);
@@ -195,12 +211,14 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       settings,
       messaging: messaging,
       schema,
+      storage,
       admin,
       log,
       close() {
         closing ??= (async () => {
           await app.close();
           await messaging?.close().catch(() => undefined);
+          await storage?.close().catch(() => undefined);
           await auth.close().catch(() => undefined);
           await gate?.close().catch(() => undefined);
           await schema.close().catch(() => undefined);
@@ -213,6 +231,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     };
   } catch (err) {
     await messaging?.close().catch(() => undefined);
+    await storage?.close().catch(() => undefined);
     await gate?.close().catch(() => undefined);
     await ddl?.stop();
     if (!options.db) await db.close().catch(() => undefined);

@@ -117,6 +117,7 @@ describe('README.md on a fresh clone', () => {
       expect(r.out, `run ${run}`).toMatch(/^\[\]/m); // anon sees nothing
       expect(r.out, `run ${run}`).toMatch(/"title":"write the README"/);
       expect(r.out, `run ${run}`).toMatch(/"user_id":"[0-9a-f-]{36}"/); // the secret key's view
+      expect(r.out, `run ${run}`).toMatch(/^hello, file$/m); // the user's file, uploaded and read back
       expect(r.out, `run ${run}`).toMatch(/"access_token":"ey[^"]+".*"email":"grace-\d*@example\.com"/s); // magic link
       if (run === 2) expect(r.out).toMatch(/"code":"email_exists"/);
     }

@@ -75,6 +75,17 @@ export const ERROR_STATUS = {
   email_already_confirmed: 409,
   /** An email flow needs its page URL in the auth settings first (e.g. `email_verification_url`). */
   flow_url_missing: 400,
+  // storage (API.md §7)
+  bucket_not_found: 404,
+  bucket_exists: 409,
+  bucket_not_empty: 409,
+  invalid_bucket_name: 400,
+  object_exists: 409,
+  invalid_object_name: 400,
+  invalid_mime_type: 415,
+  range_not_satisfiable: 416,
+  /** The storage backend (the disk, or the S3 service) failed or cannot be reached. */
+  storage_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -170,6 +170,23 @@ function pkFromDoc(doc: JsonSchema, item: JsonSchema): string | null {
   return null;
 }
 
+/** The JSON body schema of a create (the object form of a `oneOf` of object and array), `$ref`s resolved. */
+function insertSchema(doc: JsonSchema, post: unknown): JsonSchema | null {
+  if (!isObj(post)) return null;
+  const body = resolveRef(doc, post.requestBody);
+  if (!isObj(body) || !isObj(body.content)) return null;
+  const json = body.content['application/json'];
+  if (!isObj(json)) return null;
+  const schema = resolveRef(doc, json.schema);
+  if (!isObj(schema)) return null;
+  if (!Array.isArray(schema.oneOf)) return schema;
+  for (const option of schema.oneOf) {
+    const s = resolveRef(doc, option);
+    if (isObj(s) && (s.type === 'object' || isObj(s.properties))) return s;
+  }
+  return null;
+}
+
 /**
  * The tables and endpoints of an OpenAPI document; never throws.
  * @example parseOpenApi(await (await fetch('/api/v1/openapi.json', { headers: { apikey } })).json()).tables[0].name // 'todos'
@@ -217,7 +234,10 @@ export function parseOpenApi(input: unknown): ApiDoc {
     if (isObj(collection.patch) || (item && isObj(item.patch))) ops.push('update');
     if (isObj(collection.delete) || (item && isObj(item.delete))) ops.push('delete');
     const schema = rowSchema(doc, name, collection.get);
-    const required = new Set(Array.isArray(schema?.required) ? schema.required.filter((r): r is string => typeof r === 'string') : []);
+    // What a create must send is the create body's `required` (a row lists every column it
+    // answers with as required); a document without a create body falls back to the row's.
+    const insert = insertSchema(doc, collection.post) ?? schema;
+    const required = new Set(Array.isArray(insert?.required) ? insert.required.filter((r): r is string => typeof r === 'string') : []);
     const props = isObj(schema?.properties) ? schema.properties : {};
     out.push({
       name,

@@ -7,6 +7,9 @@ import { type AuthConfig, parseAuth } from './auth.js';
 import { type OAuthEndpoints, parseOAuth } from './oauth.js';
 import { ConfigError, type Env, int } from './parse.js';
 import { parseSms, type SmsConfig } from './sms.js';
+import { parseStorageConfig, type StorageConfig } from './storage.js';
+
+export { type S3Config, type StorageConfig } from './storage.js';
 
 export { type InitialAdmin, parseInitialAdmin } from './admin.js';
 export { type Argon2Params, type AuthConfig, OWASP_ARGON2, parseAuth } from './auth.js';
@@ -42,6 +45,8 @@ export interface Config {
    * list of proxy addresses / CIDRs.
    */
   trustProxy: boolean | string[];
+  /** File storage (STORAGE_BACKEND, STORAGE_MAX_FILE_SIZE, S3_*): config/storage.ts. */
+  storage: StorageConfig;
   /** How long a client may take to send a whole request (REQUEST_TIMEOUT_MS; 0: no limit). */
   requestTimeoutMs: number;
   /** `DATABASE_AUTHENTICATOR_URL`: the operator's own login for API traffic (PostgreSQL), else null. */
@@ -226,6 +231,7 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
     oauth: parseOAuth(env),
     sms: parseSms(env),
     admin: { initial: parseInitialAdmin(env) },
+    storage: parseStorageConfig(env),
     outboxLeaseMs: int(env, 'OUTBOX_LEASE_SECONDS', 120, { min: 1 }) * 1000,
     workers: overrides.workers !== undefined ? parseWorkers(overrides.workers, '--workers') : parseWorkers(env.WORKERS),
   };

@@ -70,8 +70,47 @@ export function httpUrl(env: Env, name: string, options: { base?: boolean } = {}
   } catch {
     throw new ConfigError(`${name} is not a URL (expected http:// or https://…)`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http:// or https:// URL`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL (http://… or https://…)`);
   if (url.username || url.password) throw new ConfigError(`${name} must not contain user:password@`);
   if (options.base && (url.search || url.hash)) throw new ConfigError(`${name} must not have a query or fragment`);
   return options.base ? value.replace(/\/+$/, '') : value;
+}
+
+const UNITS: Record<string, number> = {
+  '': 1,
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+};
+
+/**
+ * A size in bytes: a plain integer, or a number with a unit (`50MiB`, `1.5GB`, `512 KiB`).
+ * @example size({ STORAGE_MAX_FILE_SIZE: '50MiB' }, 'STORAGE_MAX_FILE_SIZE', 1) // 52428800
+ */
+export function size(env: Env, name: string, fallback: number): number {
+  const value = env[name];
+  if (value === undefined || value.trim() === '') return fallback;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
+  const unit = m ? UNITS[m[2].toLowerCase()] : undefined;
+  const n = m && unit !== undefined ? Math.floor(Number(m[1]) * unit) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw new ConfigError(`${name} must be a size in bytes such as 52428800 or 50MiB, got "${value}"`);
+  return n;
+}
+
+/**
+ * A yes/no variable: true/1/yes or false/0/no.
+ * @example bool({ S3_FORCE_PATH_STYLE: 'true' }, 'S3_FORCE_PATH_STYLE', false) // true
+ */
+export function bool(env: Env, name: string, fallback: boolean): boolean {
+  const value = env[name]?.trim();
+  if (value === undefined || value === '') return fallback;
+  if (/^(true|1|yes)$/i.test(value)) return true;
+  if (/^(false|0|no)$/i.test(value)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${value}"`);
 }

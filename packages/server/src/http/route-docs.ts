@@ -61,6 +61,19 @@ export async function registerRouteDocs(app: App, options: RouteDocsOptions): Pr
       if (!schema || !documented(url)) return { schema: { ...schema, hide: true }, url };
       const out: Record<string, unknown> = { ...schema };
       out.tags ??= [url.startsWith('/v1/auth') ? 'auth' : 'management'];
+      // A trailing wildcard (a storage object's path, `/` and all) is the path parameter `path`.
+      if (url.endsWith('/*')) {
+        const params = out.params as { properties?: Record<string, unknown>; required?: string[] } | undefined;
+        if (params?.properties?.['*']) {
+          const { '*': wild, ...rest } = params.properties;
+          out.params = {
+            ...params,
+            properties: { ...rest, path: wild },
+            required: (params.required ?? []).map((k) => (k === '*' ? 'path' : k)),
+          };
+        }
+        url = `${url.slice(0, -2)}/:path`;
+      }
       if (route.config?.redirect === true) {
         out.response = {
           302: {
@@ -84,8 +97,10 @@ function collect(doc: JsonSchema): RouteDocs {
   const paths = structuredClone((doc.paths ?? {}) as Record<string, Record<string, JsonSchema>>);
   for (const [path, item] of Object.entries(paths)) {
     for (const method of METHODS) {
-      const op = item[method];
-      if (!op) continue;
+      if (!item[method]) continue;
+      // A route of several methods (GET and HEAD) shares one operation object: each gets its own.
+      const op = structuredClone(item[method]);
+      item[method] = op;
       op.operationId ??= operationId(method, path);
       op.summary ??= `${method.toUpperCase()} ${path}`;
       const responses = (op.responses ?? {}) as Record<string, { description?: string; $ref?: string }>;

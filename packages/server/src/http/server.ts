@@ -182,8 +182,8 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
   await app.register(cors, {
     origin: (origin, cb) => cb(null, origin === undefined ? false : options.isOriginAllowed(origin)),
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['apikey', 'authorization', 'content-type', 'prefer', 'x-client-info', 'accept', 'range'],
-    exposedHeaders: ['content-range', 'retry-after', 'server-timing'],
+    allowedHeaders: ['apikey', 'authorization', 'content-type', 'prefer', 'x-client-info', 'accept', 'range', 'x-upsert', 'if-none-match'],
+    exposedHeaders: ['content-range', 'retry-after', 'server-timing', 'etag', 'content-disposition', 'content-length', 'accept-ranges'],
     maxAge: 600,
     strictPreflight: false,
   });

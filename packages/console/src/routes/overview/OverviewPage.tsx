@@ -15,7 +15,6 @@ export function OverviewPage() {
   const project = useQuery(projectQuery);
   const keys = useQuery(keysQuery);
   const [revealed, setRevealed] = useState(false);
-  const apiUrl = `${serverUrl}/api/v1`;
 
   return (
     <div className="space-y-4">
@@ -25,10 +24,12 @@ export function OverviewPage() {
       )}
       <Card title="Connect your app">
         <dl className="grid grid-cols-[10rem_1fr] items-center gap-x-4 gap-y-3 text-sm">
-          <dt className="text-fg-muted">API URL</dt>
+          <dt className="text-fg-muted">Project URL</dt>
           <dd className="flex items-center gap-2">
-            <code className="break-all">{apiUrl}</code>
-            <CopyButton value={apiUrl} label="Copy the API URL" />
+            <code className="break-all" data-testid="project-url">
+              {serverUrl}
+            </code>
+            <CopyButton value={serverUrl} label="Copy the project URL" />
           </dd>
           <dt className="text-fg-muted">Public key</dt>
           <dd className="flex items-center gap-2">
@@ -57,7 +58,8 @@ export function OverviewPage() {
           </dd>
         </dl>
         <p className="mt-3 text-xs text-fg-muted">
-          The public key is safe in browsers (row-level security applies). The secret key bypasses row-level security: server-side only.
+          <code>createClient(projectUrl, publicKey)</code> in the SDK; HTTP routes start with <code>/api/v1</code>. The public key is safe
+          in browsers (row-level security applies). The secret key bypasses row-level security: server-side only.
         </p>
       </Card>
       <Card title="Project">

@@ -8,6 +8,7 @@ const CACHE_MAX = 10_000;
 const RELOAD_EVERY_MS = 30_000;
 const STATE_TYP = 'oauth-state+jwt';
 const ACCESS_TYP = 'JWT';
+const OBJECT_URL_TYP = 'storage-url+jwt';
 
 export interface AccessClaims {
   sub: string;
@@ -31,6 +32,13 @@ export interface TokenService {
   signState(payload: Record<string, unknown>, ttlSeconds: number): Promise<string>;
   /** The payload of a state this project signed and that has not expired, else null. */
   verifyState(state: string): Promise<Record<string, unknown> | null>;
+  /**
+   * Signs the token of a signed storage URL (its own `typ` and audience, like the state: never
+   * an access token, and an access token is never one of these).
+   */
+  signObjectUrl(payload: Record<string, unknown>, ttlSeconds: number): Promise<string>;
+  /** The payload of a signed-URL token this project signed and that has not expired, else null. */
+  verifyObjectUrl(token: string): Promise<Record<string, unknown> | null>;
   issuer: string;
 }
 
@@ -77,6 +85,34 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
   const cache = new Map<string, VerifiedToken & { expMs: number }>();
   let reloadedAt = Number.NEGATIVE_INFINITY;
   const stateAudience = `${issuer}/oauth/state`;
+  const objectUrlAudience = `${issuer}/storage/object`;
+
+  /** A JWT of another kind than the access token: its own `typ` and audience. */
+  async function signKind(typ: string, audience: string, payload: Record<string, unknown>, ttlSeconds: number) {
+    const now = Math.floor(clock.now() / 1000);
+    return new SignJWT(payload)
+      .setProtectedHeader({ alg: 'ES256', kid: signingKid, typ })
+      .setIssuer(issuer)
+      .setAudience(audience)
+      .setIssuedAt(now)
+      .setExpirationTime(now + ttlSeconds)
+      .sign(signingKey);
+  }
+
+  async function verifyKind(typ: string, audience: string, token: string): Promise<Record<string, unknown> | null> {
+    try {
+      const { payload } = await jwtVerify(token, jwkSet, {
+        algorithms: ['ES256'],
+        audience,
+        issuer,
+        typ,
+        currentDate: new Date(clock.now()),
+      });
+      return payload as Record<string, unknown>;
+    } catch {
+      return null;
+    }
+  }
 
   /** Reads the keys again, at most every 30 s: tokens with made-up kids must not each cost a query. */
   async function reload(): Promise<boolean> {
@@ -171,5 +207,7 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
         return null;
       }
     },
+    signObjectUrl: (payload, ttlSeconds) => signKind(OBJECT_URL_TYP, objectUrlAudience, payload, ttlSeconds),
+    verifyObjectUrl: (token) => verifyKind(OBJECT_URL_TYP, objectUrlAudience, token),
   };
 }

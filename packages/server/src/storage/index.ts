@@ -1,0 +1,99 @@
+/**
+ * File storage (API.md §7). What this area adds:
+ * - endpoints (route table: routes.ts): buckets `POST|GET /api/v1/storage/buckets`,
+ *   `GET|PATCH|DELETE /api/v1/storage/buckets/{name}` (secret key or admin); objects
+ *   `POST|PUT|GET|HEAD|DELETE /api/v1/storage/object/{bucket}/{path}`, list
+ *   `GET /api/v1/storage/object/{bucket}`, bulk delete `DELETE /api/v1/storage/object/{bucket}`,
+ *   `POST /api/v1/storage/object/{bucket}/move|copy`; signed URLs
+ *   `POST|GET /api/v1/storage/sign/{bucket}/{path}`; public buckets
+ *   `GET /api/v1/storage/public/{bucket}/{path}`.
+ * - tables (migration 0020_storage.sql): storage.buckets, storage.objects (RLS: the project's
+ *   policies decide every object operation), storage.garbage (bytes to delete),
+ *   storage.sweeps; functions storage.dry_run, storage.foldername/filename/extension.
+ * - backends (backends/): the disk under the data dir, or S3 (`STORAGE_BACKEND=s3`).
+ * - error codes: bucket_not_found, bucket_exists, bucket_not_empty, invalid_bucket_name,
+ *   object_exists, invalid_object_name, invalid_mime_type, payload_too_large,
+ *   range_not_satisfiable, storage_unavailable, rls_violation, not_found, token_invalid.
+ * - a sweep every 10 minutes (sweep.ts) of bytes no row points to.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { StorageConfig } from '../config/index.js';
+import type { Db } from '../db/index.js';
+import type { CallerGuards } from '../http/index.js';
+import type { App } from '../http/index.js';
+import type { Clock } from '../lib/index.js';
+import { createBackend } from './backends/index.js';
+import type { StorageBackend } from './backends/types.js';
+import { type BucketService, bucketService } from './buckets.js';
+import { type ObjectService, objectService } from './objects.js';
+import { registerStorageRoutes } from './routes.js';
+import { signedUrls, type UrlTokens } from './signed.js';
+import { createSweeper, type SweepOptions, type Sweeper } from './sweep.js';
+
+export { STORAGE_PREFIX } from './routes.js';
+export { objectName, bucketName } from './names.js';
+export { diskBackend, keyPath, type StorageBackend } from './backends/index.js';
+export type { SweepOptions, SweepReport } from './sweep.js';
+
+export interface StorageOptions {
+  db: Db;
+  config: StorageConfig;
+  /** `<dataDir>/storage` holds the disk backend's files. */
+  dataDir: string;
+  publicUrl: string;
+  /** Signs and verifies signed-URL tokens: the TokenService's `signObjectUrl` / `verifyObjectUrl`. */
+  urlTokens: UrlTokens;
+  /** Who is calling (http/guards.ts). */
+  callers: CallerGuards;
+  /** The management guard (secret key or admin session) for the bucket routes. */
+  manage: (req: FastifyRequest) => Promise<void>;
+  clock: Clock;
+  log: Logger;
+  /** Tests: another backend, or other sweep timings. */
+  backend?: StorageBackend;
+  sweep?: Partial<SweepOptions>;
+}
+
+export interface Storage {
+  backend: StorageBackend;
+  buckets: BucketService;
+  objects: ObjectService;
+  sweeper: Sweeper;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the backend, mounts the storage routes and starts the sweep.
+ * @example const storage = await registerStorage(app, { db, config: config.storage, dataDir: config.dataDir, publicUrl: config.publicUrl, urlTokens, callers, manage: guards.service, clock, log });
+ */
+export async function registerStorage(app: App, options: StorageOptions): Promise<Storage> {
+  const backend = options.backend ?? (await createBackend(options.config, options.dataDir));
+  const sweeper = createSweeper({ db: options.db, backend, clock: options.clock, log: options.log, options: options.sweep });
+  const buckets = bucketService(options.db, options.config.maxFileSize);
+  const objects = objectService({
+    db: options.db,
+    backend,
+    buckets,
+    maxFileSize: options.config.maxFileSize,
+    collect: () => sweeper.kick(),
+  });
+  await registerStorageRoutes(app, {
+    objects,
+    buckets,
+    signed: signedUrls(options.urlTokens, options.publicUrl),
+    callers: options.callers,
+    manage: options.manage,
+  });
+  sweeper.start();
+  return {
+    backend,
+    buckets,
+    objects,
+    sweeper,
+    async close() {
+      await sweeper.close();
+      await backend.close();
+    },
+  };
+}

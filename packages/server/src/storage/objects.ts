@@ -1,0 +1,208 @@
+/**
+ * Object operations: each one's access decided by the project's policies on storage.objects,
+ * run as the caller through `Db.runAs` (the REST API's role-and-claims path), never by rules
+ * written here. The bytes go to the backend under a fresh key for every upload; the row is
+ * committed only once they are durable, and bytes no row points to any more are collected by
+ * the garbage trigger and the sweep (sweep.ts).
+ */
+import type { Static } from '@sinclair/typebox';
+import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { finished } from 'node:stream';
+import type { Db, RoleContext } from '../db/index.js';
+import { ApiError } from '../http/index.js';
+import type { StorageBackend } from './backends/types.js';
+import { BackendError } from './backends/types.js';
+import type { BucketService } from './buckets.js';
+import { Meter, tooLarge } from './meter.js';
+import { mimeAllowed, mimeType, objectName } from './names.js';
+import type { ListEntry } from './schemas.js';
+import { DELETE, DRY_RUN, FIND, insertSql, LIST, likeEscape, MOVE, mapObjectError } from './sql.js';
+
+/** An object as the API shows it. */
+export interface ObjectInfo {
+  id: string;
+  bucket: string;
+  name: string;
+  owner: string | null;
+  size: number;
+  mime_type: string;
+  etag: string;
+  metadata: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An object with the key of its bytes (never sent). */
+export interface StoredObject extends ObjectInfo {
+  version: string;
+}
+
+export interface UploadInput {
+  bucket: string;
+  name: string;
+  body: Readable;
+  contentType: unknown;
+  /** The declared Content-Length, when there is one: an over-size body is refused before it is read. */
+  contentLength: number | null;
+  upsert: boolean;
+}
+
+export interface ObjectDeps {
+  db: Db;
+  backend: StorageBackend;
+  buckets: BucketService;
+  maxFileSize: number;
+  /** Called after a commit that left bytes to delete (deletes, upserts). */
+  collect(): void;
+}
+
+export const keyOf = (bucket: string, version: string) => `${bucket}/${version}`;
+
+/** A backend failure is the backend's (503), not the client's and not a bug. */
+function backendFailure(err: unknown): unknown {
+  return err instanceof BackendError
+    ? new ApiError('storage_unavailable', 'The file storage is unavailable; try again shortly.', undefined, {
+        cause: err,
+        headers: { 'retry-after': '1' },
+      })
+    : err;
+}
+
+async function run(db: Db, who: RoleContext, sql: string, params: string[], rows = true) {
+  try {
+    return await db.runAs(who, sql, params, rows);
+  } catch (err) {
+    throw mapObjectError(err);
+  }
+}
+
+const notFound = () => new ApiError('not_found', 'No such object (or it is not visible to you).');
+
+/**
+ * The object operations of API.md §7.
+ * @example const objects = objectService({ db, backend, buckets, maxFileSize, collect }); await objects.find(who, 'avatars', 'me.png');
+ */
+export function objectService(deps: ObjectDeps) {
+  const { db, backend } = deps;
+
+  /** Writes the row of an upload or a copy (as the caller); on refusal the new bytes go. */
+  async function commit(who: RoleContext, key: string, params: string[], upsert: boolean): Promise<void> {
+    try {
+      await run(db, who, insertSql(upsert), params, false);
+    } catch (err) {
+      await backend.remove([key]).catch(() => undefined); // else the sweep takes it
+      throw err;
+    }
+    if (upsert) deps.collect();
+  }
+
+  return {
+    /** One object as the caller may see it (SELECT policies), else null. */
+    async find(who: RoleContext, bucket: string, name: string): Promise<StoredObject | null> {
+      const r = await run(db, who, FIND, [bucket, name]);
+      return r.body === null ? null : (JSON.parse(r.body) as StoredObject);
+    },
+
+    /**
+     * Upload: checks (name, bucket, media type, declared size) and the INSERT policy in a
+     * rolled-back statement before reading the body, so a refused upload is refused at once;
+     * then the bytes, metered, to a fresh key; then the row. A body that fails, is aborted or
+     * passes the limit leaves neither row nor bytes.
+     */
+    async upload(who: RoleContext, input: UploadInput) {
+      const name = objectName(input.name);
+      const bucket = await deps.buckets.get(input.bucket);
+      const mime = mimeType(input.contentType);
+      if (!mimeAllowed(bucket.allowed_mime_types, mime.base)) {
+        throw new ApiError('invalid_mime_type', `The bucket "${bucket.id}" does not accept ${mime.base}.`, {
+          allowed_mime_types: bucket.allowed_mime_types,
+        });
+      }
+      const limit = Math.min(bucket.file_size_limit ?? deps.maxFileSize, deps.maxFileSize);
+      if (input.contentLength !== null && input.contentLength > limit) throw tooLarge(limit);
+      const version = randomUUID();
+      const params = [bucket.id, name, String(input.contentLength ?? 0), mime.full, '', '{}', version];
+      await run(db, who, DRY_RUN, [...params, insertSql(input.upsert)]);
+
+      const key = keyOf(bucket.id, version);
+      const meter = new Meter(limit);
+      // Not pipeline(): on an error it would destroy the request, and with it the socket the
+      // 413 must still be sent on. The body is only unhooked; an abort fails the meter.
+      const body = input.body;
+      body.pipe(meter);
+      const stop = finished(body, { writable: false }, (err) => {
+        if (err) meter.destroy(new ApiError('invalid_request', 'The upload was interrupted before its end.', undefined, { cause: err }));
+      });
+      try {
+        await backend.put(key, meter, { contentType: mime.full });
+      } catch (err) {
+        body.unpipe(meter);
+        body.pause();
+        // put() removed its partial bytes; the body's own error (limit, abort) says what happened.
+        throw backendFailure(err);
+      } finally {
+        stop();
+      }
+      params[2] = String(meter.size);
+      params[4] = meter.etag;
+      await commit(who, key, params, input.upsert);
+      return { bucket: bucket.id, name, size: meter.size, mime_type: mime.full, etag: meter.etag };
+    },
+
+    /** Folder entries under `prefix` the caller may see; folders have `id: null`. */
+    async list(who: RoleContext, bucket: string, q: { prefix: string; search: string; limit: number; offset: number }) {
+      await deps.buckets.get(bucket);
+      const prefix = q.prefix === '' || q.prefix.endsWith('/') ? q.prefix : `${q.prefix}/`;
+      const search = q.search === '' ? '' : `%${likeEscape(q.search)}%`;
+      const params = [bucket, `${likeEscape(prefix)}%`, String([...prefix].length), search, String(q.limit), String(q.offset)];
+      const r = await run(db, who, LIST, params);
+      return JSON.parse(r.body ?? '[]') as Static<typeof ListEntry>[];
+    },
+
+    /** Deletes the named objects the caller may delete; returns those deleted. */
+    async remove(who: RoleContext, bucket: string, names: string[]): Promise<ObjectInfo[]> {
+      const checked = names.map(objectName);
+      const r = await run(db, who, DELETE, [bucket, JSON.stringify(checked)]);
+      if (r.n > 0) deps.collect();
+      return JSON.parse(r.body ?? '[]') as ObjectInfo[];
+    },
+
+    /** Renames an object (UPDATE policies: the old row's USING, the new row's CHECK). */
+    async move(who: RoleContext, bucket: string, from: string, to: string): Promise<ObjectInfo> {
+      const r = await run(db, who, MOVE, [bucket, objectName(from), objectName(to)]);
+      if (r.body === null) throw notFound();
+      return JSON.parse(r.body) as ObjectInfo;
+    },
+
+    /** A new object with the bytes of another: SELECT on the source, INSERT of the copy. */
+    async copy(who: RoleContext, bucket: string, from: string, to: string) {
+      const target = objectName(to);
+      const source = await this.find(who, bucket, objectName(from));
+      if (!source) throw notFound();
+      const version = randomUUID();
+      const params = [bucket, target, String(source.size), source.mime_type, source.etag, JSON.stringify(source.metadata ?? {}), version];
+      await run(db, who, DRY_RUN, [...params, insertSql(false)]);
+      const key = keyOf(bucket, version);
+      try {
+        await backend.copy(keyOf(bucket, source.version), key);
+      } catch (err) {
+        await backend.remove([key]).catch(() => undefined);
+        throw backendFailure(err);
+      }
+      await commit(who, key, params, false);
+      return { bucket, name: target, size: source.size, mime_type: source.mime_type, etag: source.etag };
+    },
+
+    /** The bytes of a found object (a range of them); null when they vanished (replaced meanwhile). */
+    async bytes(object: StoredObject, range?: { start: number; end: number }): Promise<Readable | null> {
+      try {
+        return await backend.get(keyOf(object.bucket, object.version), range);
+      } catch (err) {
+        throw backendFailure(err);
+      }
+    },
+  };
+}
+
+export type ObjectService = ReturnType<typeof objectService>;

@@ -1,0 +1,99 @@
+/**
+ * The SQL of object operations. Each runs through `Db.runAs` as the caller (role and claims
+ * set for its transaction), so the project's policies on storage.objects decide: INSERT for an
+ * upload, SELECT for a download, listing or signing, INSERT … ON CONFLICT DO UPDATE for an
+ * upsert, UPDATE for a move, DELETE for a delete. Values are `$1[n]` of one text array.
+ */
+import { DbError } from '../db/index.js';
+import { ApiError } from '../http/index.js';
+
+/** What a client sees of an object (the backend key stays inside). */
+const PUBLIC_COLS = `id, bucket_id as bucket, name, owner, size, mime_type, etag, metadata, created_at, updated_at`;
+
+/** One object by bucket and name; the row also carries `version`, the key of its bytes. */
+export const FIND = `select (select row_to_json(o)::text from (
+    select ${PUBLIC_COLS}, version from storage.objects where bucket_id = $1[1] and name = $1[2]
+  ) o) as body, 1::int8 as n, null::int8 as total`;
+
+/**
+ * An upload, or a copy's new object: values bucket, name, size, mime, etag, metadata, version.
+ * No RETURNING: it would make SELECT policies apply too, and an upload-only bucket (an INSERT
+ * policy alone) must work. The uploader (`auth.uid()`, null for anon and the secret key) is the owner.
+ */
+export function insertSql(upsert: boolean): string {
+  const insert = `insert into storage.objects (bucket_id, name, owner, size, mime_type, etag, metadata, version)
+    values ($1[1], $1[2], auth.uid(), $1[3]::int8, $1[4], $1[5], $1[6]::jsonb, $1[7]::uuid)`;
+  if (!upsert) return insert;
+  return `${insert} on conflict (bucket_id, name) do update set owner = excluded.owner, size = excluded.size,
+    mime_type = excluded.mime_type, etag = excluded.etag, metadata = excluded.metadata, version = excluded.version,
+    updated_at = now()`;
+}
+
+/** The write of `insertSql`, run and undone (migration 0020): what the policies say before the body is read. */
+export const DRY_RUN = 'select body, n, total from storage.dry_run($1[8], $1)';
+
+/** Entries directly under a folder: files and sub-folders (as prefixes), bytewise by name. */
+export const LIST = `with o as (
+    select substr(name, $1[3]::int + 1) as rest, id, owner, size, mime_type, etag, metadata, created_at, updated_at
+    from storage.objects where bucket_id = $1[1] and name like $1[2] escape '\\'
+  ), e as (
+    select split_part(rest, '/', 1) as entry, strpos(rest, '/') > 0 as folder, * from o
+  ), items as (
+    select entry as name, null::uuid as id, null::uuid as owner, null::int8 as size, null::text as mime_type,
+      null::text as etag, null::jsonb as metadata, null::timestamptz as created_at, null::timestamptz as updated_at
+    from e where folder group by entry
+    union all
+    select entry, id, owner, size, mime_type, etag, metadata, created_at, updated_at from e where not folder
+  )
+  select coalesce(json_agg(i order by i.name collate "C"), '[]')::text as body, count(*)::int8 as n, null::int8 as total from (
+    select * from items where $1[4] = '' or name ilike $1[4] escape '\\'
+    order by name collate "C" limit $1[5]::int offset $1[6]::int
+  ) i`;
+
+/** Deletes names (a JSON array) of one bucket; the deleted rows come back. */
+export const DELETE = `with d as (
+    delete from storage.objects where bucket_id = $1[1] and name in (select jsonb_array_elements_text($1[2]::jsonb))
+    returning ${PUBLIC_COLS}
+  ) select coalesce(json_agg(d), '[]')::text as body, count(*)::int8 as n, null::int8 as total from d`;
+
+/** Renames one object within its bucket: from $1[2] to $1[3]. */
+export const MOVE = `with m as (
+    update storage.objects set name = $1[3], updated_at = now() where bucket_id = $1[1] and name = $1[2]
+    returning ${PUBLIC_COLS}
+  ) select (select row_to_json(m)::text from m) as body, (select count(*) from m)::int8 as n, null::int8 as total`;
+
+/** `%` and `_` and `\` taken literally in a LIKE pattern. */
+export const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * A database error of an object operation as the API's error: a policy's refusal is 403
+ * `rls_violation`, a taken name 409 `object_exists`; the rest is rethrown (logged, 500).
+ * @example mapObjectError(new DbError('…', '23505')) // 409 object_exists
+ */
+export function mapObjectError(err: unknown): unknown {
+  if (!(err instanceof DbError)) return err;
+  const cause = { cause: err };
+  const sqlstate = err.sqlstate ?? '';
+  switch (sqlstate) {
+    case '42501':
+      return /row-level security/i.test(err.message)
+        ? new ApiError('rls_violation', 'A row-level security policy on storage.objects refused this.', { sqlstate }, cause)
+        : new ApiError('permission_denied', 'Your role lacks the privilege for this operation on storage.objects.', { sqlstate }, cause);
+    case '23505':
+      return new ApiError(
+        'object_exists',
+        'An object with this name already exists; send x-upsert: true to replace it.',
+        { sqlstate },
+        cause,
+      );
+    case '23503':
+      return new ApiError('bucket_not_found', 'The bucket does not exist.', { sqlstate }, cause);
+    case '57014':
+      return new ApiError('statement_timeout', 'The statement was cancelled; retry.', { sqlstate }, cause);
+  }
+  // A `raise exception` in the project's own trigger or policy function: its message is for the client.
+  if (sqlstate === 'P0001' || sqlstate === 'P0004') {
+    return new ApiError('raised_exception', err.message, err.detail ? { sqlstate, detail: err.detail } : { sqlstate }, cause);
+  }
+  return err;
+}

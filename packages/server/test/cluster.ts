@@ -171,10 +171,15 @@ export interface Instance extends Spawned {
   kill(): Promise<void>;
 }
 
-/** `plinth start` as a real process on a free port, waited for until healthy. */
+/**
+ * `plinth start` as a real process on a free port, waited for until healthy. Its DATA_DIR is a
+ * temporary folder of its own (removed when it stops) unless `env` names one.
+ */
 export async function startInstance(env: Record<string, string>, args: string[] = []): Promise<Instance> {
   const port = await freePort();
-  const p = spawnPlinth(['start', '--port', String(port), ...args], env);
+  const own = env.DATA_DIR || args.includes('--data-dir') ? null : mkdtempSync(join(tmpdir(), 'plinth-instance-'));
+  const p = spawnPlinth(['start', '--port', String(port), ...args], own ? { ...env, DATA_DIR: own } : env);
+  const removeDir = () => own && rmSync(own, { recursive: true, force: true });
   try {
     await Promise.race([
       waitHealthy(p.url, 60_000),
@@ -184,9 +189,21 @@ export async function startInstance(env: Record<string, string>, args: string[] 
     ]);
   } catch (err) {
     await stopChild(p.proc, 'SIGKILL');
+    removeDir();
     throw err;
   }
-  return { ...p, port, stop: () => stopChild(p.proc), kill: () => stopChild(p.proc, 'SIGKILL') };
+  return {
+    ...p,
+    port,
+    stop: async () => {
+      await stopChild(p.proc);
+      removeDir();
+    },
+    kill: async () => {
+      await stopChild(p.proc, 'SIGKILL');
+      removeDir();
+    },
+  };
 }
 
 const CLUSTER_SCRIPT = fileURLToPath(new URL('../../../scripts/pg-cluster.sh', import.meta.url));

@@ -115,6 +115,25 @@ beforeAll(async () => {
     const sessionId = JSON.parse(Buffer.from(me.session.access_token.split('.')[1], 'base64url').toString()).session_id;
     const claims = { sub: me.user.id, session_id: sessionId, role: 'authenticated' };
     const expired = (await setup.tokens.sign(claims, -120)).token;
+    // Storage: a private bucket with the victim's secret file (no policy: only the secret key
+    // reads it), and a signed URL for another object, whose token the run swaps everywhere.
+    const asService = { authorization: `Bearer ${SK}` };
+    await inject('POST', '/api/v1/storage/buckets', { name: 'files' }, asService);
+    for (const [name, body] of [
+      ['victim/secret.txt', MARKER],
+      ['shared/info.txt', 'nothing secret'],
+    ]) {
+      const up = await setup.app.inject({
+        method: 'POST',
+        url: `/api/v1/storage/object/files/${name}`,
+        headers: { ...asService, 'content-type': 'text/plain' },
+        payload: body,
+      });
+      expect(up.statusCode, up.body).toBe(201);
+    }
+    const signedUrl: string = (await inject('POST', '/api/v1/storage/sign/files/shared/info.txt', { expires_in: 3600 }, asService))
+      .signed_url;
+    const signedToken = new URL(signedUrl, PUBLIC_URL).searchParams.get('token') ?? '';
     const state = await setup.tokens.signState({ provider: 'github', flow: 'x' }, 600);
     const access: string = me.session.access_token;
     const [head, payload, sig] = access.split('.');
@@ -142,6 +161,7 @@ beforeAll(async () => {
         access,
         expired,
         state,
+        signedToken,
         me.refresh_token ?? me.session.refresh_token,
         `${head}.${tamperedPayload}.${sig}`,
         `${head}.${payload}.${sig.slice(0, -2)}${sig.endsWith('AA') ? 'BB' : 'AA'}`,
@@ -155,7 +175,8 @@ beforeAll(async () => {
   }
   server = stack.add(
     await startInstance(
-      target.databaseUrl ? { ...ENV, DATABASE_URL: target.databaseUrl } : ENV,
+      // The same data dir as the setup: the storage files it wrote are there.
+      target.databaseUrl ? { ...ENV, DATABASE_URL: target.databaseUrl, DATA_DIR: target.dataDir } : ENV,
       target.databaseUrl ? [] : ['--data-dir', target.dataDir],
     ),
     (i) => i.stop(),
@@ -262,7 +283,21 @@ const token = () => fc.constantFrom(...fx.tokens);
 function pathFor(template: string): fc.Arbitrary<string> {
   const parts = template.split('/').map((seg) => {
     if (!seg.startsWith('{')) return fc.constant(seg);
-    return fc.oneof(id(), junk.map(encodeURIComponent), fc.constantFrom('canary', 'notes', 'note_titles', 'pg_authid', 'auth.users'));
+    return fc.oneof(
+      id(),
+      junk.map(encodeURIComponent),
+      fc.constantFrom(
+        'canary',
+        'notes',
+        'note_titles',
+        'pg_authid',
+        'auth.users',
+        'files',
+        'victim/secret.txt',
+        'shared/info.txt',
+        'files/victim/secret.txt',
+      ),
+    );
   });
   return fc.tuple(...parts).map((p) => p.join('/'));
 }
@@ -507,6 +542,13 @@ describe('hostile input over the whole HTTP surface', () => {
     expect(JSON.parse(res.body)).toEqual([{ id: fx.canaryId, owner: fx.canaryOwner, secret: MARKER }]);
     const all = await send({ method: 'GET', path: '/api/v1/db/canary', headers: { authorization: `Bearer ${SK}` }, body: null });
     expect(JSON.parse(all.body)).toHaveLength(1);
+    const file = await send({
+      method: 'GET',
+      path: '/api/v1/storage/object/files/victim/secret.txt',
+      headers: { authorization: `Bearer ${SK}` },
+      body: null,
+    });
+    expect([file.status, file.body]).toEqual([200, MARKER]);
 
     // Memory: back near where it was after the warm-up (GC runs when it will: poll).
     const limit = baseline * 1.25 + 40;

@@ -2,10 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, type Instance, type ReverseProxy, type RedisServer, startInstance, startNginx, startRedis, until } from './cluster.js';
 import { freshDbTarget, type TestDbTarget } from './db.js';
 import { type SmtpSink, startSmtpSink } from './mail.js';
+import { type LocalS3, startS3 } from './s3.js';
 
 // API.md §8, "several instances on one PostgreSQL behave as one": two real Plinth processes on
 // one database and one Redis, behind nginx (round robin). What one instance does, the other
-// sees: tokens, refresh reuse, settings, new tables, the outbox, the sign-in limit.
+// sees: tokens, refresh reuse, settings, new tables, the outbox, the sign-in limit, storage
+// (on one S3 bucket: each instance has a data dir of its own, as on two machines).
 
 const PK = `pk_instances_${'a1b2c3d4'.repeat(5)}`;
 const SK = `sk_instances_${'e5f6a7b8'.repeat(5)}`;
@@ -14,6 +16,7 @@ const stack = cleanup();
 let target: TestDbTarget;
 let redis: RedisServer;
 let sink: SmtpSink;
+let s3: LocalS3;
 let a: Instance;
 let b: Instance;
 let proxy: ReverseProxy;
@@ -22,7 +25,9 @@ beforeAll(async () => {
   target = stack.add(await freshDbTarget(), (t) => t.cleanup());
   redis = stack.add(await startRedis(), (r) => r.stop());
   sink = stack.add(await startSmtpSink(), (s) => s.stop());
+  s3 = stack.add(await startS3(), (s) => s.stop());
   const env = {
+    ...s3.env,
     DATABASE_URL: target.databaseUrl ?? '',
     REDIS_URL: redis.url,
     SMTP_URL: sink.url,
@@ -172,5 +177,27 @@ describe('two instances behind a proxy behave as one', () => {
     // And on each instance directly: the same shared count.
     expect((await wrong(a.url)).status).toBe(429);
     expect((await wrong(b.url)).status).toBe(429);
+  });
+
+  it('an object uploaded through one downloads from the other, through a URL the first signed', async () => {
+    const bucket = await call(a.url, 'POST', '/api/v1/storage/buckets', { name: `shared-${process.pid}` }, service);
+    expect(bucket.status, JSON.stringify(bucket.body)).toBe(201);
+    const path = `/api/v1/storage/object/shared-${process.pid}/notes/a.txt`;
+    const up = await fetch(`${a.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${SK}`, 'content-type': 'text/plain' },
+      body: 'uploaded through a',
+    });
+    expect(up.status, await up.clone().text()).toBe(201);
+    const down = await fetch(`${b.url}${path}`, { headers: { authorization: `Bearer ${SK}` } });
+    expect([down.status, await down.text()]).toEqual([200, 'uploaded through a']);
+    const signed = await call(a.url, 'POST', `/api/v1/storage/sign/shared-${process.pid}/notes/a.txt`, { expires_in: 60 }, service);
+    expect(signed.status, JSON.stringify(signed.body)).toBe(200);
+    const url = new URL(signed.body.signed_url, b.url);
+    const viaB = await fetch(`${b.url}${url.pathname}${url.search}`);
+    expect([viaB.status, await viaB.text()]).toEqual([200, 'uploaded through a']);
+    // And through the proxy, whichever instance answers.
+    for (let i = 0; i < 2; i++)
+      expect(await (await fetch(`${proxy.url}${path}`, { headers: { authorization: `Bearer ${SK}` } })).text()).toBe('uploaded through a');
   });
 });

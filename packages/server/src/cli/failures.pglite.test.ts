@@ -134,7 +134,11 @@ describe('CLI failures are one line', () => {
     ['--port without a value', ['start', '--port'], /--port needs a value/],
     ['--port that is no number', ['start', '--port', 'eighty'], /--port must be a port number \(0–65535\), got "eighty"/],
     ['an unknown command', ['strat'], /unknown command "strat"; the commands are start, keys, sql, migrate, gen, admin, help/],
-    ['an unknown flag', ['start', '--prot', '8080'], /unknown option --prot for plinth start; it takes --port, --migrate, --workers, --data-dir/],
+    [
+      'an unknown flag',
+      ['start', '--prot', '8080'],
+      /unknown option --prot for plinth start; it takes --port, --migrate, --workers, --data-dir/,
+    ],
     ['gen of something else', ['gen', 'client'], /plinth gen makes types only/],
     ['sql without a query', ['sql'], /plinth sql needs a query/],
   ])(

@@ -8,7 +8,7 @@ import { ConfigError, type Env, int } from './parse.js';
 import { parseSms, type SmsConfig } from './sms.js';
 import { parseStorageConfig, type StorageConfig } from './storage.js';
 
-export { type S3Config, type StorageConfig } from './storage.js';
+export type { S3Config, StorageConfig } from './storage.js';
 
 export { type InitialAdmin, parseInitialAdmin } from './admin.js';
 export { type Argon2Params, type AuthConfig, OWASP_ARGON2, parseAuth } from './auth.js';

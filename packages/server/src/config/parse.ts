@@ -70,7 +70,8 @@ export function httpUrl(env: Env, name: string, options: { base?: boolean } = {}
   } catch {
     throw new ConfigError(`${name} is not a URL (expected http:// or https://…)`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL (http://… or https://…)`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError(`${name} must be an http(s) URL (http://… or https://…)`);
   if (url.username || url.password) throw new ConfigError(`${name} must not contain user:password@`);
   if (options.base && (url.search || url.hash)) throw new ConfigError(`${name} must not have a query or fragment`);
   return options.base ? value.replace(/\/+$/, '') : value;

@@ -71,7 +71,11 @@ describe('the admin cookie on storage', () => {
     expect(moved.statusCode, moved.body).toBe(200);
     expect(moved.json().owner).toBeNull(); // the console uploads as the secret key: no owner
     expect((await s.upload('console-files', 'c.txt', 'c', { ...cookie, ...CONSOLE })).statusCode).toBe(201);
-    const one = await s.app.inject({ method: 'DELETE', url: '/api/v1/storage/object/console-files/c.txt', headers: { ...cookie, ...CONSOLE } });
+    const one = await s.app.inject({
+      method: 'DELETE',
+      url: '/api/v1/storage/object/console-files/c.txt',
+      headers: { ...cookie, ...CONSOLE },
+    });
     expect(one.statusCode, one.body).toBe(200);
     const many = await s.app.inject({
       method: 'DELETE',

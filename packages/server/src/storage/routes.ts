@@ -122,12 +122,16 @@ export async function registerStorageRoutes(app: App, deps: StorageRouteDeps): P
       });
     },
   );
-  app.delete(`${OBJECT}/*`, { ...asCaller, schema: { ...S.STORAGE_TAG, params: S.ObjectParams, response: { 200: S.ObjectInfo } } }, async (req) => {
-    const { bucket, name } = objectPath(req.url, 'object');
-    const [deleted] = await objects.remove(await who(req), bucket, [name]);
-    if (!deleted) throw new ApiError('not_found', 'No such object (or it is not visible to you).');
-    return deleted;
-  });
+  app.delete(
+    `${OBJECT}/*`,
+    { ...asCaller, schema: { ...S.STORAGE_TAG, params: S.ObjectParams, response: { 200: S.ObjectInfo } } },
+    async (req) => {
+      const { bucket, name } = objectPath(req.url, 'object');
+      const [deleted] = await objects.remove(await who(req), bucket, [name]);
+      if (!deleted) throw new ApiError('not_found', 'No such object (or it is not visible to you).');
+      return deleted;
+    },
+  );
   app.delete(
     `${OBJECT}`,
     {
@@ -241,4 +245,3 @@ export async function registerStorageRoutes(app: App, deps: StorageRouteDeps): P
     });
   });
 }
-

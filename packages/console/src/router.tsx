@@ -2,13 +2,13 @@ import { type QueryClient, queryOptions } from '@tanstack/react-query';
 import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect } from '@tanstack/react-router';
 import { Layout, NotFound, RouteError } from './components/Layout';
 import { ApiFailure, api, basepath } from './lib/api';
-import { apiSearch, authSearch, dataSearch, loginSearch, messagesSearch, setupSearch, usersSearch } from './lib/search';
+import { apiSearch, authSearch, dataSearch, loginSearch, messagesSearch, setupSearch, storageSearch, usersSearch } from './lib/search';
 import { LoginPage } from './routes/login/LoginPage';
 import { SetupPage } from './routes/setup/SetupPage';
 
 /**
  * The route tree: one route per page URL of API.md §6, each page from its own routes/<page>/
- * folder (see routes/README.md). `/storage` is added here the same way.
+ * folder (see routes/README.md). Every page but login and setup is its own lazy chunk.
  */
 
 export const meQuery = queryOptions({ queryKey: ['me'], queryFn: api.me, staleTime: 60_000 });
@@ -92,11 +92,22 @@ const dataTable = createRoute({
   validateSearch: dataSearch,
   component: lazyRouteComponent(() => import('./routes/data/DataPage'), 'DataPage'),
 });
+const storageIndex = createRoute({
+  getParentRoute: () => app,
+  path: 'storage',
+  component: lazyRouteComponent(() => import('./routes/storage/StoragePage'), 'StoragePage'),
+});
+const storageBucket = createRoute({
+  getParentRoute: () => app,
+  path: 'storage/$bucket',
+  validateSearch: storageSearch,
+  component: lazyRouteComponent(() => import('./routes/storage/StoragePage'), 'StoragePage'),
+});
 
 const tree = root.addChildren([
   login,
   setup,
-  app.addChildren([overview, sql, auth, users, messages, apiIndex, apiTable, dataIndex, dataTable]),
+  app.addChildren([overview, sql, auth, users, messages, apiIndex, apiTable, dataIndex, dataTable, storageIndex, storageBucket]),
 ]);
 
 export function createConsoleRouter(queryClient: QueryClient) {

@@ -16,7 +16,7 @@ export { memoryStorage } from './auth/storage.js';
 export { send, normalizeUrl, type HttpConfig, type HttpRequest, type HttpResponse } from './fetch.js';
 export { FilterBuilder, RestRequest } from './rest/builder.js';
 export { QueryBuilder } from './rest/query-builder.js';
-export { StorageBucket, StorageClient } from './storage/index.js';
+export { encodePath, StorageBucket, StorageClient } from './storage/index.js';
 export type {
   Bucket,
   BucketOptions,

@@ -182,7 +182,9 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       dataDir: config.dataDir,
       publicUrl: config.publicUrl,
       urlTokens: { sign: tokens.signObjectUrl, verify: tokens.verifyObjectUrl },
-      callers,
+      // Objects: any key or token, or the console's admin cookie (as the secret key, under the
+      // admin area's cookie and CSRF rule): admin's resolver, since storage cannot import admin.
+      caller: admin.guards.caller,
       manage: admin.guards.manage,
       clock,
       log,

@@ -8,6 +8,7 @@ const NAV = [
   ['/', 'Overview'],
   ['/api', 'API'],
   ['/data', 'Table browser'],
+  ['/storage', 'Storage'],
   ['/sql', 'SQL runner'],
   ['/auth', 'Auth settings'],
   ['/users', 'Users'],

@@ -37,7 +37,7 @@ export async function call<T>(req: HttpRequest): Promise<T> {
   const res = await send<T>(http, req);
   if (res.error) {
     const e = res.error as { code: string; message: string; status: number; details?: unknown };
-    if (res.status === 401 && !req.path.startsWith('/api/v1/admin/login')) onSignedOut();
+    if (res.status === 401 && !req.path.startsWith('/api/v1/admin/login')) signedOut();
     throw new ApiFailure(e.code, e.message, res.status, e.details);
   }
   return res.data as T;
@@ -48,14 +48,15 @@ export async function callWithHeaders<T>(req: HttpRequest): Promise<{ data: T; h
   const res = await send<T>(http, req);
   if (res.error) {
     const e = res.error as { code: string; message: string; status: number; details?: unknown };
-    if (res.status === 401) onSignedOut();
+    if (res.status === 401) signedOut();
     throw new ApiFailure(e.code, e.message, res.status, e.details);
   }
   return { data: res.data as T, headers: res.headers };
 }
 
 let signedOutHandler: () => void = () => undefined;
-function onSignedOut() {
+/** Tells the console the server said the session is gone (a 401 outside `call`, e.g. an upload). */
+export function signedOut() {
   signedOutHandler();
 }
 /** What to do when the server says the session is gone (main.tsx: go to login, then back). */

@@ -155,3 +155,18 @@ export const dataSearch = (raw: Raw): DataSearch => ({
   page: int(raw.page, 1, 10_000_000),
   size: PAGE_SIZES.find((s) => s === int(raw.size, 1, 1000)),
 });
+
+/**
+ * `/console/storage/{bucket}`: the folder shown (`a/b`, no leading or trailing `/`), the search
+ * within it, and the object whose details are open (its full name).
+ */
+export interface StorageSearch {
+  prefix?: string;
+  q?: string;
+  object?: string;
+}
+export const storageSearch = (raw: Raw): StorageSearch => ({
+  prefix: str(raw.prefix, 1024)?.replace(/^\/+|\/+$/g, '') || undefined,
+  q: str(raw.q, 255) || undefined,
+  object: str(raw.object, 1024) || undefined,
+});

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, type CallerGuards, readCookie } from '../http/index.js';
+import { ApiError, type CallerGuards, type Principal, readCookie, SERVICE } from '../http/index.js';
 import { ADMIN_MAX_MS, type Admin, type AdminService } from './admins.js';
 
 declare module 'fastify' {
@@ -57,6 +57,8 @@ export function csrfProblem(req: FastifyRequest, publicOrigin: string): string |
  *   management route (API.md §3, §6).
  * - `admin`: the admin cookie only (me, keys, logout).
  * - `origin`: login and setup: no credential yet, but a browser's Origin must be ours.
+ * - `caller`: not a guard but a caller resolver, for routes that serve apps and the console
+ *   alike (storage objects, handed to storage by app.ts): see its own comment.
  * @example app.post('/api/v1/sql', { onRequest: guards.manage }, handler)
  */
 export function makeGuards(callers: CallerGuards, options: GuardOptions) {
@@ -104,7 +106,29 @@ export function makeGuards(callers: CallerGuards, options: GuardOptions) {
     }
   };
 
-  return { manage, admin, origin, service: callers.service };
+  /**
+   * Who calls a route open to apps and to the console (storage objects): the principal of the
+   * request's key headers, as everywhere; a request that carries no key at all (no
+   * Authorization, no or an empty apikey) and the admin cookie is the console's and acts as the
+   * secret key, under the same cookie and CSRF rule as `manage`. A key always decides over the
+   * cookie, so an app page of the same origin keeps its user's row-level security even while
+   * its browser holds a console session. Without a key or a valid session: the key's 401.
+   * @example const who = await guards.caller(req); // SERVICE for the console, else callers.callerOf(req)
+   */
+  const caller = async (req: FastifyRequest): Promise<Principal> => {
+    if (req.principal) return req.principal;
+    const apikey = req.headers.apikey;
+    if ((apikey === undefined || apikey === '') && req.headers.authorization === undefined) {
+      req.admin = await cookieAdmin(req);
+      if (req.admin) {
+        req.principal = SERVICE;
+        return SERVICE;
+      }
+    }
+    return callers.callerOf(req);
+  };
+
+  return { manage, admin, origin, caller, service: callers.service };
 }
 
 export type Guards = ReturnType<typeof makeGuards>;

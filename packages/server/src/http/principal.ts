@@ -31,7 +31,8 @@ export interface ProjectKeys {
   secretKey: string;
 }
 
-const SERVICE: Principal = { role: 'service', claims: '{"role":"service"}', uid: null };
+/** The secret key's principal (RLS bypassed); also what a console admin's cookie acts as where it counts (storage). */
+export const SERVICE: Principal = Object.freeze({ role: 'service', claims: '{"role":"service"}', uid: null });
 const ANON: Principal = { role: 'anon', claims: '{"role":"anon"}', uid: null };
 
 function digest(s: string): Buffer {

@@ -1,7 +1,8 @@
 /**
  * File storage (API.md §7). What this area adds:
  * - endpoints (route table: routes.ts): buckets `POST|GET /api/v1/storage/buckets`,
- *   `GET|PATCH|DELETE /api/v1/storage/buckets/{name}` (secret key or admin); objects
+ *   `GET|PATCH|DELETE /api/v1/storage/buckets/{name}` (secret key or admin); objects (any key
+ *   or token, or the admin cookie as the secret key: the `caller` resolver app.ts hands in)
  *   `POST|PUT|GET|HEAD|DELETE /api/v1/storage/object/{bucket}/{path}`, list
  *   `GET /api/v1/storage/object/{bucket}`, bulk delete `DELETE /api/v1/storage/object/{bucket}`,
  *   `POST /api/v1/storage/object/{bucket}/move|copy`; signed URLs
@@ -20,8 +21,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { StorageConfig } from '../config/index.js';
 import type { Db } from '../db/index.js';
-import type { CallerGuards } from '../http/index.js';
-import type { App } from '../http/index.js';
+import type { App, Principal } from '../http/index.js';
 import type { Clock } from '../lib/index.js';
 import { createBackend } from './backends/index.js';
 import type { StorageBackend } from './backends/types.js';
@@ -44,8 +44,11 @@ export interface StorageOptions {
   publicUrl: string;
   /** Signs and verifies signed-URL tokens: the TokenService's `signObjectUrl` / `verifyObjectUrl`. */
   urlTokens: UrlTokens;
-  /** Who is calling (http/guards.ts). */
-  callers: CallerGuards;
+  /**
+   * Who calls an object route: `callers.callerOf` (http/guards.ts), or, so that the console can
+   * manage files, admin's `guards.caller`, which also takes the admin cookie as the secret key.
+   */
+  caller: (req: FastifyRequest) => Promise<Principal>;
   /** The management guard (secret key or admin session) for the bucket routes. */
   manage: (req: FastifyRequest) => Promise<void>;
   clock: Clock;
@@ -65,7 +68,7 @@ export interface Storage {
 
 /**
  * Opens the backend, mounts the storage routes and starts the sweep.
- * @example const storage = await registerStorage(app, { db, config: config.storage, dataDir: config.dataDir, publicUrl: config.publicUrl, urlTokens, callers, manage: guards.service, clock, log });
+ * @example const storage = await registerStorage(app, { db, config: config.storage, dataDir: config.dataDir, publicUrl: config.publicUrl, urlTokens, caller: callers.callerOf, manage: guards.service, clock, log });
  */
 export async function registerStorage(app: App, options: StorageOptions): Promise<Storage> {
   const backend = options.backend ?? (await createBackend(options.config, options.dataDir));
@@ -82,7 +85,7 @@ export async function registerStorage(app: App, options: StorageOptions): Promis
     objects,
     buckets,
     signed: signedUrls(options.urlTokens, options.publicUrl),
-    callers: options.callers,
+    caller: options.caller,
     manage: options.manage,
   });
   sweeper.start();

@@ -6,7 +6,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/index.js';
-import type { CallerGuards, Principal } from '../http/index.js';
+import { SERVICE } from '../http/index.js';
+import type { Principal } from '../http/index.js';
 import type { App } from '../http/index.js';
 import type { BucketService } from './buckets.js';
 import { serveObject } from './download.js';
@@ -21,8 +22,8 @@ export interface StorageRouteDeps {
   objects: ObjectService;
   buckets: BucketService;
   signed: SignedUrls;
-  /** Who is calling (http/guards.ts). */
-  callers: CallerGuards;
+  /** Who is calling: the key headers' principal, or (admin's `guards.caller`) the console's cookie as the secret key. */
+  caller: (req: FastifyRequest) => Promise<Principal>;
   /** The management guard (secret key or admin session), from the admin area. */
   manage: (req: FastifyRequest) => Promise<void>;
 }
@@ -51,12 +52,19 @@ const limitOf = (v: string | undefined, fallback: number, max: number) => (v ===
 
 /**
  * Mounts the storage routes.
- * @example await registerStorageRoutes(app, { objects, buckets, signed, callers, manage: guards.service });
+ * @example await registerStorageRoutes(app, { objects, buckets, signed, caller: callers.callerOf, manage: guards.service });
  */
 export async function registerStorageRoutes(app: App, deps: StorageRouteDeps): Promise<void> {
   const { objects, buckets, signed } = deps;
-  const who = (req: FastifyRequest): Promise<Principal> => deps.callers.callerOf(req);
+  const who = (req: FastifyRequest): Promise<Principal> => deps.caller(req);
   const manage = { onRequest: deps.manage };
+  // The caller is resolved before the body is read (and kept on the request for the handler):
+  // a cookie change from another page is refused as csrf_rejected, whatever its body.
+  const asCaller = {
+    onRequest: async (req: FastifyRequest) => {
+      await who(req);
+    },
+  };
 
   // Buckets: management only.
   app.post('/api/v1/storage/buckets', { ...manage, schema: { body: S.BucketCreate, response: { 201: S.Bucket } } }, async (req, reply) => {
@@ -89,12 +97,14 @@ export async function registerStorageRoutes(app: App, deps: StorageRouteDeps): P
   app.route({
     method: ['GET', 'HEAD'],
     url: `${OBJECT}/*`,
+    ...asCaller,
     schema: { ...S.STORAGE_TAG, params: S.ObjectParams, querystring: S.DownloadQuery, response: S.BYTES_RESPONSE },
     handler: download,
   });
   app.get(
     `${OBJECT}`,
     {
+      ...asCaller,
       schema: {
         ...S.STORAGE_TAG,
         params: S.BucketOnlyParams,
@@ -112,15 +122,20 @@ export async function registerStorageRoutes(app: App, deps: StorageRouteDeps): P
       });
     },
   );
-  app.delete(`${OBJECT}/*`, { schema: { ...S.STORAGE_TAG, params: S.ObjectParams, response: { 200: S.ObjectInfo } } }, async (req) => {
-    const { bucket, name } = objectPath(req.url, 'object');
-    const [deleted] = await objects.remove(await who(req), bucket, [name]);
-    if (!deleted) throw new ApiError('not_found', 'No such object (or it is not visible to you).');
-    return deleted;
-  });
+  app.delete(
+    `${OBJECT}/*`,
+    { ...asCaller, schema: { ...S.STORAGE_TAG, params: S.ObjectParams, response: { 200: S.ObjectInfo } } },
+    async (req) => {
+      const { bucket, name } = objectPath(req.url, 'object');
+      const [deleted] = await objects.remove(await who(req), bucket, [name]);
+      if (!deleted) throw new ApiError('not_found', 'No such object (or it is not visible to you).');
+      return deleted;
+    },
+  );
   app.delete(
     `${OBJECT}`,
     {
+      ...asCaller,
       schema: {
         ...S.STORAGE_TAG,
         params: S.BucketOnlyParams,
@@ -132,19 +147,19 @@ export async function registerStorageRoutes(app: App, deps: StorageRouteDeps): P
   );
   app.post(
     `${OBJECT}/move`,
-    { schema: { ...S.STORAGE_TAG, params: S.BucketOnlyParams, body: S.FromTo, response: { 200: S.ObjectInfo } } },
+    { ...asCaller, schema: { ...S.STORAGE_TAG, params: S.BucketOnlyParams, body: S.FromTo, response: { 200: S.ObjectInfo } } },
     async (req) => objects.move(await who(req), req.params.bucket, req.body.from, req.body.to),
   );
   app.post(
     `${OBJECT}/copy`,
-    { schema: { ...S.STORAGE_TAG, params: S.BucketOnlyParams, body: S.FromTo, response: { 200: S.Uploaded } } },
+    { ...asCaller, schema: { ...S.STORAGE_TAG, params: S.BucketOnlyParams, body: S.FromTo, response: { 200: S.Uploaded } } },
     async (req) => objects.copy(await who(req), req.params.bucket, req.body.from, req.body.to),
   );
 
   // Signed URLs: made by whoever may read the object, then read without headers until they expire.
   app.post(
     '/api/v1/storage/sign/:bucket/*',
-    { schema: { ...S.STORAGE_TAG, params: S.ObjectParams, body: S.SignBody, response: { 200: S.Signed } } },
+    { ...asCaller, schema: { ...S.STORAGE_TAG, params: S.ObjectParams, body: S.SignBody, response: { 200: S.Signed } } },
     async (req) => {
       const principal = await who(req);
       const { bucket, name } = objectPath(req.url, 'sign');
@@ -206,6 +221,7 @@ export async function registerStorageRoutes(app: App, deps: StorageRouteDeps): P
     raw.route({
       method: ['POST', 'PUT'],
       url: `${OBJECT}/*`,
+      ...asCaller,
       schema: {
         ...S.STORAGE_TAG,
         params: S.ObjectParams,
@@ -229,6 +245,3 @@ export async function registerStorageRoutes(app: App, deps: StorageRouteDeps): P
     });
   });
 }
-
-/** The secret key's role: signed and public reads have been authorised otherwise. */
-const SERVICE: Principal = { role: 'service', claims: '{"role":"service"}', uid: null };

@@ -1,0 +1,135 @@
+import { encodePath } from '@plinth/sdk';
+import { ApiFailure, call, serverUrl, signedOut } from './api';
+
+/**
+ * The storage calls of the Storage page (API.md §7), on the admin cookie like every console
+ * call (the server takes it as the secret key on storage routes). Kept apart from lib/api.ts
+ * so that only the Storage page's lazy chunk carries them. Object names go into paths one
+ * percent-encoded folder at a time, the `/` between them kept (`#`, `?`, `%`, unicode work).
+ */
+
+export interface Bucket {
+  id: string;
+  name: string;
+  public: boolean;
+  file_size_limit: number | null;
+  allowed_mime_types: string[] | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface BucketFields {
+  public?: boolean;
+  file_size_limit?: number | null;
+  allowed_mime_types?: string[] | null;
+}
+
+/** A listing entry: a file, or a folder (`id` null). `name` is relative to the listed folder. */
+export interface Entry {
+  name: string;
+  id: string | null;
+  owner: string | null;
+  size: number | null;
+  mime_type: string | null;
+  etag: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+}
+
+export interface Uploaded {
+  bucket: string;
+  name: string;
+  size: number;
+  mime_type: string;
+  etag: string;
+}
+
+/** Entries per listing request (the server's default; it allows up to 1000). */
+export const PAGE = 100;
+
+const bucketPath = (bucket: string) => `/api/v1/storage/object/${encodeURIComponent(bucket)}`;
+const objectPath = (bucket: string, name: string) => `${bucketPath(bucket)}/${encodePath(name)}`;
+
+/** The download URL of an object, as a file named `filename` (the cookie authorises the GET). */
+export const downloadUrl = (bucket: string, name: string, filename: string) =>
+  `${serverUrl}${objectPath(bucket, name)}?download=${encodeURIComponent(filename)}`;
+/** The object's bytes (an image preview), with the cookie. */
+export const objectUrl = (bucket: string, name: string) => `${serverUrl}${objectPath(bucket, name)}`;
+/** The keyless URL of an object of a public bucket, under the server's public URL. */
+export const publicUrl = (base: string, bucket: string, name: string) =>
+  `${base.replace(/\/+$/, '')}/api/v1/storage/public/${encodeURIComponent(bucket)}/${encodePath(name)}`;
+
+export const storage = {
+  buckets: () => call<Bucket[]>({ path: '/api/v1/storage/buckets' }),
+  createBucket: (name: string, fields: BucketFields) =>
+    call<Bucket>({ method: 'POST', path: '/api/v1/storage/buckets', body: { name, ...fields } }),
+  updateBucket: (name: string, fields: BucketFields) =>
+    call<Bucket>({ method: 'PATCH', path: `/api/v1/storage/buckets/${encodeURIComponent(name)}`, body: fields }),
+  deleteBucket: (name: string) => call<Bucket>({ method: 'DELETE', path: `/api/v1/storage/buckets/${encodeURIComponent(name)}` }),
+  /** One page of the entries directly under `folder` ('' or `a/b/`), names containing `search`. */
+  list: (bucket: string, folder: string, search: string, offset: number, limit = PAGE) =>
+    call<Entry[]>({
+      path: bucketPath(bucket),
+      query: new URLSearchParams({ prefix: folder, search, limit: String(limit), offset: String(offset) }).toString(),
+    }),
+  remove: (bucket: string, names: string[]) => call<Uploaded[]>({ method: 'DELETE', path: bucketPath(bucket), body: { paths: names } }),
+  /** An absolute URL that reads the object without any header for `seconds`. */
+  sign: async (bucket: string, name: string, seconds: number) =>
+    (
+      await call<{ signed_url: string }>({
+        method: 'POST',
+        path: `/api/v1/storage/sign/${encodeURIComponent(bucket)}/${encodePath(name)}`,
+        body: { expires_in: seconds },
+      })
+    ).signed_url,
+};
+
+/**
+ * Uploads one file with XMLHttpRequest, the one browser API that reports upload progress
+ * (fetch streams request bodies over HTTP/2 only). Resolves with the stored object or rejects
+ * with an ApiFailure carrying the server's code (`payload_too_large`, `invalid_mime_type`,
+ * `object_exists`, …); `signal` aborts it.
+ */
+export function upload(
+  bucket: string,
+  name: string,
+  file: File,
+  options: { upsert?: boolean; onProgress?: (fraction: number) => void; signal?: AbortSignal } = {},
+): Promise<Uploaded> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', `${serverUrl}${objectPath(bucket, name)}`);
+    xhr.setRequestHeader('content-type', file.type || 'application/octet-stream');
+    xhr.setRequestHeader('x-plinth-admin', '1');
+    if (options.upsert) xhr.setRequestHeader('x-upsert', 'true');
+    xhr.upload.onprogress = (e) => {
+      if (e.lengthComputable && e.total > 0) options.onProgress?.(e.loaded / e.total);
+    };
+    xhr.onload = () => {
+      let body: { code?: string; message?: string; details?: unknown } | null = null;
+      try {
+        body = JSON.parse(xhr.responseText);
+      } catch {}
+      if (xhr.status === 201 && body) return resolve(body as unknown as Uploaded);
+      if (xhr.status === 401) signedOut();
+      reject(new ApiFailure(body?.code ?? 'http_error', body?.message ?? `The server answered ${xhr.status}.`, xhr.status, body?.details));
+    };
+    xhr.onerror = () => reject(new ApiFailure('network_error', 'The upload did not reach the server.', 0));
+    xhr.onabort = () => reject(new ApiFailure('aborted', 'Upload cancelled.', 0));
+    options.signal?.addEventListener('abort', () => xhr.abort(), { once: true });
+    xhr.send(file);
+  });
+}
+
+/** Bytes for people: 1536 → "1.5 KiB". */
+export function formatBytes(n: number | null | undefined): string {
+  if (n === null || n === undefined) return '—';
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  let v = n;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return i === 0 ? `${n} ${n === 1 ? 'byte' : 'bytes'}` : `${v.toFixed(v < 10 ? 1 : 0).replace(/\.0$/, '')} ${units[i]}`;
+}

@@ -1,23 +1,19 @@
-import { execFileSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PgCluster, startPgCluster } from '../../test/cluster.js';
 import { type Plinth, buildApp } from '../app.js';
 import { loadConfig } from '../config/index.js';
 
-// A PostgreSQL of its own, so the test can stop and start it under a running Plinth.
-const CLUSTER = fileURLToPath(new URL('../../../../scripts/pg-cluster.sh', import.meta.url));
-// Its port follows the suite's cluster (PLINTH_PG_PORT + 10), so parallel checkouts do not collide.
-const port = String(Number(process.env.PLINTH_PG_PORT ?? 54329) + 10);
-const env = { ...process.env, PLINTH_PG_PORT: port, PLINTH_PG_DIR: `/tmp/plinth-pg-outage-${port}` };
-const cluster = (cmd: 'start' | 'stop') => execFileSync('bash', [CLUSTER, cmd], { env, encoding: 'utf8' }).trim();
+// A PostgreSQL of its own on a free port, so the test can stop and start it under a running
+// Plinth (a fixed port may be taken by any socket of the machine meanwhile).
+let pg: PgCluster;
 
 describe('PostgreSQL outage', () => {
   let plinth: Plinth;
   let secret: string;
   beforeAll(async () => {
-    const url = cluster('start');
-    const config = loadConfig({ LOG_LEVEL: 'silent' }, { databaseUrl: url, port: 0 });
+    pg = await startPgCluster();
+    const config = loadConfig({ LOG_LEVEL: 'silent' }, { databaseUrl: pg.url, port: 0 });
     plinth = await buildApp({ config, logger: pino({ level: 'silent' }) });
     secret = plinth.keys.secretKey;
     await plinth.app.inject({
@@ -28,13 +24,13 @@ describe('PostgreSQL outage', () => {
     });
   }, 60_000);
   afterAll(async () => {
-    cluster('start');
+    await pg?.start();
     await plinth?.close();
-    cluster('stop');
+    await pg?.destroy();
   });
 
   it('answers 503 database_unavailable within a second while down, and recovers by itself', async () => {
-    cluster('stop');
+    await pg.stop();
     const t0 = Date.now();
     const res = await plinth.app.inject({
       method: 'POST',
@@ -50,7 +46,7 @@ describe('PostgreSQL outage', () => {
     expect(Date.now() - h0).toBeLessThan(1500);
     expect(health.statusCode).toBe(503);
 
-    cluster('start');
+    await pg.start();
     await expect.poll(async () => (await plinth.app.inject({ url: '/health' })).statusCode, { timeout: 10_000, interval: 200 }).toBe(200);
     const after = await plinth.app.inject({
       method: 'POST',

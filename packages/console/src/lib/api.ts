@@ -90,7 +90,7 @@ export interface SqlResult {
   truncated: boolean;
 }
 
-import type { AuthSettings, DevMessage, LogEntry, TemplateKind } from '@plinth/shared';
+import type { AuthSettings, DevMessage, LogEntry, TemplateKind, User } from '@plinth/shared';
 
 export type {
   AppleProviderSettings as AppleProvider,
@@ -101,18 +101,8 @@ export type {
 /** The mask the server sends in place of a stored secret. */
 export { MASK } from '@plinth/shared';
 
-export interface EndUser {
-  id: string;
-  email: string | null;
-  email_confirmed_at: string | null;
-  phone: string | null;
-  phone_confirmed_at: string | null;
-  name: string | null;
-  created_at: string;
-  last_sign_in_at: string | null;
-  banned_until: string | null;
-  identities: Array<{ provider: string; email: string | null; created_at: string }>;
-}
+/** An end-user as the admin routes answer: the §4 user and its ban. */
+export type EndUser = User & { banned_until: string | null };
 export interface EndUserDetail extends EndUser {
   sessions: Array<{ id: string; user_agent: string | null; ip: string | null; created_at: string; refreshed_at: string }>;
 }

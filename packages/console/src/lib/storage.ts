@@ -1,4 +1,10 @@
-import { encodePath } from '@plinth/sdk';
+import {
+  type Bucket,
+  type BucketOptions as BucketFields,
+  encodePath,
+  type ListEntry as Entry,
+  type UploadedObject as Uploaded,
+} from '@plinth/sdk';
 import { ApiFailure, call, serverUrl, signedOut } from './api';
 
 /**
@@ -8,41 +14,8 @@ import { ApiFailure, call, serverUrl, signedOut } from './api';
  * percent-encoded folder at a time, the `/` between them kept (`#`, `?`, `%`, unicode work).
  */
 
-export interface Bucket {
-  id: string;
-  name: string;
-  public: boolean;
-  file_size_limit: number | null;
-  allowed_mime_types: string[] | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface BucketFields {
-  public?: boolean;
-  file_size_limit?: number | null;
-  allowed_mime_types?: string[] | null;
-}
-
-/** A listing entry: a file, or a folder (`id` null). `name` is relative to the listed folder. */
-export interface Entry {
-  name: string;
-  id: string | null;
-  owner: string | null;
-  size: number | null;
-  mime_type: string | null;
-  etag: string | null;
-  created_at: string | null;
-  updated_at: string | null;
-}
-
-export interface Uploaded {
-  bucket: string;
-  name: string;
-  size: number;
-  mime_type: string;
-  etag: string;
-}
+/** The storage API's shapes, as the SDK declares them. */
+export type { Bucket, BucketOptions as BucketFields, ListEntry as Entry, UploadedObject as Uploaded } from '@plinth/sdk';
 
 /** Entries per listing request (the server's default; it allows up to 1000). */
 export const PAGE = 100;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerOf, type ConsoleServer, openPage, shot, signIn, startConsole, type Watched } from '../../../test/browser.js';
 
 // Users in Chromium: found by a server-side search, its sessions shown, banned (its sign-in
-// is then refused by the auth area; ban.test.ts covers that enforcement end to end), signed
+// is then refused; ban.test.ts covers that enforcement end to end), signed
 // out everywhere, created, and deleted after a confirmation.
 
 let s: ConsoleServer;
@@ -31,6 +31,17 @@ afterAll(async () => {
   await s?.stop();
 });
 
+/** ada's sign-in with her right password: its status and code. */
+async function adaSignsIn() {
+  const res = await s.t.app.inject({
+    method: 'POST',
+    url: '/v1/auth/signin',
+    headers: s.t.as.anon,
+    payload: { email: 'ada@example.com', password: PASSWORD },
+  });
+  return { status: res.statusCode, code: JSON.parse(res.body).code as string | undefined };
+}
+
 describe('users', () => {
   it('finds a user by part of the email, shows identities and sessions, bans and signs it out everywhere', async () => {
     await page.goto(`${s.url}/console/users`);
@@ -56,6 +67,8 @@ describe('users', () => {
     await detail.getByRole('status').filter({ hasText: 'Banned 7 days' }).waitFor();
     await expect.poll(() => detail.textContent()).toContain('Banned until');
     await shot(page, 'users-banned');
+    // The ban is in force: her right password is refused.
+    expect(await adaSignsIn()).toEqual({ status: 403, code: 'user_banned' });
 
     const out = answerOf(page, '/signout', 'POST');
     await detail.getByRole('button', { name: 'Sign out everywhere' }).click();
@@ -64,6 +77,7 @@ describe('users', () => {
 
     await detail.getByRole('button', { name: 'Lift the ban' }).click();
     await detail.getByRole('status').filter({ hasText: 'Ban lifted.' }).waitFor();
+    expect(await adaSignsIn()).toEqual({ status: 200, code: undefined });
     w.expectClean();
   });
 

@@ -77,7 +77,8 @@ export async function startFakeServer(): Promise<FakeServer> {
       byId.set(user.id, user);
       const now = Math.floor(Date.now() / 1000);
       const session: Session = {
-        access_token: `at_${randomUUID()}`,
+        // Starts like a JWT, as the server's do: it tells a token from a key by that.
+        access_token: `eyFake.${randomUUID()}`,
         token_type: 'bearer',
         expires_in: ttl,
         expires_at: now + ttl,
@@ -96,9 +97,11 @@ export async function startFakeServer(): Promise<FakeServer> {
       }),
   };
 
-  const bearerUser = (req: IncomingMessage): User | 'expired' | null => {
+  /** The caller as the server decides it: no bearer, a bearer that is no token, or a token's user. */
+  const bearerUser = (req: IncomingMessage): User | 'expired' | 'none' | null => {
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-    const entry = token ? access.get(token) : undefined;
+    if (!token?.startsWith('ey')) return 'none';
+    const entry = access.get(token);
     if (!entry) return null;
     if (entry.exp <= Date.now() / 1000) return 'expired';
     return byId.get(entry.userId) ?? null;
@@ -111,7 +114,7 @@ export async function startFakeServer(): Promise<FakeServer> {
       res.end(payload === undefined ? undefined : JSON.stringify(payload));
     };
     const fail = (status: number, code: string, message = code) => send(status, { code, message });
-    if (req.headers.apikey !== PUBLIC_KEY) return fail(401, 'unauthorized');
+    if (req.headers.apikey !== PUBLIC_KEY) return fail(401, 'unauthorized', 'The apikey is not a key of this project.');
     const user = bearerUser(req);
     const route = `${req.method} ${url.pathname}`;
     switch (route) {
@@ -127,8 +130,13 @@ export async function startFakeServer(): Promise<FakeServer> {
         if (!found || found.password !== body.password) return fail(400, 'invalid_credentials', 'Wrong email or password.');
         return send(200, fake.issue(found.user));
       }
-      case 'POST /v1/auth/signout':
-        return user && user !== 'expired' ? send(204) : fail(401, 'invalid_token');
+      case 'POST /v1/auth/signout': {
+        if (user === 'none') return fail(401, 'unauthorized', 'Send the user access token.');
+        if (!user || user === 'expired') return fail(401, 'invalid_token');
+        // The session ends: its access tokens stop working at once, as on the server.
+        access.delete(/^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '');
+        return send(204);
+      }
       case 'POST /v1/auth/refresh': {
         if (fake.refreshDelayMs) await new Promise((r) => setTimeout(r, fake.refreshDelayMs));
         const entry = refresh.get(String(body.refresh_token));
@@ -146,6 +154,7 @@ export async function startFakeServer(): Promise<FakeServer> {
       }
       case 'GET /v1/auth/user':
       case 'PATCH /v1/auth/user': {
+        if (user === 'none') return fail(401, 'unauthorized', 'Send the user access token.');
         if (user === 'expired') return fail(401, 'token_expired');
         if (!user) return fail(401, 'invalid_token');
         if (req.method === 'GET') return send(200, user);
@@ -176,6 +185,7 @@ export async function startFakeServer(): Promise<FakeServer> {
     const table = /^\/api\/v1\/db\/([^/]+)$/.exec(url.pathname)?.[1];
     if (table !== undefined) {
       if (user === 'expired') return fail(401, 'token_expired');
+      if (user === null) return fail(401, 'invalid_token');
       if (table !== 'todos') return fail(404, 'table_not_found', `No table "${table}".`);
       return rest(req, url, body, send);
     }

@@ -21,7 +21,7 @@ describe('email and password', () => {
     const up = await client.auth.signUp({ email: 'ada@example.com', password: 'secret-123', data: { name: 'Ada' } });
     expect(up.error).toBeNull();
     expect(up.data?.user.email).toBe('ada@example.com');
-    expect(up.data?.session?.access_token).toMatch(/^at_/);
+    expect(up.data?.session?.access_token).toMatch(/^eyFake\./);
     expect(fake.requests.at(-1)?.body).toEqual({ email: 'ada@example.com', password: 'secret-123', data: { name: 'Ada' } });
 
     const dup = await client.auth.signUp({ email: 'ada@example.com', password: 'x' });
@@ -142,7 +142,7 @@ describe('magic link, phone and OAuth', () => {
     expect((await client.auth.handleOAuthCallback('https://app.example.com/cb')).error?.code).toBe('oauth_callback_missing');
     const next = await client.auth.signInWithOAuth('github', { redirectTo: 'https://app.example.com/cb' });
     const forged = await client.auth.handleOAuthCallback(
-      `${new URL(next.data?.url ?? '').searchParams.get('redirect_url')}#access_token=forged&refresh_token=r&expires_in=60`,
+      `${new URL(next.data?.url ?? '').searchParams.get('redirect_url')}#access_token=eyJforged&refresh_token=r&expires_in=60`,
     );
     expect(forged.error).toMatchObject({ code: 'invalid_token', status: 401 });
   });

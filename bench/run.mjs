@@ -29,6 +29,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { benchStorage } from './storage.mjs';
+import { streamLoad } from './stream-load.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -198,9 +199,14 @@ async function sql(base, secret, query) {
 /** The warm-up before a scenario: not measured; its bad answers are only mentioned. */
 async function warmUp(label, { server: _server, ...opts }) {
   if (WARMUP <= 0) return;
-  const w = await autocannon({ ...opts, connections: CONNECTIONS, duration: WARMUP });
+  const w = await load(opts, WARMUP);
   const wbad = w.non2xx + w.errors + w.timeouts;
   if (wbad) console.log(`  (warm-up of ${label.trim()}: ${wbad} bad answers ${codes(w)})`);
+}
+
+/** The load of one run: autocannon, or for large answers (`stream: true`) bench/stream-load.mjs. */
+function load({ stream, ...opts }, seconds) {
+  return (stream ? streamLoad : autocannon)({ ...opts, connections: CONNECTIONS, duration: seconds });
 }
 
 /** The process whose CPU the measured runs are charged to (the server under test), and PostgreSQL's. */
@@ -210,7 +216,7 @@ const probe = { server: null, pg: null };
 async function run({ server, ...opts }, seconds) {
   const pid = server ?? probe.server;
   const before = { node: treeCpuMs(pid), pg: treeCpuMs(probe.pg) };
-  const r = await autocannon({ ...opts, connections: CONNECTIONS, duration: seconds });
+  const r = await load(opts, seconds);
   r.cpu = { node: treeCpuMs(pid) - before.node, pg: probe.pg ? treeCpuMs(probe.pg) - before.pg : null };
   return r;
 }

@@ -125,6 +125,8 @@ describe('faults', () => {
     const b = stack.add(await startInstance({ ...env, SMTP_URL: sink.url }), (i) => i.stop());
     const proxy = stack.add(await startNginx([a.port, b.port]), (p) => p.stop());
     await sql(a.url, 'create table writes (id bigserial primary key, title text unique not null)');
+    // Without event triggers (a hosted owner) b learns of the table by its catalog poll: the load starts once b serves it.
+    await until('b serves the table', async () => (await fetch(`${b.url}/api/v1/db/writes?limit=1`, { headers: service })).status === 200);
     const patch = await fetch(`${a.url}/api/v1/settings/auth`, {
       method: 'PATCH',
       headers: service,

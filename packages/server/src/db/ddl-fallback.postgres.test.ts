@@ -8,6 +8,7 @@ import { buildApp, type Plinth } from '../app.js';
 import { loadConfig } from '../config/index.js';
 import { freshDbTarget, type TestDbTarget } from '../../test/db.js';
 import { capturingLogger } from '../../test/harness.js';
+import { PRIVILEGES_LOCK } from './ddl-watch.js';
 import { migrateApp } from './migrate.js';
 
 // Hosted PostgreSQL: the database owner is no superuser and may not create event triggers
@@ -187,6 +188,57 @@ describe('a database owner without event triggers', () => {
       await them.end();
     }
   });
+
+  it('an instance starting while another changes the privileges waits for it instead of failing', async () => {
+    // Another instance, halfway through the same start step: it holds the lock and has changed
+    // the default privileges, not yet committed. Without the lock, this start's own ALTER
+    // DEFAULT PRIVILEGES waited on that row and then failed with "tuple concurrently updated".
+    const other = postgres(target.databaseUrl ?? '', { max: 1, onnotice: () => undefined });
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let locked: () => void = () => undefined;
+    const isLocked = new Promise<void>((r) => {
+      locked = r;
+    });
+    const otherTx = other.begin(async (sql) => {
+      await sql`select pg_advisory_xact_lock(${PRIVILEGES_LOCK})`;
+      await sql.unsafe(
+        'alter default privileges in schema public revoke select, insert, update, delete on tables from anon, authenticated',
+      );
+      locked();
+      await held;
+    });
+    try {
+      await isLocked;
+      const starting = start();
+      const outcome = starting.then(
+        (plinth) => ({ plinth, error: null }),
+        (error: unknown) => ({ plinth: null, error: String(error) }),
+      );
+      // The start is waiting on a lock (ours, or before the fix the row) when the other commits.
+      const deadline = Date.now() + 30_000;
+      while (
+        (
+          await direct<
+            { n: number }[]
+          >`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`
+        )[0].n === 0
+      ) {
+        if (Date.now() > deadline) throw new Error('the start never waited on a lock');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      release();
+      await otherTx;
+      const { plinth, error } = await outcome;
+      await plinth?.close();
+      expect(error).toBeNull();
+    } finally {
+      release();
+      await other.end();
+    }
+  }, 60_000);
 
   it('a table made while no server ran is closed at the next start', async () => {
     await p.close();

@@ -11,12 +11,25 @@
  *   client is served within about POLL_MS plus a reload.
  */
 import type { Logger } from 'pino';
-import type { Db } from './types.js';
+import type { Db, Queryable } from './types.js';
 
 export type DdlMode = 'event_trigger' | 'poll';
 
 /** Often enough that a change is served well within a second; the query reads a few catalog rows. */
 export const POLL_MS = 250;
+
+/**
+ * Privileges change one instance at a time: two `ALTER DEFAULT PRIVILEGES` or two `GRANT`s on
+ * one object at once fail with "tuple concurrently updated" (instances, or `--workers`, that
+ * start together; polls that see the same new table).
+ */
+export const PRIVILEGES_LOCK = 726_354_005;
+function oneAtATime<T>(db: Db, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  return db.transaction(async (tx) => {
+    await tx.query('select pg_advisory_xact_lock($1)', [PRIVILEGES_LOCK]);
+    return fn(tx);
+  });
+}
 
 export interface DdlWatch {
   mode: DdlMode;
@@ -50,13 +63,15 @@ export async function watchDdl(db: Db, log: Logger, intervalMs = POLL_MS): Promi
     return { mode, check: async () => undefined, stop: async () => undefined };
   }
 
-  // New relations closed to the API roles whoever makes them (0001 and 0003 opened them).
-  await db.query('alter default privileges in schema public revoke select, insert, update, delete on tables from anon, authenticated');
-  await db.query(
-    'alter default privileges for role plinth_sql in schema public revoke select, insert, update, delete on tables from anon, authenticated',
-  );
-  // Tables made while no instance ran.
-  await db.query('select plinth.secure_new_relations()');
+  await oneAtATime(db, async (tx) => {
+    // New relations closed to the API roles whoever makes them (0001 and 0003 opened them).
+    await tx.query('alter default privileges in schema public revoke select, insert, update, delete on tables from anon, authenticated');
+    await tx.query(
+      'alter default privileges for role plinth_sql in schema public revoke select, insert, update, delete on tables from anon, authenticated',
+    );
+    // Tables made while no instance ran.
+    await tx.query('select plinth.secure_new_relations()');
+  });
   log.warn(
     { ddl: 'poll', intervalMs },
     `PostgreSQL: the connecting role may not create event triggers (only a superuser can), so Plinth uses its fallback: ` +
@@ -74,7 +89,10 @@ export async function watchDdl(db: Db, log: Logger, intervalMs = POLL_MS): Promi
     try {
       const now = (await db.query<{ f: string }>('select plinth.ddl_fingerprint() as f')).rows[0]?.f ?? '';
       if (now !== last) {
-        const secured = (await db.query<{ n: number }>('select plinth.secure_new_relations() as n')).rows[0]?.n ?? 0;
+        const secured = await oneAtATime(
+          db,
+          async (tx) => (await tx.query<{ n: number }>('select plinth.secure_new_relations() as n')).rows[0]?.n ?? 0,
+        );
         last = Number(secured) > 0 ? ((await db.query<{ f: string }>('select plinth.ddl_fingerprint() as f')).rows[0]?.f ?? now) : now;
         await db.query(`select pg_notify('plinth_schema', 'poll')`);
       }

@@ -144,7 +144,9 @@ describe('arbitrary requests', () => {
       fc.asyncProperty(fc.oneof(fc.constantFrom(...EVIL), nasty).map(wellFormed), async (table) => {
         const res = await t.app.inject({ url: `/api/v1/db/${encodeURIComponent(table)}`, headers: t.as.service });
         expectClean(res);
-        if (table !== 'sentinel' && table !== '') expect(res.json().code).toBe('table_not_found');
+        // `.` and `..` are dot segments: the URL itself drops them, so no table is named at all.
+        const dots = table === '.' || table === '..';
+        if (table !== 'sentinel' && table !== '') expect(res.json().code).toBe(dots ? 'route_not_found' : 'table_not_found');
       }),
       { numRuns: 100 },
     );

@@ -122,8 +122,11 @@ describe('email bombing', () => {
       });
       const strangers = [email('s1'), email('s2'), email('s3')];
       for (const addr of strangers) expect((await call(s, 'POST', 'request-magic-link', { email: addr })).statusCode).toBe(200);
-      expect((await mailsTo(s, strangers[0])).length + (await mailsTo(s, strangers[1])).length).toBe(2);
-      expect(await mailsTo(s, strangers[2])).toEqual([]);
+      // Each answer comes before the lookup and the mail (no timing oracle), so the three run
+      // concurrently: which two get a mail is theirs to race for; that only two do is the budget.
+      const mailed = await Promise.all(strangers.map(async (addr) => (await mailsTo(s, addr)).length));
+      expect(mailed.reduce((a, b) => a + b, 0)).toBe(2);
+      expect(mailed.every((n) => n <= 1)).toBe(true);
       // Known addresses are not held back by it.
       const known = email('known');
       await signUp(s, known);

@@ -46,7 +46,7 @@ const rowCount = () => grid().locator('tbody tr[aria-rowindex]').count();
 
 describe('table browser', () => {
   it('shows 1000 rows in a virtualized grid with the total count and the column types', async () => {
-    await page.getByRole('link', { name: 'Table browser' }).click();
+    await page.getByRole('navigation', { name: 'Console pages' }).getByRole('link', { name: 'Table browser' }).click();
     await page.getByRole('link', { name: 'items' }).click();
     await expect.poll(summary).toBe('Rows 1–100 of 1000');
     expect(await grid().getByRole('columnheader').allTextContents()).toEqual([

@@ -84,32 +84,27 @@ export function OverviewPage() {
       </Card>
       <Card title="Pages">
         <ul className="grid gap-2 text-sm sm:grid-cols-2">
-          <li>
-            <Link to="/sql" className="text-accent underline">
-              SQL runner
-            </Link>{' '}
-            — tables, policies, queries
-          </li>
-          <li>
-            <Link to="/auth" className="text-accent underline">
-              Auth settings
-            </Link>{' '}
-            — sign-in methods, URLs, providers, emails
-          </li>
-          <li>
-            <Link to="/users" className="text-accent underline">
-              Users
-            </Link>{' '}
-            — find, ban, sign out, delete
-          </li>
-          <li>
-            <Link to="/messages" className="text-accent underline">
-              Messages
-            </Link>{' '}
-            — dev inbox and delivery log
-          </li>
+          {PAGES.map(([to, name, what]) => (
+            <li key={to}>
+              <Link to={to} className="text-accent underline">
+                {name}
+              </Link>{' '}
+              — {what}
+            </li>
+          ))}
         </ul>
       </Card>
     </div>
   );
 }
+
+/** The other pages, as the overview links them (the top bar has them too). */
+const PAGES = [
+  ['/api', 'API', 'every endpoint: try it, cURL and SDK snippets'],
+  ['/data', 'Table browser', 'rows of any table: filter, edit, insert, delete'],
+  ['/storage', 'Storage', 'buckets and files: upload, download, signed URLs'],
+  ['/sql', 'SQL runner', 'tables, policies, queries'],
+  ['/auth', 'Auth settings', 'sign-in methods, URLs, providers, emails'],
+  ['/users', 'Users', 'find, ban, sign out, delete'],
+  ['/messages', 'Messages', 'dev inbox and delivery log'],
+] as const;

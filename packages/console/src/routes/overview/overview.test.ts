@@ -28,6 +28,10 @@ it('shows the project URL and public key that createClient takes, and they reach
     expect(projectUrl).toBe(s.url);
     expect(publicKey).toMatch(/^pk_/);
     await shot(page, 'overview');
+    // The Pages card links every other page of the top bar.
+    const nav = await page.getByRole('navigation', { name: 'Console pages' }).getByRole('link').allTextContents();
+    const listed = await page.getByRole('region', { name: 'Pages' }).getByRole('link').allTextContents();
+    expect(listed.sort()).toEqual(nav.filter((n) => n !== 'Overview').sort());
 
     // What an app would do with the two values: the SDK the server serves, in a browser page.
     // (A string, so that vitest does not rewrite the import() meant for the browser.)

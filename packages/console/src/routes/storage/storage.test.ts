@@ -90,7 +90,7 @@ const fileTable = () => page.getByRole('table', { name: /^Files in / });
 
 describe('Storage page', () => {
   it('starts with no bucket, makes one from the form, and shows it empty', async () => {
-    await page.getByRole('link', { name: 'Storage' }).click();
+    await page.getByRole('navigation', { name: 'Console pages' }).getByRole('link', { name: 'Storage' }).click();
     await page.getByRole('heading', { name: 'Storage' }).waitFor();
     await page.getByText('No bucket yet').waitFor();
     await page.getByRole('button', { name: 'New bucket' }).click();

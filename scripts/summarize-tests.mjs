@@ -1,5 +1,7 @@
-// Prints the closing line CI reads: "N passed, N failed" (plus skipped), summed over the runs.
+// Prints the closing line CI reads: "N passed, N failed" (plus skipped), summed over the runs,
+// after naming every failed test.
 import { existsSync, readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 
 let passed = 0;
 let failed = 0;
@@ -14,7 +16,17 @@ for (const file of process.argv.slice(2)) {
   passed += r.numPassedTests;
   failed += r.numFailedTests + (r.numFailedTestSuites ?? 0);
   skipped += r.numPendingTests + (r.numTodoTests ?? 0);
-  console.log(`${file}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numFailedTestSuites ?? 0} failed files`);
+  console.log(`${file}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numFailedTestSuites ?? 0} failed suites`);
+  // CI shows only the end of the log: name each failure here, with the start of its message.
+  for (const f of r.testResults) {
+    if (f.status !== 'passed' && f.message) console.log(`  FAILED FILE ${relative(process.cwd(), f.name)}: ${firstLines(f.message)}`);
+    for (const a of f.assertionResults) {
+      if (a.status === 'failed') console.log(`  FAILED ${relative(process.cwd(), f.name)} > ${a.fullName}: ${firstLines(a.failureMessages.join('\n'))}`);
+    }
+  }
+}
+function firstLines(text) {
+  return text.split('\n').slice(0, 6).join('\n    ').slice(0, 1500);
 }
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed ? 1 : 0);

@@ -9,8 +9,11 @@ export default defineConfig({
   test: {
     include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'bench/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**', onPostgres ? '**/*.pglite.test.ts' : '**/*.postgres.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Deadlines for a test that hangs, not speed limits: on a busy machine one PGlite test server
+    // takes seconds to start, and a test may start two (speed is `npm run bench`'s business).
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    expect: { poll: { timeout: 20_000 } },
     // A fresh embedded data dir made once, copied by each test server (test/global-setup.ts).
     globalSetup: ['packages/server/test/global-setup.ts'],
     pool: 'forks',

@@ -223,7 +223,8 @@ describe('embedded data dir (real processes)', () => {
       try {
         await waitHealthy(s.url, 60_000);
         const secret = JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8')).secret_key;
-        const slow = await inFlight(s.url, secret, 'select pg_sleep(4), 42 as answer');
+        // 10 s: time for a busy machine to refuse connections first, and under the 15 s a stop waits.
+        const slow = await inFlight(s.url, secret, 'select pg_sleep(10), 42 as answer');
         s.proc.kill(signal);
         await until(async () => (await tryConnect(port)) === 'ECONNREFUSED', 10_000);
         expect(slow.answered()).toBe(false); // still running when new connections are refused
@@ -240,13 +241,13 @@ describe('embedded data dir (real processes)', () => {
     90_000,
   );
 
-  it('does not freeze while a slow query runs: /health answers while pg_sleep(5) is in flight', async () => {
+  it('does not freeze while a slow query runs: /health answers while pg_sleep(20) is in flight', async () => {
     const dir = tmp();
     const s = spawnPlinth(['start', '--port', String(await freePort()), '--data-dir', dir]);
     try {
       await waitHealthy(s.url, 60_000);
       const secret = JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8')).secret_key;
-      const slow = await inFlight(s.url, secret, 'select pg_sleep(5)');
+      const slow = await inFlight(s.url, secret, 'select pg_sleep(20)');
       // Each answer arrives while the slow query still runs: the server does not wait for it
       // (a frozen server would answer all five only after it).
       for (let i = 0; i < 5; i++) {
@@ -259,7 +260,7 @@ describe('embedded data dir (real processes)', () => {
       s.proc.kill('SIGTERM');
       await s.exited;
     }
-  }, 60_000);
+  }, 90_000);
 
   // How fast the restart is belongs to `npm run bench`; here: it restarts, and loses nothing.
   it('after kill -9 during a write load, restarts with every acknowledged write', async () => {

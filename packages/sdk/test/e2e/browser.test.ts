@@ -114,6 +114,12 @@ async function delivered(page: Page, event: string, times = 1): Promise<void> {
 const names = (page: Page) => page.evaluate(() => window.plinth.events.map((e) => e.event));
 const session = (page: Page) => page.evaluate(async () => (await window.plinth.client.auth.getSession()).data?.session ?? null);
 const stored = (page: Page, key: string) => page.evaluate((k) => localStorage.getItem(k), key);
+/**
+ * Waits until another tab's removal of `key` reached this tab's localStorage: the browser syncs
+ * storage between tabs apart from BroadcastChannel messages, so SIGNED_OUT may arrive first.
+ */
+const removed = (page: Page, key: string) =>
+  page.waitForFunction((k) => localStorage.getItem(k) === null, key, { timeout: 30_000 }).then(() => stored(page, key));
 
 /** A user made from Node, so each scenario starts with its own account. */
 async function newUser(tag: string): Promise<string> {
@@ -268,7 +274,7 @@ describe.each(variants)('two tabs, $name (items 13, 14)', ({ query, apis }) => {
       await b.evaluate(() => window.plinth.client.auth.signOut());
       await delivered(a, 'SIGNED_OUT');
       expect(await session(a)).toBeNull();
-      expect(await stored(a, key)).toBeNull();
+      expect(await removed(a, key)).toBeNull();
       expect((await a.evaluate(() => window.plinth.client.from('todos').select('title'))).data).toEqual([]);
 
       // A refused refresh in one tab signs both out.
@@ -282,7 +288,7 @@ describe.each(variants)('two tabs, $name (items 13, 14)', ({ query, apis }) => {
       await delivered(a, 'SIGNED_OUT', 2);
       await delivered(b, 'SIGNED_OUT', 2);
       expect(await session(b)).toBeNull();
-      expect(await stored(b, key)).toBeNull();
+      expect(await removed(b, key)).toBeNull();
       expect(errors).toEqual([]);
     } finally {
       await context.close();

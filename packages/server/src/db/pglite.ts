@@ -133,6 +133,8 @@ export async function openPglite(dataDir: string): Promise<Db> {
   const listeners = new Map<string, Set<(payload: string) => void>>();
   let nextId = 1;
   let dead: Error | null = null;
+  /** What a /health check found broken after its answer was given (it took over a second). */
+  let lateBroken: string | undefined;
 
   worker.on('message', (msg: { id?: number; ok?: boolean; result?: unknown; error?: WorkerError; notify?: string; payload?: string }) => {
     if (msg.notify !== undefined) {
@@ -233,17 +235,34 @@ export async function openPglite(dataDir: string): Promise<Db> {
       };
     },
     async ping() {
+      const brokenSession = (reason?: string) =>
+        new DbUnavailableError(`The embedded database in ${dataDir} had a broken connection: ${reason}.`, 'broken session');
       if (dead) throw new DbUnavailableError(stopped, 'stopped');
       // Busy means alive: a check would wait behind the queries in flight (a slow one can
       // take minutes), and /health must answer at once.
       if (pending.size) return;
-      // Nor behind a transaction a request holds open: past a second, busy too.
+      // Nor behind a transaction a request holds open: past a second, busy too. A check that
+      // answers later still counts: what it found broken (and put back) the next /health says.
+      if (lateBroken) {
+        const reason = lateBroken;
+        lateBroken = undefined;
+        throw brokenSession(reason);
+      }
+      let timedOut = false;
+      const checking = call<{ ok: boolean; reason?: string }>({ op: 'check' }).then((c) => {
+        if (timedOut && !c.ok) lateBroken = c.reason;
+        return c;
+      });
       const check = await Promise.race([
-        call<{ ok: boolean; reason?: string }>({ op: 'check' }),
-        new Promise<{ ok: boolean; reason?: string }>((resolve) => setTimeout(() => resolve({ ok: true }), 1000).unref()),
+        checking,
+        new Promise<{ ok: boolean; reason?: string }>((resolve) =>
+          setTimeout(() => {
+            timedOut = true;
+            resolve({ ok: true });
+          }, 1000).unref(),
+        ),
       ]);
-      if (!check.ok)
-        throw new DbUnavailableError(`The embedded database in ${dataDir} had a broken connection: ${check.reason}.`, 'broken session');
+      if (!check.ok) throw brokenSession(check.reason);
     },
     async close() {
       if (dead) return;

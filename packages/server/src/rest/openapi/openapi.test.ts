@@ -127,7 +127,7 @@ describe('GET /api/v1/openapi.json', () => {
     const first = await doc();
     expect((await doc()).text).toBe(first.text);
     await t.sql('create table added (id int primary key)');
-    await expect.poll(async () => Object.keys((await doc()).json.components.schemas), { timeout: 2000, interval: 50 }).toContain('added');
+    await expect.poll(async () => Object.keys((await doc()).json.components.schemas), { timeout: 20_000, interval: 50 }).toContain('added');
   });
 });
 

@@ -21,7 +21,8 @@ for (const file of process.argv.slice(2)) {
   for (const f of r.testResults) {
     if (f.status !== 'passed' && f.message) console.log(`  FAILED FILE ${relative(process.cwd(), f.name)}: ${firstLines(f.message)}`);
     for (const a of f.assertionResults) {
-      if (a.status === 'failed') console.log(`  FAILED ${relative(process.cwd(), f.name)} > ${a.fullName}: ${firstLines(a.failureMessages.join('\n'))}`);
+      if (a.status === 'failed')
+        console.log(`  FAILED ${relative(process.cwd(), f.name)} > ${a.fullName}: ${firstLines(a.failureMessages.join('\n'))}`);
     }
   }
 }

@@ -19,7 +19,8 @@ export interface ServeOptions {
 
 /**
  * Answers GET or HEAD with an object: ETag and If-None-Match (304), one byte Range (206, or
- * 416), Content-Type from the upload, Content-Length, and the bytes streamed from the backend.
+ * 416), Content-Type from the upload, Content-Length, and the bytes from the backend (streamed,
+ * or one Buffer for a small file on disk).
  * @example return serveObject(objects, req, reply, found, { cacheControl: 'private, no-cache' });
  */
 export async function serveObject(
@@ -60,9 +61,9 @@ export async function serveObject(
   if (req.method === 'HEAD') return reply.send();
   // An empty object has no byte to read (and a range of none cannot be asked of the backend).
   if (size === 0) return reply.send('');
-  const stream = await objects.bytes(object, part ?? undefined);
-  if (!stream) throw new ApiError('not_found', 'The object was replaced or deleted meanwhile; try again.');
-  return reply.send(stream);
+  const bytes = await objects.bytes(object, part ?? undefined);
+  if (!bytes) throw new ApiError('not_found', 'The object was replaced or deleted meanwhile; try again.');
+  return reply.send(bytes);
 }
 
 function basename(name: string): string {

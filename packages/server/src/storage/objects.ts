@@ -195,9 +195,9 @@ export function objectService(deps: ObjectDeps) {
     },
 
     /** The bytes of a found object (a range of them); null when they vanished (replaced meanwhile). */
-    async bytes(object: StoredObject, range?: { start: number; end: number }): Promise<Readable | null> {
+    async bytes(object: StoredObject, range?: { start: number; end: number }): Promise<Readable | Buffer | null> {
       try {
-        return await backend.get(keyOf(object.bucket, object.version), range);
+        return await backend.get(keyOf(object.bucket, object.version), range, Number(object.size));
       } catch (err) {
         throw backendFailure(err);
       }

@@ -3,7 +3,9 @@ import { type ClientRequest, type IncomingMessage, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, type StorageServer, storageServer } from '../../test/storage.js';
+import { truncateSync } from 'node:fs';
 import { diskTempFiles } from './backends/index.js';
+import { keyPath } from './backends/disk.js';
 
 // Uploads and downloads over a real socket, on each backend: a refused upload is answered
 // before its body is sent, an over-size one as soon as it passes the limit, an aborted one
@@ -131,6 +133,28 @@ describe.each(BACKENDS)('streaming on the %s backend', (kind) => {
     expect(Buffer.from(await part.arrayBuffer())).toEqual(data.subarray(8 * MiB - 10, 8 * MiB + 10));
   });
 
+  it('files either side of 1 MiB (the disk reads up to 1 MiB whole) come back byte for byte, whole and in ranges', async () => {
+    for (const size of [MiB - 1, MiB, MiB + 1]) {
+      const data = randomBytes(size);
+      const up = await s.upload('private', `edge-${size}.bin`, data, { ...alice, 'content-type': 'application/octet-stream' });
+      expect(up.statusCode, up.body).toBe(201);
+      const url = `http://127.0.0.1:${port}/api/v1/storage/object/private/edge-${size}.bin`;
+      const whole = await fetch(url, { headers: alice });
+      expect(whole.headers.get('content-length')).toBe(String(size));
+      expect(Buffer.from(await whole.arrayBuffer()).equals(data)).toBe(true);
+      for (const [start, end] of [
+        [0, 0],
+        [size - 10, size - 1],
+        [1000, size - 1000],
+      ]) {
+        const part = await fetch(url, { headers: { ...alice, range: `bytes=${start}-${end}` } });
+        expect(part.status).toBe(206);
+        expect(part.headers.get('content-range')).toBe(`bytes ${start}-${end}/${size}`);
+        expect(Buffer.from(await part.arrayBuffer()).equals(data.subarray(start, end + 1))).toBe(true);
+      }
+    }
+  });
+
   it.each(['/api/v1/storage/object/private/%2e%2e/escape.txt', '/api/v1/storage/object/private/a/../../escape.txt'])(
     'a raw path with ".." (%s) is 400 invalid_object_name',
     async (path) => {
@@ -141,4 +165,34 @@ describe.each(BACKENDS)('streaming on the %s backend', (kind) => {
       expect((await res).body.code).toBe('invalid_object_name');
     },
   );
+});
+
+describe('the disk backend', () => {
+  let s: StorageServer;
+  let alice: Record<string, string>;
+  beforeAll(async () => {
+    s = await storageServer('disk');
+    alice = s.as.user(await s.mintToken(randomUUID()));
+    await s.bucket('private');
+    const res = await s.sql(`create policy "own files" on storage.objects for all to authenticated
+      using (owner = auth.uid()) with check (owner = auth.uid());`);
+    expect(res.statusCode, res.body).toBe(200);
+  });
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  it('a file cut short on the disk is 503 storage_unavailable, not a short answer', async () => {
+    const data = randomBytes(4096);
+    expect((await s.upload('private', 'cut.bin', data, alice)).statusCode).toBe(201);
+    const row = (await s.sql(`select bucket_id, version::text from storage.objects where name = 'cut.bin'`)).json().results[0].rows[0];
+    const path = keyPath(`${s.config.dataDir}/storage/objects`, `${row.bucket_id}/${row.version}`);
+    truncateSync(path, 100);
+    const res = await s.get('/api/v1/storage/object/private/cut.bin', alice);
+    expect(res.statusCode, res.body).toBe(503);
+    expect(res.json().code).toBe('storage_unavailable');
+    // The rest of the file's life is the sweep's and the owner's: a new upload replaces it.
+    expect((await s.upload('private', 'cut.bin', data, { ...alice, 'x-upsert': 'true' })).statusCode).toBe(201);
+    expect(Buffer.from((await s.get('/api/v1/storage/object/private/cut.bin', alice)).rawPayload).equals(data)).toBe(true);
+  });
 });

@@ -18,6 +18,14 @@ const KEY = /^([a-z0-9][a-z0-9_.-]{0,62})\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-
 const READ_CHUNK = 1024 * 1024;
 
 /**
+ * What is read whole into one Buffer instead of streamed: one open, one read, one close and one
+ * socket write. Measured with 32 concurrent 1 MiB downloads as a user, streamed vs whole,
+ * alternating: Node CPU per download 0.86 → 0.74 ms on PGlite (3 pairs), 0.69 → 0.63 ms on
+ * PostgreSQL (4 pairs); at most 32 MiB in memory for 32 such downloads at once.
+ */
+const WHOLE_READ = 1024 * 1024;
+
+/**
  * The file of a key under `objectsDir`: `<bucket>/<first two hex digits>/<uuid>` (the shard keeps
  * directories small). Throws for anything but a service-made key, and checks the resolved path
  * is inside the root all the same.
@@ -105,7 +113,7 @@ export async function diskBackend(root: string): Promise<StorageBackend> {
         throw wrap('store a file', err);
       }
     },
-    async get(key, range?: ByteRange): Promise<Readable | null> {
+    async get(key, range?: ByteRange, size?: number): Promise<Readable | Buffer | null> {
       let fh: FileHandle;
       try {
         fh = await open(keyPath(objectsDir, key), 'r');
@@ -113,6 +121,9 @@ export async function diskBackend(root: string): Promise<StorageBackend> {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
         throw wrap('open a file', err);
       }
+      const start = range?.start ?? 0;
+      const length = range ? range.end - range.start + 1 : size;
+      if (length !== undefined && length <= WHOLE_READ) return readWhole(fh, start, length);
       return fh.createReadStream({ highWaterMark: READ_CHUNK, ...(range ? { start: range.start, end: range.end } : {}) });
     },
     async copy(from, to) {
@@ -162,6 +173,24 @@ export async function diskBackend(root: string): Promise<StorageBackend> {
     },
     async close() {},
   };
+}
+
+/** `length` bytes from `start` of an open file, then closes it. A file is never rewritten under its key, so a short read means it was cut: an error. */
+async function readWhole(fh: FileHandle, start: number, length: number): Promise<Buffer> {
+  try {
+    const buf = Buffer.allocUnsafe(length);
+    let got = 0;
+    while (got < length) {
+      const { bytesRead } = await fh.read(buf, got, length - got, start + got);
+      if (bytesRead === 0) throw new Error(`storage: a file ended after ${got} of ${length} bytes`);
+      got += bytesRead;
+    }
+    return buf;
+  } catch (err) {
+    throw wrap('read a file', err);
+  } finally {
+    await fh.close();
+  }
 }
 
 /** The temporary files of uploads under way (tests: an aborted upload leaves none). */

@@ -18,8 +18,12 @@ export interface StorageBackend {
    * leaves nothing at `key`.
    */
   put(key: string, body: Readable, info: { contentType: string }): Promise<void>;
-  /** The bytes (or a range of them) as a stream; null when there is no such key. */
-  get(key: string, range?: ByteRange): Promise<Readable | null>;
+  /**
+   * The bytes (or a range of them) as a stream; null when there is no such key. Given the
+   * object's `size`, a backend may answer a small one as a single Buffer instead (the disk does
+   * up to 1 MiB: one read and one socket write, no stream machinery).
+   */
+  get(key: string, range?: ByteRange, size?: number): Promise<Readable | Buffer | null>;
   /** Copies the bytes of `from` to `to` (durable when it resolves). */
   copy(from: string, to: string): Promise<void>;
   /** Deletes keys; a key that is already gone is no error. */

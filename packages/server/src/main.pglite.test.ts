@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, runPlinth, spawnPlinth, waitHealthy } from '../test/process.js';
+import { startS3 } from '../test/s3.js';
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -212,6 +213,35 @@ describe('embedded data dir (real processes)', () => {
     expect(made.secret_key).not.toBe(secret.PLINTH_SECRET_KEY);
     const unconfigured = await plinthIn(cwd, ['keys', '--json', '--data-dir', dir]);
     expect(JSON.parse(unconfigured.stdout)).toEqual(made);
+  }, 90_000);
+
+  it('on S3 storage: files go up and down and the start prints nothing on stderr (no SDK warning on Node 20)', async () => {
+    const s3 = await startS3();
+    const dir = tmp();
+    const s = spawnPlinth(['start', '--port', String(await freePort()), '--data-dir', dir], s3.env);
+    try {
+      await waitHealthy(s.url, 60_000);
+      const secret = JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8')).secret_key;
+      const auth = { authorization: `Bearer ${secret}` };
+      const bucket = await fetch(`${s.url}/api/v1/storage/buckets`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'docs' }),
+      });
+      expect(bucket.status).toBe(201);
+      const up = await fetch(`${s.url}/api/v1/storage/object/docs/a.txt`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'text/plain' },
+        body: 'on s3',
+      });
+      expect(up.status).toBe(201);
+      expect(await (await fetch(`${s.url}/api/v1/storage/object/docs/a.txt`, { headers: auth })).text()).toBe('on s3');
+    } finally {
+      s.proc.kill('SIGTERM');
+      await s.exited;
+      await s3.stop();
+    }
+    expect(s.stderr()).toBe('');
   }, 90_000);
 
   it.each(['SIGINT', 'SIGTERM'] as const)(

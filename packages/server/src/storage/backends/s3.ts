@@ -42,6 +42,10 @@ const failed = (what: string, err: unknown) =>
  * @example const backend = await s3Backend(config.storage.s3);
  */
 export async function s3Backend(config: S3Config): Promise<StorageBackend> {
+  // On Node 20 the SDK prints a 7-line warning that its releases after January 2027 need Node
+  // 22. The installed version works on 20 (tested there), and a start prints one line per
+  // problem, so it stays quiet unless the operator set the variable themselves.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const client = new S3Client({
     region: config.region,
     ...(config.endpoint ? { endpoint: config.endpoint } : {}),

@@ -42,6 +42,13 @@ async function send(path: string | RegExp = /^\/api\/v1\/db\//, method = 'GET') 
   await page.getByRole('button', { name: 'Send request' }).click();
   const res = await answer;
   await expect.poll(() => page.getByTestId('response-status').textContent()).toMatch(new RegExp(`^${res.status()}`));
+  // The pane keeps the previous answer until the new one is drawn, often with the same status:
+  // wait until it shows this answer's body.
+  const text = await res.text();
+  if (text) {
+    const expected = JSON.stringify(JSON.parse(text));
+    await expect.poll(async () => JSON.stringify(await body())).toBe(expected);
+  }
   return res;
 }
 

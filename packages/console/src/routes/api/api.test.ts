@@ -250,7 +250,8 @@ create policy own on todos using (user_id = auth.uid()) with check (user_id = au
     // The cURL snippet names exactly that method, URL, headers and body.
     const curl = await snippet('cURL');
     await page.getByRole('button', { name: 'Copy the cURL snippet' }).click();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(curl);
+    // The copy finishes after the click (the clipboard write is asynchronous).
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(curl);
     await shot(page, 'api-snippet-curl');
     const env: NodeJS.ProcessEnv = { ...process.env, PLINTH_SECRET_KEY: s.t.keys.secretKey, PLINTH_PUBLIC_KEY: s.t.keys.publicKey };
     const words = await run('bash', ['-c', `printf '%s\\0' ${curl.replace(/ \\\n/g, ' ')}`], { env });
@@ -333,6 +334,9 @@ create policy own on todos using (user_id = auth.uid()) with check (user_id = au
     expect(await body()).toMatchObject({ token_type: 'bearer', user: { email: USER.email } });
     expect(await snippet('SDK')).toContain(`client.auth.signIn({ email: '${USER.email}', password:`);
     await expect.poll(() => decodeURIComponent(page.url())).toContain('endpoint=');
+    // The body typed is mirrored into the URL a moment after the typing: once its email is there,
+    // its password must not be.
+    await expect.poll(() => decodeURIComponent(page.url())).toContain(USER.email);
     expect(decodeURIComponent(page.url())).not.toContain(USER.password);
     await shot(page, 'api-auth-signin');
     w.expectClean();

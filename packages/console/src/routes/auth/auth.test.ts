@@ -53,8 +53,10 @@ describe('auth settings', () => {
     await section('Methods');
     await page.getByLabel('Minimum password length').fill('12');
     await page.getByRole('switch', { name: 'Magic links' }).click();
-    // Magic links need their page: the console blocks the save itself (no request).
-    await page.getByRole('button', { name: 'Save settings' }).click();
+    // Magic links need their page: the server refuses the save, at that field. Its answer is
+    // awaited, so that the next save's answer is not taken for it.
+    expect((await save()).status()).toBe(400);
+    await page.getByRole('alert').filter({ hasText: 'is required when magic_link_enabled is on' }).waitFor();
     await section('URLs');
     await page.getByLabel('Magic link page').fill(`${APP}/magic`);
     const ok = await save();
@@ -110,7 +112,8 @@ describe('auth settings', () => {
   it('configures a provider (callback URL to copy, secret write-only) and Apple with its .p8 file', async () => {
     await section('Social providers');
     await page.getByRole('button', { name: 'Copy the github callback URL' }).click();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(`${s.url}/v1/auth/oauth/github/callback`);
+    // The copy finishes after the click (the clipboard write is asynchronous).
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(`${s.url}/v1/auth/oauth/github/callback`);
     await page.getByLabel('GitHub client ID').fill('Iv1.abc');
     await page.getByLabel('GitHub client secret').fill('gh-secret-value');
     await page.getByRole('switch', { name: 'Enable GitHub' }).click();
@@ -131,9 +134,10 @@ describe('auth settings', () => {
     expect(body.providers.apple.private_key).toBe('********');
     expect(s.t.settings.auth().providers.github.client_secret).toBe('gh-secret-value');
     expect(s.t.settings.auth().providers.apple.private_key).toBe(pem.trim());
-    // Write-only: the stored secret is never shown, an empty field keeps it.
+    // Write-only: the stored secret is never shown, an empty field keeps it. The form takes the
+    // saved settings a moment after the answer: first the field says a secret is stored.
+    await expect.poll(() => page.getByLabel('GitHub client secret').getAttribute('placeholder')).toBe('Stored — type to replace');
     expect(await page.getByLabel('GitHub client secret').inputValue()).toBe('');
-    expect(await page.getByLabel('GitHub client secret').getAttribute('placeholder')).toBe('Stored — type to replace');
     await page.getByLabel('GitHub client ID').fill('Iv1.def');
     expect((await save()).status()).toBe(200);
     expect(s.t.settings.auth().providers.github).toMatchObject({ client_id: 'Iv1.def', client_secret: 'gh-secret-value' });

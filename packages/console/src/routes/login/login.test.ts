@@ -108,7 +108,8 @@ describe('first admin and sessions', () => {
       await page.getByRole('button', { name: 'Reveal' }).click();
       await page.getByText(s.t.keys.secretKey).waitFor();
       await page.getByRole('button', { name: 'Copy the secret key' }).click();
-      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(s.t.keys.secretKey);
+      // The copy finishes after the click (the clipboard write is asynchronous).
+      await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(s.t.keys.secretKey);
       await shot(page, 'overview-revealed');
       for (const path of ['sql', 'auth', 'users', 'messages', '']) {
         await page.goto(`${s.url}/console/${path}`);

@@ -47,10 +47,13 @@ select id, title, done from todos order by id;`);
     await expect.poll(() => tabs.allTextContents()).toEqual(['1. CREATE TABLE', '2. CREATE POLICY', '3. INSERT', '4. SELECT']);
     await tabs.nth(3).click();
     const grid = page.getByRole('table', { name: 'Result 4: SELECT' });
-    expect(await grid.getByRole('columnheader').allTextContents()).toEqual(['id int8', 'title text', 'done bool']);
+    await expect.poll(() => grid.getByRole('columnheader').allTextContents()).toEqual(['id int8', 'title text', 'done bool']);
     expect(await grid.getByRole('row').nth(1).getByRole('cell').allTextContents()).toEqual(['1', 'write the console', 'false']);
     await page.getByRole('button', { name: 'Copy result 4 as CSV' }).click();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('id,title,done\r\n1,write the console,false\r\n2,test it,false');
+    // The copy finishes after the click (the clipboard write is asynchronous).
+    await expect
+      .poll(() => page.evaluate(() => navigator.clipboard.readText()))
+      .toBe('id,title,done\r\n1,write the console,false\r\n2,test it,false');
     await shot(page, 'sql-statements');
     // The REST API serves the new table at once (the runner reloads the schema cache).
     const rest = await s.t.app.inject({ url: '/api/v1/db/todos', headers: s.t.as.service });
@@ -70,12 +73,10 @@ select id, title, done from todos order by id;`);
     await page.getByLabel('SQL editor').click();
     expect((await run()).status()).toBe(200);
     const grid = page.getByRole('table', { name: 'Result 1: SELECT' });
-    expect(await grid.getByRole('columnheader').allTextContents()).toEqual([
-      'id uuid',
-      'email text',
-      'created_at timestamptz',
-      'email_confirmed_at timestamptz',
-    ]);
+    // The answer is drawn a moment after it arrives.
+    await expect
+      .poll(() => grid.getByRole('columnheader').allTextContents())
+      .toEqual(['id uuid', 'email text', 'created_at timestamptz', 'email_confirmed_at timestamptz']);
     await expect.poll(() => grid.textContent()).toContain('ada@example.com');
     await shot(page, 'sql-users-query');
 
@@ -84,8 +85,14 @@ select id, title, done from todos order by id;`);
     const columns = answerOf(page, '/api/v1/sql', 'POST');
     await page.reload(); // the completion list (and so the shadowing check) is read again
     await columns;
-    await page.getByRole('button', { name: 'Example: users' }).click();
-    await expect.poll(() => page.getByLabel('SQL editor').textContent()).toContain('from auth.users');
+    // The example is written from the column list the page holds, which takes that answer a moment
+    // after it arrives (nothing on the page shows it): press it until it names auth.users.
+    await expect
+      .poll(async () => {
+        await page.getByRole('button', { name: 'Example: users' }).click();
+        return page.getByLabel('SQL editor').textContent();
+      })
+      .toContain('from auth.users');
     await page.getByLabel('SQL editor').click();
     expect((await run()).status()).toBe(200);
     await expect.poll(() => page.getByRole('table', { name: 'Result 1: SELECT' }).textContent()).toContain('ada@example.com');

@@ -307,8 +307,9 @@ describe('Storage page', () => {
     await page.getByRole('button', { name: 'ok.png' }).click();
     const details = page.getByRole('region', { name: 'ok.png' });
     await details.getByRole('button', { name: 'Copy public URL' }).click();
-    const publicUrl = await page.evaluate(() => navigator.clipboard.readText());
-    expect(publicUrl).toBe(`${s.url}/api/v1/storage/public/images/ok.png`);
+    // The copy finishes after the click (the clipboard write is asynchronous).
+    const publicUrl = `${s.url}/api/v1/storage/public/images/ok.png`;
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(publicUrl);
     const res = await fetch(publicUrl);
     expect([res.status, Buffer.from(await res.arrayBuffer()).length]).toEqual([200, 6]);
     w.expectClean();

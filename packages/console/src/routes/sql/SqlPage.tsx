@@ -46,7 +46,8 @@ export function SqlPage() {
     }
     return ns;
   }, [columns.data]);
-  const shadowed = Boolean(columns.data?.some((r) => r.s === 'public' && r.t === 'users'));
+  // Until the column list has arrived the full name is used: it is right either way.
+  const shadowed = columns.data === undefined || columns.data.some((r) => r.s === 'public' && r.t === 'users');
 
   async function run() {
     const { text, offset } = editor.current?.runnable() ?? { text: '', offset: 0 };

@@ -135,6 +135,8 @@ export async function openPglite(dataDir: string): Promise<Db> {
   let dead: Error | null = null;
   /** What a /health check found broken after its answer was given (it took over a second). */
   let lateBroken: string | undefined;
+  const brokenSession = (reason?: string) =>
+    new DbUnavailableError(`The embedded database in ${dataDir} had a broken connection: ${reason}.`, 'broken session');
 
   worker.on('message', (msg: { id?: number; ok?: boolean; result?: unknown; error?: WorkerError; notify?: string; payload?: string }) => {
     if (msg.notify !== undefined) {
@@ -235,8 +237,6 @@ export async function openPglite(dataDir: string): Promise<Db> {
       };
     },
     async ping() {
-      const brokenSession = (reason?: string) =>
-        new DbUnavailableError(`The embedded database in ${dataDir} had a broken connection: ${reason}.`, 'broken session');
       if (dead) throw new DbUnavailableError(stopped, 'stopped');
       // Busy means alive: a check would wait behind the queries in flight (a slow one can
       // take minutes), and /health must answer at once.

@@ -38,6 +38,7 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 const PASSWORD = 'correct horse battery';
+const ADMIN = { email: 'ops@example.com', password: 'a long admin passphrase' };
 
 let s: E2eServer;
 let corp: OidcIdp;
@@ -108,7 +109,7 @@ beforeAll(async () => {
         },
       ],
     },
-    { env: { PUBLIC_URL: base }, port },
+    { env: { PUBLIC_URL: base, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password }, port },
   );
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
 });
@@ -236,6 +237,36 @@ describe('signInWithOAuth with an OpenID Connect provider, in Chromium', () => {
     expect(after.user?.id).toBe(before.user?.id);
     // The server knew the old key only: the new kid made it fetch the JWKS once more.
     expect(corp.hits.jwks).toBe(jwks + 1);
+  });
+
+  it('an admin saving a provider whose issuer cannot be reached, from the browser: refused on its field with oidc_unreachable, nothing saved', async () => {
+    const down = `http://127.0.0.1:${await freePort()}`;
+    const answer = await inNewBrowser(async (page) => {
+      // A page of the server's own origin, as the console is: the admin's cookie and CSRF rule.
+      await page.goto(`${s.url}/health`);
+      return page.evaluate(
+        async ([admin, issuer]) => {
+          const json = { 'content-type': 'application/json', 'x-plinth-admin': '1' };
+          const login = await fetch('/api/v1/admin/login', { method: 'POST', headers: json, body: JSON.stringify(admin) });
+          if (!login.ok) return { status: login.status, body: await login.json() };
+          const current = await (await fetch('/api/v1/settings/auth', { headers: json })).json();
+          const entry = { id: 'down', name: 'Down', issuer, client_id: 'c', client_secret: 's', enabled: true };
+          const res = await fetch('/api/v1/settings/auth', {
+            method: 'PATCH',
+            headers: json,
+            body: JSON.stringify({ oidc_providers: [...current.oidc_providers, entry] }),
+          });
+          return { status: res.status, body: await res.json() };
+        },
+        [ADMIN, down] as const,
+      );
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({
+      code: 'invalid_settings',
+      details: [{ field: 'oidc_providers[2].issuer', code: 'oidc_unreachable', message: expect.stringContaining(down) }],
+    });
+    expect(s.t.settings.auth().oidc_providers.map((p) => p.id)).toEqual(['corp', 'pair']);
   });
 
   it("an admin's test sign-in lands on the console's result page, which can read every claim", async () => {

@@ -102,8 +102,11 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
     } else {
       const conf = s.oidc_providers.find((p) => p.id === name);
       if (!conf) {
-        const ids = [...PROVIDER_IDS, ...s.oidc_providers.map((p) => p.id)];
-        throw new ApiError('provider_not_found', `No provider "${name.slice(0, 40)}"; this project has ${ids.join(', ')}.`);
+        // Not the project's other ids: a disabled provider is nobody's business (GET /v1/auth/settings lists the enabled ones).
+        throw new ApiError(
+          'provider_not_found',
+          `No provider "${name.slice(0, 40)}": use ${PROVIDER_IDS.join(', ')}, or an OpenID Connect provider of this project (GET /v1/auth/settings).`,
+        );
       }
       r = { provider: oidcProvider(conf, discovery), conf, oidc: conf };
     }

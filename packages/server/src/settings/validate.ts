@@ -99,17 +99,21 @@ export function mergeAuthPatch(current: AuthSettings, patch: unknown): { merged:
 
 /**
  * One entry of an `oidc_providers` PATCH (the list replaces the stored one): defaults for what it
- * leaves out, and a masked secret given back for an `id` already stored keeps that secret.
+ * leaves out, and a masked secret given back keeps the one stored for the same `id` and issuer.
+ * Another issuer needs the secret typed again: else anyone allowed to change settings, who may
+ * not read secrets (docs/security.md), could point the provider at a server of theirs and
+ * receive the stored secret with its next sign-in.
  */
 function mergeOidcEntry(stored: readonly OidcProviderSettings[], entry: unknown): OidcProviderSettings {
   if (!isObject(entry)) return entry as OidcProviderSettings; // reported by validateOidcProviders
-  const out: Record<string, unknown> = {
+  // Without a prototype: a `__proto__` key is an own field (reported as unknown), never a prototype.
+  const out: Record<string, unknown> = Object.assign(Object.create(null), {
     scopes: [...OIDC_DEFAULTS.scopes],
     token_endpoint_auth_method: OIDC_DEFAULTS.token_endpoint_auth_method,
-  };
+  });
   for (const [k, v] of Object.entries(entry)) out[k] = v;
   if (out.client_secret === MASK) {
-    const same = stored.find((p) => p.id === out.id);
+    const same = stored.find((p) => p.id === out.id && p.issuer === out.issuer);
     if (same) out.client_secret = same.client_secret;
   }
   return out as unknown as OidcProviderSettings;
@@ -143,7 +147,7 @@ function validateOidcProviders(problems: FieldProblem[], list: unknown): void {
     if (p.client_secret === MASK)
       problems.push({
         field: at('client_secret'),
-        message: 'is required: the masked value keeps a secret only for a provider already saved with this id',
+        message: 'is required: the masked value keeps the stored secret only for a provider saved with this id and issuer',
       });
     else if (typeof p.client_secret !== 'string' || !p.client_secret || p.client_secret.length > 4096)
       problems.push({ field: at('client_secret'), message: 'must be the client secret the provider gave (1 to 4096 characters)' });

@@ -159,6 +159,12 @@ describe('the oidc_providers setting', () => {
     ['an unknown auth method', { token_endpoint_auth_method: 'private_key_jwt' }, 'oidc_providers[0].token_endpoint_auth_method'],
     ['no secret', { client_secret: '' }, 'oidc_providers[0].client_secret'],
     ['a mask for a new id', { id: 'fresh', client_secret: '********' }, 'oidc_providers[0].client_secret'],
+    // The stored secret never goes to another issuer without being typed again.
+    [
+      'a mask with another issuer',
+      { client_secret: '********', issuer: 'https://sso.example.com/elsewhere' },
+      'oidc_providers[0].client_secret',
+    ],
     ['an unknown field', { tenant: 'x' }, 'oidc_providers[0].tenant'],
   ])('refuses %s (400 invalid_settings naming the field), saving nothing', async (_name, change, field) => {
     const res = await patchSettings({ oidc_providers: [{ ...corpEntry(), ...change }], cors_origins: ['http://localhost:*'] });

@@ -47,6 +47,7 @@ export type {
   AuthChangeEvent,
   Identity,
   LockFunction,
+  BuiltInOAuthProvider,
   OAuthProvider,
   PlinthError,
   Result,

@@ -50,8 +50,15 @@ export interface PlinthError {
 /** `{data, error}`: exactly one of the two is set, so checking `error` narrows `data`. */
 export type Result<T> = { data: T; error: null } | { data: null; error: PlinthError };
 
-/** Social providers accepted by `signInWithOAuth`. */
-export type OAuthProvider = 'google' | 'github' | 'apple' | 'linkedin' | 'microsoft';
+/** The built-in social providers. */
+export type BuiltInOAuthProvider = 'google' | 'github' | 'apple' | 'linkedin' | 'microsoft';
+
+/**
+ * What `signInWithOAuth` takes: a built-in provider, or the `id` of an OpenID Connect provider
+ * of the project's `oidc_providers` setting (`GET /v1/auth/settings` lists the enabled ones).
+ * The built-in names still complete in an editor (`string & {}` keeps the union from collapsing).
+ */
+export type OAuthProvider = BuiltInOAuthProvider | (string & {});
 
 /** Events passed to `onAuthStateChange` callbacks. */
 export type AuthChangeEvent = 'INITIAL_SESSION' | 'SIGNED_IN' | 'SIGNED_OUT' | 'TOKEN_REFRESHED' | 'USER_UPDATED' | 'PASSWORD_RECOVERY';

@@ -7,6 +7,8 @@ import {
   createSessionGate,
   createTokenService,
   gatedVerifier,
+  oidcDiscovery,
+  oidcSettingsCheck,
   registerAuth,
   type SessionGate,
   type TokenService,
@@ -100,7 +102,10 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     const tokens = await createTokenService(db, `${config.publicUrl}/v1/auth`, clock);
     gate = await createSessionGate(db, clock, config.auth.sessionCheckMs);
     const schema = await createSchemaCache(db, log);
-    const settings = await createSettingsStore(db, { publicUrl: config.publicUrl, log });
+    // OpenID Connect providers' documents: one cache for sign-in and for the check of a settings
+    // change, so a provider saved a moment ago signs in without asking again.
+    const discovery = oidcDiscovery({ clock, log });
+    const settings = await createSettingsStore(db, { publicUrl: config.publicUrl, log, check: oidcSettingsCheck(discovery) });
     const metrics = createMetrics({ processMetrics: options.processMetrics });
     const app = await createHttpServer({
       metrics,
@@ -157,6 +162,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       config: config.auth,
       gate,
       oauth: config.oauth,
+      discovery,
     });
     const admin = await registerAdmin(app, {
       db,
@@ -167,6 +173,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       callers,
       hasher: auth.hasher,
       hooks: { accounts: auth.accounts, resendVerification: (email) => auth.services.verification.resend({ email }) },
+      oidcTests: { start: auth.services.oauth.startTest, result: auth.services.oauth.testResult },
       publicUrl: config.publicUrl,
       statementTimeoutMs: config.statementTimeoutMs,
       onSchemaChange: () => schema.reload(),

@@ -62,6 +62,16 @@ export const ERROR_STATUS = {
   invalid_state: 400,
   oauth_failed: 400,
   user_not_found: 404,
+  /**
+   * An OpenID Connect provider (`oidc_providers`) whose discovery document or keys cannot be read:
+   * in the details of 400 `invalid_settings` at save, or alone (502) when a sign-in or a test
+   * sign-in starts.
+   */
+  oidc_unreachable: 502,
+  /** The discovery document names another issuer than the one configured (exactly equal, per OpenID Connect Discovery). */
+  oidc_issuer_mismatch: 502,
+  /** The provider lacks what sign-in needs: the authorization code flow, a JWKS, an allowed ID token algorithm, PKCE S256, the client authentication method. */
+  oidc_unsupported: 502,
   /** The user is banned until `banned_until`: no sign-in, no refresh, and open sessions stop working. */
   user_banned: 403,
   /** A password or email change needs a recent sign-in, the current password, or a reauthentication code. */

@@ -36,6 +36,28 @@ export function redirectEntryProblem(value: string): string | null {
 }
 
 /**
+ * Why an OpenID Connect issuer URL is refused, or null: https, or plain http on a loopback host
+ * (a provider on this machine); no userinfo, query or fragment. It is kept exactly as typed: the
+ * discovery document must name the very same string.
+ * @example issuerProblem('https://sso.example.com/realms/acme') // null
+ * @example issuerProblem('http://sso.example.com') // 'must be https (plain http only on localhost, 127.0.0.1 or [::1])'
+ */
+export function issuerProblem(value: unknown): string | null {
+  if (typeof value !== 'string' || !value) return 'must be the issuer URL (https://…)';
+  if (/[?#]/.test(value)) return 'must not have a query or fragment';
+  const u = parseHttpUrl(value);
+  if (!u) return 'must be an absolute https URL without userinfo';
+  if (u.protocol === 'http:' && !LOOPBACK.has(u.hostname) && !/^127\.\d+\.\d+\.\d+$/.test(u.hostname))
+    return 'must be https (plain http only on localhost, 127.0.0.1 or [::1])';
+  return null;
+}
+
+/** Whether an issuer is plain http on a loopback host (then its endpoints may be plain http too). */
+export function isLoopbackHttp(value: string): boolean {
+  return issuerProblem(value) === null && value.startsWith('http:');
+}
+
+/**
  * Whether `url` is allowed by an allowlist entry: same scheme, host and port, and a path equal
  * to the entry's or continuing it after a `/`. Query and fragment do not matter.
  * @example isUrlAllowed('https://app.example.com/auth/cb?x=1', ['https://app.example.com/auth']) // true

@@ -86,8 +86,11 @@ export async function auth() {
   const res = await client.auth.signIn({ email: 'a@example.com', password: 'x' });
   if (res.error) expectType<string>(res.error.code);
   else expectType<string>(res.data.session.refresh_token);
-  // @ts-expect-error provider outside the union
-  client.auth.signInWithOAuth('facebook');
+  // A built-in provider, or the id of one of the project's OpenID Connect providers.
+  client.auth.signInWithOAuth('github');
+  client.auth.signInWithOAuth('corp-sso');
+  // @ts-expect-error a provider is a string
+  client.auth.signInWithOAuth(42);
   const { data } = client.auth.onAuthStateChange((event) => {
     expectType<'INITIAL_SESSION' | 'SIGNED_IN' | 'SIGNED_OUT' | 'TOKEN_REFRESHED' | 'USER_UPDATED' | 'PASSWORD_RECOVERY'>(event);
   });

@@ -1,7 +1,8 @@
 /**
  * Management and the console's server side (API.md §3, §5, §6). What this area adds:
  * - endpoints: every management route, in one table (routes.ts): admin setup, login,
- *   logout, me, keys; SQL runner; auth settings and project; messages, dev inbox, test email
+ *   logout, me, keys; SQL runner; auth settings and project, test sign-ins of OpenID Connect
+ *   providers; messages, dev inbox, test email
  *   and template preview; end-user administration (`/api/v1/users…`); `GET /metrics`
  *   (Prometheus text: requests, latency, rate-limit refusals, database pool, outbox queue); the console's pages
  *   at /console (console.ts).
@@ -24,7 +25,7 @@ import { messageHandlers } from './messages.js';
 import { metricsHandler } from './metrics.js';
 import { registerAdminRoutes } from './routes.js';
 import { adminSessionHandlers, failureCounter, type Rule } from './session.js';
-import { settingsHandlers } from './settings.js';
+import { type OidcTestHooks, settingsHandlers } from './settings.js';
 import { sqlRunner } from './sql.js';
 import { type AccountHooks, userAdmin } from './users.js';
 
@@ -46,6 +47,8 @@ export interface AdminOptions {
   /** The auth area's argon2id hasher (auth.hasher). */
   hasher: Hasher;
   hooks: AccountHooks;
+  /** Test sign-ins of the `oidc_providers` (the auth area's). */
+  oidcTests: OidcTestHooks;
   publicUrl: string;
   statementTimeoutMs: number;
   onSchemaChange: () => Promise<unknown>;
@@ -79,11 +82,15 @@ export async function registerAdmin(app: App, o: AdminOptions): Promise<AdminAre
   registerAdminRoutes(app, guards, {
     session: adminSessionHandlers({ admins, keys: o.keys, limits: failureCounter(o.clock, o.signinRules), secure }),
     sql: sqlRunner({ db: o.db, statementTimeoutMs: o.statementTimeoutMs, onSchemaChange: o.onSchemaChange }),
-    settings: settingsHandlers(o.settings, {
-      database: o.db.kind,
-      emailDelivery: o.messaging.emailMode,
-      smsConfigured: o.messaging.smsConfigured,
-    }),
+    settings: settingsHandlers(
+      o.settings,
+      {
+        database: o.db.kind,
+        emailDelivery: o.messaging.emailMode,
+        smsConfigured: o.messaging.smsConfigured,
+      },
+      o.oidcTests,
+    ),
     messages: messageHandlers(o.messaging, () => o.settings.project().name),
     users: userAdmin({
       db: o.db,

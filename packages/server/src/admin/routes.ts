@@ -3,7 +3,7 @@ import type { Guards } from './guard.js';
 import type { metricsHandler } from './metrics.js';
 import { MessageListParams, type messageHandlers, PreviewBody, TestEmailBody } from './messages.js';
 import { type adminSessionHandlers, LoginBody, SetupBody } from './session.js';
-import type { settingsHandlers } from './settings.js';
+import { OidcTestParams, OidcTestResultParams, type settingsHandlers } from './settings.js';
 import { SqlBody, type sqlRunner } from './sql.js';
 import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type userAdmin } from './users.js';
 
@@ -38,6 +38,12 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
   app.post('/api/v1/sql', { onRequest: manage, schema: { body: SqlBody } }, sql);
   app.get('/api/v1/settings/auth', { onRequest: manage }, settings.auth);
   app.patch('/api/v1/settings/auth', { onRequest: manage }, settings.updateAuth);
+  app.post('/api/v1/settings/auth/oidc/:id/test', { onRequest: manage, schema: { params: OidcTestParams } }, settings.startOidcTest);
+  app.get(
+    '/api/v1/settings/auth/oidc/:id/tests/:test_id',
+    { onRequest: manage, schema: { params: OidcTestResultParams } },
+    settings.oidcTestResult,
+  );
   app.get('/api/v1/project', { onRequest: manage }, settings.project);
   app.patch('/api/v1/project', { onRequest: manage }, settings.updateProject);
 

@@ -3,10 +3,11 @@
  * - endpoints: signup, signin, signout, refresh, GET/PATCH user, reauthenticate, verify-email,
  *   resend-verification, forgot-password, reset-password, request-magic-link,
  *   signin-magic-link, phone/send-otp, phone/verify, oauth/{provider} and its callback
+ *   (built-in providers and those of `oidc_providers`: oauth/index.ts)
  *   (route table: routes.ts);
  *   the JWKS is served by app.ts from sessions/jwt.ts.
  * - tables: auth.users, passwords, identities, sessions, refresh_tokens, one_time_tokens
- *   (migration 0003_auth.sql), phone_codes (0005), oauth_flows (0009), reauth_codes and
+ *   (migration 0003_auth.sql), phone_codes (0005), oauth_flows (0009), oidc_tests (0090), reauth_codes and
  *   users.banned_until (0010), and the SQL runner's role `plinth_sql`.
  * - accounts/: the one home of every credential write and of the proof rule; the session
  *   gate (sessions/gate.ts) through which the REST API refuses tokens of ended sessions.
@@ -17,7 +18,8 @@
  *   invalid_credentials, email_not_confirmed, invalid_refresh_token, refresh_token_reused,
  *   token_invalid, provider_disabled, rate_limited, magic_link_invalid, invalid_phone,
  *   invalid_code, code_expired, paid_plan_required, sms_not_configured, provider_not_found,
- *   invalid_state, oauth_failed, user_banned, reauthentication_required.
+ *   invalid_state, oauth_failed, user_banned, reauthentication_required, oidc_unreachable,
+ *   oidc_issuer_mismatch, oidc_unsupported.
  */
 import rateLimit from '@fastify/rate-limit';
 import { ApiError, type App, type TokenVerifier } from '../http/index.js';
@@ -52,6 +54,7 @@ import { oauthService } from './oauth/index.js';
 import { publicHandlers } from './public.js';
 
 export { AUTH_DOCS, enabledProviders } from './responses.js';
+export { oidcDiscovery, type OidcDiscovery, oidcSettingsCheck } from './oauth/index.js';
 export { createTokenService, type TokenService } from './sessions/jwt.js';
 export { createSessionGate, type SessionGate } from './sessions/gate.js';
 export { decideRefresh } from './sessions/refresh.js';
@@ -106,7 +109,7 @@ export function gatedVerifier(tokens: TokenService, gate: SessionGate): TokenVer
 /**
  * Builds the auth services and mounts the /v1/auth routes (in their own scope, so the per-IP
  * request limit applies to them only).
- * @example const auth = await registerAuth(app, { db, tokens, clock, settings, outbox, log, callers, config: config.auth, gate, oauth: config.oauth });
+ * @example const auth = await registerAuth(app, { db, tokens, clock, settings, outbox, log, callers, config: config.auth, gate, oauth: config.oauth, discovery });
  */
 export async function registerAuth(app: App, options: AuthOptions): Promise<Auth> {
   const { config } = options;
@@ -140,7 +143,7 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     verification: verificationService(deps),
     magicLink: magicLinkService(deps, sessions),
     phone: phoneService(deps, sessions),
-    oauth: oauthService(deps, sessions, options.oauth),
+    oauth: oauthService(deps, sessions, options.oauth, options.discovery),
     public: publicHandlers(options.settings, options.tokens),
   };
   const guards = authGuards(options.callers, sessions);

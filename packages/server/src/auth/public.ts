@@ -19,6 +19,7 @@ export function publicHandlers(settings: Pick<SettingsStore, 'auth'>, tokens: Pi
         require_email_confirmation: s.require_email_confirmation,
         // Enabled implies configured: the settings refuse `enabled` without the credentials.
         providers: enabledProviders(s.providers),
+        oidc_providers: s.oidc_providers.filter((p) => p.enabled).map((p) => ({ id: p.id, name: p.name })),
         passkeys: 'coming_soon' as const,
       };
     },

@@ -56,6 +56,13 @@ export const PublicSettings = Type.Object({
   providers: Type.Object(
     Object.fromEntries(PROVIDERS.map((p) => [p, Type.Boolean()])) as Record<(typeof PROVIDERS)[number], ReturnType<typeof Type.Boolean>>,
   ),
+  oidc_providers: Type.Array(
+    Type.Object({
+      id: Type.String({ description: 'What `signInWithOAuth(id)` and `/v1/auth/oauth/{id}` take.' }),
+      name: Type.String({ description: 'What its sign-in button says.' }),
+    }),
+    { description: 'The enabled OpenID Connect providers of `oidc_providers`, in their order.' },
+  ),
   passkeys: Type.Literal('coming_soon'),
 });
 

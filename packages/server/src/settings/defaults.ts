@@ -24,9 +24,13 @@ export function defaultAuthSettings(): AuthSettings {
       >),
       apple: { enabled: false, service_id: null, team_id: null, key_id: null, private_key: null },
     },
+    oidc_providers: [],
     email_templates: {},
   };
 }
+
+/** What an `oidc_providers` entry gets when a PATCH leaves these out. */
+export const OIDC_DEFAULTS = { scopes: ['openid', 'email', 'profile'], token_endpoint_auth_method: 'client_secret_basic' } as const;
 
 export function defaultProject(publicUrl: string): ProjectInfo {
   return { plan: 'free', public_url: publicUrl, name: 'Plinth project' };

@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, Outlet, useRouter } from '@tanstack/react-router';
 import { api } from '../lib/api';
-import { meQuery, projectQuery } from '../router';
+import { meQuery, projectQuery } from '../lib/queries';
 import { Button, ErrorNotice, Notice } from './ui';
 
 const NAV = [

@@ -1,5 +1,5 @@
 import { type QueryClient, useQuery } from '@tanstack/react-query';
-import { keysQuery } from '../router';
+import { keysQuery } from './queries';
 import { api } from './api';
 import { type ApiDoc, parseOpenApi } from './openapi';
 

@@ -6,7 +6,7 @@ import { serverUrl } from '../../lib/api';
 import type { EndpointDoc, Method, TableOp } from '../../lib/openapi';
 import { useApiDoc, useTableColumns } from '../../lib/schema';
 import type { ApiSearch, Caller } from '../../lib/search';
-import { projectQuery } from '../../router';
+import { projectQuery } from '../../lib/queries';
 import { CallerPanel, useTestUser } from './CallerPanel';
 import { makeCallers } from './callers';
 import { EndpointBuilder } from './EndpointBuilder';

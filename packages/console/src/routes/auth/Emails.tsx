@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { Button, Card, ErrorNotice, Field, Notice, TextArea } from '../../components/ui';
 import { ApiFailure, api, type Project, type TemplateKind } from '../../lib/api';
 import { MailFrame } from '../../components/MailFrame';
-import type { Draft } from './AuthPage';
+import type { Draft } from './problems';
 
 /** The label of each template kind (the kinds are packages/shared's one list: a missing label is a type error). */
 const LABELS: Record<TemplateKind, string> = {

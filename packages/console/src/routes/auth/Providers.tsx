@@ -1,7 +1,7 @@
 import { CLIENT_SECRET_PROVIDERS, type ClientSecretProviderId } from '@plinth/shared';
 import { Card, CopyButton, Field, Toggle } from '../../components/ui';
 import { MASK } from '../../lib/api';
-import type { Draft, Problems } from './AuthPage';
+import type { Draft, Problems } from './problems';
 
 /** Label and where to create the app, per provider (the ids are packages/shared's one list). */
 const ABOUT: Record<ClientSecretProviderId, [label: string, where: string]> = {

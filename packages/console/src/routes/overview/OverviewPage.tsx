@@ -3,7 +3,7 @@ import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { Button, Card, CopyButton, ErrorNotice, Loading } from '../../components/ui';
 import { serverUrl } from '../../lib/api';
-import { keysQuery, projectQuery } from '../../router';
+import { keysQuery, projectQuery } from '../../lib/queries';
 
 const PLANS = { free: 'Free', pro: 'Pro', team: 'Team', enterprise: 'Enterprise' } as const;
 

@@ -1,17 +1,17 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
-import { type DragEvent, type FormEvent, useEffect, useRef, useState } from 'react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { Button, Confirm, ErrorNotice, Loading, Notice } from '../../components/ui';
 import type { StorageSearch } from '../../lib/search';
 import { PAGE, storage } from '../../lib/storage';
+import { Breadcrumbs } from './Breadcrumbs';
 import { AccessBadge, bucketsQuery, limitText, typesText } from './Buckets';
 import { CreateBucket } from './CreateBucket';
+import { useFileDrop } from './drop';
 import { Listing } from './Listing';
 import { NewFolder } from './NewFolder';
 import { ObjectDetails } from './ObjectDetails';
 import { UploadList, useUploads } from './Uploads';
-
-const hasFiles = (e: DragEvent | globalThis.DragEvent) => Array.from(e.dataTransfer?.types ?? []).includes('Files');
 
 /** One bucket: breadcrumbs, search, folders and files page by page, uploads, details, deletes. */
 export function BucketBrowser({ bucket }: { bucket: string }) {
@@ -46,22 +46,7 @@ export function BucketBrowser({ bucket }: { bucket: string }) {
   const [outcome, setOutcome] = useState<string | null>(null);
   const [newFolder, setNewFolder] = useState(false);
   const [editing, setEditing] = useState(false);
-  const [dragging, setDragging] = useState(false);
-  const depth = useRef(0);
   const picker = useRef<HTMLInputElement>(null);
-
-  // A file dropped next to the drop zone must not make the browser leave the console to show it.
-  useEffect(() => {
-    const stop = (e: globalThis.DragEvent) => {
-      if (hasFiles(e)) e.preventDefault();
-    };
-    window.addEventListener('dragover', stop);
-    window.addEventListener('drop', stop);
-    return () => {
-      window.removeEventListener('dragover', stop);
-      window.removeEventListener('drop', stop);
-    };
-  }, []);
 
   const remove = useMutation({
     mutationFn: (names: string[]) => storage.remove(bucket, names),
@@ -87,77 +72,14 @@ export function BucketBrowser({ bucket }: { bucket: string }) {
     if (files.length) uploads.add(bucket, folder, files);
   };
 
-  const zone = {
-    onDragEnter: (e: DragEvent) => {
-      if (!hasFiles(e)) return;
-      e.preventDefault();
-      depth.current++;
-      setDragging(true);
-    },
-    onDragOver: (e: DragEvent) => {
-      if (!hasFiles(e)) return;
-      e.preventDefault();
-      e.dataTransfer.dropEffect = 'copy';
-    },
-    onDragLeave: (e: DragEvent) => {
-      if (!hasFiles(e)) return;
-      depth.current = Math.max(0, depth.current - 1);
-      if (depth.current === 0) setDragging(false);
-    },
-    onDrop: (e: DragEvent) => {
-      e.preventDefault();
-      depth.current = 0;
-      setDragging(false);
-      addFiles(Array.from(e.dataTransfer.files));
-    },
-  };
+  const { zone, dragging } = useFileDrop(addFiles);
 
-  const segments = prefix ? prefix.split('/') : [];
   const location = `${bucket}/${folder}`;
   const open = search.object;
 
   return (
     <div className="space-y-4">
-      <nav aria-label="Breadcrumbs" className="text-sm">
-        <ol className="flex flex-wrap items-center gap-1 text-fg-muted">
-          <li>
-            <Link to="/storage" className="text-accent underline">
-              Storage
-            </Link>
-          </li>
-          <li aria-hidden="true">/</li>
-          <li>
-            {segments.length ? (
-              <Link to="/storage/$bucket" params={{ bucket }} search={{}} className="font-mono text-accent underline">
-                {bucket}
-              </Link>
-            ) : (
-              <span aria-current="page" className="font-mono text-fg">
-                {bucket}
-              </span>
-            )}
-          </li>
-          {segments.map((seg, i) => (
-            <li key={segments.slice(0, i + 1).join('/')} className="flex items-center gap-1">
-              <span aria-hidden="true">/</span>
-              {i < segments.length - 1 ? (
-                <Link
-                  to="/storage/$bucket"
-                  params={{ bucket }}
-                  search={{ prefix: segments.slice(0, i + 1).join('/') }}
-                  className="font-mono text-accent underline"
-                >
-                  {seg}
-                </Link>
-              ) : (
-                <span aria-current="page" className="font-mono text-fg">
-                  {seg}
-                </span>
-              )}
-            </li>
-          ))}
-        </ol>
-      </nav>
+      <Breadcrumbs bucket={bucket} prefix={prefix} />
       <div className="flex flex-wrap items-center gap-2">
         <h1 className="font-mono text-2xl font-semibold">{bucket}</h1>
         {info && <AccessBadge isPublic={info.public} />}

@@ -3,7 +3,17 @@ import { createRootRouteWithContext, createRoute, createRouter, lazyRouteCompone
 import { Layout, NotFound, RouteError } from './components/Layout';
 import { ApiFailure, basepath } from './lib/api';
 import { meQuery } from './lib/queries';
-import { apiSearch, authSearch, dataSearch, loginSearch, messagesSearch, setupSearch, storageSearch, usersSearch } from './lib/search';
+import {
+  apiSearch,
+  authSearch,
+  dataIndexSearch,
+  dataSearch,
+  loginSearch,
+  messagesSearch,
+  setupSearch,
+  storageSearch,
+  usersSearch,
+} from './lib/search';
 import { LoginPage } from './routes/login/LoginPage';
 import { SetupPage } from './routes/setup/SetupPage';
 
@@ -80,6 +90,7 @@ const apiTable = createRoute({
 const dataIndex = createRoute({
   getParentRoute: () => app,
   path: 'data',
+  validateSearch: dataIndexSearch,
   component: lazyRouteComponent(() => import('./routes/data/DataPage'), 'DataPage'),
 });
 const dataTable = createRoute({

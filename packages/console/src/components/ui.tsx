@@ -284,3 +284,14 @@ export function Card({ title, children, actions }: { title: string; children: Re
 }
 
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
+
+/** What an empty list means and what to do next (instead of a bare "nothing here"). */
+export function EmptyState({ title, children, action }: { title: string; children: ReactNode; action?: ReactNode }) {
+  return (
+    <div data-testid="empty-state" className="rounded-lg border border-dashed border-line bg-surface px-4 py-6 text-center">
+      <p className="font-semibold">{title}</p>
+      <p className="mx-auto mt-1 max-w-prose text-sm text-fg-muted">{children}</p>
+      {action && <div className="mt-3 flex justify-center">{action}</div>}
+    </div>
+  );
+}

@@ -115,6 +115,8 @@ export interface PgColumn {
   type: string;
   nullable: boolean;
   has_default: boolean;
+  /** The default as SQL (`auth.uid()`, `now()`), or null. */
+  default_expr: string | null;
   pk: boolean;
 }
 
@@ -123,6 +125,7 @@ const COLUMNS_SQL = `select a.attname as name,
   case when t.typcategory = 'A' then e.typname || '[]' else t.typname end as type,
   not a.attnotnull as nullable,
   (a.atthasdef or a.attidentity <> '' or a.attgenerated <> '') as has_default,
+  pg_get_expr(d.adbin, d.adrelid) as default_expr,
   coalesce(a.attnum = any(i.indkey::int2[]), false) as pk
 from pg_attribute a
 join pg_class c on c.oid = a.attrelid
@@ -130,6 +133,7 @@ join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'public'
 join pg_type t on t.oid = a.atttypid
 left join pg_type e on e.oid = t.typelem and t.typcategory = 'A'
 left join pg_index i on i.indrelid = c.oid and i.indisprimary
+left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
 where c.relname = $1 and a.attnum > 0 and not a.attisdropped
 order by a.attnum`;
 

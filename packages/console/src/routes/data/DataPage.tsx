@@ -1,19 +1,27 @@
 import { createClient, type PlinthClient } from '@plinth/sdk';
-import { Link, useNavigate, useParams } from '@tanstack/react-router';
+import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
 import { useMemo, useState } from 'react';
+import { PolicyEditor } from '../../components/PolicyEditor';
 import { CONTROL } from '../../components/QueryControls';
-import { Button, ErrorNotice, Loading, Notice } from '../../components/ui';
+import { Button, EmptyState, ErrorNotice, Loading, Notice, Tabs } from '../../components/ui';
 import { serverUrl } from '../../lib/api';
+import { isOwnerDefault } from '../../lib/ddl';
 import { useApiDoc, useTableColumns } from '../../lib/schema';
+import { DATA_VIEWS, type DataIndexSearch, type DataSearch } from '../../lib/search';
+import { CreateTable } from './CreateTable';
+import { Structure, useStructure } from './Structure';
 import { primaryKey, TableRows } from './TableRows';
 
+const VIEW_LABELS = { rows: 'Rows', structure: 'Columns', policies: 'Policies' } as const;
+
 /**
- * `/console/data` and `/console/data/{table}`: the rows of any exposed table through the REST
- * API as the secret key (kept in memory only). This file is the frame (the table chosen, the
- * list of tables); the rows and their edits are `TableRows.tsx`.
+ * `/console/data` and `/console/data/{table}`: the tables, a new table (`?create=true`), and
+ * per table its rows (through the REST API as the secret key, kept in memory only), its
+ * columns (the table editor) and its policies (the policy editor), one tab each (`?view=`).
  */
 export function DataPage() {
   const { table } = useParams({ strict: false }) as { table?: string };
+  const search = useSearch({ strict: false }) as DataSearch & DataIndexSearch;
   const navigate = useNavigate();
   const { keys, doc, error: docError, isLoading } = useApiDoc();
   const tableDoc = doc.data?.tables.find((t) => t.name === table);
@@ -27,6 +35,10 @@ export function DataPage() {
   );
   const [inserting, setInserting] = useState(false);
   const writable = Boolean(primaryKey(columns.data) && tableDoc?.ops.includes('update'));
+  const view = search.view ?? 'rows';
+  const isTable = tableDoc?.ops.includes('create') ?? false;
+  const tables = doc.data?.tables ?? [];
+  const setCreate = (create: boolean) => void navigate({ to: '/data', search: create ? { create: true } : {} });
 
   return (
     <div className="space-y-4">
@@ -41,7 +53,7 @@ export function DataPage() {
               onChange={(e) => void navigate({ to: '/data/$table', params: { table: e.target.value }, search: {} })}
             >
               {!table && <option value="">Choose…</option>}
-              {doc.data.tables.map((t) => (
+              {tables.map((t) => (
                 <option key={t.name} value={t.name}>
                   {t.name}
                 </option>
@@ -49,17 +61,23 @@ export function DataPage() {
             </select>
           </label>
         )}
-        {table && writable && (
+        {table && writable && view === 'rows' && (
           <Button variant="primary" onClick={() => setInserting(true)}>
             Insert row
+          </Button>
+        )}
+        {!table && !search.create && (
+          <Button variant="primary" onClick={() => setCreate(true)}>
+            New table
           </Button>
         )}
       </div>
       {docError && <ErrorNotice error={docError} />}
       {isLoading && <Loading label="Reading the tables" />}
-      {!table && doc.data && (
+      {!table && search.create && doc.data && <CreateTable tables={tables} onClose={() => setCreate(false)} />}
+      {!table && !search.create && doc.data && (
         <ul className="grid gap-2 sm:grid-cols-3">
-          {doc.data.tables.map((t) => (
+          {tables.map((t) => (
             <li key={t.name}>
               <Link
                 to="/data/$table"
@@ -70,13 +88,47 @@ export function DataPage() {
               </Link>
             </li>
           ))}
-          {doc.data.tables.length === 0 && <li className="text-sm text-fg-muted">No table in the public schema yet.</li>}
+          {tables.length === 0 && (
+            <li className="sm:col-span-3">
+              <EmptyState title="No table yet">
+                Make your first table with <strong>New table</strong>: name it, add its columns, and one click adds an owner column so each
+                user sees only their rows. No SQL needed (the SQL runner is there when you want it).
+              </EmptyState>
+            </li>
+          )}
         </ul>
       )}
       {table && doc.data && !tableDoc && <Notice kind="warn">No table or view "{table}" is exposed by the REST API.</Notice>}
       {tableDoc && (
-        <TableRows client={client} tableDoc={tableDoc} columns={columns.data} inserting={inserting} setInserting={setInserting} />
+        <Tabs
+          label={`Views of ${tableDoc.name}`}
+          value={view}
+          onChange={(v) =>
+            void navigate({ to: '.', search: (prev: DataSearch) => ({ ...prev, view: v === 'rows' ? undefined : v }) } as never)
+          }
+          tabs={DATA_VIEWS.filter((v) => isTable || v === 'rows').map((v) => [
+            v,
+            VIEW_LABELS[v],
+            v === view ? (
+              v === 'rows' ? (
+                <div key="rows" className="space-y-4">
+                  <TableRows client={client} tableDoc={tableDoc} columns={columns.data} inserting={inserting} setInserting={setInserting} />
+                </div>
+              ) : v === 'structure' ? (
+                <Structure key="structure" table={tableDoc.name} tables={tables} />
+              ) : (
+                <TablePolicies key="policies" table={tableDoc.name} />
+              )
+            ) : null,
+          ])}
+        />
       )}
     </div>
   );
+}
+
+function TablePolicies({ table }: { table: string }) {
+  const structure = useStructure(table);
+  const owner = structure.data?.find((c) => isOwnerDefault(c.default_expr))?.name ?? null;
+  return <PolicyEditor target={{ kind: 'table', table }} columns={structure.data?.map((c) => c.name) ?? []} ownerGuess={owner} />;
 }

@@ -3,7 +3,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useRef, useState } from 'react';
 import { Button, Card, Notice } from '../../components/ui';
 import { ApiFailure, api, type SqlResult } from '../../lib/api';
-import { schemaChanged } from '../../lib/schema';
+import { runScript } from '../../lib/schema';
 import { type EditorHandle, SqlEditor } from './Editor';
 import { addToHistory, readHistory } from './history';
 import { Results } from './Results';
@@ -58,13 +58,9 @@ export function SqlPage() {
     editor.current?.clearError();
     setHistory(addToHistory(text));
     try {
-      const res = await api.sql(text);
+      const res = await runScript(queryClient, text);
       if (id !== latest.current) return;
       setOutcome({ kind: 'results', results: res.results, durationMs: res.durationMs });
-      if (res.results.some((r) => /^(CREATE|ALTER|DROP|COMMENT|GRANT|REVOKE)/.test(r.command))) {
-        void queryClient.invalidateQueries({ queryKey: ['sql-columns'] });
-        schemaChanged(queryClient);
-      }
     } catch (err) {
       if (id !== latest.current) return;
       const e = err instanceof ApiFailure ? err : new ApiFailure('network_error', String(err), 0);

@@ -1,6 +1,7 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, useEffect, useRef, useState } from 'react';
+import { PolicyEditor } from '../../components/PolicyEditor';
 import { Button, Confirm, ErrorNotice, Loading, Notice } from '../../components/ui';
 import type { StorageSearch } from '../../lib/search';
 import { PAGE, storage } from '../../lib/storage';
@@ -12,6 +13,9 @@ import { Listing } from './Listing';
 import { NewFolder } from './NewFolder';
 import { ObjectDetails } from './ObjectDetails';
 import { UploadList, useUploads } from './Uploads';
+
+/** The columns of storage.objects a policy can use (docs/storage.md). */
+const OBJECT_COLUMNS = ['name', 'owner', 'size', 'mime_type', 'bucket_id', 'id', 'created_at', 'updated_at'];
 
 /** One bucket: breadcrumbs, search, folders and files page by page, uploads, details, deletes. */
 export function BucketBrowser({ bucket }: { bucket: string }) {
@@ -91,6 +95,9 @@ export function BucketBrowser({ bucket }: { bucket: string }) {
         {info && (
           <>
             <Button onClick={() => setEditing(true)}>Bucket settings</Button>
+            <Button aria-pressed={Boolean(search.policies)} onClick={() => go({ ...search, policies: search.policies ? undefined : true })}>
+              Policies
+            </Button>
             <CreateBucket
               key={info.updated_at}
               editing={info}
@@ -112,7 +119,8 @@ export function BucketBrowser({ bucket }: { bucket: string }) {
           .
         </Notice>
       )}
-      {info && (
+      {info && search.policies && <PolicyEditor target={{ kind: 'bucket', bucket }} columns={OBJECT_COLUMNS} ownerGuess="owner" />}
+      {info && !search.policies && (
         <>
           <div className="flex flex-wrap items-center gap-2">
             {/* biome-ignore lint/a11y/useSemanticElements: a form with the search landmark role (<search> is still new) */}

@@ -82,6 +82,15 @@ export interface Project {
   sms_configured: boolean;
 }
 
+/** A saved query of the SQL runner (docs/api.md "Saved queries"). */
+export interface SavedQuery {
+  id: string;
+  name: string;
+  query: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface SqlResult {
   command: string;
   rowCount: number;
@@ -160,6 +169,11 @@ export const api = {
       path: '/api/v1/sql',
       body: params ? { query, params } : { query },
     }),
+  savedQueries: () => call<SavedQuery[]>({ path: '/api/v1/sql/saved' }),
+  saveQuery: (name: string, query: string) => call<SavedQuery>({ method: 'POST', path: '/api/v1/sql/saved', body: { name, query } }),
+  updateSavedQuery: (id: string, patch: { name?: string; query?: string }) =>
+    call<SavedQuery>({ method: 'PATCH', path: `/api/v1/sql/saved/${encodeURIComponent(id)}`, body: patch }),
+  deleteSavedQuery: (id: string) => call<null>({ method: 'DELETE', path: `/api/v1/sql/saved/${encodeURIComponent(id)}` }),
   /** The OpenAPI document of the project (it asks for a key: the public one will do). */
   async openapi(publicKey: string): Promise<unknown> {
     // With a key, not the admin cookie: a 401 here is about the key, not the admin's session.

@@ -174,6 +174,18 @@ export const api = {
   updateSavedQuery: (id: string, patch: { name?: string; query?: string }) =>
     call<SavedQuery>({ method: 'PATCH', path: `/api/v1/sql/saved/${encodeURIComponent(id)}`, body: patch }),
   deleteSavedQuery: (id: string) => call<null>({ method: 'DELETE', path: `/api/v1/sql/saved/${encodeURIComponent(id)}` }),
+  /** `GET /metrics` as Prometheus text (not JSON, so not through `send`); the admin cookie as for every call. */
+  async metrics(): Promise<string> {
+    let res: Response;
+    try {
+      res = await fetch(`${serverUrl}/metrics`, { headers: { 'x-plinth-admin': '1' }, credentials: 'same-origin' });
+    } catch (err) {
+      throw new ApiFailure('network_error', String(err), 0);
+    }
+    if (res.status === 401) signedOut();
+    if (!res.ok) throw new ApiFailure('metrics_unavailable', `GET /metrics answered ${res.status}.`, res.status);
+    return res.text();
+  },
   /** The OpenAPI document of the project (it asks for a key: the public one will do). */
   async openapi(publicKey: string): Promise<unknown> {
     // With a key, not the admin cookie: a 401 here is about the key, not the admin's session.

@@ -4,17 +4,56 @@ import { useState } from 'react';
 import { Button, Card, CopyButton, ErrorNotice, Loading } from '../../components/ui';
 import { serverUrl } from '../../lib/api';
 import { keysQuery, projectQuery } from '../../lib/queries';
+import { js } from '../../lib/rest';
+import { useApiDoc } from '../../lib/schema';
+import { bytesText, readCounts } from './counts';
 
 const PLANS = { free: 'Free', pro: 'Pro', team: 'Team', enterprise: 'Enterprise' } as const;
 
+/** The SDK code an app starts with: createClient with this project's URL and public key, and a first read. */
+export function connectSnippet(url: string, publicKey: string, table: string | null): string {
+  return [
+    "import { createClient } from '@plinth/sdk';",
+    '',
+    '// The public key is safe in browsers: row-level security decides what each user reaches.',
+    `const plinth = createClient(${js(url)}, ${js(publicKey)});`,
+    '',
+    table
+      ? `const { data, error } = await plinth.from(${js(table)}).select();`
+      : "// Make a table on the Table browser page, then: await plinth.from('your_table').select();",
+  ].join('\n');
+}
+
 /**
- * `/console/`: what an app needs to connect. The secret key comes from GET /api/v1/admin/keys
+ * `/console/`: the project at a glance (counts, each linking to its page) and what an app
+ * needs to connect. The secret key comes from GET /api/v1/admin/keys
  * into memory (TanStack Query's cache) only, shown masked until "Reveal".
  */
 export function OverviewPage() {
   const project = useQuery(projectQuery);
   const keys = useQuery(keysQuery);
   const [revealed, setRevealed] = useState(false);
+  const counts = useQuery({ queryKey: ['overview-counts'], queryFn: readCounts, refetchInterval: 30_000 });
+  const { doc } = useApiDoc();
+  const firstTable = doc.data?.tables[0]?.name ?? null;
+  const snippet = keys.data ? connectSnippet(serverUrl, keys.data.public_key, firstTable) : null;
+  const c = counts.data;
+  const num = (n: number | null | undefined) => (n === null || n === undefined ? '—' : n.toLocaleString());
+  const tiles: Array<[string, string, string, string]> = [
+    ['users', 'Users', num(c?.users), '/users'],
+    ['tables', 'Tables', num(c?.tables), '/data'],
+    [
+      'storage',
+      'Storage used',
+      c?.storageBytes === null || c?.storageBytes === undefined
+        ? '—'
+        : `${bytesText(c.storageBytes)} · ${num(c.files)} file${c.files === 1 ? '' : 's'}`,
+      '/storage',
+    ],
+    ['queued', 'Messages queued', num(c?.queued), '/messages'],
+    ['failed', 'Messages failed', num(c?.failed), '/messages'],
+    ['requests', 'Requests, last hour', num(c?.requestsLastHour), '/api'],
+  ];
 
   return (
     <div className="space-y-4">
@@ -22,6 +61,16 @@ export function OverviewPage() {
       {(project.error || keys.error) && (
         <ErrorNotice error={project.error ?? keys.error} retry={() => void Promise.all([project.refetch(), keys.refetch()])} />
       )}
+      <section aria-label="Counts" className="grid grid-cols-2 gap-2 sm:grid-cols-3 lg:grid-cols-6">
+        {tiles.map(([id, label, value, to]) => (
+          <Link key={id} to={to} className="rounded-lg border border-line bg-surface px-3 py-2 hover:bg-muted">
+            <span className="block text-xs text-fg-muted">{label}</span>
+            <span className="block text-lg font-semibold tabular-nums" data-testid={`count-${id}`}>
+              {counts.isLoading ? '…' : value}
+            </span>
+          </Link>
+        ))}
+      </section>
       <Card title="Connect your app">
         <dl className="grid grid-cols-[10rem_1fr] items-center gap-x-4 gap-y-3 text-sm">
           <dt className="text-fg-muted">Project URL</dt>
@@ -57,6 +106,25 @@ export function OverviewPage() {
             )}
           </dd>
         </dl>
+        {snippet && (
+          <div className="mt-4 space-y-2">
+            <div className="flex items-center justify-between gap-2">
+              <p className="text-sm font-medium">
+                In your app: <code>@plinth/sdk</code> (installed from the repository, see its README), or in a page without a build step{' '}
+                <code>
+                  import {'{ createClient }'} from '{serverUrl}/sdk/plinth.js'
+                </code>
+              </p>
+              <CopyButton value={snippet} label="Copy the SDK snippet" />
+            </div>
+            <pre
+              data-testid="connect-snippet"
+              className="overflow-auto whitespace-pre-wrap break-all rounded-md border border-line bg-muted p-3 font-mono text-xs"
+            >
+              {snippet}
+            </pre>
+          </div>
+        )}
         <p className="mt-3 text-xs text-fg-muted">
           <code>createClient(projectUrl, publicKey)</code> in the SDK; HTTP routes start with <code>/api/v1</code>. The public key is safe
           in browsers (row-level security applies). The secret key bypasses row-level security: server-side only.

@@ -203,6 +203,9 @@ export const api = {
     call<AuthSettings>({ method: 'PATCH', path: '/api/v1/settings/auth', body: patch }),
   previewEmail: (kind: TemplateKind, template: { subject?: string; html?: string; text?: string }) =>
     call<{ subject: string; html: string; text: string }>({ method: 'POST', path: '/api/v1/email/preview', body: { kind, template } }),
+  /** The built-in email templates by kind, as written (`{{link}}` and all): what an override starts from. */
+  templateDefaults: () =>
+    call<Record<TemplateKind, { subject: string; html: string; text: string }>>({ path: '/api/v1/email/templates/defaults' }),
   testEmail: (to: string) =>
     call<{ sent: true; to: string; transport: string; response: string }>({ method: 'POST', path: '/api/v1/email/test', body: { to } }),
   async users(search: string, limit: number, offset: number) {

@@ -60,6 +60,11 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
   app.get('/api/v1/dev/inbox', { onRequest: manage, schema: { querystring: MessageListParams } }, messages.devInbox);
   app.post('/api/v1/email/test', { onRequest: manage, schema: { body: TestEmailBody } }, messages.testEmail);
   app.post('/api/v1/email/preview', { onRequest: manage, schema: { body: PreviewBody } }, messages.preview);
+  app.get(
+    '/api/v1/email/templates/defaults',
+    { onRequest: manage, schema: { summary: 'The built-in email templates, by kind' } },
+    messages.defaults,
+  );
 
   // End-user administration (§6)
   app.get('/api/v1/users', { onRequest: manage, schema: { querystring: UserListParams } }, users.list);

@@ -88,7 +88,15 @@ export function ApiPage() {
               <h2 className="mb-1 font-semibold">Tables and views</h2>
               {tables.length === 0 ? (
                 <p className="text-xs text-fg-muted">
-                  No table in the <code>public</code> schema yet. Make one in the <Link to="/sql">SQL runner</Link>.
+                  No table yet. Make one on the{' '}
+                  <Link to="/data" search={{ create: true }} className="text-accent underline">
+                    Table browser
+                  </Link>{' '}
+                  (New table), or in the{' '}
+                  <Link to="/sql" className="text-accent underline">
+                    SQL runner
+                  </Link>
+                  .
                 </p>
               ) : (
                 <ul className="space-y-1">

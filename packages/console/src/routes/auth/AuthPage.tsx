@@ -98,7 +98,7 @@ export function AuthPage() {
           { methods: 'Methods', urls: 'URLs', providers: 'Social providers', templates: 'Email templates', delivery: 'Email delivery' }[s],
           {
             methods: <Methods draft={draft} set={set} problems={problems} project={project.data} />,
-            urls: <Urls draft={draft} set={set} problems={problems} />,
+            urls: <Urls draft={draft} set={set} problems={problems} publicUrl={project.data?.public_url ?? ''} />,
             providers: <Providers draft={draft} setDraft={setDraft} problems={problems} publicUrl={project.data?.public_url ?? ''} />,
             templates: <Templates draft={draft} setDraft={setDraft} />,
             delivery: <Delivery project={project.data} />,

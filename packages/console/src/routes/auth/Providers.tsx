@@ -36,6 +36,7 @@ function Callback({ publicUrl, provider }: { publicUrl: string; provider: string
       <span className="text-fg-muted">Callback URL to register:</span>
       <code className="break-all">{url}</code>
       <CopyButton value={url} label={`Copy the ${provider} callback URL`} />
+      <span className="w-full text-xs text-fg-muted">It starts with the site URL (the server’s PUBLIC_URL, set in its environment).</span>
     </div>
   );
 }

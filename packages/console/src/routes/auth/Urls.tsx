@@ -1,5 +1,6 @@
 import { isUrlAllowed, redirectEntryProblem } from '@plinth/shared';
 import { useState } from 'react';
+import { SiteUrlNote } from '../../components/SiteUrl';
 import { Card, Field, TextArea } from '../../components/ui';
 import { type Draft, FLOW_URLS, lines, listErrors, type Problems } from './problems';
 
@@ -8,13 +9,21 @@ export function Urls({
   draft,
   set,
   problems,
+  publicUrl,
 }: {
   draft: Draft;
   set: <K extends keyof Draft>(key: K, value: Draft[K]) => void;
   problems: Problems;
+  publicUrl: string;
 }) {
   return (
     <div className="space-y-4">
+      <Card title="Site URL">
+        <p className="mb-1 font-mono text-sm" data-testid="site-url">
+          {publicUrl}
+        </p>
+        <SiteUrlNote url={publicUrl} />
+      </Card>
       <Card title="Redirect URLs and origins">
         <div className="grid gap-4 lg:grid-cols-2">
           <TextArea

@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
+import { SiteUrlNote } from '../../components/SiteUrl';
 import { Button, Card, CopyButton, ErrorNotice, Loading } from '../../components/ui';
 import { serverUrl } from '../../lib/api';
 import { keysQuery, projectQuery } from '../../lib/queries';
@@ -143,9 +144,10 @@ export function OverviewPage() {
             <dd>{project.data.database === 'pglite' ? 'Embedded PostgreSQL (PGlite)' : 'PostgreSQL'}</dd>
             <dt className="text-fg-muted">Email delivery</dt>
             <dd>{project.data.email_delivery === 'smtp' ? 'SMTP' : 'Dev inbox (no SMTP_URL set)'}</dd>
-            <dt className="text-fg-muted">Public URL</dt>
-            <dd>
+            <dt className="text-fg-muted">Site URL</dt>
+            <dd className="space-y-1">
               <code>{project.data.public_url}</code>
+              <SiteUrlNote url={project.data.public_url} />
             </dd>
           </dl>
         ) : null}

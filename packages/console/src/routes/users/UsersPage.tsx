@@ -68,7 +68,7 @@ export function UsersPage() {
               {total === 0
                 ? q
                   ? `No user matches "${q}".`
-                  : 'No users yet.'
+                  : 'No users yet: add one with Create user, or let your app sign users up (the API page tries sign-up too).'
                 : `${first}–${last} of ${total} users${q ? ` matching "${q}"` : ''}`}
               {list.isFetching && !list.isLoading ? ' (updating…)' : ''}
             </p>

@@ -143,7 +143,7 @@ export function PolicyEditor(props: { target: Target; columns: string[]; ownerGu
                     <div className="min-w-0 flex-1">
                       <p className="font-mono text-sm font-medium">{p.name}</p>
                       <p className="text-sm" data-testid="policy-words">
-                        {policyInWords(p)}
+                        {policyInWords(p, target.kind === 'bucket' ? target.bucket : undefined)}
                       </p>
                     </div>
                     <Button

@@ -157,11 +157,26 @@ const COMMAND_WORDS: Record<string, string> = {
 };
 
 /**
- * A policy in words.
+ * A storage policy's condition without its bucket part: `((bucket_id = 'b'::text) AND (owner = uid()))`
+ * → `(owner = uid())`, `(bucket_id = 'b'::text)` → `true`; unchanged when it does not start so.
+ */
+export function withoutBucket(expr: string | null, bucket: string): string | null {
+  if (expr === null) return null;
+  const escapeRe = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const esc = `bucket_id = ${escapeRe(literal(bucket))}(?:::text)?`;
+  const only = new RegExp(`^\\(?${esc}\\)?$`);
+  if (only.test(expr)) return 'true';
+  const first = new RegExp(`^\\(\\(?${esc}\\)? AND (.*)\\)$`, 's');
+  const m = first.exec(expr);
+  return m ? m[1].replace(/^\((.*)\)$/s, '$1') : expr;
+}
+
+/**
+ * A policy in words; with `bucket`, a storage.objects policy of that bucket (its files).
  * @example policyInWords({ name: 'p', command: 'SELECT', roles: ['anon'], using: 'true', check: null, permissive: 'PERMISSIVE' })
  * // 'Visitors without an account (anon) may read every row.'
  */
-export function policyInWords(p: PolicyRow): string {
+export function policyInWords(p: PolicyRow, bucket?: string): string {
   const roles = rolesOf(p.roles);
   const who = roles.includes('public')
     ? 'Everyone'
@@ -171,15 +186,22 @@ export function policyInWords(p: PolicyRow): string {
         )
         .join(' and ');
   const what = COMMAND_WORDS[p.command.toUpperCase()] ?? p.command.toLowerCase();
+  const [every, these] = bucket ? [`every file of ${bucket}`, `the files of ${bucket}`] : ['every row', 'the rows'];
+  const own = bucket ? 'uploaded by them' : null;
+  const strip = (e: string | null) => (bucket ? withoutBucket(e, bucket) : e);
+  const using = strip(p.using);
+  const check = strip(p.check);
   const rows = (expr: string | null) =>
     !expr || expr === 'true'
-      ? 'every row'
+      ? every
       : OWN_ROW.test(expr)
-        ? `the rows whose ${/^\(?"?(\w+)"?/.exec(expr)?.[1]} is their own id`
-        : `the rows where ${expr}`;
+        ? own && /^\(?"?owner"? =/.test(expr)
+          ? `${these} ${own}`
+          : `${these} whose ${/^\(?"?(\w+)"?/.exec(expr)?.[1]} is their own id`
+        : `${these} where ${expr}`;
   const restrictive = p.permissive === 'RESTRICTIVE' ? ' (restrictive: every other policy must allow it too)' : '';
-  let text = `${who[0].toUpperCase()}${who.slice(1)} may ${what} ${rows(p.using ?? (p.command.toUpperCase() === 'INSERT' ? p.check : null))}`;
-  if (p.check && p.check !== p.using) text += `; new rows must satisfy ${p.check}`;
+  let text = `${who[0].toUpperCase()}${who.slice(1)} may ${what} ${rows(using ?? (p.command.toUpperCase() === 'INSERT' ? check : null))}`;
+  if (check && check !== using && p.command.toUpperCase() !== 'INSERT') text += `; new ${bucket ? 'files' : 'rows'} must satisfy ${check}`;
   return `${text}${restrictive}.`;
 }
 

@@ -82,7 +82,7 @@ export function ApiPage() {
       {error && <ErrorNotice error={error} retry={() => void Promise.all([keys.refetch(), doc.refetch()])} />}
       {isLoading && <Loading label="Reading the API document" />}
       {doc.data && (
-        <div className="grid gap-4 lg:grid-cols-[15rem_1fr]">
+        <div className="grid grid-cols-1 gap-4 lg:grid-cols-[17rem_minmax(0,1fr)]">
           <nav aria-label="Endpoints" className="space-y-4 text-sm">
             <div>
               <h2 className="mb-1 font-semibold">Tables and views</h2>
@@ -148,7 +148,21 @@ export function ApiPage() {
                           className="flex gap-1.5 rounded px-2 py-0.5 font-mono text-xs hover:bg-muted aria-[current=page]:bg-muted aria-[current=page]:font-semibold"
                         >
                           <span className={`w-11 shrink-0 ${METHOD_STYLE[e.method] ?? ''}`}>{e.method}</span>
-                          <span className="min-w-0 break-all">{endpointLabel(e.path)}</span>
+                          <span className="min-w-0 [overflow-wrap:anywhere]">
+                            {endpointLabel(e.path)
+                              .split('/')
+                              .map((part, i) => (
+                                // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one path, in order
+                                <span key={i}>
+                                  {i > 0 && (
+                                    <>
+                                      /<wbr />
+                                    </>
+                                  )}
+                                  {part}
+                                </span>
+                              ))}
+                          </span>
                         </Link>
                       </li>
                     );

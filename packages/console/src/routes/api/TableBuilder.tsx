@@ -245,7 +245,7 @@ export function TableBuilder(props: {
           </div>
         )}
         {(d.op === 'create' || d.op === 'update') && (
-          <div className="grid gap-3 lg:grid-cols-[1fr_16rem]">
+          <div className="grid grid-cols-1 gap-3 lg:grid-cols-[minmax(0,1fr)_16rem]">
             <TextArea
               label="JSON body"
               rows={8}

@@ -39,6 +39,15 @@ export function CreateTable({ tables, onClose }: { tables: TableDoc[]; onClose: 
         <Field label="Table name" value={name} onChange={(e) => setName(e.target.value)} placeholder="notes" className="max-w-sm" />
         <ColumnTypes />
         <fieldset className="space-y-2" aria-label="Columns">
+          <div
+            aria-hidden="true"
+            className="hidden gap-2 px-2 text-xs font-medium text-fg-muted lg:grid lg:grid-cols-[minmax(8rem,1fr)_8rem_minmax(10rem,1fr)_auto]"
+          >
+            <span>Column</span>
+            <span>Type</span>
+            <span>Default</span>
+            <span className="w-72">Rules</span>
+          </div>
           {columns.map((c, i) => (
             <ColumnForm
               // biome-ignore lint/suspicious/noArrayIndexKey: columns are edited in place, their names change as typed

@@ -44,7 +44,7 @@ export function DataPage() {
     <div className="space-y-4">
       <div className="flex flex-wrap items-center gap-3">
         <h1 className="mr-auto text-2xl font-semibold">Table browser</h1>
-        {doc.data && (
+        {doc.data && tables.length > 0 && (
           <label className="flex items-center gap-2 text-sm">
             Table
             <select
@@ -66,7 +66,7 @@ export function DataPage() {
             Insert row
           </Button>
         )}
-        {!table && !search.create && (
+        {!table && !search.create && tables.length > 0 && (
           <Button variant="primary" onClick={() => setCreate(true)}>
             New table
           </Button>
@@ -90,7 +90,14 @@ export function DataPage() {
           ))}
           {tables.length === 0 && (
             <li className="sm:col-span-3">
-              <EmptyState title="No table yet">
+              <EmptyState
+                title="No table yet"
+                action={
+                  <Button variant="primary" onClick={() => setCreate(true)}>
+                    New table
+                  </Button>
+                }
+              >
                 Make your first table with <strong>New table</strong>: name it, add its columns, and one click adds an owner column so each
                 user sees only their rows. No SQL needed (the SQL runner is there when you want it).
               </EmptyState>

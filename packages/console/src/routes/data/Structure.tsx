@@ -12,6 +12,7 @@ import {
   columnsProblem,
   dropColumnSql,
   dropTableSql,
+  isOwnerDefault,
   renameColumnSql,
   TABLE_COLUMNS_SQL,
   type TableColumn,
@@ -91,10 +92,12 @@ export function Structure({ table, tables }: { table: string; tables: TableDoc[]
               </thead>
               <tbody>
                 {structure.data.map((c) => (
-                  <tr key={c.name} className="border-t border-line align-top">
+                  <tr key={c.name} className="border-t border-line align-middle">
                     <td className="py-1.5 pr-3 font-mono">{c.name}</td>
                     <td className="py-1.5 pr-3 font-mono text-fg-muted">{c.type}</td>
-                    <td className="py-1.5 pr-3 font-mono text-xs text-fg-muted">{c.default_expr ?? '—'}</td>
+                    <td className="py-1.5 pr-3 font-mono text-xs text-fg-muted">
+                      {isOwnerDefault(c.default_expr) ? 'auth.uid() (the signed-in user)' : (c.default_expr ?? '—')}
+                    </td>
                     <td className="py-1.5 pr-3 text-xs">
                       {[
                         c.pk && 'primary key',

@@ -96,7 +96,7 @@ function Inbox({ search, go }: { search: MessagesSearch; go: (p: Partial<Message
   const messages = inbox.data ?? [];
   const open = messages.find((m) => m.id === search.msg) ?? null;
   return (
-    <div className="grid gap-4 lg:grid-cols-[22rem_1fr]">
+    <div className="grid grid-cols-1 gap-4 lg:grid-cols-[22rem_minmax(0,1fr)]">
       <div className="space-y-2">
         <div className="flex items-center gap-2">
           <p role="status" className="mr-auto text-sm text-fg-muted">

@@ -73,16 +73,16 @@ export function OverviewPage() {
         ))}
       </section>
       <Card title="Connect your app">
-        <dl className="grid grid-cols-[10rem_1fr] items-center gap-x-4 gap-y-3 text-sm">
+        <dl className="grid grid-cols-1 items-center gap-x-4 gap-y-1 text-sm sm:grid-cols-[10rem_minmax(0,1fr)] sm:gap-y-3">
           <dt className="text-fg-muted">Project URL</dt>
-          <dd className="flex items-center gap-2">
+          <dd className="flex min-w-0 items-center gap-2">
             <code className="break-all" data-testid="project-url">
               {serverUrl}
             </code>
             <CopyButton value={serverUrl} label="Copy the project URL" />
           </dd>
           <dt className="text-fg-muted">Public key</dt>
-          <dd className="flex items-center gap-2">
+          <dd className="flex min-w-0 items-center gap-2">
             {keys.isLoading ? (
               <Loading label="Loading the keys" />
             ) : keys.data ? (
@@ -109,8 +109,8 @@ export function OverviewPage() {
         </dl>
         {snippet && (
           <div className="mt-4 space-y-2">
-            <div className="flex items-center justify-between gap-2">
-              <p className="text-sm font-medium">
+            <div className="flex flex-wrap items-center justify-between gap-2">
+              <p className="min-w-0 break-words text-sm font-medium">
                 In your app: <code>@plinth/sdk</code> (installed from the repository, see its README), or in a page without a build step{' '}
                 <code>
                   import {'{ createClient }'} from '{serverUrl}/sdk/plinth.js'
@@ -120,7 +120,7 @@ export function OverviewPage() {
             </div>
             <pre
               data-testid="connect-snippet"
-              className="overflow-auto whitespace-pre-wrap break-all rounded-md border border-line bg-muted p-3 font-mono text-xs"
+              className="overflow-x-auto whitespace-pre rounded-md border border-line bg-muted p-3 font-mono text-xs"
             >
               {snippet}
             </pre>
@@ -135,7 +135,7 @@ export function OverviewPage() {
         {project.isLoading ? (
           <Loading label="Loading the project" />
         ) : project.data ? (
-          <dl className="grid grid-cols-[10rem_1fr] gap-x-4 gap-y-2 text-sm">
+          <dl className="grid grid-cols-1 gap-x-4 gap-y-1 text-sm sm:grid-cols-[10rem_minmax(0,1fr)] sm:gap-y-2">
             <dt className="text-fg-muted">Name</dt>
             <dd>{project.data.name}</dd>
             <dt className="text-fg-muted">Plan</dt>

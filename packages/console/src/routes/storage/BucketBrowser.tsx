@@ -164,13 +164,13 @@ export function BucketBrowser({ bucket }: { bucket: string }) {
           {outcome && <Notice kind="ok">{outcome}</Notice>}
           {remove.error && <ErrorNotice error={remove.error} />}
           <UploadList uploads={uploads} />
-          <div className={open ? 'grid items-start gap-4 lg:grid-cols-[1fr_26rem]' : ''}>
+          <div className={open ? 'grid items-start gap-4 lg:grid-cols-[minmax(0,1fr)_26rem]' : ''}>
             <section
               aria-label={`Files in ${location}`}
               data-testid="drop-zone"
               data-dragging={dragging || undefined}
               {...zone}
-              className="relative min-h-48 rounded-lg border border-line bg-surface data-[dragging]:border-2 data-[dragging]:border-dashed data-[dragging]:border-accent"
+              className="relative min-h-48 overflow-x-auto rounded-lg border border-line bg-surface data-[dragging]:border-2 data-[dragging]:border-dashed data-[dragging]:border-accent"
             >
               {dragging && (
                 <div className="pointer-events-none absolute inset-0 z-10 flex items-center justify-center rounded-lg bg-surface text-sm font-medium text-accent">

@@ -1,7 +1,6 @@
 import { createClient, type PlinthClient } from '@plinth/sdk';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
-import { useMemo, useState } from 'react';
-import { PolicyEditor } from '../../components/PolicyEditor';
+import { lazy, Suspense, useMemo, useState } from 'react';
 import { CONTROL } from '../../components/QueryControls';
 import { Button, EmptyState, ErrorNotice, Loading, Notice, Tabs } from '../../components/ui';
 import { serverUrl } from '../../lib/api';
@@ -11,6 +10,9 @@ import { DATA_VIEWS, type DataIndexSearch, type DataSearch } from '../../lib/sea
 import { CreateTable } from './CreateTable';
 import { Structure, useStructure } from './Structure';
 import { primaryKey, TableRows } from './TableRows';
+
+// The policy editor is its own chunk (shared with the bucket page), loaded with its tab.
+const PolicyEditor = lazy(() => import('../../components/PolicyEditor').then((m) => ({ default: m.PolicyEditor })));
 
 const VIEW_LABELS = { rows: 'Rows', structure: 'Columns', policies: 'Policies' } as const;
 
@@ -137,5 +139,9 @@ export function DataPage() {
 function TablePolicies({ table }: { table: string }) {
   const structure = useStructure(table);
   const owner = structure.data?.find((c) => isOwnerDefault(c.default_expr))?.name ?? null;
-  return <PolicyEditor target={{ kind: 'table', table }} columns={structure.data?.map((c) => c.name) ?? []} ownerGuess={owner} />;
+  return (
+    <Suspense fallback={<Loading label="Loading the policy editor" />}>
+      <PolicyEditor target={{ kind: 'table', table }} columns={structure.data?.map((c) => c.name) ?? []} ownerGuess={owner} />
+    </Suspense>
+  );
 }

@@ -5,11 +5,12 @@ import { SiteUrlNote } from '../../components/SiteUrl';
 import { Button, Card, CopyButton, ErrorNotice, Loading } from '../../components/ui';
 import { serverUrl } from '../../lib/api';
 import { keysQuery, projectQuery } from '../../lib/queries';
-import { js } from '../../lib/rest';
-import { useApiDoc } from '../../lib/schema';
 import { bytesText, readCounts } from './counts';
 
 const PLANS = { free: 'Free', pro: 'Pro', team: 'Team', enterprise: 'Enterprise' } as const;
+
+/** A JavaScript string literal in single quotes (the snippet's style). */
+const js = (s: string) => `'${s.replaceAll('\\', '\\\\').replaceAll("'", "\\'").replaceAll('\n', '\\n')}'`;
 
 /** The SDK code an app starts with: createClient with this project's URL and public key, and a first read. */
 export function connectSnippet(url: string, publicKey: string, table: string | null): string {
@@ -35,8 +36,7 @@ export function OverviewPage() {
   const keys = useQuery(keysQuery);
   const [revealed, setRevealed] = useState(false);
   const counts = useQuery({ queryKey: ['overview-counts'], queryFn: readCounts, refetchInterval: 30_000 });
-  const { doc } = useApiDoc();
-  const firstTable = doc.data?.tables[0]?.name ?? null;
+  const firstTable = counts.data?.firstTable ?? null;
   const snippet = keys.data ? connectSnippet(serverUrl, keys.data.public_key, firstTable) : null;
   const c = counts.data;
   const num = (n: number | null | undefined) => (n === null || n === undefined ? '—' : n.toLocaleString());

@@ -13,12 +13,16 @@ export interface Counts {
   queued: number | null;
   failed: number | null;
   requestsLastHour: number | null;
+  /** The first table of `public` by name, for the Connect snippet's first read. */
+  firstTable: string | null;
 }
 
 const SIZES_SQL = `select (select count(*)::int from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = 'public' and c.relkind in ('r', 'p')) as tables,
   (select coalesce(sum(size), 0)::int8 from storage.objects) as bytes,
-  (select count(*)::int from storage.objects) as files`;
+  (select count(*)::int from storage.objects) as files,
+  (select min(c.relname) from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = 'public' and c.relkind in ('r', 'p', 'v', 'm')) as first_table`;
 
 /**
  * A sample's value in Prometheus text (a series without labels), or null.
@@ -48,7 +52,9 @@ export function bytesText(n: number): string {
 export async function readCounts(): Promise<Counts> {
   const [users, sizes, metrics] = await Promise.allSettled([api.users('', 1, 0), api.sql(SIZES_SQL), api.metrics()]);
   const row =
-    sizes.status === 'fulfilled' ? (sizes.value.results[0].rows[0] as { tables: number; bytes: number | string; files: number }) : null;
+    sizes.status === 'fulfilled'
+      ? (sizes.value.results[0].rows[0] as { tables: number; bytes: number | string; files: number; first_table: string | null })
+      : null;
   const text = metrics.status === 'fulfilled' ? metrics.value : null;
   return {
     users: users.status === 'fulfilled' ? users.value.total : null,
@@ -58,5 +64,6 @@ export async function readCounts(): Promise<Counts> {
     queued: text === null ? null : sample(text, 'plinth_outbox_queued'),
     failed: text === null ? null : sample(text, 'plinth_outbox_failed'),
     requestsLastHour: text === null ? null : sample(text, 'plinth_http_requests_last_hour'),
+    firstTable: row?.first_table ?? null,
   };
 }

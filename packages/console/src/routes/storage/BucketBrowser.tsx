@@ -1,7 +1,6 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
-import { type FormEvent, useEffect, useRef, useState } from 'react';
-import { PolicyEditor } from '../../components/PolicyEditor';
+import { type FormEvent, lazy, Suspense, useEffect, useRef, useState } from 'react';
 import { Button, Confirm, ErrorNotice, Loading, Notice } from '../../components/ui';
 import type { StorageSearch } from '../../lib/search';
 import { PAGE, storage } from '../../lib/storage';
@@ -13,6 +12,9 @@ import { Listing } from './Listing';
 import { NewFolder } from './NewFolder';
 import { ObjectDetails } from './ObjectDetails';
 import { UploadList, useUploads } from './Uploads';
+
+// The policy editor is its own chunk: most visits to a bucket are for its files.
+const PolicyEditor = lazy(() => import('../../components/PolicyEditor').then((m) => ({ default: m.PolicyEditor })));
 
 /** The columns of storage.objects a policy can use (docs/storage.md). */
 const OBJECT_COLUMNS = ['name', 'owner', 'size', 'mime_type', 'bucket_id', 'id', 'created_at', 'updated_at'];
@@ -119,7 +121,11 @@ export function BucketBrowser({ bucket }: { bucket: string }) {
           .
         </Notice>
       )}
-      {info && search.policies && <PolicyEditor target={{ kind: 'bucket', bucket }} columns={OBJECT_COLUMNS} ownerGuess="owner" />}
+      {info && search.policies && (
+        <Suspense fallback={<Loading label="Loading the policy editor" />}>
+          <PolicyEditor target={{ kind: 'bucket', bucket }} columns={OBJECT_COLUMNS} ownerGuess="owner" />
+        </Suspense>
+      )}
       {info && !search.policies && (
         <>
           <div className="flex flex-wrap items-center gap-2">

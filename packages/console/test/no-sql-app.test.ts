@@ -250,3 +250,112 @@ it('the snippets of a DELETE not sent yet are the request the builder sends, and
   expect((await sent.allHeaders()).authorization).toBe(`Bearer ${token}`);
   w.expectClean();
 }, 120_000);
+
+it('the table editor adds, renames and drops a column, drops a table only once its name is typed, and shows what PostgreSQL refuses; policies are edited and dropped; a bucket gets the owner template', async () => {
+  w.allow(400);
+  const columnNames = () => page.getByRole('region', { name: 'Columns' }).locator('tbody tr td:first-child').allTextContents();
+  await page.goto(`${s.url}/console/data/projects?view=structure`);
+  await expect.poll(columnNames).toEqual(['id', 'created_at', 'name']);
+
+  await page.getByRole('button', { name: 'New column' }).click();
+  await page.getByLabel('Column name').fill('color');
+  await page.getByLabel('Type of color').fill('text');
+  expect(await page.getByTestId('sql-preview').textContent()).toBe('alter table "projects" add column "color" text;');
+  await pressAndAwaitSql('Add column');
+  await expect.poll(columnNames).toEqual(['id', 'created_at', 'name', 'color']);
+  await page.getByRole('button', { name: 'Rename color' }).click();
+  await page.getByLabel('New name of color').fill('colour');
+  await pressAndAwaitSql('Rename column');
+  await expect.poll(columnNames).toEqual(['id', 'created_at', 'name', 'colour']);
+  await page.getByRole('button', { name: 'Drop colour' }).click();
+  expect(await page.getByTestId('sql-preview').textContent()).toBe('alter table "projects" drop column "colour";');
+  await pressAndAwaitSql('Drop column');
+  await expect.poll(columnNames).toEqual(['id', 'created_at', 'name']);
+
+  // Dropping asks for the name; PostgreSQL's refusal (tasks references projects) is shown as the runner shows it.
+  await page.getByRole('button', { name: 'Drop table…' }).click();
+  const drop = page.getByRole('button', { name: 'Drop table', exact: true });
+  expect(await drop.isDisabled()).toBe(true);
+  await page.getByLabel(/Type projects to drop/).fill('project');
+  expect(await drop.isDisabled()).toBe(true);
+  await page.getByLabel(/Type projects to drop/).fill('projects');
+  const refused = sqlRun();
+  await drop.click();
+  expect((await refused).status()).toBe(400);
+  const alert = page.getByRole('alert').filter({ hasText: 'PostgreSQL refused' });
+  await alert.waitFor();
+  expect(await alert.textContent()).toContain('SQLSTATE 2BP01');
+  await shot(page, 'table-editor-drop-refused');
+
+  // Policies of projects: a template, an edit in words, a drop.
+  await page.goto(`${s.url}/console/data/projects?view=policies`);
+  await page.getByTestId('rls-status').waitFor();
+  await page.getByRole('button', { name: 'New policy' }).click();
+  await page.getByRole('radiogroup', { name: 'Template' }).getByText('Everyone can read').click();
+  await pressAndAwaitSql('Add policy');
+  const words = () => page.getByTestId('policy-words').allTextContents();
+  await expect.poll(words).toEqual(['Visitors without an account (anon) and signed-in users (authenticated) may read every row.']);
+  await page.getByRole('button', { name: 'Edit projects_public_read' }).click();
+  await page.getByRole('group', { name: 'Who' }).getByLabel('anon').uncheck();
+  expect(await page.getByTestId('sql-preview').textContent()).toBe(
+    'alter policy "projects_public_read" on "projects" to authenticated\n  using (true);',
+  );
+  await pressAndAwaitSql('Save policy');
+  await expect.poll(words).toEqual(['Signed-in users (authenticated) may read every row.']);
+  await page.getByRole('button', { name: 'Drop projects_public_read' }).click();
+  await pressAndAwaitSql('Drop policy');
+  await page.getByText('No policy yet').waitFor();
+
+  // The child table goes first, then the parent: both after typing their names.
+  await page.goto(`${s.url}/console/data/tasks?view=structure`);
+  await page.getByRole('button', { name: 'Drop table…' }).click();
+  await page.getByLabel(/Type tasks to drop/).fill('tasks');
+  await pressAndAwaitSql('Drop table');
+  await page.waitForURL(/\/console\/data$/);
+  await expect.poll(() => page.getByRole('link', { name: 'tasks', exact: true }).count()).toBe(0);
+
+  // A bucket's owner template: the uploader sees their file, another user does not.
+  const bucket = await s.t.app.inject({
+    method: 'POST',
+    url: '/api/v1/storage/buckets',
+    headers: s.t.as.service,
+    payload: { name: 'photos' },
+  });
+  expect(bucket.statusCode, bucket.body).toBe(201);
+  const put = await s.t.app.inject({
+    method: 'POST',
+    url: '/api/v1/storage/object/photos/alice/cat.png',
+    headers: { ...s.t.as.service, 'content-type': 'image/png' },
+    payload: Buffer.alloc(64, 7),
+  });
+  expect(put.statusCode, put.body).toBe(201);
+  expect((await s.t.sql(`update storage.objects set owner = '${aliceId}' where bucket_id = 'photos'`)).statusCode).toBe(200);
+  await page.goto(`${s.url}/console/storage/photos`);
+  await page.getByRole('button', { name: 'Policies' }).click();
+  await page.getByRole('button', { name: 'New policy' }).click();
+  await expect.poll(() => page.getByLabel('Owner column').inputValue()).toBe('owner');
+  expect(await page.getByTestId('sql-preview').textContent()).toBe(
+    'create policy "photos_owner_all" on storage.objects for all to authenticated\n' +
+      `  using (bucket_id = 'photos' and ("owner" = auth.uid()))\n` +
+      `  with check (bucket_id = 'photos' and ("owner" = auth.uid()));`,
+  );
+  await pressAndAwaitSql('Add policy');
+  await expect
+    .poll(words)
+    .toEqual(['Signed-in users (authenticated) may read, add, change and delete the files of photos uploaded by them.']);
+  for (const [who, seen] of [
+    [ALICE.email, 'sees 1 file'],
+    [BOB.email, 'sees no file'],
+  ]) {
+    await page.getByLabel('Read as').selectOption({ label: who });
+    const ran = sqlRun();
+    await page.getByRole('button', { name: 'Read as this user' }).click();
+    expect((await ran).status()).toBe(200);
+    await page
+      .getByTestId('test-as-summary')
+      .filter({ hasText: `${who} ${seen}` })
+      .waitFor();
+  }
+  await shot(page, 'bucket-policy-owner');
+  w.expectClean();
+}, 240_000);

@@ -70,7 +70,7 @@ export function Structure({ table, tables }: { table: string; tables: TableDoc[]
         title="Columns"
         actions={
           <Button onClick={() => setChange({ kind: 'add', spec: column('', 'text') })} disabled={change?.kind === 'add'}>
-            Add column
+            New column
           </Button>
         }
       >

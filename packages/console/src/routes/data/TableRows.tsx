@@ -109,6 +109,12 @@ export function TableRows({
       {w.outcome?.kind === 'error' && (
         <Notice kind="error" title="The server refused">
           <code data-testid="refusal-code">{w.outcome.refusal.code}</code>: {w.outcome.refusal.message}
+          {w.outcome.refusal.column && (
+            <>
+              {' '}
+              (column <code data-testid="refusal-column">{w.outcome.refusal.column}</code>)
+            </>
+          )}
         </Notice>
       )}
       {w.outcome?.kind === 'ok' && <Notice kind="ok">{w.outcome.text}</Notice>}

@@ -1,8 +1,19 @@
-import { type QueryClient, queryOptions } from '@tanstack/react-query';
+import type { QueryClient } from '@tanstack/react-query';
 import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect } from '@tanstack/react-router';
 import { Layout, NotFound, RouteError } from './components/Layout';
-import { ApiFailure, api, basepath } from './lib/api';
-import { apiSearch, authSearch, dataSearch, loginSearch, messagesSearch, setupSearch, storageSearch, usersSearch } from './lib/search';
+import { ApiFailure, basepath } from './lib/api';
+import { meQuery } from './lib/queries';
+import {
+  apiSearch,
+  authSearch,
+  dataIndexSearch,
+  dataSearch,
+  loginSearch,
+  messagesSearch,
+  setupSearch,
+  storageSearch,
+  usersSearch,
+} from './lib/search';
 import { LoginPage } from './routes/login/LoginPage';
 import { SetupPage } from './routes/setup/SetupPage';
 
@@ -10,11 +21,6 @@ import { SetupPage } from './routes/setup/SetupPage';
  * The route tree: one route per page URL of API.md §6, each page from its own routes/<page>/
  * folder (see routes/README.md). Every page but login and setup is its own lazy chunk.
  */
-
-export const meQuery = queryOptions({ queryKey: ['me'], queryFn: api.me, staleTime: 60_000 });
-export const projectQuery = queryOptions({ queryKey: ['project'], queryFn: api.project });
-/** The project keys: in TanStack Query's memory cache only (dropped at sign-out), never in storage or URLs. */
-export const keysQuery = queryOptions({ queryKey: ['keys'], queryFn: api.keys, staleTime: Number.POSITIVE_INFINITY, gcTime: 10 * 60_000 });
 
 const root = createRootRouteWithContext<{ queryClient: QueryClient }>()({
   component: Outlet,
@@ -84,6 +90,7 @@ const apiTable = createRoute({
 const dataIndex = createRoute({
   getParentRoute: () => app,
   path: 'data',
+  validateSearch: dataIndexSearch,
   component: lazyRouteComponent(() => import('./routes/data/DataPage'), 'DataPage'),
 });
 const dataTable = createRoute({

@@ -28,7 +28,7 @@ export function Button({ variant = 'secondary', className, ...props }: ButtonHTM
       type="button"
       {...props}
       className={cx(
-        'inline-flex items-center gap-1.5 rounded-md border px-3 py-1.5 text-sm font-medium disabled:opacity-50 disabled:cursor-not-allowed focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-accent',
+        'inline-flex items-center gap-1.5 rounded-md border px-3 py-1.5 text-sm font-medium disabled:opacity-50 disabled:cursor-not-allowed focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-accent aria-pressed:border-accent aria-pressed:bg-accent/10',
         VARIANT[variant],
         className,
       )}
@@ -284,3 +284,14 @@ export function Card({ title, children, actions }: { title: string; children: Re
 }
 
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
+
+/** What an empty list means and what to do next (instead of a bare "nothing here"). */
+export function EmptyState({ title, children, action }: { title: string; children: ReactNode; action?: ReactNode }) {
+  return (
+    <div data-testid="empty-state" className="rounded-lg border border-dashed border-line bg-surface px-4 py-6 text-center">
+      <p className="font-semibold">{title}</p>
+      <p className="mx-auto mt-1 max-w-prose text-sm text-fg-muted">{children}</p>
+      {action && <div className="mt-3 flex justify-center">{action}</div>}
+    </div>
+  );
+}

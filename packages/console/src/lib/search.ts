@@ -142,19 +142,27 @@ export const apiSearch = (raw: Raw): ApiSearch => ({
 });
 
 export const PAGE_SIZES = [25, 50, 100, 500, 1000] as const;
-/** `/console/data/{table}`: server-side filters, order and page. */
+export const DATA_VIEWS = ['rows', 'structure', 'policies'] as const;
+/** `/console/data/{table}`: the view (rows, the table editor, the policy editor), server-side filters, order and page. */
 export interface DataSearch {
+  view?: (typeof DATA_VIEWS)[number];
   f?: FilterRow[];
   order?: OrderRow[];
   page?: number;
   size?: (typeof PAGE_SIZES)[number];
 }
 export const dataSearch = (raw: Raw): DataSearch => ({
+  view: oneOf(raw.view, DATA_VIEWS),
   f: filterRows(raw.f),
   order: orderRows(raw.order),
   page: int(raw.page, 1, 10_000_000),
   size: PAGE_SIZES.find((s) => s === int(raw.size, 1, 1000)),
 });
+/** `/console/data`: the list of tables, or the new-table form (`create`). */
+export interface DataIndexSearch {
+  create?: true;
+}
+export const dataIndexSearch = (raw: Raw): DataIndexSearch => ({ create: bool(raw.create) });
 
 /**
  * `/console/storage/{bucket}`: the folder shown (`a/b`, no leading or trailing `/`), the search
@@ -164,8 +172,11 @@ export interface StorageSearch {
   prefix?: string;
   q?: string;
   object?: string;
+  /** The bucket's policies are shown (the policy editor for storage.objects). */
+  policies?: true;
 }
 export const storageSearch = (raw: Raw): StorageSearch => ({
+  policies: bool(raw.policies),
   prefix: str(raw.prefix, 1024)?.replace(/^\/+|\/+$/g, '') || undefined,
   q: str(raw.q, 255) || undefined,
   object: str(raw.object, 1024) || undefined,

@@ -1,13 +1,13 @@
 /**
  * Management and the console's server side (API.md §3, §5, §6). What this area adds:
  * - endpoints: every management route, in one table (routes.ts): admin setup, login,
- *   logout, me, keys; SQL runner; auth settings and project, test sign-ins of OpenID Connect
- *   providers; messages, dev inbox, test email
+ *   logout, me, keys; SQL runner and its saved queries (saved-queries.ts); auth settings and
+ *   project, test sign-ins of OpenID Connect providers; messages, dev inbox, test email
  *   and template preview; end-user administration (`/api/v1/users…`); `GET /metrics`
  *   (Prometheus text: requests, latency, rate-limit refusals, database pool, outbox queue); the console's pages
  *   at /console (console.ts).
  * - tables: plinth.admins, plinth.admin_sessions, plinth.admin_setup_tokens and
- *   auth.users.banned_until (migration 0012_admins.sql).
+ *   auth.users.banned_until (migration 0012_admins.sql); plinth.saved_queries (0100_saved_queries.sql).
  * - guards (guard.ts): the secret key or the `plinth_admin` cookie, with the CSRF rule for
  *   changes made with the cookie.
  * - rate limits: failed console sign-ins per email and per IP (AUTH_RATE_SIGNIN_*).
@@ -25,6 +25,7 @@ import { messageHandlers } from './messages.js';
 import { metricsHandler } from './metrics.js';
 import { registerAdminRoutes } from './routes.js';
 import { adminSessionHandlers, failureCounter, type Rule } from './session.js';
+import { savedQueries } from './saved-queries.js';
 import { type OidcTestHooks, settingsHandlers } from './settings.js';
 import { sqlRunner } from './sql.js';
 import { type AccountHooks, userAdmin } from './users.js';
@@ -82,6 +83,7 @@ export async function registerAdmin(app: App, o: AdminOptions): Promise<AdminAre
   registerAdminRoutes(app, guards, {
     session: adminSessionHandlers({ admins, keys: o.keys, limits: failureCounter(o.clock, o.signinRules), secure }),
     sql: sqlRunner({ db: o.db, statementTimeoutMs: o.statementTimeoutMs, onSchemaChange: o.onSchemaChange }),
+    saved: savedQueries({ db: o.db, clock: o.clock }),
     settings: settingsHandlers(
       o.settings,
       {

@@ -21,6 +21,10 @@ export function metricsHandler(metrics: Metrics, db: Db) {
     const { rows } = await db.query<{ n: number }>("select count(*)::int as n from plinth.outbox where status = 'queued'");
     return Number(rows[0]?.n ?? 0);
   });
+  metrics.gauge('plinth_outbox_failed', 'Emails and SMS the outbox gave up on (status failed; the messages log lists them)', async () => {
+    const { rows } = await db.query<{ n: number }>("select count(*)::int as n from plinth.outbox where status = 'failed'");
+    return Number(rows[0]?.n ?? 0);
+  });
   return async (_req: unknown, reply: FastifyReply) => {
     const { contentType, body } = await metrics.scrape();
     reply.type(contentType);

@@ -54,6 +54,20 @@ function describeRelation(plan: Plan): string {
 }
 
 /**
+ * The column a check constraint guards, when PostgreSQL named the constraint itself: a check
+ * written on one column is `<table>_<column>_check` (`<table>_check` when it spans several, and a
+ * name the user chose says nothing), so the name is matched against the table's own columns.
+ * No catalog read on the error path. Null when the name does not tell.
+ * @example checkedColumn('todos_title_check', plan) // 'title' (todos has a column title)
+ */
+export function checkedColumn(constraint: string | null, plan: Plan): string | null {
+  const prefix = `${plan.table.name}_`;
+  if (!constraint?.startsWith(prefix) || !/_check\d*$/.test(constraint)) return null;
+  const column = constraint.slice(prefix.length).replace(/_check\d*$/, '');
+  return plan.table.columns.has(column) ? column : null;
+}
+
+/**
  * Maps a database error to the API's codes (API.md §2): what a request can cause is a 4xx
  * with `details.sqlstate`, never a 500. What is the database's or Plinth's fault (internal
  * errors, a syntax error in the generated SQL, a broken trigger function) is rethrown: the
@@ -89,7 +103,12 @@ export function mapDbError(err: DbError, plan: Plan): Error {
         cause,
       );
     case '23514':
-      return new ApiError('constraint_violation', 'A value fails a check constraint.', { constraint, sqlstate }, cause);
+      return new ApiError(
+        'constraint_violation',
+        'A value fails a check constraint.',
+        { constraint, column: checkedColumn(constraint, plan), sqlstate },
+        cause,
+      );
     case '44000':
       return new ApiError(
         'constraint_violation',

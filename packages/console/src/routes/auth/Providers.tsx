@@ -1,7 +1,7 @@
 import { CLIENT_SECRET_PROVIDERS, type ClientSecretProviderId } from '@plinth/shared';
 import { Card, CopyButton, Field, Toggle } from '../../components/ui';
 import { MASK } from '../../lib/api';
-import type { Draft, Problems } from './AuthPage';
+import type { Draft, Problems } from './problems';
 
 /** Label and where to create the app, per provider (the ids are packages/shared's one list). */
 const ABOUT: Record<ClientSecretProviderId, [label: string, where: string]> = {
@@ -36,6 +36,7 @@ function Callback({ publicUrl, provider }: { publicUrl: string; provider: string
       <span className="text-fg-muted">Callback URL to register:</span>
       <code className="break-all">{url}</code>
       <CopyButton value={url} label={`Copy the ${provider} callback URL`} />
+      <span className="w-full text-xs text-fg-muted">It starts with the site URL (the server’s PUBLIC_URL, set in its environment).</span>
     </div>
   );
 }

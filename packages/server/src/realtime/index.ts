@@ -90,18 +90,19 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
     };
   };
 
-  // Access rules per table, read once and again after a schema change.
-  const accessCache = new Map<string, Promise<TableAccess | null>>();
+  // Access rules per table, read once per version of the schema cache (which the SQL runner
+  // reloads before it answers, and a DDL notification or poll everywhere else).
+  const accessCache = new Map<string, { version: number; rules: Promise<TableAccess | null> }>();
   const access = (table: string): Promise<TableAccess | null> => {
-    let p = accessCache.get(table);
-    if (!p) {
-      p = loadAccess(db, table).catch((err) => {
-        accessCache.delete(table);
-        throw err;
-      });
-      accessCache.set(table, p);
-    }
-    return p;
+    const version = o.schema.get().version;
+    const hit = accessCache.get(table);
+    if (hit && hit.version === version) return hit.rules;
+    const rules = loadAccess(db, table).catch((err) => {
+      accessCache.delete(table);
+      throw err;
+    });
+    accessCache.set(table, { version, rules });
+    return rules;
   };
 
   let hub: Hub | null = null;

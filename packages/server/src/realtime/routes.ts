@@ -41,7 +41,15 @@ export async function registerRealtimeRoutes(app: App, d: RealtimeRouteDeps): Pr
   await app.register(async (scope) => {
     // No compression: a change is small, and deflating it for each of a thousand subscribers
     // would cost more CPU than the bytes it saves.
-    await scope.register(websocket, { options: { maxPayload: d.maxMessageBytes, perMessageDeflate: false } });
+    await scope.register(websocket, {
+      options: { maxPayload: d.maxMessageBytes, perMessageDeflate: false },
+      // A client's broken frame or an oversized message: ws closes the socket itself (1002, 1009);
+      // the client's doing, not the server's error.
+      errorHandler: (err, socket, req) => {
+        req.log.debug({ err }, 'realtime: a client connection failed');
+        socket.terminate();
+      },
+    });
     scope.route({
       method: 'GET',
       url: REALTIME_PATH,

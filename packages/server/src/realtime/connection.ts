@@ -102,11 +102,13 @@ export class Connection implements Subscriber {
 
   /** Re-checks the session behind the token (sign-out, revocation, ban); ends the connection when it ended. */
   async checkSession(): Promise<void> {
-    if (this.closed || this.token === null || this.principal.role !== 'authenticated') return;
+    const token = this.token;
+    if (this.closed || token === null || this.principal.role !== 'authenticated') return;
     try {
-      await this.d.resolve(this.apikey, `Bearer ${this.token}`);
+      await this.d.resolve(this.apikey, `Bearer ${token}`);
     } catch (err) {
-      if (err instanceof ApiError && err.code === 'invalid_token') {
+      // Only for the token still in use: an auth message may have replaced it meanwhile.
+      if (err instanceof ApiError && err.code === 'invalid_token' && this.token === token) {
         this.sendError(new ApiError('invalid_token', 'The session of this access token has ended (signed out, revoked or banned).'));
         this.close(CLOSE_SESSION_ENDED, 'session ended');
       }

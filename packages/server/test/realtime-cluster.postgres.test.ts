@@ -66,9 +66,9 @@ describe('two instances behind nginx, one killed mid-stream', () => {
     const me = signup.data?.user.id as string;
     const got: RealtimeChange<{ id: number; owner: string; body: string }>[] = [];
     const statuses: RealtimeStatus[] = [];
-    client.realtime.subscribe<{ id: number; owner: string; body: string }>(
+    client.realtime.subscribe(
       { table: 'feed' },
-      (c) => got.push(c),
+      (c) => got.push(c as RealtimeChange<{ id: number; owner: string; body: string }>),
       (st) => statuses.push(st),
     );
     await until('subscribed', () => statuses.includes('SUBSCRIBED'));

@@ -74,7 +74,6 @@ interface Pending {
   image: string;
   principal: Principal;
   values: string[];
-  resolve(v: boolean): void;
 }
 
 /** The statement that evaluates a policy condition and a filter on a row image (`$1`), values `$2`. */
@@ -87,10 +86,13 @@ const AUTHORIZE_SQL =
   'select realtime.authorize($1[1]::jsonb, $1[2]::jsonb, $1[3]::jsonb, $1[4]::int[])::text as body, 1::int8 as n, null::int8 as total';
 const SERVICE_CONTEXT = { role: 'service' as const, claims: '{"role":"service"}', uid: null };
 
+/** Decided in memory (true, false), or the index of a check PostgreSQL answers. */
+type Visible = boolean | number;
+
 export interface Authorizer {
   /**
    * The op each audience receives for each change (null: nothing), in one database statement at
-   * most for the whole batch.
+   * most for the whole batch; none at all when every policy and filter is decided in memory.
    * @example const ops = await authorizer.decide([{ images, access, audiences }]);
    */
   decide(items: Array<{ images: Images; access: TableAccess; audiences: Audience[] }>): Promise<Array<Array<ChangeOp | null>>>;
@@ -103,56 +105,61 @@ export function createAuthorizer(db: Db, onStatement?: () => void): Authorizer {
   return {
     async decide(items) {
       const pending: Pending[] = [];
-      const results = items.map(({ images, access, audiences }) =>
-        audiences.map((a) => {
+      // Visible in a row image: the policies and the filter, in memory when they can be.
+      const visible = (images: Images, which: 'row' | 'old', access: TableAccess, role: RoleAccess, a: Audience): Visible => {
+        const fields = images[which];
+        if (fields === null) return false;
+        const p = policy(role, fields, a.principal.uid);
+        if (p === false) return false;
+        const f = a.filter.test((c) => fields.get(c));
+        if (f === false) return false;
+        if (p === true && f === true) return true;
+        pending.push({
+          sql: statement(access.table, p === null ? role.sql : 'true', f === null ? a.filter.sql : 'true'),
+          image: (which === 'row' ? images.change.row : images.change.old) as string,
+          principal: a.principal,
+          values: f === null ? a.filter.values : [],
+        });
+        return pending.length - 1;
+      };
+      // Per audience: [what the op is made of] decided now, or pointing at pending checks.
+      const plans = items.map(({ images, access, audiences }) =>
+        audiences.map((a): [ChangeEvent, Visible, Visible] | null => {
           const role = access.roles[a.principal.role];
-          if (role.columns.size === 0) return Promise.resolve(null);
-          const uid = a.principal.uid;
-          // Visible in a row image: the policies and the filter, in memory when they can be.
-          const visible = (image: 'row' | 'old'): Promise<boolean> => {
-            const fields = images[image];
-            if (fields === null) return Promise.resolve(false);
-            const p = policy(role, fields, uid);
-            if (p === false) return Promise.resolve(false);
-            const f = a.filter.test((c) => fields.get(c));
-            if (f === false) return Promise.resolve(false);
-            if (p === true && f === true) return Promise.resolve(true);
-            return new Promise<boolean>((resolve) =>
-              pending.push({
-                sql: statement(access.table, p === null ? role.sql : 'true', f === null ? a.filter.sql : 'true'),
-                image: (image === 'row' ? images.change.row : images.change.old) as string,
-                principal: a.principal,
-                values: f === null ? a.filter.values : [],
-                resolve,
-              }),
-            );
-          };
+          if (role.columns.size === 0) return null;
           const op = images.change.op;
-          if (op === 'insert') return a.events.has('insert') ? visible('row').then((v) => (v ? 'insert' : null)) : Promise.resolve(null);
-          if (op === 'delete') return a.events.has('delete') ? visible('old').then((v) => (v ? 'delete' : null)) : Promise.resolve(null);
-          // An update: visible now → update (also when it comes into view); visible before only → leave.
-          const wantsUpdate = a.events.has('update');
-          const wantsLeave = wantsUpdate || a.events.has('delete');
-          if (!wantsLeave) return Promise.resolve(null);
-          const now = visible('row');
-          const before = visible('old');
-          return Promise.all([now, before]).then(([n, b]): ChangeOp | null => (n ? (wantsUpdate ? 'update' : null) : b ? 'leave' : null));
+          if (op === 'insert') return a.events.has('insert') ? [op, visible(images, 'row', access, role, a), false] : null;
+          if (op === 'delete') return a.events.has('delete') ? [op, false, visible(images, 'old', access, role, a)] : null;
+          if (!a.events.has('update') && !a.events.has('delete')) return null;
+          const now = visible(images, 'row', access, role, a);
+          return [op, now, now === true ? false : visible(images, 'old', access, role, a)];
         }),
       );
-      if (pending.length > 0) await runChecks(db, pending, onStatement);
-      return Promise.all(results.map((r) => Promise.all(r)));
+      const answers = pending.length > 0 ? await runChecks(db, pending, onStatement) : [];
+      const yes = (v: Visible) => (v === true ? true : v === false ? false : answers[v] === true);
+      return plans.map((row, i) =>
+        row.map((plan, j): ChangeOp | null => {
+          if (plan === null) return null;
+          const [op, now, before] = plan;
+          if (op === 'insert') return yes(now) ? 'insert' : null;
+          if (op === 'delete') return yes(before) ? 'delete' : null;
+          // An update: visible now → update (also when it comes into view); visible before only → leave.
+          if (yes(now)) return items[i].audiences[j].events.has('update') ? 'update' : null;
+          return yes(before) ? 'leave' : null;
+        }),
+      );
     },
   };
 }
 
 /** One statement for every pending check: statements and rows deduplicated, grouped by subscriber. */
-async function runChecks(db: Db, pending: Pending[], onStatement?: () => void): Promise<void> {
+async function runChecks(db: Db, pending: Pending[], onStatement?: () => void): Promise<boolean[]> {
   const exprs = new Map<string, number>();
   const images = new Map<string, number>();
   const subs = new Map<string, number>();
   const subList: string[] = [];
-  const triples: Array<[number, number, number, Pending]> = [];
-  for (const p of pending) {
+  const triples: Array<[number, number, number, number]> = [];
+  pending.forEach((p, k) => {
     const e = exprs.get(p.sql) ?? exprs.set(p.sql, exprs.size + 1).get(p.sql) ?? 0;
     const r = images.get(p.image) ?? images.set(p.image, images.size + 1).get(p.image) ?? 0;
     const who = JSON.stringify({ role: p.principal.role, claims: p.principal.claims, uid: p.principal.uid ?? '-', values: p.values });
@@ -162,8 +169,8 @@ async function runChecks(db: Db, pending: Pending[], onStatement?: () => void): 
       subs.set(who, s);
       subList.push(who);
     }
-    triples.push([e, r, s, p]);
-  }
+    triples.push([e, r, s, k]);
+  });
   // Grouped by subscriber: the function switches role and claims once per group.
   triples.sort((a, b) => a[2] - b[2]);
   const params = [
@@ -174,8 +181,10 @@ async function runChecks(db: Db, pending: Pending[], onStatement?: () => void): 
   ];
   onStatement?.();
   const { body } = await db.runAs(SERVICE_CONTEXT, AUTHORIZE_SQL, params, true);
-  const answers = (body ?? '{}').slice(1, -1).split(',');
-  triples.forEach(([, , , p], i) => {
-    p.resolve(answers[i] === 't' || answers[i] === 'true');
+  const got = (body ?? '{}').slice(1, -1).split(',');
+  const answers: boolean[] = new Array(pending.length).fill(false);
+  triples.forEach(([, , , k], i) => {
+    answers[k] = got[i] === 't' || got[i] === 'true';
   });
+  return answers;
 }

@@ -40,12 +40,13 @@ async function sequenceAll(): Promise<number> {
   }
 }
 
+/** The changes as numbered (realtime.read), oldest first. */
 const numbered = async () =>
-  (
-    await db.query<{ id: number; seq: number | null; v: string }>(
-      `select (c."row"->>'id')::int as id, c.seq, c."row"->>'v' as v from realtime.changes c order by c.id`,
-    )
-  ).rows;
+  (await db.query<{ seq: number; v: string }>(`select r.seq, r."row"->>'v' as v from realtime.read(0, 1000000) r`)).rows.map((r) => ({
+    seq: Number(r.seq),
+    v: r.v,
+  }));
+const captured = async () => Number((await db.query<{ n: number }>('select count(*)::int as n from realtime.changes')).rows[0].n);
 
 describe('numbering below the xmin horizon', () => {
   it('a change written first and committed last is numbered, before the ones that came after its start', async () => {
@@ -59,7 +60,7 @@ describe('numbering below the xmin horizon', () => {
       const run1 = (await db.query<{ numbered: number; waiting: number }>('select numbered, waiting from realtime.sequence()')).rows[0];
       // The committed change waits: a transaction older than it still runs.
       expect([Number(run1.numbered), Number(run1.waiting)]).toEqual([0, 1]);
-      expect((await numbered()).map((r) => r.seq)).toEqual([null]);
+      expect([await numbered(), await captured()]).toEqual([[], 1]);
       // The naive reader the issue warns about: had `late` been numbered now (as seq 2 after the
       // early one's 1 at write time), a reader at cursor 2 would never look back at 1.
       await holding`commit`;
@@ -67,7 +68,7 @@ describe('numbering below the xmin horizon', () => {
       expect(await sequenceAll()).toBe(2);
       const rows = await numbered();
       expect(rows.map((r) => r.v)).toEqual(['early', 'late']);
-      expect(rows[0].seq).toBeLessThan(rows[1].seq as number);
+      expect(rows[0].seq).toBeLessThan(rows[1].seq);
     } finally {
       await early.end();
       await late.end();
@@ -75,7 +76,6 @@ describe('numbering below the xmin horizon', () => {
   });
 
   it('a transaction with an older id that writes its change after a younger one is numbered first (xid order)', async () => {
-    await db.query('truncate realtime.changes');
     const older = postgres(url, { max: 1, onnotice: () => undefined });
     const younger = postgres(url, { max: 1, onnotice: () => undefined });
     try {
@@ -90,7 +90,7 @@ describe('numbering below the xmin horizon', () => {
       expect(Number((await db.query<{ n: number }>('select numbered as n from realtime.sequence()')).rows[0].n)).toBe(0);
       await o`commit`;
       expect(await sequenceAll()).toBe(2);
-      expect((await numbered()).sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0)).map((r) => r.v)).toEqual(['older', 'younger']);
+      expect((await numbered()).slice(-2).map((r) => r.v)).toEqual(['older', 'younger']);
       o.release();
       y.release();
     } finally {
@@ -100,7 +100,6 @@ describe('numbering below the xmin horizon', () => {
   });
 
   it('a rolled-back change is never numbered, and leaves no gap', async () => {
-    await db.query('truncate realtime.changes');
     const before = Number((await db.query<{ s: number }>('select last_seq as s from realtime.state')).rows[0].s);
     await db.transaction(async (tx) => {
       await tx.query(`insert into r values (5, 'kept')`);
@@ -115,7 +114,7 @@ describe('numbering below the xmin horizon', () => {
       await tx.query(`insert into r values (7, 'kept too')`);
     });
     expect(await sequenceAll()).toBe(2);
-    const rows = (await numbered()).filter((r) => r.seq !== null);
+    const rows = (await numbered()).slice(-2);
     expect(rows.map((r) => [r.v, r.seq])).toEqual([
       ['kept', before + 1],
       ['kept too', before + 2],

@@ -80,7 +80,7 @@ export class Connection implements Subscriber {
     return this.subs.size;
   }
 
-  send(text: string): boolean {
+  send(text: string | Buffer): boolean {
     const s = this.socket;
     if (this.closed || s.readyState !== s.OPEN) return false;
     if (s.bufferedAmount + text.length > this.d.maxBufferedBytes) {
@@ -91,7 +91,9 @@ export class Connection implements Subscriber {
       s.terminate();
       return false;
     }
-    s.send(text);
+    // A Buffer is UTF-8 text encoded once for many subscribers: sent as a text frame.
+    if (typeof text === 'string') s.send(text);
+    else s.send(text, { binary: false });
     return true;
   }
 

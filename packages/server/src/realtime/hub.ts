@@ -22,8 +22,8 @@ export interface Subscriber {
   principal: Principal;
   /** The token expired: deliveries wait (the cursor stays) until a fresh one arrives. */
   paused: boolean;
-  /** Sends a message; false when the client was dropped (too slow, or gone). */
-  send(text: string): boolean;
+  /** Sends a message (a Buffer: UTF-8 text, encoded once for many); false when the client was dropped (too slow, or gone). */
+  send(text: string | Buffer): boolean;
   /** Resolves once what was sent so far left for the network (replay paces itself on it). */
   flushed(): Promise<void>;
 }
@@ -59,30 +59,94 @@ export interface HubOptions {
   onError(err: unknown, what: string): void;
 }
 
-const REPLAY_PAGE = 500;
+/** Seqs read per replay statement. */
+const REPLAY_WINDOW = 2000;
 const RETRY_MS = 500;
 
-/**
- * The key columns of a row image: what `old` carries (only those the role may select).
- */
-function keyText(access: TableAccess, role: Principal['role'], images: Images): string | null {
-  const fields = images.old ?? images.row;
-  if (!fields) return null;
-  const cols = access.roles[role].columns;
-  return rowText(fields, new Set(access.pk.filter((c) => cols.has(c))));
+/** Whether a role sees a row only through owner policies: then its subscribers are found by user id. */
+function ownerOnly(access: TableAccess, role: Principal['role']): string[] | null {
+  const r = access.roles[role];
+  if (!r.rls || r.restrictive.length > 0 || r.permissive.length === 0) return null;
+  const cols: string[] = [];
+  for (const p of r.permissive) {
+    if (p.kind !== 'owner') return null;
+    cols.push(p.column);
+  }
+  return cols;
 }
 
-/** The message a subscription gets for a change (`op` decided by the authorizer). */
-function message(sub: Subscription, access: TableAccess, images: Images, op: ChangeOp): string {
-  const role = access.roles[sub.principal.role];
-  const c = images.change;
-  let row: string | null = null;
-  if (op === 'insert' || op === 'update') {
-    // As PostgreSQL wrote it when the role may select every column; else its columns only.
-    row = role.allColumns ? c.row : images.row && rowText(images.row, role.columns);
+/**
+ * The subscriptions of a table that can see a change, found without looking at the others: with
+ * owner policies, those whose user id is in the row's (or the old row's) owner column; every
+ * subscription of a role the policies do not narrow that way.
+ */
+class Routes {
+  private readonly byUid = new Map<string, Subscription[]>();
+  private readonly others: Subscription[] = [];
+  private readonly ownerColumns = new Set<string>();
+  constructor(subs: Iterable<Subscription>, access: TableAccess) {
+    const owner: Partial<Record<Principal['role'], string[] | null>> = {};
+    for (const sub of subs) {
+      const role = sub.principal.role;
+      if (!(role in owner)) owner[role] = ownerOnly(access, role);
+      const cols = owner[role];
+      if (!cols) {
+        this.others.push(sub);
+        continue;
+      }
+      for (const c of cols) this.ownerColumns.add(c);
+      const uid = sub.principal.uid;
+      if (uid === null) continue; // no user: an owner policy shows it nothing
+      const list = this.byUid.get(uid);
+      if (list) list.push(sub);
+      else this.byUid.set(uid, [sub]);
+    }
   }
-  const old = op === 'insert' ? null : keyText(access, sub.principal.role, images);
-  return changeMessage(sub.id, c.seq, op, c.table, row, old, c.writtenAt);
+  audience(images: Images): Subscription[] {
+    if (this.byUid.size === 0) return this.others;
+    const found = new Set<Subscription>(this.others);
+    for (const fields of [images.row, images.old]) {
+      if (!fields) continue;
+      for (const col of this.ownerColumns) {
+        const v = fields.get(col);
+        if (v === undefined || v.length < 3 || v[0] !== '"') continue;
+        for (const sub of this.byUid.get(v.slice(1, -1)) ?? []) found.add(sub);
+      }
+    }
+    return [...found];
+  }
+}
+
+/**
+ * The messages of one change, built once per distinct (subscription id, role, op) and encoded
+ * once: a thousand subscribers of a public table under the SDK's ids share a handful of them.
+ */
+class Messages {
+  private readonly cache = new Map<string, Buffer>();
+  constructor(
+    private readonly access: TableAccess,
+    private readonly images: Images,
+  ) {}
+  for(sub: Subscription, op: ChangeOp): Buffer {
+    const role = sub.principal.role;
+    const key = `${role}\u0000${op}\u0000${sub.id}`;
+    let m = this.cache.get(key);
+    if (!m) {
+      const r = this.access.roles[role];
+      const c = this.images.change;
+      let row: string | null = null;
+      // As PostgreSQL wrote it when the role may select every column; else its columns only.
+      if (op === 'insert' || op === 'update') row = r.allColumns ? c.row : this.images.row && rowText(this.images.row, r.columns);
+      let old: string | null = null;
+      if (op !== 'insert') {
+        const fields = this.images.old ?? this.images.row;
+        if (fields) old = rowText(fields, new Set(this.access.pk.filter((k) => r.columns.has(k))));
+      }
+      m = Buffer.from(changeMessage(sub.id, c.seq, op, c.table, row, old, c.writtenAt));
+      this.cache.set(key, m);
+    }
+    return m;
+  }
 }
 
 export class Hub {
@@ -150,16 +214,35 @@ export class Hub {
   /** A batch from the log, in seq order: each change to each live subscription of its table. */
   async dispatch(changes: Change[]): Promise<void> {
     const items: Array<{ images: Images; access: TableAccess; audiences: Subscription[] }> = [];
+    const routes = new Map<string, Routes>();
     for (const change of changes) {
       const set = this.byTable.get(change.table);
       if (!set) continue;
-      const audiences = [...set].filter((s) => !s.replaying && !s.conn.paused && s.cursor < change.seq);
-      if (audiences.length === 0) continue;
       const access = await this.o.access(change.table);
       if (!access) continue;
-      items.push({ images: new Images(change), access, audiences });
+      let route = routes.get(change.table);
+      if (!route) {
+        route = new Routes(set, access);
+        routes.set(change.table, route);
+      }
+      const images = new Images(change);
+      const audiences = route.audience(images).filter((s) => !s.replaying && !s.closed && s.cursor < change.seq && !s.conn.paused);
+      if (audiences.length === 0) continue;
+      items.push({ images, access, audiences });
     }
-    if (items.length === 0) return;
+    // Subscriptions passed over (not in an audience) are considered too: their cursors move on.
+    const advance = () => {
+      const last = changes[changes.length - 1]?.seq ?? 0;
+      for (const table of new Set(changes.map((c) => c.table))) {
+        for (const sub of this.byTable.get(table) ?? []) {
+          if (!sub.replaying && !sub.conn.paused && sub.cursor < last) sub.cursor = last;
+        }
+      }
+    };
+    if (items.length === 0) {
+      advance();
+      return;
+    }
     let ops: Array<Array<ChangeOp | null>>;
     try {
       ops = await this.o.authorizer.decide(items);
@@ -177,18 +260,20 @@ export class Hub {
     items.forEach(({ images, access, audiences }, i) => {
       const seq = images.change.seq;
       const lag = (now - Date.parse(images.change.writtenAt)) / 1000;
+      const messages = new Messages(access, images);
       audiences.forEach((sub, j) => {
         // Replaying, paused or gone since the batch began: the replay (or nothing) takes it.
         if (sub.closed || sub.replaying || sub.conn.paused || sub.cursor >= seq) return;
         const op = ops[i][j];
         sub.cursor = seq;
         if (op === null) return;
-        if (sub.conn.send(message(sub, access, images, op))) {
+        if (sub.conn.send(messages.for(sub, op))) {
           delivered++;
           this.o.metrics.lag(lag);
         }
       });
     });
+    advance();
     this.o.metrics.delivered(delivered);
   }
 
@@ -199,8 +284,10 @@ export class Hub {
     try {
       for (;;) {
         if (sub.closed || sub.conn.paused) return;
-        const upto = this.o.log.frontier();
-        const page = await this.o.log.read(sub.table, sub.cursor, upto, REPLAY_PAGE);
+        const frontier = this.o.log.frontier();
+        // A window of seqs at a time (of every table: the log is numbered as one).
+        const upto = Math.min(frontier, sub.cursor + REPLAY_WINDOW);
+        const page = upto > sub.cursor ? await this.o.log.read(sub.table, sub.cursor, upto) : [];
         if (sub.closed || sub.conn.paused) return;
         if (page.length > 0) {
           const access = await this.o.access(sub.table);
@@ -213,17 +300,16 @@ export class Hub {
             const op = ops[i][0];
             sub.cursor = images.change.seq;
             if (op !== null) {
-              if (!sub.conn.send(message(sub, access, images, op))) return;
+              if (!sub.conn.send(new Messages(access, images).for(sub, op))) return;
               delivered++;
             }
           }
           this.o.metrics.delivered(delivered);
           await sub.conn.flushed();
-          if (page.length === REPLAY_PAGE) continue;
         }
+        sub.cursor = Math.max(sub.cursor, upto);
         // Caught up when nothing newer was fetched meanwhile: live from here, in this same tick.
-        if (this.o.log.frontier() === upto) {
-          sub.cursor = Math.max(sub.cursor, upto);
+        if (upto === frontier && this.o.log.frontier() === frontier) {
           sub.replaying = false;
           if (sub.announce) this.announce(sub);
           return;

@@ -183,15 +183,13 @@ export async function openChangeLog(options: LogOptions): Promise<ChangeLog> {
     }
   }, failed('trimming changes'));
 
-  const unlisten = [await db.listen('plinth_realtime_w', () => sequencer.kick()), await db.listen('plinth_realtime', () => fetcher.kick())];
-  const poll = setInterval(() => {
-    sequencer.kick();
-    fetcher.kick();
-  }, POLL_MS);
+  const unlisten = [await db.listen('plinth_realtime', () => fetcher.kick())];
+  const poll = setInterval(() => fetcher.kick(), POLL_MS);
   poll.unref();
   const trim = setInterval(() => trimmer.kick(), TRIM_MS);
   trim.unref();
   sequencer.kick();
+  scheduleSequence();
   trimmer.kick();
 
   return {

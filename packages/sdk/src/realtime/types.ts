@@ -60,7 +60,7 @@ export type WebSocketLike = new (
 };
 
 export interface RealtimeOptions {
-  /** A WebSocket implementation where the platform has none (Node 20: `import WebSocket from 'ws'`). */
+  /** A WebSocket implementation where the platform has none (Node 20: the WebSocket class of the ws package). */
   WebSocket?: WebSocketLike;
   /** Longest wait between reconnection attempts (ms). Default 10 000. */
   maxReconnectDelayMs?: number;

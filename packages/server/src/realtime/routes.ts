@@ -71,7 +71,6 @@ export async function registerRealtimeRoutes(app: App, d: RealtimeRouteDeps): Pr
     {
       ...manage,
       schema: {
-        tags: ['realtime'],
         summary: 'Tables of public and whether their changes are pushed',
         response: { 200: { type: 'array', items: TableEntry } },
       },
@@ -83,7 +82,6 @@ export async function registerRealtimeRoutes(app: App, d: RealtimeRouteDeps): Pr
     {
       ...manage,
       schema: {
-        tags: ['realtime'],
         summary: "Capture a table's changes (realtime.enable)",
         params: TableParams,
         response: { 200: TableEntry },
@@ -96,7 +94,6 @@ export async function registerRealtimeRoutes(app: App, d: RealtimeRouteDeps): Pr
     {
       ...manage,
       schema: {
-        tags: ['realtime'],
         summary: "Stop capturing a table's changes (realtime.disable)",
         params: TableParams,
         response: { 200: TableEntry },

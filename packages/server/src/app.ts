@@ -239,8 +239,9 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       log,
       close() {
         closing ??= (async () => {
-          await realtime?.close().catch(() => undefined);
+          // First: stop accepting (and let requests in flight finish; WebSockets get 1001).
           await app.close();
+          await realtime?.close().catch(() => undefined);
           await messaging?.close().catch(() => undefined);
           await storage?.close().catch(() => undefined);
           await auth.close().catch(() => undefined);

@@ -52,8 +52,11 @@ export class Connection implements Subscriber {
     private readonly apikey: string | undefined,
     private readonly start: Principal,
     private readonly d: ConnectionDeps,
+    /** The access token of an `Authorization` header at connect (clients that can set headers). */
+    token: string | null = null,
   ) {
     this.principal = start;
+    this.token = start.role === 'authenticated' ? token : null;
     this.watchExpiry();
     socket.on('message', (data, isBinary) => {
       if (isBinary) {

@@ -233,7 +233,9 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
       const ip = req.ip;
       perIp.set(ip, (perIp.get(ip) ?? 0) + 1);
       const principal = req.principal ?? { role: 'anon' as const, claims: '{"role":"anon"}', uid: null };
-      const conn = new Connection(socket, keyOf(req), principal, connectionDeps);
+      const bearer = /^bearer\s+(.+)$/i.exec(req.headers.authorization?.trim() ?? '')?.[1] ?? null;
+      // Its session is checked like that of a token sent in an auth message.
+      const conn = new Connection(socket, keyOf(req), principal, connectionDeps, bearer);
       connections.add(conn);
       socket.on('error', () => undefined);
       socket.on('close', () => {

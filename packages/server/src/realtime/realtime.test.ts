@@ -305,8 +305,13 @@ describe('the token', () => {
 
   it('a ban ends the connection (invalid_token, close 4001)', async () => {
     const d = '00000000-0000-4000-8000-00000000000d';
-    const cd = await client(await t.mintToken(d));
+    const token = await t.mintToken(d);
+    const cd = await client(token);
     await rtSubscribe(cd, { id: 'd', table: 'news' });
+    // A client that sent its token in the Authorization header of the upgrade is checked alike.
+    const ch = await rtConnect(base, t.keys.publicKey, { authorization: `Bearer ${token}` });
+    clients.push(ch);
+    await rtSubscribe(ch, { id: 'h', table: 'news' });
     const ban = await t.app.inject({
       method: 'PATCH',
       url: `/api/v1/users/${d}`,
@@ -315,6 +320,7 @@ describe('the token', () => {
     });
     expect(ban.statusCode, ban.body).toBe(200);
     expect(await cd.closed).toBe(4001);
+    expect(await ch.closed).toBe(4001);
     expect(cd.messages.at(-1)).toMatchObject({ type: 'error', code: 'invalid_token' });
   });
 

@@ -584,9 +584,11 @@ const at = new Date().toISOString();
 const results = [];
 for (const kind of DBS) results.push(await benchDb(kind));
 console.log(table(results));
+// Realtime (issue 23): a Plinth and a database of its own, PostgreSQL only (bench/realtime.mjs).
+const realtime = DBS.includes('postgres') ? await (await import('./realtime.mjs')).benchRealtime({ root }) : null;
 mkdirSync(OUT, { recursive: true });
 const report = JSON.stringify(
-  { at, seconds: SECONDS, warmup: WARMUP, connections: CONNECTIONS, valid: problems.length === 0, problems, results },
+  { at, seconds: SECONDS, warmup: WARMUP, connections: CONNECTIONS, valid: problems.length === 0, problems, results, realtime },
   null,
   2,
 );

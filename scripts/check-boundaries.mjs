@@ -20,6 +20,8 @@ const LAYER = {
   auth: 4,
   storage: 4,
   admin: 5,
+  // Beside rest (it reads the schema cache), depending on db and http, never on auth or admin.
+  realtime: 5,
   'app.ts': 6,
   cli: 7,
   'main.ts': 8,

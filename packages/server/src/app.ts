@@ -26,6 +26,7 @@ import {
 } from './http/index.js';
 import { systemClock, type Clock } from './lib/index.js';
 import { createMessaging, createSmsTransport, type EmailTransport, type Messaging } from './messaging/index.js';
+import { type Realtime, registerRealtime } from './realtime/index.js';
 import { createSchemaCache, registerOpenApi, registerRestRoutes, type SchemaCache } from './rest/index.js';
 import { createSettingsStore, loadOrCreateKeys, type SettingsStore } from './settings/index.js';
 import { registerStorage, type Storage } from './storage/index.js';
@@ -53,6 +54,8 @@ export interface Plinth {
   messaging: Messaging;
   schema: SchemaCache;
   storage: Storage;
+  /** Realtime (docs/realtime.md): the change log this instance reads and its WebSocket connections. */
+  realtime: Realtime;
   /** Console admins; `admin.setupToken` is the one-time token of the setup link to print, or null. */
   admin: AdminArea;
   log: Logger;
@@ -91,6 +94,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
   const db = options.db ?? (await openDatabase(config));
   let messaging: Messaging | undefined;
   let storage: Storage | undefined;
+  let realtime: Realtime | undefined;
   let gate: SessionGate | undefined;
   let ddl: DdlWatch | undefined;
   try {
@@ -121,7 +125,9 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       include: ['/v1/auth/', '/api/v1/'],
       exclude: ['/api/v1/db/', '/api/v1/openapi.json'],
     });
-    const callers = callerGuards(makePrincipalResolver(keys, gatedVerifier(tokens, gate)));
+    // Keys and tokens, a token's session checked: what every API area takes its caller from.
+    const resolvePrincipal = makePrincipalResolver(keys, gatedVerifier(tokens, gate));
+    const callers = callerGuards(resolvePrincipal);
 
     app.get('/health', async (_req, reply) => {
       try {
@@ -197,6 +203,20 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       log,
     });
 
+    // Realtime (API.md §9): changes of the enabled tables over a WebSocket, under the same RLS
+    // as reads; the principal arrives as for REST.
+    realtime = await registerRealtime(app, {
+      db,
+      schema,
+      config: config.realtime,
+      resolvePrincipal,
+      manage: admin.guards.manage,
+      isOriginAllowed: settings.isOriginAllowed,
+      clock,
+      log,
+      metrics,
+    });
+
     app.get('/sdk/plinth.js', async (_req, reply) => {
       if (!existsSync(SDK_BUNDLE)) {
         reply.code(404);
@@ -221,11 +241,14 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       messaging: messaging,
       schema,
       storage,
+      realtime,
       admin,
       log,
       close() {
         closing ??= (async () => {
+          // First: stop accepting (and let requests in flight finish; WebSockets get 1001).
           await app.close();
+          await realtime?.close().catch(() => undefined);
           await messaging?.close().catch(() => undefined);
           await storage?.close().catch(() => undefined);
           await auth.close().catch(() => undefined);
@@ -239,6 +262,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       },
     };
   } catch (err) {
+    await realtime?.close().catch(() => undefined);
     await messaging?.close().catch(() => undefined);
     await storage?.close().catch(() => undefined);
     await gate?.close().catch(() => undefined);

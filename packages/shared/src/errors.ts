@@ -96,6 +96,16 @@ export const ERROR_STATUS = {
   range_not_satisfiable: 416,
   /** The storage backend (the disk, or the S3 service) failed or cannot be reached. */
   storage_unavailable: 503,
+  // realtime (API.md §9; docs/realtime.md). Sent in WebSocket `error` messages; the statuses are
+  // those of the HTTP routes beside it (GET/POST/DELETE /api/v1/realtime/tables) and of a refused upgrade.
+  /** The table exists but its changes are not captured: `select realtime.enable('<table>')` first. */
+  realtime_disabled: 400,
+  /** `since` is older than the changes kept (REALTIME_RETENTION) or not a seq of this log: refetch, then subscribe afresh. */
+  resume_gap: 410,
+  /** A connection may hold REALTIME_MAX_SUBSCRIPTIONS subscriptions. */
+  too_many_subscriptions: 429,
+  /** A client IP may hold REALTIME_MAX_CONNECTIONS_PER_IP WebSockets. */
+  too_many_connections: 429,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -96,3 +96,28 @@ export async function auth() {
   });
   data.subscription.unsubscribe();
 }
+
+export function realtime() {
+  const sub = client.realtime.subscribe(
+    { table: 'todos', events: ['insert', 'update'], filter: 'eq.done=false', since: 10 },
+    (change) => {
+      assert<Equal<typeof change.row, Database['public']['Tables']['todos']['Row'] | null>>();
+      if (change.row) expectType<string>(change.row.title);
+      expectType<'insert' | 'update' | 'delete' | 'leave'>(change.op);
+      expectType<number>(change.seq);
+    },
+    (status, error) => {
+      expectType<'SUBSCRIBED' | 'RECONNECTING' | 'CLOSED' | 'ERROR'>(status);
+      expectType<string | undefined>(error?.code);
+    },
+  );
+  expectType<number | null>(sub.lastSeq);
+  // @ts-expect-error unknown table
+  client.realtime.subscribe({ table: 'todoz' }, () => undefined);
+  // @ts-expect-error not an event
+  client.realtime.subscribe({ table: 'todos', events: ['upsert'] }, () => undefined);
+  client.realtime.subscribe({ table: 'todos' }, (change) => {
+    // @ts-expect-error no such column
+    change.row?.titel;
+  });
+}

@@ -21,6 +21,16 @@ export interface Metrics {
    * @example metrics.gauge('plinth_outbox_queued', 'Messages waiting in the outbox', async () => outbox.queued())
    */
   gauge(name: string, help: string, read: () => Promise<number> | number): void;
+  /**
+   * A counter an area increments, e.g. realtime's deliveries.
+   * @example const delivered = metrics.counter('plinth_realtime_delivered_total', 'Changes sent to subscribers'); delivered.inc(3);
+   */
+  counter(name: string, help: string): { inc(n?: number): void };
+  /**
+   * A histogram an area observes (seconds), e.g. realtime's delivery lag.
+   * @example metrics.histogram('plinth_realtime_lag_seconds', 'Write to delivery').observe(0.004);
+   */
+  histogram(name: string, help: string, buckets?: number[]): { observe(value: number): void };
   /** The text of a scrape: this process's metrics, or the whole cluster's under --workers. */
   scrape(): Promise<{ contentType: string; body: string }>;
 }
@@ -103,6 +113,14 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
           this.set(await read());
         },
       });
+    },
+    counter(name, help) {
+      const c = new Counter({ name, help, registers: [registry] });
+      return { inc: (n = 1) => c.inc(n) };
+    },
+    histogram(name, help, buckets = BUCKETS) {
+      const h = new Histogram({ name, help, buckets, registers: [registry] });
+      return { observe: (v) => h.observe(v) };
     },
     async scrape() {
       if (cluster.isWorker) {

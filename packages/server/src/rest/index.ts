@@ -18,6 +18,9 @@ import type { SchemaCache } from './schema-cache/index.js';
 export { createSchemaCache, loadSchema, type SchemaCache, type TableInfo, type ColumnInfo } from './schema-cache/index.js';
 export { registerOpenApi, buildOpenApi, type OpenApiDeps } from './openapi/index.js';
 export { REST_ROUTES } from './routes.js';
+// The filter grammar and the one quoting function, for areas that take REST filters (realtime).
+export { parseQuery, type Filter, type QueryAst } from './request/index.js';
+export { arrayLiteral, quoteIdent } from './sql/index.js';
 
 export interface RestDeps {
   db: Db;

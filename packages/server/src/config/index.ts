@@ -9,6 +9,7 @@ import { ConfigError, type Env, int } from './parse.js';
 import { parseRealtime, type RealtimeConfig } from './realtime.js';
 import { parseSms, type SmsConfig } from './sms.js';
 import { parseStorageConfig, type StorageConfig } from './storage.js';
+import { parseWebhooks, type WebhooksConfig } from './webhooks.js';
 
 export type { S3Config, StorageConfig } from './storage.js';
 
@@ -18,6 +19,7 @@ export { type OAuthEndpoints, parseOAuth } from './oauth.js';
 export { ConfigError, type Env, type RateRule } from './parse.js';
 export { duration, parseRealtime, type RealtimeConfig } from './realtime.js';
 export { ELKS_SENDER, parseSms, SMS_PROVIDERS, type SmsConfig } from './sms.js';
+export { parseWebhooks, type WebhooksConfig } from './webhooks.js';
 
 /**
  * Typed configuration, parsed once: the only module that reads the environment. Each area gets
@@ -70,6 +72,8 @@ export interface Config {
   workers: number;
   /** Realtime: change retention and the WebSocket limits (`REALTIME_*`; config/realtime.ts). */
   realtime: RealtimeConfig;
+  /** Database webhooks: private addresses, retries, timeout (`WEBHOOK_*`; config/webhooks.ts). */
+  webhooks: WebhooksConfig;
 }
 
 /**
@@ -239,5 +243,6 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
     outboxLeaseMs: int(env, 'OUTBOX_LEASE_SECONDS', 120, { min: 1 }) * 1000,
     workers: overrides.workers !== undefined ? parseWorkers(overrides.workers, '--workers') : parseWorkers(env.WORKERS),
     realtime: parseRealtime(env),
+    webhooks: parseWebhooks(env),
   };
 }

@@ -6,7 +6,15 @@ export interface Received {
   headers: IncomingHttpHeaders;
   body: string;
   /** The body parsed (docs/webhooks.md's payload). */
-  json: { type: string; table: string; seq: number; record: Record<string, unknown> | null; old_record: Record<string, unknown> | null; commit_time: string; truncated?: true };
+  json: {
+    type: string;
+    table: string;
+    seq: number;
+    record: Record<string, unknown> | null;
+    old_record: Record<string, unknown> | null;
+    commit_time: string;
+    truncated?: true;
+  };
   /** What the receiver answered. */
   status: number;
   at: number;

@@ -49,7 +49,13 @@ interface Delivery {
   failed: string | null;
 }
 
-const textArray = (v: string[] | string): string[] => (Array.isArray(v) ? v : v.replace(/^\{|\}$/g, '').split(',').filter(Boolean));
+const textArray = (v: string[] | string): string[] =>
+  Array.isArray(v)
+    ? v
+    : v
+        .replace(/^\{|\}$/g, '')
+        .split(',')
+        .filter(Boolean);
 
 export interface FanoutOptions {
   db: Db;
@@ -64,9 +70,14 @@ export interface FanoutOptions {
  * One fan-out run: at most BATCH changes. Returns how many changes it read (BATCH: run again).
  * @example while ((await fanoutOnce(o, filters)) === 1000);
  */
-export async function fanoutOnce(o: FanoutOptions, filters: Map<string, { key: string; filter: RowFilter | FilterError }>): Promise<number> {
+export async function fanoutOnce(
+  o: FanoutOptions,
+  filters: Map<string, { key: string; filter: RowFilter | FilterError }>,
+): Promise<number> {
   const { read, made } = await o.db.transaction(async (tx) => {
-    const cursor = await tx.query<{ seq: number | string }>(`select seq from realtime.cursors where consumer = 'webhooks' for update skip locked`);
+    const cursor = await tx.query<{ seq: number | string }>(
+      `select seq from realtime.cursors where consumer = 'webhooks' for update skip locked`,
+    );
     if (cursor.rows.length === 0) return { read: 0, made: 0 };
     const after = Number(cursor.rows[0].seq);
     const last = Number((await tx.query<{ s: number | string }>('select last_seq as s from realtime.state where id = 1')).rows[0]?.s ?? 0);

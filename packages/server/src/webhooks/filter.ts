@@ -7,8 +7,10 @@
  * PostgreSQL compares (numbers as numbers, instants as instants whatever the offset). Operators
  * whose result depends on the database's collation (ordering text) or on a type's own rules
  * (json, arrays, ranges, citext…) are refused at save with the list of what works, never decided
- * differently from a REST read. One exception, documented: `ilike` folds case as Unicode does
- * (JavaScript's `/iu`), which differs from a database locale's folding for a handful of letters.
+ * differently from a REST read. `ilike` lowercases both sides as the database does (PostgreSQL
+ * lowers pattern and text, then matches): ASCII letters only under a `C` ctype, Unicode's simple
+ * lowercase mapping under a UTF-8 one (`C.UTF-8`, glibc, PGlite); which one is asked once per
+ * compile, and a database that folds some other way has `ilike` refused.
  */
 import type { Queryable } from '../db/index.js';
 import { type ColumnInfo, type Filter, parseQuery, type TableInfo } from '../rest/index.js';
@@ -192,7 +194,8 @@ function keyOf(family: Family, udt: string, raw: string): Key {
       return instant(raw);
     default: {
       const s = JSON.parse(raw) as string;
-      // bpchar compares without its padding (char(4) 'ab' is 'ab  ' in the row image).
+      // bpchar compares without its padding (char(4) 'ab' is 'ab  ' in the row image); LIKE on it
+      // sees the padding (bpcharlike), so patterns get the text as stored.
       return udt === 'bpchar' ? s.replace(/ +$/, '') : s;
     }
   }
@@ -213,8 +216,16 @@ function compare(family: Family, a: Key, b: Key): number {
   }
 }
 
+/** How the database lowercases text for ILIKE. */
+type Folding = 'ascii' | 'unicode';
+const asciiLower = (s: string) => s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+/** Unicode's simple lowercase mapping, character by character (no final-sigma or dotted-I context rules). */
+const unicodeLower = (s: string) => Array.from(s, (c) => (c === '\u0130' ? 'i' : c.toLowerCase())).join('');
+/** À, É, dotted capital I, capital sigma, the Kelvin sign: where the foldings differ. */
+const FOLD_PROBE = '\u00c0\u00c9\u0130\u03a3\u212aQ';
+
 /** A LIKE pattern (backslash escapes, as PostgreSQL's default) as a regular expression. */
-function likeRegex(pattern: string, insensitive: boolean): RegExp {
+function likeRegex(pattern: string): RegExp {
   let out = '';
   const quote = (c: string) => c.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
   for (let i = 0; i < pattern.length; i++) {
@@ -224,7 +235,7 @@ function likeRegex(pattern: string, insensitive: boolean): RegExp {
     else if (c === '_') out += '[\\s\\S]';
     else out += quote(c);
   }
-  return new RegExp(`^${out}$`, insensitive ? 'iu' : 'u');
+  return new RegExp(`^${out}$`, 'u');
 }
 
 type Test = (raw: string | undefined) => boolean;
@@ -277,14 +288,30 @@ export async function compileFilter(db: Queryable, table: TableInfo, text: strin
       return casts.length - 1;
     });
   });
+  // ILIKE lowers both sides as the database's ctype does: asked with the same statement.
+  const ilike = planned.some((p) => p.f.op === 'ilike');
+  if (ilike) {
+    params.push(FOLD_PROBE);
+    casts.push(`lower($${params.length})`);
+  }
   let canonical: string[] = [];
+  let folding: Folding | null = null;
   if (casts.length > 0) {
     try {
       const { rows } = await db.query<{ v: string }>(`select json_build_array(${casts.join(', ')})::text as v`, params);
       canonical = JSON.parse(rows[0]?.v ?? '[]') as string[];
+      if (ilike) {
+        const lowered = canonical.pop();
+        folding = lowered === asciiLower(FOLD_PROBE) ? 'ascii' : lowered === unicodeLower(FOLD_PROBE) ? 'unicode' : null;
+        if (!folding)
+          throw new FilterError(
+            'ilike cannot be used in a webhook filter on this database: its case folding (ctype) is neither C nor UTF-8; use like.',
+          );
+      }
     } catch (err) {
       const code = (err as { sqlstate?: string }).sqlstate;
-      if (code && /^22/.test(code)) throw new FilterError(`A value of the filter does not fit its column's type: ${(err as Error).message}`);
+      if (code && /^22/.test(code))
+        throw new FilterError(`A value of the filter does not fit its column's type: ${(err as Error).message}`);
       throw err;
     }
   }
@@ -300,13 +327,11 @@ export async function compileFilter(db: Queryable, table: TableInfo, text: strin
         return { column: col.name, test: (raw) => read(raw) === (f.value === 'true') };
       case 'like':
       case 'ilike': {
-        const re = likeRegex(f.value, f.op === 'ilike');
+        const lower = f.op === 'like' ? (s: string) => s : folding === 'ascii' ? asciiLower : unicodeLower;
+        const re = likeRegex(lower(f.value));
         return {
           column: col.name,
-          test: (raw) => {
-            const v = read(raw);
-            return v !== null && re.test(v as string);
-          },
+          test: (raw) => raw !== undefined && raw !== 'null' && re.test(lower(JSON.parse(raw) as string)),
         };
       }
       case 'in':
@@ -326,7 +351,17 @@ export async function compileFilter(db: Queryable, table: TableInfo, text: strin
             const v = read(raw);
             if (v === null) return false;
             const c = compare(family, v, want);
-            return op === 'eq' ? c === 0 : op === 'neq' ? c !== 0 : op === 'gt' ? c > 0 : op === 'lt' ? c < 0 : op === 'gte' ? c >= 0 : c <= 0;
+            return op === 'eq'
+              ? c === 0
+              : op === 'neq'
+                ? c !== 0
+                : op === 'gt'
+                  ? c > 0
+                  : op === 'lt'
+                    ? c < 0
+                    : op === 'gte'
+                      ? c >= 0
+                      : c <= 0;
           },
         };
       }

@@ -98,7 +98,8 @@ export async function registerWebhooks(app: App, o: WebhooksOptions): Promise<We
   const poster = createPoster({ allowPrivate: o.config.allowPrivate, timeoutMs: o.config.timeoutMs, lookup: o.lookup });
   // The embedded database belongs to this one process (its data dir is locked): a lease left by a
   // process that died is no one's, and waiting for it to run out would only delay the restart.
-  if (db.kind === 'pglite') await db.query('update plinth.webhooks set lease_until = null, lease_token = null where lease_until is not null');
+  if (db.kind === 'pglite')
+    await db.query('update plinth.webhooks set lease_until = null, lease_token = null where lease_until is not null');
   await store.reconcile().catch((err) => log.warn({ err }, 'webhooks: capture of the watched tables could not be checked'));
 
   const sender = startSender({

@@ -95,7 +95,10 @@ export function createPoster(o: PostOptions): Poster {
           });
         }
         req.on('error', (err: NodeJS.ErrnoException) => {
-          const why = err instanceof RefusedAddressError ? err.message : `${err.message}${err.code && !err.message.includes(err.code) ? ` (${err.code})` : ''}`;
+          const why =
+            err instanceof RefusedAddressError
+              ? err.message
+              : `${err.message}${err.code && !err.message.includes(err.code) ? ` (${err.code})` : ''}`;
           finish(done(false, null, why));
         });
         req.on('response', (res: IncomingMessage) => {

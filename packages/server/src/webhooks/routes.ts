@@ -60,7 +60,10 @@ const WebhookOut = Type.Object({
   previous_secret_expires_at: Type.Union([Type.String(), Type.Null()]),
   queued: Type.Integer({ description: 'Deliveries waiting to be sent.' }),
 });
-const CreatedOut = Type.Composite([WebhookOut, Type.Object({ secret: Type.String({ description: 'The signing secret, shown this once.' }) })]);
+const CreatedOut = Type.Composite([
+  WebhookOut,
+  Type.Object({ secret: Type.String({ description: 'The signing secret, shown this once.' }) }),
+]);
 const DeliveryOut = Type.Object({
   id: Type.String(),
   webhook_id: Type.String(),
@@ -79,7 +82,10 @@ const DeliveryOut = Type.Object({
   sent_at: Type.Union([Type.String(), Type.Null()]),
   next_attempt_at: Type.Union([Type.String(), Type.Null()]),
 });
-const DeliveryDetailOut = Type.Composite([DeliveryOut, Type.Object({ body: Type.String({ description: 'The JSON body each attempt POSTs.' }) })]);
+const DeliveryDetailOut = Type.Composite([
+  DeliveryOut,
+  Type.Object({ body: Type.String({ description: 'The JSON body each attempt POSTs.' }) }),
+]);
 const IdParams = Type.Object({ id: Type.String() });
 const DeliveryParams = Type.Object({ id: Type.String(), delivery_id: Type.String() });
 const DeliveryQuery = Type.Object({
@@ -107,19 +113,31 @@ export function registerWebhookRoutes(app: App, g: WebhookGuards, h: WebhookHand
   app.get(base, { ...r, schema: { tags, summary: 'The webhooks', response: { 200: Type.Array(WebhookOut) } } }, h.list);
   app.post(
     base,
-    { ...w, ...unchecked, schema: { tags, summary: 'Create a webhook (answers its signing secret, once)', body: CreateBody, response: { 201: CreatedOut } } },
+    {
+      ...w,
+      ...unchecked,
+      schema: { tags, summary: 'Create a webhook (answers its signing secret, once)', body: CreateBody, response: { 201: CreatedOut } },
+    },
     h.create,
   );
   app.get(`${base}/:id`, { ...r, schema: { tags, summary: 'A webhook', params: IdParams, response: { 200: WebhookOut } } }, h.get);
   app.patch(
     `${base}/:id`,
-    { ...w, ...unchecked, schema: { tags, summary: 'Change a webhook (any of its fields)', params: IdParams, body: PatchBody, response: { 200: WebhookOut } } },
+    {
+      ...w,
+      ...unchecked,
+      schema: { tags, summary: 'Change a webhook (any of its fields)', params: IdParams, body: PatchBody, response: { 200: WebhookOut } },
+    },
     h.update,
   );
   app.delete(`${base}/:id`, { ...w, schema: { tags, summary: 'Delete a webhook and its delivery log', params: IdParams } }, h.remove);
   app.post(
     `${base}/:id/secret/rotate`,
-    { ...w, ...unchecked, schema: { tags, summary: 'A new signing secret (shown once)', params: IdParams, body: RotateBody, response: { 200: RotatedOut } } },
+    {
+      ...w,
+      ...unchecked,
+      schema: { tags, summary: 'A new signing secret (shown once)', params: IdParams, body: RotateBody, response: { 200: RotatedOut } },
+    },
     h.rotateSecret,
   );
   app.get(
@@ -127,7 +145,13 @@ export function registerWebhookRoutes(app: App, g: WebhookGuards, h: WebhookHand
     {
       ...r,
       ...unchecked,
-      schema: { tags, summary: "A webhook's delivery log, newest first", params: IdParams, querystring: DeliveryQuery, response: { 200: Type.Array(DeliveryOut) } },
+      schema: {
+        tags,
+        summary: "A webhook's delivery log, newest first",
+        params: IdParams,
+        querystring: DeliveryQuery,
+        response: { 200: Type.Array(DeliveryOut) },
+      },
     },
     h.deliveries,
   );
@@ -138,7 +162,15 @@ export function registerWebhookRoutes(app: App, g: WebhookGuards, h: WebhookHand
   );
   app.post(
     `${base}/:id/deliveries/:delivery_id/redeliver`,
-    { ...w, schema: { tags, summary: 'Send a delivery again (queued at the end of its queue)', params: DeliveryParams, response: { 201: DeliveryOut } } },
+    {
+      ...w,
+      schema: {
+        tags,
+        summary: 'Send a delivery again (queued at the end of its queue)',
+        params: DeliveryParams,
+        response: { 201: DeliveryOut },
+      },
+    },
     h.redeliver,
   );
 }

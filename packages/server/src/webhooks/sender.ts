@@ -159,7 +159,10 @@ export function startSender(o: SenderOptions): Sender {
       }
     } finally {
       await db
-        .query('update plinth.webhooks set lease_until = null, lease_token = null where id = $1 and lease_token = $2::uuid', [w.id, w.token])
+        .query('update plinth.webhooks set lease_until = null, lease_token = null where id = $1 and lease_token = $2::uuid', [
+          w.id,
+          w.token,
+        ])
         .catch(() => undefined);
     }
   }
@@ -206,7 +209,10 @@ export function startSender(o: SenderOptions): Sender {
     if (outcomes.length - sent - failed) o.stats?.retried(outcomes.length - sent - failed);
     if (failed) {
       o.stats?.gaveUp(failed);
-      o.log.warn({ webhook: w.id, deliveries: outcomes.filter((x) => x.status === 'failed').map((x) => x.id) }, 'webhooks: delivery given up');
+      o.log.warn(
+        { webhook: w.id, deliveries: outcomes.filter((x) => x.status === 'failed').map((x) => x.id) },
+        'webhooks: delivery given up',
+      );
     }
     return Boolean(rows[0]?.held);
   }

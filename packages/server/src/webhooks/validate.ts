@@ -35,10 +35,10 @@ const MAX_FILTER = 2000;
  * receiver must be able to trust Plinth-Signature and Plinth-Delivery, and Host or
  * Content-Length from a project would make the request something else.
  */
-const RESERVED_HEADER = /^(host|content-length|content-type|transfer-encoding|connection|keep-alive|upgrade|te|trailer|expect|proxy-.*|user-agent|plinth-.*)$/i;
+const RESERVED_HEADER =
+  /^(host|content-length|content-type|transfer-encoding|connection|keep-alive|upgrade|te|trailer|expect|proxy-.*|user-agent|plinth-.*)$/i;
 
 const isText = (v: unknown): v is string => typeof v === 'string';
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /**
@@ -155,8 +155,9 @@ export async function checkFields(
   // The table and the filter, against the schema cache (and PostgreSQL for the filter's values).
   if (!problems.some((p) => p.field === 'table') && (has('table') || has('filter'))) {
     const table = deps.schema.get().tables.get(out.table);
-    if (!table || table.kind !== 'table') bad('table', `There is no table "${out.table}" in the public schema.`);
-    else if (table.pk.length === 0) bad('table', `The table "${out.table}" has no primary key: a change names its row by it. Add one first.`);
+    if (table?.kind !== 'table') bad('table', `There is no table "${out.table}" in the public schema.`);
+    else if (table.pk.length === 0)
+      bad('table', `The table "${out.table}" has no primary key: a change names its row by it. Add one first.`);
     else if (!problems.some((p) => p.field === 'filter')) {
       try {
         await compileFilter(deps.db, table, out.filter);

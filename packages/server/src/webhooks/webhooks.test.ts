@@ -70,7 +70,12 @@ afterAll(async () => {
 describe('inserts, updates and deletes arrive signed and in order', () => {
   it('each change is one POST with the documented body and headers, verified with its secret', async () => {
     const r = await receiver();
-    const made = await hook({ name: 'orders to r', table: 'orders', url: `${r.url}/hooks?x=1`, headers: { Authorization: 'Bearer receiver-token' } });
+    const made = await hook({
+      name: 'orders to r',
+      table: 'orders',
+      url: `${r.url}/hooks?x=1`,
+      headers: { Authorization: 'Bearer receiver-token' },
+    });
     expect(made.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
     expect(made).toMatchObject({ table: 'orders', events: ['insert', 'update', 'delete'], enabled: true, filter: null });
     expect(made.headers).toEqual({ Authorization: MASK });
@@ -129,7 +134,11 @@ describe('inserts, updates and deletes arrive signed and in order', () => {
     await rest('DELETE', 'orders?eq.note=edge');
     await rest('POST', 'orders', { status: 'paid', total: '1e3', note: 'last' });
     await until('the last insert', () => r.received.some((x) => x.json.record?.note === 'last'));
-    expect(r.received.map((x) => `${x.json.type}:${(x.json.record ?? x.json.old_record)?.note}`)).toEqual(['insert:edge', 'delete:edge', 'insert:last']);
+    expect(r.received.map((x) => `${x.json.type}:${(x.json.record ?? x.json.old_record)?.note}`)).toEqual([
+      'insert:edge',
+      'delete:edge',
+      'insert:last',
+    ]);
     await api('DELETE', `/api/v1/webhooks/${made.id}`, undefined, 204);
   });
 });
@@ -221,19 +230,28 @@ describe('the delivery log, redelivery, the secret', () => {
     await rest('POST', 'feed', { id: 201, body: 'stuck' });
     await until('tried', async () => (await deliveries(made.id, '?status=queued'))[0]?.attempts >= 1);
     const [stuck] = await deliveries(made.id, '?status=queued');
-    const res = await t.app.inject({ method: 'POST', url: `/api/v1/webhooks/${made.id}/deliveries/${stuck.id}/redeliver`, headers: t.as.service });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/webhooks/${made.id}/deliveries/${stuck.id}/redeliver`,
+      headers: t.as.service,
+    });
     expect(res.statusCode).toBe(409);
     expect(res.json().code).toBe('conflict');
-    expect((await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${made.id}/deliveries/99999999`, headers: t.as.service })).json().code).toBe(
-      'webhook_delivery_not_found',
-    );
+    expect(
+      (await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${made.id}/deliveries/99999999`, headers: t.as.service })).json().code,
+    ).toBe('webhook_delivery_not_found');
     await api('DELETE', `/api/v1/webhooks/${made.id}`, undefined, 204);
   });
 
   it('a rotated secret signs from then on; the old one also signs for a day unless revoked', async () => {
     const r = await receiver();
     const made = await hook({ name: 'rotate', table: 'feed', url: r.url });
-    const rotated = await api<{ secret: string; previous_secret_expires_at: string }>('POST', `/api/v1/webhooks/${made.id}/secret/rotate`, {}, 200);
+    const rotated = await api<{ secret: string; previous_secret_expires_at: string }>(
+      'POST',
+      `/api/v1/webhooks/${made.id}/secret/rotate`,
+      {},
+      200,
+    );
     expect(rotated.secret).not.toBe(made.secret);
     expect(Date.parse(rotated.previous_secret_expires_at) - t.clock.now()).toBe(24 * 3600_000);
     await rest('POST', 'feed', { id: 300, body: 'two signatures' });
@@ -245,7 +263,12 @@ describe('the delivery log, redelivery, the secret', () => {
     expect(verifySignature(rotated.secret, sig, first.body, tPart)).toBe(true);
     expect(verifySignature(made.secret, sig, first.body, tPart)).toBe(true);
 
-    const revoked = await api<{ secret: string; previous_secret_expires_at: null }>('POST', `/api/v1/webhooks/${made.id}/secret/rotate`, { revoke: true }, 200);
+    const revoked = await api<{ secret: string; previous_secret_expires_at: null }>(
+      'POST',
+      `/api/v1/webhooks/${made.id}/secret/rotate`,
+      { revoke: true },
+      200,
+    );
     expect(revoked.previous_secret_expires_at).toBeNull();
     await rest('POST', 'feed', { id: 301, body: 'one signature' });
     await until('signed once', () => r.accepted().length >= 2);
@@ -273,7 +296,12 @@ describe('management', () => {
   it('edits, masks header values (a masked value sent back keeps the stored one), disables, deletes', async () => {
     const r = await receiver();
     const made = await hook({ name: 'edit me', table: 'feed', url: r.url, headers: { 'X-Token': 'one', 'X-Env': 'test' } });
-    const patched = await api<Webhook>('PATCH', `/api/v1/webhooks/${made.id}`, { name: 'edited', headers: { 'X-Token': MASK, 'X-New': 'n' } }, 200);
+    const patched = await api<Webhook>(
+      'PATCH',
+      `/api/v1/webhooks/${made.id}`,
+      { name: 'edited', headers: { 'X-Token': MASK, 'X-New': 'n' } },
+      200,
+    );
     expect(patched).toMatchObject({ name: 'edited', headers: { 'X-Token': MASK, 'X-New': MASK } });
     await rest('POST', 'feed', { id: 500, body: 'h' });
     await until('sent', () => r.accepted().length >= 1);
@@ -290,9 +318,13 @@ describe('management', () => {
     expect(r.accepted().map((x) => x.json.record?.id)).toEqual([500, 502]);
 
     await api('DELETE', `/api/v1/webhooks/${made.id}`, undefined, 204);
-    expect((await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${made.id}`, headers: t.as.service })).json().code).toBe('webhook_not_found');
+    expect((await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${made.id}`, headers: t.as.service })).json().code).toBe(
+      'webhook_not_found',
+    );
     // The last webhook of the table gone, its capture goes too (realtime never asked for feed).
-    const { results } = await sql(`select count(*)::int as n from pg_trigger where tgrelid = 'public.feed'::regclass and tgname = 'plinth_realtime'`);
+    const { results } = await sql(
+      `select count(*)::int as n from pg_trigger where tgrelid = 'public.feed'::regclass and tgname = 'plinth_realtime'`,
+    );
     const others = (await api<Webhook[]>('GET', '/api/v1/webhooks', undefined, 200)).filter((w) => w.table === 'feed' && w.enabled);
     expect(results[0].rows[0].n).toBe(others.length > 0 ? 1 : 0);
   });
@@ -303,12 +335,27 @@ describe('management', () => {
       method: 'POST',
       url: '/api/v1/webhooks',
       headers: t.as.service,
-      payload: { name: '', table: 'nope', events: ['insert', 'truncate'], url: 'ftp://x', headers: { Host: 'a', 'X-Ok': 'line\nbreak' }, extra: 1 },
+      payload: {
+        name: '',
+        table: 'nope',
+        events: ['insert', 'truncate'],
+        url: 'ftp://x',
+        headers: { Host: 'a', 'X-Ok': 'line\nbreak' },
+        extra: 1,
+      },
     });
     expect(res.statusCode).toBe(400);
     const body = res.json();
     expect(body.code).toBe('invalid_webhook');
-    expect(body.details.map((d: { field: string }) => d.field).sort()).toEqual(['events', 'extra', 'headers.Host', 'headers.X-Ok', 'name', 'table', 'url']);
+    expect(body.details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'events',
+      'extra',
+      'headers.Host',
+      'headers.X-Ok',
+      'name',
+      'table',
+      'url',
+    ]);
     const filter = await t.app.inject({
       method: 'POST',
       url: '/api/v1/webhooks',
@@ -325,7 +372,12 @@ describe('management', () => {
     expect(value.json().details[0]).toMatchObject({ field: 'filter', message: expect.stringMatching(/does not fit/) });
     const nopk = await sql('create table nopk (a int)');
     expect(nopk).toBeTruthy();
-    const pk = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: t.as.service, payload: { name: 'f', table: 'nopk', url: 'http://127.0.0.1:9/' } });
+    const pk = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/webhooks',
+      headers: t.as.service,
+      payload: { name: 'f', table: 'nopk', url: 'http://127.0.0.1:9/' },
+    });
     expect(pk.json().details[0]).toMatchObject({ field: 'table', message: expect.stringMatching(/primary key/) });
     expect((await api<Webhook[]>('GET', '/api/v1/webhooks', undefined, 200)).length).toBe(before);
   });

@@ -153,17 +153,34 @@ export async function checkFields(
   }
 
   // The table and the filter, against the schema cache (and PostgreSQL for the filter's values).
+  // A miss reloads the cache once: a table made a moment ago through another instance (or psql)
+  // may not have reached this one's cache yet.
   if (!problems.some((p) => p.field === 'table') && (has('table') || has('filter'))) {
-    const table = deps.schema.get().tables.get(out.table);
+    let reloaded = false;
+    const tableNamed = async () => {
+      const hit = deps.schema.get().tables.get(out.table);
+      if (hit || reloaded) return hit;
+      reloaded = true;
+      return (await deps.schema.reload()).tables.get(out.table);
+    };
+    let table = await tableNamed();
     if (table?.kind !== 'table') bad('table', `There is no table "${out.table}" in the public schema.`);
     else if (table.pk.length === 0)
       bad('table', `The table "${out.table}" has no primary key: a change names its row by it. Add one first.`);
     else if (!problems.some((p) => p.field === 'filter')) {
-      try {
-        await compileFilter(deps.db, table, out.filter);
-      } catch (err) {
-        if (!(err instanceof FilterError)) throw err;
-        bad('filter', err.message);
+      for (;;) {
+        try {
+          await compileFilter(deps.db, table, out.filter);
+          break;
+        } catch (err) {
+          if (!(err instanceof FilterError)) throw err;
+          if (reloaded) {
+            bad('filter', err.message);
+            break;
+          }
+          reloaded = true;
+          table = (await deps.schema.reload()).tables.get(out.table) ?? table;
+        }
       }
     }
   }

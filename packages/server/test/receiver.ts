@@ -31,7 +31,10 @@ export interface Receiver {
    * How to answer the next request: a status (default 200), optionally headers; the function is
    * called per request with its index.
    */
-  answer: (n: number, r: Omit<Received, 'status' | 'at'>) => { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+  answer: (
+    n: number,
+    r: Omit<Received, 'status' | 'at'>,
+  ) => { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
   /** Stops listening (and drops open connections): the endpoint is down. */
   close(): Promise<void>;
 }
@@ -70,9 +73,13 @@ export async function startReceiver(port = 0): Promise<Receiver> {
         r.received.push({ ...got, status: 0, at: Date.now() });
         return;
       }
-      r.received.push({ ...got, status: a.status, at: Date.now() });
-      res.writeHead(a.status, a.headers ?? { 'content-type': 'text/plain' });
-      res.end(a.body ?? (a.status < 300 ? 'ok' : 'no'));
+      const reply = () => {
+        r.received.push({ ...got, status: a.status, at: Date.now() });
+        res.writeHead(a.status, a.headers ?? { 'content-type': 'text/plain' });
+        res.end(a.body ?? (a.status < 300 ? 'ok' : 'no'));
+      };
+      if (a.delayMs) setTimeout(reply, a.delayMs);
+      else reply();
     });
   });
   server.on('connection', (s) => {

@@ -109,34 +109,33 @@ export function registerWebhookRoutes(app: App, g: WebhookGuards, h: WebhookHand
   const r = { onRequest: g.read };
   const w = { onRequest: g.write };
   const base = '/api/v1/webhooks';
-  const tags = ['webhooks'];
-  app.get(base, { ...r, schema: { tags, summary: 'The webhooks', response: { 200: Type.Array(WebhookOut) } } }, h.list);
+  app.get(base, { ...r, schema: { summary: 'The webhooks', response: { 200: Type.Array(WebhookOut) } } }, h.list);
   app.post(
     base,
     {
       ...w,
       ...unchecked,
-      schema: { tags, summary: 'Create a webhook (answers its signing secret, once)', body: CreateBody, response: { 201: CreatedOut } },
+      schema: { summary: 'Create a webhook (answers its signing secret, once)', body: CreateBody, response: { 201: CreatedOut } },
     },
     h.create,
   );
-  app.get(`${base}/:id`, { ...r, schema: { tags, summary: 'A webhook', params: IdParams, response: { 200: WebhookOut } } }, h.get);
+  app.get(`${base}/:id`, { ...r, schema: { summary: 'A webhook', params: IdParams, response: { 200: WebhookOut } } }, h.get);
   app.patch(
     `${base}/:id`,
     {
       ...w,
       ...unchecked,
-      schema: { tags, summary: 'Change a webhook (any of its fields)', params: IdParams, body: PatchBody, response: { 200: WebhookOut } },
+      schema: { summary: 'Change a webhook (any of its fields)', params: IdParams, body: PatchBody, response: { 200: WebhookOut } },
     },
     h.update,
   );
-  app.delete(`${base}/:id`, { ...w, schema: { tags, summary: 'Delete a webhook and its delivery log', params: IdParams } }, h.remove);
+  app.delete(`${base}/:id`, { ...w, schema: { summary: 'Delete a webhook and its delivery log', params: IdParams } }, h.remove);
   app.post(
     `${base}/:id/secret/rotate`,
     {
       ...w,
       ...unchecked,
-      schema: { tags, summary: 'A new signing secret (shown once)', params: IdParams, body: RotateBody, response: { 200: RotatedOut } },
+      schema: { summary: 'A new signing secret (shown once)', params: IdParams, body: RotateBody, response: { 200: RotatedOut } },
     },
     h.rotateSecret,
   );
@@ -146,7 +145,6 @@ export function registerWebhookRoutes(app: App, g: WebhookGuards, h: WebhookHand
       ...r,
       ...unchecked,
       schema: {
-        tags,
         summary: "A webhook's delivery log, newest first",
         params: IdParams,
         querystring: DeliveryQuery,
@@ -157,7 +155,7 @@ export function registerWebhookRoutes(app: App, g: WebhookGuards, h: WebhookHand
   );
   app.get(
     `${base}/:id/deliveries/:delivery_id`,
-    { ...r, schema: { tags, summary: 'A delivery and its body', params: DeliveryParams, response: { 200: DeliveryDetailOut } } },
+    { ...r, schema: { summary: 'A delivery and its body', params: DeliveryParams, response: { 200: DeliveryDetailOut } } },
     h.delivery,
   );
   app.post(
@@ -165,7 +163,6 @@ export function registerWebhookRoutes(app: App, g: WebhookGuards, h: WebhookHand
     {
       ...w,
       schema: {
-        tags,
         summary: 'Send a delivery again (queued at the end of its queue)',
         params: DeliveryParams,
         response: { 201: DeliveryOut },

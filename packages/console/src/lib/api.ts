@@ -99,7 +99,18 @@ export interface SqlResult {
   truncated: boolean;
 }
 
-import type { AuthSettings, DevMessage, LogEntry, TemplateKind, User } from '@plinth/shared';
+import type {
+  AuthSettings,
+  DevMessage,
+  LogEntry,
+  TemplateKind,
+  User,
+  Webhook,
+  WebhookCreated,
+  WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookInput,
+} from '@plinth/shared';
 
 export type {
   AppleProviderSettings as AppleProvider,
@@ -117,6 +128,7 @@ export interface EndUserDetail extends EndUser {
 }
 
 export type { DevMessage, LogEntry } from '@plinth/shared';
+export type { Webhook, WebhookCreated, WebhookDelivery, WebhookDeliveryDetail, WebhookEvent, WebhookInput } from '@plinth/shared';
 
 /** A column as PostgreSQL has it: `type` is the short name the SQL runner shows (`int8`, `text[]`). */
 export interface PgColumn {
@@ -225,4 +237,31 @@ export const api = {
   messages: (f: { to?: string; status?: string; channel?: string }) =>
     call<LogEntry[]>({ path: '/api/v1/messages', query: q({ ...f, limit: 200 }) }),
   inbox: (f: { to?: string; channel?: string }) => call<DevMessage[]>({ path: '/api/v1/dev/inbox', query: q({ ...f, limit: 200 }) }),
+  /** Plain tables of `public` (what a webhook or realtime can watch). */
+  tables: () => call<Array<{ table: string; enabled: boolean }>>({ path: '/api/v1/realtime/tables' }),
+  webhooks: () => call<Webhook[]>({ path: '/api/v1/webhooks' }),
+  createWebhook: (body: WebhookInput) => call<WebhookCreated>({ method: 'POST', path: '/api/v1/webhooks', body }),
+  updateWebhook: (id: string, body: Partial<WebhookInput>) =>
+    call<Webhook>({ method: 'PATCH', path: `/api/v1/webhooks/${encodeURIComponent(id)}`, body }),
+  deleteWebhook: (id: string) => call<null>({ method: 'DELETE', path: `/api/v1/webhooks/${encodeURIComponent(id)}` }),
+  rotateWebhookSecret: (id: string, revoke: boolean) =>
+    call<{ secret: string; previous_secret_expires_at: string | null }>({
+      method: 'POST',
+      path: `/api/v1/webhooks/${encodeURIComponent(id)}/secret/rotate`,
+      body: { revoke },
+    }),
+  async webhookDeliveries(id: string, f: { status?: string; limit: number; offset: number }) {
+    const { data, headers } = await callWithHeaders<WebhookDelivery[]>({
+      path: `/api/v1/webhooks/${encodeURIComponent(id)}/deliveries`,
+      query: q(f),
+    });
+    return { deliveries: data, total: Number(headers.get('content-range')?.split('/')[1] ?? data.length) };
+  },
+  webhookDelivery: (id: string, delivery: string) =>
+    call<WebhookDeliveryDetail>({ path: `/api/v1/webhooks/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(delivery)}` }),
+  redeliver: (id: string, delivery: string) =>
+    call<WebhookDelivery>({
+      method: 'POST',
+      path: `/api/v1/webhooks/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(delivery)}/redeliver`,
+    }),
 };

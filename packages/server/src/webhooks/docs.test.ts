@@ -86,10 +86,15 @@ describe("docs/webhooks.md's receivers", () => {
         return receiver.output();
       })
       .toMatch(new RegExp(`insert notes \\d+ \\{"id": ?${id}, ?"title": ?"from ${lang}"\\}`));
-    const log = (
-      await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${made.id}/deliveries`, headers: t.as.service })
-    ).json() as WebhookDelivery[];
-    expect(log[0]).toMatchObject({ status: 'sent', response_status: 200, response: 'ok' });
+    // Recorded once the sender has the answer (a moment after the receiver printed the change).
+    const newest = async () =>
+      (
+        (
+          await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${made.id}/deliveries`, headers: t.as.service })
+        ).json() as WebhookDelivery[]
+      )[0];
+    await expect.poll(async () => (await newest())?.status).toBe('sent');
+    expect(await newest()).toMatchObject({ status: 'sent', response_status: 200, response: 'ok' });
 
     // Forged: signed with another secret; stale: signed right but ten minutes old; unsigned.
     const body =

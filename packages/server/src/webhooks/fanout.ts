@@ -13,12 +13,14 @@ import type { Logger } from 'pino';
 import type { Db, Queryable } from '../db/index.js';
 import type { Clock } from '../lib/index.js';
 import type { SchemaCache, TableInfo } from '../rest/index.js';
-import { compileFilter, EVERY_ROW, FilterError, type RowFilter } from './filter.js';
-import { buildBody, type ChangeImage } from './payload.js';
+import { compileFilter, FilterError, type RowFilter } from './filter.js';
+import { bodySql } from './payload.js';
 import { splitFields } from './row.js';
 
 /** Changes read per transaction (realtime.read ranks whole batches: keep it to a few thousand). */
 const BATCH = 1000;
+/** The shortest time between two runs of this instance (a delivery waits at most this long for it). */
+const MIN_GAP_MS = 25;
 
 interface HookRow {
   id: string;
@@ -35,18 +37,6 @@ interface ChangeRow {
   op: 'insert' | 'update' | 'delete';
   row_text: string | null;
   old_text: string | null;
-  written_at: string;
-}
-
-interface Delivery {
-  webhook: string;
-  seq: number;
-  event: string;
-  table: string;
-  body: string;
-  truncated: boolean;
-  /** A delivery that cannot be made (the filter no longer compiles): recorded as failed, with why. */
-  failed: string | null;
 }
 
 const textArray = (v: string[] | string): string[] =>
@@ -66,89 +56,128 @@ export interface FanoutOptions {
   onDeliveries(n: number): void;
 }
 
+type Compiled = Map<string, { key: string; filter: RowFilter | FilterError }>;
+
 /**
- * One fan-out run: at most BATCH changes. Returns how many changes it read (BATCH: run again).
- * @example while ((await fanoutOnce(o, filters)) === 1000);
+ * One fan-out run: at most BATCH changes. Returns how many seqs it moved past (BATCH: run again).
+ *
+ * Webhooks without a filter are matched by the insert statement itself (table, event, `seq >
+ * from_seq`), which also writes each body from the log's row images (payload.ts): those changes
+ * never come to Node. Only the tables of filtered webhooks have their changes read here, decided
+ * in memory (filter.ts), and the matches handed to the same statement.
+ * @example while ((await fanoutOnce(o, new Map())) === 1000);
  */
-export async function fanoutOnce(
-  o: FanoutOptions,
-  filters: Map<string, { key: string; filter: RowFilter | FilterError }>,
-): Promise<number> {
+export async function fanoutOnce(o: FanoutOptions, compiled: Compiled): Promise<number> {
   const { read, made } = await o.db.transaction(async (tx) => {
-    const cursor = await tx.query<{ seq: number | string }>(
-      `select seq from realtime.cursors where consumer = 'webhooks' for update skip locked`,
+    // The cursor (locked: one instance at a time, the others skip), how far the log is numbered,
+    // and the enabled webhooks, in one round trip.
+    const head = await tx.query<{ after: number | string; last: number | string; hooks: HookRow[] | string }>(
+      `select k.seq as after, s.last_seq as last,
+         (select coalesce(json_agg(json_build_object('id', w.id, 'table_name', w.table_name, 'events', w.events, 'filter', w.filter,
+            'from_seq', w.from_seq, 'updated_at', w.updated_at)), '[]') from plinth.webhooks w where w.enabled) as hooks
+       from realtime.cursors k, realtime.state s where k.consumer = 'webhooks' and s.id = 1 for update of k skip locked`,
     );
-    if (cursor.rows.length === 0) return { read: 0, made: 0 };
-    const after = Number(cursor.rows[0].seq);
-    const last = Number((await tx.query<{ s: number | string }>('select last_seq as s from realtime.state where id = 1')).rows[0]?.s ?? 0);
+    const row = head.rows[0];
+    if (!row) return { read: 0, made: 0 };
+    const after = Number(row.after);
+    const last = Number(row.last);
     if (last <= after) return { read: 0, made: 0 };
     const upto = Math.min(last, after + BATCH);
-    const hooks = (
-      await tx.query<HookRow>(
-        `select id::text as id, table_name, events, filter, from_seq, updated_at::text as updated_at from plinth.webhooks where enabled`,
-      )
-    ).rows;
-    const tables = [...new Set(hooks.map((h) => h.table_name))];
-    const changes =
-      tables.length === 0
-        ? []
-        : (
-            await tx.query<ChangeRow>(
-              `select seq, table_name, op, "row"::text as row_text, old::text as old_text,
-                 to_char(written_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as written_at
-               from realtime.read($1, $2) where table_name = any($3::text[])`,
-              [after, upto, tables],
-            )
-          ).rows;
-    const deliveries = changes.length === 0 ? [] : await match(o, tx, hooks, changes, filters);
-    if (deliveries.length > 0) await insert(tx, deliveries, new Date(o.clock.now()).toISOString());
-    await tx.query(`update realtime.cursors set seq = $1, updated_at = now() where consumer = 'webhooks'`, [upto]);
-    return { read: upto - after, made: deliveries.length };
+    const hooks = typeof row.hooks === 'string' ? (JSON.parse(row.hooks) as HookRow[]) : row.hooks;
+    if (hooks.length === 0) {
+      await tx.query(`update realtime.cursors set seq = $1, updated_at = now() where consumer = 'webhooks'`, [upto]);
+      return { read: upto - after, made: 0 };
+    }
+    const plain = hooks.filter((h) => h.filter === null).map((h) => h.id);
+    const matched = await filtered(
+      o,
+      tx,
+      hooks.filter((h) => h.filter !== null),
+      after,
+      upto,
+      compiled,
+    );
+    const schema = o.schema.get();
+    const pk = Object.fromEntries([...new Set(hooks.map((h) => h.table_name))].map((t) => [t, schema.tables.get(t)?.pk ?? []]));
+    // The deliveries and the cursor's move, in one statement.
+    const res = await tx.query<{ n: number | string }>(
+      `with c as (select * from realtime.read($1, $2) where table_name = any($3::text[])),
+       m as (
+         select w.id as webhook_id, c.seq, null::text as failed from c
+         join plinth.webhooks w on w.id = any($4::uuid[]) and w.table_name = c.table_name and c.op = any(w.events) and c.seq > w.from_seq
+         union all
+         select x.w::uuid, x.s::int8, x.f from unnest($5::text[], $6::text[], $7::text[]) as x(w, s, f)),
+       made as (
+         insert into plinth.webhook_deliveries (webhook_id, seq, event, table_name, body, truncated, status, response, created_at, updated_at, next_attempt_at)
+         select m.webhook_id, c.seq, c.op, c.table_name, b.body, b.truncated, case when m.failed is null then 'queued' else 'failed' end,
+           m.failed, $9::timestamptz, $9::timestamptz, $9::timestamptz
+         from m join c on c.seq = m.seq cross join lateral (${bodySql('$8')}) b
+         order by c.seq, m.webhook_id
+         returning 1),
+       moved as (update realtime.cursors set seq = $2, updated_at = now() where consumer = 'webhooks')
+       select count(*) as n from made`,
+      [
+        after,
+        upto,
+        Object.keys(pk),
+        plain,
+        matched.map((x) => x.webhook),
+        matched.map((x) => String(x.seq)),
+        matched.map((x) => x.failed),
+        JSON.stringify(pk),
+        new Date(o.clock.now()).toISOString(),
+      ],
+    );
+    return { read: upto - after, made: Number(res.rows[0]?.n ?? 0) };
   });
   if (made > 0) o.onDeliveries(made);
   return read;
 }
 
-async function match(
+/**
+ * The changes of `hooks` (filtered webhooks) that their filter lets through, decided on the row
+ * image in memory; a filter that no longer fits its table makes a failed delivery saying why.
+ */
+async function filtered(
   o: FanoutOptions,
   tx: Queryable,
   hooks: HookRow[],
-  changes: ChangeRow[],
-  filters: Map<string, { key: string; filter: RowFilter | FilterError }>,
-): Promise<Delivery[]> {
+  after: number,
+  upto: number,
+  compiled: Compiled,
+): Promise<Array<{ webhook: string; seq: number; failed: string | null }>> {
+  if (hooks.length === 0) return [];
   const schema = o.schema.get();
   const byTable = new Map<string, Array<{ id: string; events: Set<string>; from: number; filter: RowFilter | FilterError }>>();
   for (const h of hooks) {
-    const table = schema.tables.get(h.table_name);
     const key = `${h.updated_at}:${schema.version}`;
-    let compiled = filters.get(h.id);
-    if (!compiled || compiled.key !== key) {
-      compiled = { key, filter: h.filter === null ? EVERY_ROW : await compiledOrError(tx, table, h.filter) };
-      filters.set(h.id, compiled);
+    let c = compiled.get(h.id);
+    if (!c || c.key !== key) {
+      c = { key, filter: await compiledOrError(tx, schema.tables.get(h.table_name), h.filter ?? '') };
+      compiled.set(h.id, c);
     }
     const list = byTable.get(h.table_name) ?? [];
-    list.push({ id: h.id, events: new Set(textArray(h.events)), from: Number(h.from_seq), filter: compiled.filter });
+    list.push({ id: h.id, events: new Set(textArray(h.events)), from: Number(h.from_seq), filter: c.filter });
     byTable.set(h.table_name, list);
   }
-  const out: Delivery[] = [];
-  for (const r of changes) {
+  const { rows } = await tx.query<ChangeRow>(
+    `select seq, table_name, op, "row"::text as row_text, old::text as old_text from realtime.read($1, $2) where table_name = any($3::text[])`,
+    [after, upto, [...byTable.keys()]],
+  );
+  const out: Array<{ webhook: string; seq: number; failed: string | null }> = [];
+  for (const r of rows) {
     const seq = Number(r.seq);
-    const targets = byTable.get(r.table_name)?.filter((h) => h.events.has(r.op) && seq > h.from);
-    if (!targets || targets.length === 0) continue;
-    const change: ChangeImage = { seq, table: r.table_name, op: r.op, row: r.row_text, old: r.old_text, writtenAt: r.written_at };
     let fields: Map<string, string> | null | undefined;
-    let built: { body: string; truncated: boolean } | null = null;
-    for (const h of targets) {
-      let failed: string | null = null;
-      if (h.filter instanceof FilterError) failed = `not sent: the webhook's filter no longer fits the table (${h.filter.message})`;
-      else if (h.filter !== EVERY_ROW) {
-        // The row as written; a delete has only the row before.
-        fields ??= splitFields((r.op === 'delete' ? r.old_text : r.row_text) ?? '{}');
-        const f = fields;
-        if (!h.filter.test((c) => f?.get(c))) continue;
+    for (const h of byTable.get(r.table_name) ?? []) {
+      if (!h.events.has(r.op) || seq <= h.from) continue;
+      if (h.filter instanceof FilterError) {
+        out.push({ webhook: h.id, seq, failed: `not sent: the webhook's filter no longer fits the table (${h.filter.message})` });
+        continue;
       }
-      built ??= buildBody(change, schema.tables.get(r.table_name)?.pk ?? []);
-      out.push({ webhook: h.id, seq, event: r.op, table: r.table_name, body: built.body, truncated: built.truncated, failed });
+      // The row as written; a delete has only the row before.
+      fields ??= splitFields((r.op === 'delete' ? r.old_text : r.row_text) ?? '{}');
+      const f = fields;
+      if (h.filter.test((c) => f?.get(c))) out.push({ webhook: h.id, seq, failed: null });
     }
   }
   return out;
@@ -164,29 +193,6 @@ async function compiledOrError(tx: Queryable, table: TableInfo | undefined, filt
   }
 }
 
-/**
- * One statement for the batch's deliveries, in seq order (ids follow it: the send order). Every
- * array goes as text[] (postgres.js cannot send a boolean[]), cast back in the statement.
- */
-async function insert(tx: Queryable, d: Delivery[], now: string): Promise<void> {
-  await tx.query(
-    `insert into plinth.webhook_deliveries (webhook_id, seq, event, table_name, body, truncated, status, response, created_at, updated_at, next_attempt_at)
-     select w::uuid, s::int8, e, t, b, tr = 't', case when f is null then 'queued' else 'failed' end, f, $8::timestamptz, $8::timestamptz, $8::timestamptz
-     from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) with ordinality as x(w, s, e, t, b, tr, f, n)
-     order by n`,
-    [
-      d.map((x) => x.webhook),
-      d.map((x) => String(x.seq)),
-      d.map((x) => x.event),
-      d.map((x) => x.table),
-      d.map((x) => x.body),
-      d.map((x) => (x.truncated ? 't' : 'f')),
-      d.map((x) => x.failed),
-      now,
-    ],
-  );
-}
-
 export interface Fanout {
   kick(): void;
   /** Reads everything numbered so far, then resolves (tests). */
@@ -199,17 +205,30 @@ export interface Fanout {
  * @example const fanout = await startFanout({ db, schema, clock, log, onDeliveries: () => sender.kick() });
  */
 export async function startFanout(o: FanoutOptions & { pollMs?: number }): Promise<Fanout> {
-  const filters = new Map<string, { key: string; filter: RowFilter | FilterError }>();
+  const filters: Compiled = new Map();
   let running: Promise<void> | null = null;
   let again = false;
   let closed = false;
   let failing = false;
+  let lastRun = 0;
+  let later: NodeJS.Timeout | null = null;
   const run = () => {
     if (closed) return;
     if (running) {
       again = true;
       return;
     }
+    // At most one run per MIN_GAP_MS: under a write load the numbering NOTIFYs every 10 ms, and a
+    // run per notification would spend a transaction on a handful of changes.
+    const wait = lastRun + MIN_GAP_MS - Date.now();
+    if (wait > 0) {
+      later ??= setTimeout(() => {
+        later = null;
+        run();
+      }, wait);
+      return;
+    }
+    lastRun = Date.now();
     running = (async () => {
       try {
         do {
@@ -235,12 +254,14 @@ export async function startFanout(o: FanoutOptions & { pollMs?: number }): Promi
     kick: run,
     async drain() {
       while (running) await running;
+      lastRun = 0;
       run();
       while (running) await running;
     },
     async close() {
       closed = true;
       clearInterval(poll);
+      if (later) clearTimeout(later);
       await unlisten().catch(() => undefined);
       while (running) await running;
     },

@@ -1,42 +1,28 @@
 /**
  * The body of a delivery (docs/webhooks.md "The request"): `{type, table, seq, record,
- * old_record, commit_time}`, written around the row images as PostgreSQL rendered them (no
- * parse, no re-encoding). A body over 256 KiB carries the primary key in place of each row and
+ * old_record, commit_time}`, written by PostgreSQL around the row images of the change log as it
+ * renders them, in the statement that makes the deliveries (fanout.ts): the rows never travel to
+ * Node and back. A body over 256 KiB carries the primary key in place of each row and
  * `"truncated": true`: a receiver reads the row through the REST API, and no endpoint is sent
  * megabytes per change.
  */
-import { pickFields, splitFields } from './row.js';
 
 /** Bodies above this many bytes carry the primary key only. */
 export const MAX_BODY_BYTES = 256 * 1024;
 
-export interface ChangeImage {
-  seq: number;
-  table: string;
-  op: 'insert' | 'update' | 'delete';
-  /** JSON text of the row as written (null for a delete). */
-  row: string | null;
-  /** JSON text of the row before (null for an insert). */
-  old: string | null;
-  /** RFC 3339, UTC, microseconds. */
-  writtenAt: string;
-}
-
 /**
- * The body's text, and whether the rows were left out for its size (`pk`: the table's primary
- * key columns, known from the schema cache).
- * @example buildBody({ seq: 7, table: 'orders', op: 'insert', row: '{"id": 1}', old: null, writtenAt: '…' }, ['id'])
- *   // { body: '{"type":"insert","table":"orders","seq":7,"record":{"id": 1},"old_record":null,"commit_time":"…"}', truncated: false }
+ * SQL for a change `c` (columns of realtime.read) → `body text, truncated boolean`, as a
+ * LATERAL subquery. `pkParam` is the parameter holding `{"<table>": ["<pk column>", …]}` (jsonb).
+ * @example `select b.body from realtime.read($1, $2) c cross join lateral (${bodySql('$3')}) b`
  */
-export function buildBody(c: ChangeImage, pk: string[]): { body: string; truncated: boolean } {
-  const head = `{"type":"${c.op}","table":${JSON.stringify(c.table)},"seq":${c.seq},"record":`;
-  const tail = `,"commit_time":"${c.writtenAt}"`;
-  const body = `${head}${c.row ?? 'null'},"old_record":${c.old ?? 'null'}${tail}}`;
-  if (Buffer.byteLength(body) <= MAX_BODY_BYTES) return { body, truncated: false };
-  const keyOf = (text: string | null) => {
-    if (text === null) return 'null';
-    const fields = splitFields(text);
-    return fields ? pickFields(fields, pk) : '{}';
-  };
-  return { body: `${head}${keyOf(c.row)},"old_record":${keyOf(c.old)}${tail},"truncated":true}`, truncated: true };
+export function bodySql(pkParam: string): string {
+  const head = `'{"type":"' || c.op || '","table":' || to_json(c.table_name)::text || ',"seq":' || c.seq || ',"record":'`;
+  const tail = `',"commit_time":"' || to_char(c.written_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '"'`;
+  const keyOf = (image: string) =>
+    `coalesce((select jsonb_object_agg(k, ${image} -> k) from jsonb_array_elements_text(${pkParam}::jsonb -> c.table_name) k)::text, 'null')`;
+  return `select case when octet_length(f.body) <= ${MAX_BODY_BYTES} then f.body
+      else ${head} || case when c."row" is null then 'null' else ${keyOf('c."row"')} end
+        || ',"old_record":' || case when c.old is null then 'null' else ${keyOf('c.old')} end || ${tail} || ',"truncated":true}' end as body,
+    octet_length(f.body) > ${MAX_BODY_BYTES} as truncated
+    from (select ${head} || coalesce(c."row"::text, 'null') || ',"old_record":' || coalesce(c.old::text, 'null') || ${tail} || '}' as body) f`;
 }

@@ -5,7 +5,7 @@
  * connection resolved through `guardedLookup` and checked once connected (address.ts), so what is
  * checked is what is connected to.
  */
-import { type Agent as HttpAgent, Agent, type IncomingMessage, request as httpRequest } from 'node:http';
+import { type Agent as HttpAgent, Agent, type IncomingMessage, type RequestOptions, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type Socket } from 'node:net';
 import { guardedLookup, isBlockedAddress, type LookupFunction, RefusedAddressError } from './address.js';
@@ -27,6 +27,7 @@ export interface PostOptions {
 }
 
 export interface Poster {
+  /** One POST; `headers` is the caller's to hand over (content-length is added to it). */
   post(url: string, headers: Record<string, string>, body: string): Promise<Attempt>;
   close(): void;
 }
@@ -46,6 +47,41 @@ export function createPoster(o: PostOptions): Poster {
   // share a host.
   const http: HttpAgent = new Agent({ keepAlive: true, maxSockets: 8, maxFreeSockets: 8 });
   const https = new HttpsAgent({ keepAlive: true, maxSockets: 8, maxFreeSockets: 8 });
+  // A webhook's URL parsed once, not at every attempt (a few webhooks, thousands of attempts).
+  const targets = new Map<string, { host: string; secure: boolean; options: RequestOptions } | string>();
+  const parsed = (target: string) => {
+    let t = targets.get(target);
+    if (t !== undefined) return t;
+    if (targets.size > 1000) targets.clear();
+    t = prepare(target);
+    targets.set(target, t);
+    return t;
+  };
+  function prepare(target: string): { host: string; secure: boolean; options: RequestOptions } | string {
+    let url: URL;
+    try {
+      url = new URL(target);
+    } catch {
+      return 'the URL cannot be parsed';
+    }
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (!o.allowPrivate && isIP(host) && isBlockedAddress(host)) return new RefusedAddressError(host, host).message;
+    const secure = url.protocol === 'https:';
+    return {
+      host,
+      secure,
+      options: {
+        method: 'POST',
+        protocol: url.protocol,
+        hostname: host,
+        port: url.port || (secure ? 443 : 80),
+        path: `${url.pathname}${url.search}`,
+        agent: secure ? https : http,
+        ...(secure ? { servername: isIP(host) ? undefined : host } : {}),
+        ...(lookup ? { lookup } : {}),
+      },
+    };
+  }
 
   return {
     post(target, headers, body) {
@@ -56,17 +92,9 @@ export function createPoster(o: PostOptions): Poster {
         response: response.slice(0, KEEP),
         durationMs: Math.round(performance.now() - started),
       });
-      let url: URL;
-      try {
-        url = new URL(target);
-      } catch {
-        return Promise.resolve(done(false, null, 'the URL cannot be parsed'));
-      }
-      const host = url.hostname.replace(/^\[|\]$/g, '');
-      if (!o.allowPrivate && isIP(host) && isBlockedAddress(host)) {
-        return Promise.resolve(done(false, null, new RefusedAddressError(host, host).message));
-      }
-      const secure = url.protocol === 'https:';
+      const t = parsed(target);
+      if (typeof t === 'string') return Promise.resolve(done(false, null, t));
+      const { host, secure, options } = t;
       return new Promise<Attempt>((resolve) => {
         let settled = false;
         const finish = (a: Attempt) => {
@@ -75,12 +103,8 @@ export function createPoster(o: PostOptions): Poster {
           clearTimeout(timer);
           resolve(a);
         };
-        const req = (secure ? httpsRequest : httpRequest)(url, {
-          method: 'POST',
-          agent: secure ? https : http,
-          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-          ...(lookup ? { lookup } : {}),
-        });
+        headers['content-length'] = String(Buffer.byteLength(body));
+        const req = (secure ? httpsRequest : httpRequest)({ ...options, headers });
         const timer = setTimeout(() => {
           req.destroy(Object.assign(new Error(`no complete answer within ${o.timeoutMs} ms`), { code: 'ETIMEDOUT' }));
         }, o.timeoutMs);

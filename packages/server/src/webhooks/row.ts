@@ -1,7 +1,7 @@
 /**
  * PostgreSQL's JSON text of a row image (`to_jsonb(new)` in the change log), split into its
  * top-level fields without parsing the values: a filter reads a field's exact text (an int8 past
- * 2^53, a numeric's digits), and the body of a delivery carries the row as PostgreSQL wrote it.
+ * 2^53, a numeric's digits).
  */
 
 /**
@@ -70,15 +70,4 @@ function valueEnd(text: string, i: number): number {
   let j = i;
   while (j < text.length && text[j] !== ',' && text[j] !== '}' && text[j] !== ' ' && text[j] !== '\n') j++;
   return j > i ? j : -1;
-}
-
-/**
- * An object's text of some of the fields (the primary key of a truncated body), in the order given.
- * @example pickFields(splitFields('{"id": 7, "title": "a"}')!, ['id']) // '{"id":7}'
- */
-export function pickFields(fields: Map<string, string>, names: string[]): string {
-  return `{${names
-    .filter((n) => fields.has(n))
-    .map((n) => `${JSON.stringify(n)}:${fields.get(n)}`)
-    .join(',')}}`;
 }

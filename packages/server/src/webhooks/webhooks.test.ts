@@ -53,6 +53,9 @@ async function until(what: string, probe: () => boolean | Promise<boolean>, time
 
 const deliveries = (id: string, q = '') => api<WebhookDelivery[]>('GET', `/api/v1/webhooks/${id}/deliveries${q}`, undefined, 200);
 
+/** Until every delivery of a webhook is recorded (sent or failed): a run records its answers together, after the receiver has them. */
+const settled = (id: string) => until('deliveries recorded', async () => (await deliveries(id)).every((d) => d.status !== 'queued'));
+
 beforeAll(async () => {
   t = await createTestServer({ WEBHOOK_ALLOW_PRIVATE: 'true' });
   await sql(`
@@ -110,6 +113,7 @@ describe('inserts, updates and deletes arrive signed and in order', () => {
       expect(verifySignature(made.secret, sig, `${x.body} `, Number(tPart))).toBe(false);
     }
 
+    await settled(made.id);
     const log = await deliveries(made.id);
     expect(log.map((d) => d.event)).toEqual(['delete', 'update', 'insert']);
     expect(log[0]).toMatchObject({ status: 'sent', attempts: 1, response_status: 200, response: 'ok', table: 'orders', truncated: false });
@@ -158,6 +162,7 @@ describe('a failing endpoint', () => {
     expect(r.received.slice(0, 4).map((x) => x.json.record?.id)).toEqual([1, 1, 1, 1]);
     expect(new Set(r.received.slice(0, 4).map((x) => x.headers['plinth-delivery'])).size).toBe(1);
     expect(r.accepted().map((x) => x.json.record?.id)).toEqual([1, 2, 3, 4, 5]);
+    await settled(made.id);
     const first = (await deliveries(made.id)).at(-1);
     expect(first).toMatchObject({ status: 'sent', attempts: 4, response_status: 200 });
     await api('DELETE', `/api/v1/webhooks/${made.id}`, undefined, 204);
@@ -204,6 +209,7 @@ describe('a failing endpoint', () => {
       return r.accepted().length >= 1;
     });
     expect(target.received).toEqual([]);
+    await settled(made.id);
     const [d] = await deliveries(made.id);
     expect(d).toMatchObject({ status: 'sent', attempts: 2 });
     await api('DELETE', `/api/v1/webhooks/${made.id}`, undefined, 204);
@@ -216,12 +222,14 @@ describe('the delivery log, redelivery, the secret', () => {
     const made = await hook({ name: 'redeliver', table: 'feed', url: r.url });
     await rest('POST', 'feed', { id: 200, body: 'again' });
     await until('first', () => r.accepted().length >= 1);
+    await settled(made.id);
     const [d] = await deliveries(made.id);
     const detail = await api<WebhookDelivery & { body: string }>('GET', `/api/v1/webhooks/${made.id}/deliveries/${d.id}`, undefined, 200);
     expect(detail.body).toBe(r.received[0].body);
     const again = await api<WebhookDelivery>('POST', `/api/v1/webhooks/${made.id}/deliveries/${d.id}/redeliver`, undefined, 201);
     expect(again).toMatchObject({ redelivery_of: d.id, seq: d.seq, status: 'queued' });
     await until('second', () => r.accepted().length >= 2);
+    await settled(made.id);
     expect(r.received[1].body).toBe(r.received[0].body);
     expect(r.received[1].headers['plinth-delivery']).toBe(again.id);
 

@@ -61,10 +61,11 @@ create table if not exists plinth.webhook_deliveries (
   updated_at timestamptz not null default now(),
   sent_at timestamptz
 );
--- The queue (the head of each webhook's queued deliveries) and the log (newest first).
+-- The queue (the head of each webhook's queued deliveries) and the log (newest first). Two
+-- indexes only: each is written at every delivery made and sent (the hourly pruning of the log
+-- reads the table instead).
 create index if not exists webhook_deliveries_queue on plinth.webhook_deliveries (webhook_id, id) where status = 'queued';
 create index if not exists webhook_deliveries_log on plinth.webhook_deliveries (webhook_id, id desc);
-create index if not exists webhook_deliveries_done on plinth.webhook_deliveries (updated_at) where status <> 'queued';
 alter table plinth.webhook_deliveries enable row level security;
 
 -- The consumer's position in the change log, from now on (retention keeps what it has not read).

@@ -7,12 +7,14 @@
 //     once and in order; and the server's CPU per delivery, the figure this shared box's load
 //     cannot blur;
 // (b) write throughput of a table with a webhook (its deliveries going out meanwhile), of one whose
-//     webhook's endpoint is down (capture and fan-out only), against the same table without,
-//     inserts through the REST API, measured A B C C B A twice, with the server's CPU per write.
+//     webhook's endpoint is down (capture and fan-out only), of one with realtime's capture only
+//     (the change log's trigger, which every webhook needs), against the same table without,
+//     inserts through the REST API, A B C D D C B A twice, with Plinth's and PostgreSQL's CPU per
+//     write.
 // On PostgreSQL, and (a) on the embedded database too. Every figure is a ratio or a count of this
 // run; nothing is compared with a constant here (the goals are printed beside them).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +31,22 @@ function cpuMs(pid) {
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(f[11]) + Number(f[12])) * 10;
 }
+
+/** CPU ms of the PostgreSQL backends serving database `db` (their command line names it), by pid. */
+function pgCpu(db) {
+  const out = new Map();
+  if (!db) return out;
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      if (readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(db)) out.set(p, cpuMs(Number(p)));
+    } catch {}
+  }
+  return out;
+}
+
+/** CPU ms the backends used between two `pgCpu` readings (a backend started meanwhile counts from 0). */
+const pgCpuSince = (before, after) => [...after].reduce((n, [pid, ms]) => n + ms - (before.get(pid) ?? 0), 0);
 
 async function json(res, what) {
   const text = await res.text();
@@ -130,6 +148,8 @@ async function startPlinth(root, databaseUrl) {
     base,
     apikey,
     proc,
+    /** The database's name (its backends' command lines carry it), or null for the embedded one. */
+    db: databaseUrl ? new URL(databaseUrl).pathname.slice(1) : null,
     call,
     sql: (query) => call('POST', '/api/v1/sql', { query }),
     async stop() {
@@ -200,12 +220,15 @@ async function writeRatio(p, log) {
   try {
     await p.sql(`create table with_hook (id bigserial primary key, title text not null);
                  create table down_hook (id bigserial primary key, title text not null);
+                 create table captured (id bigserial primary key, title text not null);
+                 select realtime.enable('captured');
                  create table without_hook (id bigserial primary key, title text not null);`);
     await p.call('POST', '/api/v1/webhooks', { name: 'writes', table: 'with_hook', url: r.url, events: ['insert'] });
     // Nothing listens on port 9 of the loopback: every attempt is refused, then waits its backoff.
     await p.call('POST', '/api/v1/webhooks', { name: 'down', table: 'down_hook', url: 'http://127.0.0.1:9/in', events: ['insert'] });
     const run = async (table, seconds) => {
       const cpu0 = cpuMs(p.proc.pid);
+      const pg0 = pgCpu(p.db);
       const res = await autocannon({
         url: `${p.base}/api/v1/db/${table}`,
         method: 'POST',
@@ -222,26 +245,33 @@ async function writeRatio(p, log) {
         requests: res.requests.total,
         seconds: res.duration,
         cpu: cpuMs(p.proc.pid) - cpu0,
+        pg: pgCpuSince(pg0, pgCpu(p.db)),
         errors: res.non2xx + res.errors + res.timeouts,
       };
     };
-    for (const t of ['with_hook', 'down_hook', 'without_hook']) await run(t, 2);
+    const TABLES = ['with_hook', 'down_hook', 'captured', 'without_hook'];
+    for (const t of TABLES) await run(t, 2);
     const half = Math.max(1, SECONDS / 2);
-    const runs = { with_hook: [], down_hook: [], without_hook: [] };
-    // A B C C B A, twice: this box's load moves within seconds, and each table gets both ends of it.
+    const runs = Object.fromEntries(TABLES.map((t) => [t, []]));
+    // A B C D D C B A, twice: this box's load moves within seconds, and each table gets both ends of it.
     for (let round = 0; round < 2; round++) {
-      for (const t of ['with_hook', 'down_hook', 'without_hook', 'without_hook', 'down_hook', 'with_hook'])
-        runs[t].push(await run(t, half));
+      for (const t of [...TABLES, ...[...TABLES].reverse()]) runs[t].push(await run(t, half));
     }
     const rps = (rs) => Math.round(rs.reduce((n, x) => n + x.requests, 0) / rs.reduce((n, x) => n + x.seconds, 0));
-    const cpuPerWrite = (rs) =>
+    const perWrite = (rs, key) =>
       Math.round(
-        (rs.reduce((n, x) => n + x.cpu, 0) * 1000) /
+        (rs.reduce((n, x) => n + x[key], 0) * 1000) /
           Math.max(
             1,
             rs.reduce((n, x) => n + x.requests, 0),
           ),
       );
+    const per = (key) => ({
+      without: perWrite(runs.without_hook, key),
+      withWebhook: perWrite(runs.with_hook, key),
+      endpointDown: perWrite(runs.down_hook, key),
+      captureOnly: perWrite(runs.captured, key),
+    });
     const errors = Object.values(runs)
       .flat()
       .reduce((n, x) => n + x.errors, 0);
@@ -255,19 +285,25 @@ async function writeRatio(p, log) {
       ratio: Math.round((rps(runs.with_hook) / rps(runs.without_hook)) * 100) / 100,
       endpointDownRps: rps(runs.down_hook),
       endpointDownRatio: Math.round((rps(runs.down_hook) / rps(runs.without_hook)) * 100) / 100,
-      serverCpuUsPerWrite: {
-        without: cpuPerWrite(runs.without_hook),
-        withWebhook: cpuPerWrite(runs.with_hook),
-        endpointDown: cpuPerWrite(runs.down_hook),
-      },
+      captureOnlyRps: rps(runs.captured),
+      captureOnlyRatio: Math.round((rps(runs.captured) / rps(runs.without_hook)) * 100) / 100,
+      // The webhook's own share, over the capture it needs: the table with a webhook against the
+      // table with realtime's capture only.
+      webhookOverCaptureRatio: Math.round((rps(runs.with_hook) / rps(runs.captured)) * 100) / 100,
+      serverCpuUsPerWrite: per('cpu'),
+      postgresCpuUsPerWrite: p.db ? per('pg') : null,
       delivered: await r.count(),
       errors,
     };
     log(
-      `  writes     without a webhook ${out.withoutRps} req/s; with one delivering meanwhile ${out.withWebhookRps} req/s: ratio ${out.ratio} (goal ≥ 0.8); with its endpoint down (capture and fan-out only) ${out.endpointDownRps} req/s: ratio ${out.endpointDownRatio}${errors ? `  !!!!!!!! ${errors} bad answers: WRONG` : ''}`,
+      `  writes     without a webhook ${out.withoutRps} req/s; with one delivering meanwhile ${out.withWebhookRps} req/s: ratio ${out.ratio} (goal ≥ 0.8)${errors ? `  !!!!!!!! ${errors} bad answers: WRONG` : ''}`,
     );
     log(
-      `             server CPU per write: ${out.serverCpuUsPerWrite.without} µs without, ${out.serverCpuUsPerWrite.withWebhook} µs with its delivery, ${out.serverCpuUsPerWrite.endpointDown} µs with the endpoint down; ${out.delivered} deliveries made meanwhile`,
+      `             with realtime's capture only ${out.captureOnlyRps} req/s: ratio ${out.captureOnlyRatio}; with the webhook's endpoint down ${out.endpointDownRps} req/s: ratio ${out.endpointDownRatio}; with the webhook over capture only: ${out.webhookOverCaptureRatio}`,
+    );
+    const c = (k) => `${out.serverCpuUsPerWrite[k]} + ${out.postgresCpuUsPerWrite?.[k] ?? '?'} µs`;
+    log(
+      `             CPU per write, Plinth + PostgreSQL: ${c('without')} without, ${c('captureOnly')} capture only, ${c('withWebhook')} with the webhook delivering, ${c('endpointDown')} with its endpoint down; ${out.delivered} deliveries made meanwhile`,
     );
     return out;
   } finally {

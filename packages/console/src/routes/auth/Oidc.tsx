@@ -3,7 +3,7 @@ import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { Button, Card, Confirm, EmptyState, Field, Notice, Select, Toggle } from '../../components/ui';
 import { ApiFailure, api, type OidcProvider } from '../../lib/api';
-import { Callback, Secret } from './fields';
+import { Callback, Secret, useListText } from './fields';
 import { DEFAULT_SCOPES, type Draft, keepsSecret, newOidcProvider, OIDC_CODE_WORDS, type Problems } from './problems';
 
 /** The server takes at most this many (docs/api.md, `oidc_providers`). */
@@ -104,20 +104,17 @@ export function OidcProviders({
 
 const labelOf = (p: OidcProvider) => p.name.trim() || p.id || 'the new provider';
 
-/** Scopes as typed (space-separated), kept as a list; the text follows outside changes (Discard). */
+const scopeList = (t: string) => t.split(/[\s,]+/).filter(Boolean);
+
+/** Scopes as typed (space-separated), kept as a list. */
 function ScopesField({ value, onChange, error }: { value: string[]; onChange: (v: string[]) => void; error?: string }) {
-  const parse = (t: string) => t.split(/[\s,]+/).filter(Boolean);
-  const [text, setText] = useState(value.join(' '));
-  const shown = parse(text).join(' ') === value.join(' ') ? text : value.join(' ');
+  const [text, setText] = useListText(value, scopeList, ' ', onChange);
   return (
     <Field
       label="Scopes"
-      value={shown}
+      value={text}
       spellCheck={false}
-      onChange={(e) => {
-        setText(e.target.value);
-        onChange(parse(e.target.value));
-      }}
+      onChange={(e) => setText(e.target.value)}
       error={error}
       hint={
         value.includes('email') ? (

@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { type ReactNode, useState } from 'react';
 import { CopyButton, Field } from '../../components/ui';
 import { MASK } from '../../lib/api';
 
@@ -35,4 +35,23 @@ export function Callback({ publicUrl, provider }: { publicUrl: string; provider:
       <span className="w-full text-xs text-fg-muted">It starts with the site URL (the server’s PUBLIC_URL, set in its environment).</span>
     </div>
   );
+}
+
+/**
+ * A list edited as text (one entry a line, scopes between spaces): the draft keeps the parsed
+ * list, the field keeps the text as typed. Parsing drops empty entries, so a field showing the
+ * joined list would swallow the Enter or space that starts the next entry. An outside change of
+ * the list (Discard changes, a save) shows the list again.
+ * @example const [text, setText] = useListText(draft.cors_origins, lines, '\n', (v) => set('cors_origins', v));
+ */
+export function useListText(value: readonly string[], parse: (text: string) => string[], sep: string, onChange: (v: string[]) => void) {
+  const [text, setText] = useState(value.join(sep));
+  const shown = parse(text).join('\u0000') === value.join('\u0000') ? text : value.join(sep);
+  return [
+    shown,
+    (next: string) => {
+      setText(next);
+      onChange(parse(next));
+    },
+  ] as const;
 }

@@ -10,6 +10,7 @@ import {
   dataSearch,
   loginSearch,
   messagesSearch,
+  oidcTestSearch,
   setupSearch,
   storageSearch,
   usersSearch,
@@ -61,6 +62,13 @@ const auth = createRoute({
   path: 'auth',
   validateSearch: authSearch,
   component: lazyRouteComponent(() => import('./routes/auth/AuthPage'), 'AuthPage'),
+});
+/** Where a test sign-in of an OpenID Connect provider lands (the server's callback sends the browser here). */
+const oidcTest = createRoute({
+  getParentRoute: () => app,
+  path: 'auth/oidc-test',
+  validateSearch: oidcTestSearch,
+  component: lazyRouteComponent(() => import('./routes/auth/OidcTestPage'), 'OidcTestPage'),
 });
 const users = createRoute({
   getParentRoute: () => app,
@@ -114,7 +122,7 @@ const storageBucket = createRoute({
 const tree = root.addChildren([
   login,
   setup,
-  app.addChildren([overview, sql, auth, users, messages, apiIndex, apiTable, dataIndex, dataTable, storageIndex, storageBucket]),
+  app.addChildren([overview, sql, auth, oidcTest, users, messages, apiIndex, apiTable, dataIndex, dataTable, storageIndex, storageBucket]),
 ]);
 
 export function createConsoleRouter(queryClient: QueryClient) {

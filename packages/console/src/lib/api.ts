@@ -99,12 +99,14 @@ export interface SqlResult {
   truncated: boolean;
 }
 
-import type { AuthSettings, DevMessage, LogEntry, TemplateKind, User } from '@plinth/shared';
+import type { AuthSettings, DevMessage, LogEntry, OidcTestResult, TemplateKind, User } from '@plinth/shared';
 
 export type {
   AppleProviderSettings as AppleProvider,
   AuthSettings,
   OAuthProviderSettings as OAuthProvider,
+  OidcProviderSettings as OidcProvider,
+  OidcTestResult,
   TemplateKind,
 } from '@plinth/shared';
 /** The mask the server sends in place of a stored secret. */
@@ -201,6 +203,15 @@ export const api = {
   settings: () => call<AuthSettings>({ path: '/api/v1/settings/auth' }),
   saveSettings: (patch: Partial<AuthSettings> | Record<string, unknown>) =>
     call<AuthSettings>({ method: 'PATCH', path: '/api/v1/settings/auth', body: patch }),
+  /** Starts a test sign-in of a saved `oidc_providers` entry: the provider's URL to open, and the test's id. */
+  startOidcTest: (id: string) =>
+    call<{ url: string; test_id: string; result_url: string; expires_in: number }>({
+      method: 'POST',
+      path: `/api/v1/settings/auth/oidc/${encodeURIComponent(id)}/test`,
+    }),
+  /** What the provider sent in a test sign-in (pending until its callback ran; kept one hour). */
+  oidcTestResult: (id: string, testId: string) =>
+    call<OidcTestResult>({ path: `/api/v1/settings/auth/oidc/${encodeURIComponent(id)}/tests/${encodeURIComponent(testId)}` }),
   previewEmail: (kind: TemplateKind, template: { subject?: string; html?: string; text?: string }) =>
     call<{ subject: string; html: string; text: string }>({ method: 'POST', path: '/api/v1/email/preview', body: { kind, template } }),
   /** The built-in email templates by kind, as written (`{{link}}` and all): what an override starts from. */

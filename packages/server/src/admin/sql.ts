@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { type Db, DbError } from '../db/index.js';
+import { type Db, DbError, dbErrorKind } from '../db/index.js';
 import { ApiError } from '../http/index.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { encodeRunnerAnswer } from './sql-json.js';
@@ -45,8 +45,9 @@ export function sqlRunner(deps: SqlRunnerDeps) {
     try {
       results = await deps.db.script(req.body.query, { timeoutMs: deps.statementTimeoutMs, params: req.body.params, as: SQL_RUNNER_ROLE });
     } catch (err) {
+      // The caller wrote the statement: PostgreSQL's own message and position, not the API's table.
       if (err instanceof DbError) {
-        if (err.sqlstate === '57014') {
+        if (dbErrorKind(err) === 'query_canceled') {
           throw new ApiError('statement_timeout', `The statement ran longer than ${deps.statementTimeoutMs} ms and was cancelled.`);
         }
         throw new ApiError('sql_error', err.message, {

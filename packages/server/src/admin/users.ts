@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Accounts, checkPassword, normalizeEmail, normalizePhone } from '../auth/index.js';
-import { type Db, DbError, type Queryable } from '../db/index.js';
-import { ApiError } from '../http/index.js';
+import type { Db, Queryable } from '../db/index.js';
+import { ApiError, fromDbError } from '../http/index.js';
 import type { Clock } from '../lib/index.js';
 import type { Hasher } from './admins.js';
 
@@ -84,13 +84,14 @@ function bannedUntil(value: string | null): string | null {
   return new Date(ms).toISOString();
 }
 
-/** A unique violation on email or phone as the client's error. */
+/** A taken email or phone as the client's error; any other database error as everywhere (db/errors.ts). */
 function conflict(err: unknown): never {
-  if (err instanceof DbError && err.sqlstate === '23505') {
-    if (/phone/.test(err.message + (err.detail ?? ''))) throw new ApiError('phone_exists', 'Another user has this phone number.');
-    throw new ApiError('email_exists', 'Another user has this email address.');
-  }
-  throw err;
+  throw fromDbError(err, {
+    constraints: {
+      users_email_key: ['email_exists', 'Another user has this email address.'],
+      users_phone_key: ['phone_exists', 'Another user has this phone number.'],
+    },
+  });
 }
 
 const notFound = () => new ApiError('user_not_found', 'No user with this id.');

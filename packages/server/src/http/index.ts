@@ -4,7 +4,7 @@
  * place a request's caller is worked out), the OpenAPI collection of route schemas, and the
  * request metrics of GET /metrics (metrics.ts).
  */
-export { ApiError } from './errors.js';
+export { ApiError, fromDbError } from './errors.js';
 export { type CallerGuards, callerGuards, readCookie } from './guards.js';
 export { type Principal, type ProjectKeys, SERVICE, type TokenVerifier, type VerifiedToken, makePrincipalResolver } from './principal.js';
 export { type RouteDocs, SECURITY_SCHEMES, registerRouteDocs } from './route-docs.js';

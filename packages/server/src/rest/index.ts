@@ -6,7 +6,7 @@
  * filter_required, too_many_rows, conflict, constraint_violation, rls_violation,
  * permission_denied, not_found, method_not_allowed, invalid_request (also a trigger's
  * `raise exception`, with its message), statement_timeout, database_unavailable; the
- * SQLSTATE → code table is `mapDbError` in execute.ts. Materialized views are read-only and
+ * SQLSTATE → code table is db/errors.ts, told the table by execute.ts. Materialized views are read-only and
  * closed to anon and authenticated unless granted (migration 0006).
  * Stages: request/ (parse) → plan/ → sql/ → execute.ts → response/; stage times in `Server-Timing`.
  */

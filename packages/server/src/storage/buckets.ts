@@ -1,6 +1,6 @@
 /** Buckets (API.md §7): managed with the secret key or an admin session, never by end-users. */
-import { DbError, type Db } from '../db/index.js';
-import { ApiError } from '../http/index.js';
+import type { Db } from '../db/index.js';
+import { ApiError, fromDbError } from '../http/index.js';
 import { bucketName, isMimePattern } from './names.js';
 
 export interface Bucket {
@@ -82,8 +82,7 @@ export function bucketService(db: Db, maxFileSize: number) {
         );
         return row(r.rows[0]);
       } catch (err) {
-        if (err instanceof DbError && err.sqlstate === '23505') throw new ApiError('bucket_exists', `A bucket "${id}" already exists.`);
-        throw err;
+        throw fromDbError(err, { constraints: { buckets_pkey: ['bucket_exists', `A bucket "${id}" already exists.`] } });
       }
     },
     async update(name: string, fields: BucketFields): Promise<Bucket> {
@@ -114,10 +113,9 @@ export function bucketService(db: Db, maxFileSize: number) {
         if (!r.rows[0]) throw notFound(name);
         return row(r.rows[0]);
       } catch (err) {
-        if (err instanceof DbError && err.sqlstate === '23503') {
-          throw new ApiError('bucket_not_empty', `The bucket "${name}" still has objects; delete them first.`);
-        }
-        throw err;
+        throw fromDbError(err, {
+          constraints: { objects_bucket_id_fkey: ['bucket_not_empty', `The bucket "${name}" still has objects; delete them first.`] },
+        });
       }
     },
   };

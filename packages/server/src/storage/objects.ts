@@ -10,14 +10,14 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream';
 import type { Db, RoleContext } from '../db/index.js';
-import { ApiError } from '../http/index.js';
+import { ApiError, fromDbError } from '../http/index.js';
 import type { StorageBackend } from './backends/types.js';
 import { BackendError } from './backends/types.js';
 import type { BucketService } from './buckets.js';
 import { Meter, tooLarge } from './meter.js';
 import { mimeAllowed, mimeType, objectName } from './names.js';
 import type { ListEntry } from './schemas.js';
-import { DELETE, DRY_RUN, FIND, insertSql, LIST, likeEscape, MOVE, mapObjectError } from './sql.js';
+import { DELETE, DRY_RUN, FIND, insertSql, LIST, likeEscape, MOVE, OBJECT_ERRORS } from './sql.js';
 
 /** An object as the API shows it. */
 export interface ObjectInfo {
@@ -73,7 +73,7 @@ async function run(db: Db, who: RoleContext, sql: string, params: string[], rows
   try {
     return await db.runAs(who, sql, params, rows);
   } catch (err) {
-    throw mapObjectError(err);
+    throw fromDbError(err, OBJECT_ERRORS);
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Session, User } from '@plinth/shared';
-import { DbError, type Queryable } from '../../db/index.js';
+import { dbErrorKind, type Queryable } from '../../db/index.js';
 import { ApiError } from '../../http/index.js';
 import { decoyUser, findCredentials, findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
@@ -159,7 +159,7 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
           return used.userId;
         })
         .catch((err) => {
-          if (err instanceof DbError && err.sqlstate === '23503') return null; // user deleted meanwhile
+          if (dbErrorKind(err) === 'foreign_key_violation') return null; // user deleted meanwhile
           throw err;
         });
       if (!userId) throw new ApiError('token_invalid', 'The reset link is invalid, expired or already used; ask for a new one.');

@@ -59,7 +59,7 @@ export type { AuthConfig } from '../config/index.js';
 export type { PasswordHasher } from './password/hasher.js';
 // The console admins (admin/) hash their passwords with the same argon2id parameters.
 export { argon2Hasher } from './password/hasher.js';
-export type { Accounts } from './accounts/index.js';
+export { type Accounts, USER_COLUMNS } from './accounts/index.js';
 export { checkPassword, normalizeEmail } from './validate.js';
 export { normalizePhone } from './phone/service.js';
 

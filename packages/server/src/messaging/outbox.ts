@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db, Queryable } from '../db/index.js';
-import type { Clock } from '../lib/index.js';
+import { type Clock, iso } from '../lib/index.js';
 import { type EmailTemplate, isEmailKind, renderEmail, renderSms } from './templates.js';
 import type { EmailTransport, OutgoingMessage, Outbox, SmsTransport } from './types.js';
 
@@ -40,8 +40,6 @@ export interface MessagingWorker extends Outbox {
   /** Stops the worker after the batch in flight. */
   close(): Promise<void>;
 }
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /** 5 s, 10 s, 20 s, … up to 10 minutes between attempts. */
 export function backoffMs(attempts: number): number {

@@ -1,17 +1,11 @@
 /** Buckets (API.md §7): managed with the secret key or an admin session, never by end-users. */
+import type { Bucket } from '@plinth/shared';
 import type { Db } from '../db/index.js';
 import { ApiError, fromDbError } from '../http/index.js';
+import { isoSql } from '../lib/index.js';
 import { bucketName, isMimePattern } from './names.js';
 
-export interface Bucket {
-  id: string;
-  name: string;
-  public: boolean;
-  file_size_limit: number | null;
-  allowed_mime_types: string[] | null;
-  created_at: string;
-  updated_at: string;
-}
+export type { Bucket };
 
 export interface BucketFields {
   public?: boolean;
@@ -23,7 +17,7 @@ export interface BucketFields {
 const arrayOf = (p: string) => `(select array_agg(x) from jsonb_array_elements_text(${p}::jsonb) x)`;
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
 
-const COLS = `id, id as name, public, file_size_limit, allowed_mime_types, created_at::text, updated_at::text`;
+const COLS = `id, id as name, public, file_size_limit, allowed_mime_types, ${isoSql('created_at')} as created_at, ${isoSql('updated_at')} as updated_at`;
 
 function row(r: Record<string, unknown>): Bucket {
   const limit = r.file_size_limit;

@@ -5,9 +5,11 @@
  * upsert, UPDATE for a move, DELETE for a delete. Values are `$1[n]` of one text array.
  */
 import type { DbErrorContext } from '../db/index.js';
+import { isoSql } from '../lib/index.js';
 
-/** What a client sees of an object (the backend key stays inside). */
-const PUBLIC_COLS = `id, bucket_id as bucket, name, owner, size, mime_type, etag, metadata, created_at, updated_at`;
+/** What a client sees of an object (the backend key stays inside), times as wire time. */
+const PUBLIC_COLS = `id, bucket_id as bucket, name, owner, size, mime_type, etag, metadata,
+  ${isoSql('created_at')} as created_at, ${isoSql('updated_at')} as updated_at`;
 
 /** One object by bucket and name; the row also carries `version`, the key of its bytes. */
 export const FIND = `select (select row_to_json(o)::text from (
@@ -33,13 +35,14 @@ export const DRY_RUN = 'select body, n, total from storage.dry_run($1[8], $1)';
 
 /** Entries directly under a folder: files and sub-folders (as prefixes), bytewise by name. */
 export const LIST = `with o as (
-    select substr(name, $1[3]::int + 1) as rest, id, owner, size, mime_type, etag, metadata, created_at, updated_at
+    select substr(name, $1[3]::int + 1) as rest, id, owner, size, mime_type, etag, metadata,
+      ${isoSql('created_at')} as created_at, ${isoSql('updated_at')} as updated_at
     from storage.objects where bucket_id = $1[1] and name like $1[2] escape '\\'
   ), e as (
     select split_part(rest, '/', 1) as entry, strpos(rest, '/') > 0 as folder, * from o
   ), items as (
     select entry as name, null::uuid as id, null::uuid as owner, null::int8 as size, null::text as mime_type,
-      null::text as etag, null::jsonb as metadata, null::timestamptz as created_at, null::timestamptz as updated_at
+      null::text as etag, null::jsonb as metadata, null::text as created_at, null::text as updated_at
     from e where folder group by entry
     union all
     select entry, id, owner, size, mime_type, etag, metadata, created_at, updated_at from e where not folder

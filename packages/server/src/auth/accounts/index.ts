@@ -13,7 +13,7 @@ import { type AccountWrites, accountWrites } from './writes.js';
 
 export { banned, type Started, type Which } from './sessions.js';
 export type { IdentityInput, NewUser, ProofKeeps, ProofOutcome } from './writes.js';
-export { type Credentials, decoyUser, findCredentials, findUser, isoSql, USER_SELECT } from './repo.js';
+export { type Credentials, decoyUser, findCredentials, findUser, USER_COLUMNS } from './repo.js';
 
 export type Accounts = AccountWrites;
 

@@ -1,9 +1,8 @@
 import type { Queryable } from '../../db/index.js';
 import { ApiError } from '../../http/index.js';
-import { randomToken, sha256 } from '../../lib/index.js';
+import { iso, randomToken, sha256 } from '../../lib/index.js';
 import type { ClientInfo } from '../deps.js';
 import { SESSIONS_CHANNEL, type SessionGate } from '../sessions/gate.js';
-import { iso } from '../validate.js';
 
 /** A session just opened: its id and first refresh token (the tokens are signed after commit). */
 export interface Started {

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/index.js';
-import { iso } from '../validate.js';
+import { iso } from '../../lib/index.js';
 import type { sessionWrites } from './sessions.js';
 
 /** What a new user starts with; everything is optional but at least an email or a phone. */

@@ -6,7 +6,8 @@ import type { AuthDeps, ClientInfo } from '../deps.js';
 import { queueAuthEmail, linkWithToken } from '../mail.js';
 import { consumeOneTimeToken, issueOneTimeToken } from '../one-time.js';
 import type { SessionService } from '../sessions/service.js';
-import { allowedRedirect, checkPassword, checkUserData, iso, normalizeEmail } from '../validate.js';
+import { iso } from '../../lib/index.js';
+import { allowedRedirect, checkPassword, checkUserData, normalizeEmail } from '../validate.js';
 
 export interface SignUpInput {
   email: unknown;

@@ -1,10 +1,9 @@
 import type { Session } from '@plinth/shared';
 import { isValidPhoneNumber, parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { ApiError } from '../../http/index.js';
-import { randomDigits, safeEqual, sha256 } from '../../lib/index.js';
+import { iso, randomDigits, safeEqual, sha256 } from '../../lib/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import type { SessionService } from '../sessions/service.js';
-import { iso } from '../validate.js';
 
 const E164 = /^\+[1-9]\d{6,14}$/;
 const INVALID_CODE = 'The code is wrong or no longer valid; ask for a new one.';

@@ -1,10 +1,9 @@
 import type { Session, User } from '@plinth/shared';
 import type { Queryable } from '../../db/index.js';
 import { ApiError } from '../../http/index.js';
-import { randomToken, sha256 } from '../../lib/index.js';
+import { iso, randomToken, sha256 } from '../../lib/index.js';
 import { banned, findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
-import { iso } from '../validate.js';
 import { decideRefresh, openSuccessor, sealSuccessor } from './refresh.js';
 
 type Deps = Pick<AuthDeps, 'db' | 'tokens' | 'clock' | 'settings' | 'config' | 'accounts'>;

@@ -1,7 +1,6 @@
 import { ApiError } from '../../http/index.js';
-import { randomDigits, safeEqual, sha256 } from '../../lib/index.js';
+import { iso, randomDigits, safeEqual, sha256 } from '../../lib/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
-import { iso } from '../validate.js';
 
 /** What a change of password or email may carry to prove the caller is still the account's owner. */
 export interface ReauthProof {

@@ -66,13 +66,6 @@ export function whenSignedOut(handler: () => void) {
 
 // ---- the wire types the console reads (API.md §3, §6) ----
 
-export interface Admin {
-  id: string;
-  email: string;
-  created_at: string;
-  last_sign_in_at: string | null;
-}
-
 export interface Project {
   plan: 'free' | 'pro' | 'team' | 'enterprise';
   public_url: string;
@@ -90,7 +83,7 @@ export interface SqlResult {
   truncated: boolean;
 }
 
-import type { AuthSettings, DevMessage, LogEntry, TemplateKind, User } from '@plinth/shared';
+import type { Admin, AuthSettings, DevMessage, EndUser, EndUserDetail, LogEntry, TemplateKind } from '@plinth/shared';
 
 export type {
   AppleProviderSettings as AppleProvider,
@@ -101,13 +94,7 @@ export type {
 /** The mask the server sends in place of a stored secret. */
 export { MASK } from '@plinth/shared';
 
-/** An end-user as the admin routes answer: the §4 user and its ban. */
-export type EndUser = User & { banned_until: string | null };
-export interface EndUserDetail extends EndUser {
-  sessions: Array<{ id: string; user_agent: string | null; ip: string | null; created_at: string; refreshed_at: string }>;
-}
-
-export type { DevMessage, LogEntry } from '@plinth/shared';
+export type { Admin, DevMessage, EndUser, EndUserDetail, LogEntry } from '@plinth/shared';
 
 /** A column as PostgreSQL has it: `type` is the short name the SQL runner shows (`int8`, `text[]`). */
 export interface PgColumn {

@@ -5,7 +5,7 @@
  * committed only once they are durable, and bytes no row points to any more are collected by
  * the garbage trigger and the sweep (sweep.ts).
  */
-import type { Static } from '@sinclair/typebox';
+import type { ListEntry, StorageObject } from '@plinth/shared';
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream';
@@ -16,25 +16,10 @@ import { BackendError } from './backends/types.js';
 import type { BucketService } from './buckets.js';
 import { Meter, tooLarge } from './meter.js';
 import { mimeAllowed, mimeType, objectName } from './names.js';
-import type { ListEntry } from './schemas.js';
 import { DELETE, DRY_RUN, FIND, insertSql, LIST, likeEscape, MOVE, OBJECT_ERRORS } from './sql.js';
 
-/** An object as the API shows it. */
-export interface ObjectInfo {
-  id: string;
-  bucket: string;
-  name: string;
-  owner: string | null;
-  size: number;
-  mime_type: string;
-  etag: string;
-  metadata: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-}
-
 /** An object with the key of its bytes (never sent). */
-export interface StoredObject extends ObjectInfo {
+export interface StoredObject extends StorageObject {
   version: string;
 }
 
@@ -157,22 +142,22 @@ export function objectService(deps: ObjectDeps) {
       const search = q.search === '' ? '' : `%${likeEscape(q.search)}%`;
       const params = [bucket, `${likeEscape(prefix)}%`, String([...prefix].length), search, String(q.limit), String(q.offset)];
       const r = await run(db, who, LIST, params);
-      return JSON.parse(r.body ?? '[]') as Static<typeof ListEntry>[];
+      return JSON.parse(r.body ?? '[]') as ListEntry[];
     },
 
     /** Deletes the named objects the caller may delete; returns those deleted. */
-    async remove(who: RoleContext, bucket: string, names: string[]): Promise<ObjectInfo[]> {
+    async remove(who: RoleContext, bucket: string, names: string[]): Promise<StorageObject[]> {
       const checked = names.map(objectName);
       const r = await run(db, who, DELETE, [bucket, JSON.stringify(checked)]);
       if (r.n > 0) deps.collect();
-      return JSON.parse(r.body ?? '[]') as ObjectInfo[];
+      return JSON.parse(r.body ?? '[]') as StorageObject[];
     },
 
     /** Renames an object (UPDATE policies: the old row's USING, the new row's CHECK). */
-    async move(who: RoleContext, bucket: string, from: string, to: string): Promise<ObjectInfo> {
+    async move(who: RoleContext, bucket: string, from: string, to: string): Promise<StorageObject> {
       const r = await run(db, who, MOVE, [bucket, objectName(from), objectName(to)]);
       if (r.body === null) throw notFound();
-      return JSON.parse(r.body) as ObjectInfo;
+      return JSON.parse(r.body) as StorageObject;
     },
 
     /** A new object with the bytes of another: SELECT on the source, INSERT of the copy. */

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Accounts, checkPassword, normalizeEmail, normalizePhone, USER_COLUMNS } from '../auth/index.js';
 import type { Db, Queryable } from '../db/index.js';
 import { ApiError, fromDbError } from '../http/index.js';
-import { type Clock, iso, isoSql } from '../lib/index.js';
+import { type Clock, iso, isoSql, isUuid } from '../lib/index.js';
 import type { Hasher } from './admins.js';
 
 // End-user administration (API.md §6). It reads auth.* by full name (an app's own
@@ -32,7 +32,6 @@ export interface UserAdminDeps {
 
 /** The user of the auth API, and its ban. */
 const USER = `${USER_COLUMNS}, ${isoSql('u.banned_until')} as banned_until`;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const UserListParams = Type.Object(
   { search: Type.Optional(Type.String({ maxLength: 320 })), limit: Type.Optional(Type.String()), offset: Type.Optional(Type.String()) },
@@ -105,7 +104,7 @@ export function userAdmin(deps: UserAdminDeps) {
   const { accounts } = deps.hooks;
 
   async function find(q: Queryable, id: string) {
-    if (!UUID.test(id)) throw notFound();
+    if (!isUuid(id)) throw notFound();
     const { rows } = await q.query<Row>(`select ${USER} from auth.users u where u.id = $1`, [id]);
     if (!rows[0]) throw notFound();
     return toUser(rows[0]);

@@ -21,7 +21,7 @@
  */
 import rateLimit from '@fastify/rate-limit';
 import { ApiError, type App, type TokenVerifier } from '../http/index.js';
-import { sha256 } from '../lib/index.js';
+import { isUuid, sha256 } from '../lib/index.js';
 import { type Accounts, createAccounts } from './accounts/index.js';
 import type { AuthConfig } from '../config/index.js';
 import type { AuthDeps, AuthOptions } from './deps.js';
@@ -84,8 +84,6 @@ function redisWhere(url: string): string {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * The access-token verifier of every API area: the token's signature and expiry (TokenService),
  * then its session through the gate, so a signed-out, revoked or banned session's token is
@@ -96,7 +94,7 @@ export function gatedVerifier(tokens: TokenService, gate: SessionGate): TokenVer
   return async (token) => {
     const verified = await tokens.verify(token);
     const { sub, session_id: sid } = verified.payload;
-    if (typeof sub !== 'string' || typeof sid !== 'string' || !UUID.test(sub) || !UUID.test(sid) || !(await gate.isOpen(sid, sub))) {
+    if (!isUuid(sub) || !isUuid(sid) || !(await gate.isOpen(sid, sub))) {
       throw new ApiError('invalid_token', 'The session of this access token has ended; sign in again.');
     }
     return verified;

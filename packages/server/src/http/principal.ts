@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiError } from './errors.js';
+import { isUuid } from '../lib/index.js';
 
 /** Who is calling (API.md §1). `claims` is the JSON text the SQL sees as `auth.jwt()`. */
 export type Principal =
@@ -14,8 +15,6 @@ export type Principal =
       sessionId: string | null;
       payload: Record<string, unknown>;
     };
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface VerifiedToken {
   payload: Record<string, unknown>;
@@ -84,7 +83,7 @@ export function makePrincipalResolver(keys: ProjectKeys, verify: TokenVerifier) 
       role: 'authenticated',
       claims: token.json,
       sub: p.sub,
-      uid: UUID.test(p.sub) ? p.sub : null,
+      uid: isUuid(p.sub) ? p.sub : null,
       sessionId: typeof p.session_id === 'string' ? p.session_id : null,
       payload: p,
     };

@@ -175,7 +175,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       metrics,
     });
 
-    // File storage (API.md §7): objects under the project's policies on storage.objects.
+    // File storage (docs/storage.md): objects under the project's policies on storage.objects.
     storage = await registerStorage(app, {
       db,
       config: config.storage,

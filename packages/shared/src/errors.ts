@@ -1,5 +1,5 @@
 /**
- * Stable error codes of the HTTP API (API.md §1). Codes are never renamed; add new ones.
+ * Stable error codes of the HTTP API (docs/api.md §1). Codes are never renamed; add new ones.
  * Each maps to the HTTP status it is sent with.
  */
 export const ERROR_STATUS = {
@@ -66,7 +66,7 @@ export const ERROR_STATUS = {
   user_banned: 403,
   /** A password or email change needs a recent sign-in, the current password, or a reauthentication code. */
   reauthentication_required: 403,
-  // console admins and end-user administration (API.md §6)
+  // console admins and end-user administration (docs/api.md §4)
   /** A change made with the admin cookie without `X-Plinth-Admin: 1`, or from another origin. */
   csrf_rejected: 403,
   /** The admin setup link is unknown, expired or used, or an admin exists already. */
@@ -75,7 +75,7 @@ export const ERROR_STATUS = {
   email_already_confirmed: 409,
   /** An email flow needs its page URL in the auth settings first (e.g. `email_verification_url`). */
   flow_url_missing: 400,
-  // storage (API.md §7)
+  // storage (docs/storage.md)
   bucket_not_found: 404,
   bucket_exists: 409,
   bucket_not_empty: 409,

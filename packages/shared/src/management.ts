@@ -3,7 +3,7 @@ import type { TemplateKind } from './messages.js';
 import type { User } from './types.js';
 
 /**
- * Types of the management API (API.md §3, §6) that cross the network: the server answers with
+ * Types of the management API (docs/api.md §4) that cross the network: the server answers with
  * them and the console reads them, from this one declaration.
  */
 

@@ -64,7 +64,7 @@ export function whenSignedOut(handler: () => void) {
   signedOutHandler = handler;
 }
 
-// ---- the wire types the console reads (API.md §3, §6) ----
+// ---- the wire types the console reads (docs/api.md §4) ----
 
 export interface Project {
   plan: 'free' | 'pro' | 'team' | 'enterprise';

@@ -13,7 +13,7 @@ export interface Hasher {
 /** A console admin as the API answers (packages/shared). */
 export type { Admin };
 
-/** A console sign-in: 12 hours idle, 7 days at most (API.md §6). */
+/** A console sign-in: 12 hours idle, 7 days at most (docs/api.md §4.1). */
 export const ADMIN_IDLE_MS = 12 * 3600_000;
 export const ADMIN_MAX_MS = 7 * 24 * 3600_000;
 export const SETUP_TTL_MS = 3600_000;

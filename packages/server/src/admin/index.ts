@@ -1,5 +1,5 @@
 /**
- * Management and the console's server side (API.md §3, §5, §6). What this area adds:
+ * Management and the console's server side (docs/api.md §4, docs/console.md). What this area adds:
  * - endpoints: every management route, in one table (routes.ts): admin setup, login,
  *   logout, me, keys; SQL runner; auth settings and project; messages, dev inbox, test email
  *   and template preview; end-user administration (`/api/v1/users…`); `GET /metrics`

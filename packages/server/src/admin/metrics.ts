@@ -3,7 +3,7 @@ import type { Db } from '../db/index.js';
 import type { Metrics } from '../http/index.js';
 
 /**
- * `GET /metrics` (API.md §8): the gauges read at scrape time (the database pool, the outbox's
+ * `GET /metrics` (docs/operations.md): the gauges read at scrape time (the database pool, the outbox's
  * queue) join the request counters, then the Prometheus text.
  * @example const scrape = metricsHandler(metrics, db); app.get('/metrics', { onRequest: manage }, scrape);
  */

@@ -17,7 +17,7 @@ export interface AdminHandlers {
 }
 
 /**
- * THE route table of every management route (API.md §3, §6): one line per endpoint, the guard
+ * THE route table of every management route (docs/api.md §4): one line per endpoint, the guard
  * on the line, run at `onRequest` so a refused request never has its body parsed.
  * - `manage`: the secret key, or the console's admin cookie (changes: the CSRF rule of §6);
  * - `admin`: the admin cookie only; `origin`: no credential, but only from our own pages.

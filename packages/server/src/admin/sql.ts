@@ -36,7 +36,7 @@ export interface SqlRunnerDeps {
 
 type SqlRequest = FastifyRequest<{ Body: { query: string; params?: Array<string | number | boolean | null> } }>;
 
-/** `POST /api/v1/sql` (API.md §3): the SQL runner of the console and the CLI. Mounted by routes.ts. */
+/** `POST /api/v1/sql` (docs/api.md §4): the SQL runner of the console and the CLI. Mounted by routes.ts. */
 export function sqlRunner(deps: SqlRunnerDeps) {
   let types: Map<number, string> | null = null;
   return async (req: SqlRequest, reply: FastifyReply) => {

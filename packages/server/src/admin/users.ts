@@ -7,7 +7,7 @@ import { ApiError, fromDbError } from '../http/index.js';
 import { type Clock, iso, isoSql, isUuid } from '../lib/index.js';
 import type { Hasher } from './admins.js';
 
-// End-user administration (API.md §6). It reads auth.* by full name (an app's own
+// End-user administration (docs/api.md §4.2). It reads auth.* by full name (an app's own
 // public.users never shadows it); every write goes through the auth area's accounts module,
 // the one home of the rules about users, identities, passwords and sessions.
 
@@ -96,7 +96,7 @@ const notFound = () => new ApiError('user_not_found', 'No user with this id.');
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
 /**
- * The handlers of `/api/v1/users…` (API.md §6), mounted by routes.ts behind the management guard.
+ * The handlers of `/api/v1/users…` (docs/api.md §4.2), mounted by routes.ts behind the management guard.
  * @example const users = userAdmin(deps); app.get('/api/v1/users', { onRequest: guards.manage }, users.list)
  */
 export function userAdmin(deps: UserAdminDeps) {

@@ -1,5 +1,5 @@
 /**
- * End-user auth (API.md §4). What this area adds:
+ * End-user auth (docs/api.md §5). What this area adds:
  * - endpoints: signup, signin, signout, refresh, GET/PATCH user, reauthenticate, verify-email,
  *   resend-verification, forgot-password, reset-password, request-magic-link,
  *   signin-magic-link, phone/send-otp, phone/verify, oauth/{provider} and its callback

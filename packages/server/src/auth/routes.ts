@@ -28,7 +28,7 @@ export interface AuthServices {
 }
 
 /**
- * The route table of end-user auth (API.md §4): one line per endpoint, guard on the line.
+ * The route table of end-user auth (docs/api.md §5): one line per endpoint, guard on the line.
  * `apikey`: any key of the project; `user`: a user access token of an open session.
  */
 export function registerAuthRoutes(app: App, guards: AuthGuards, s: AuthServices): void {

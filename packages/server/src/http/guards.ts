@@ -3,7 +3,7 @@ import { ApiError } from './errors.js';
 import type { Principal, PrincipalResolver } from './principal.js';
 
 /**
- * Who is calling, worked out in one place for every area (API.md §1): the REST API, storage,
+ * Who is calling, worked out in one place for every area (docs/api.md §1, keys and roles): the REST API, storage,
  * the OpenAPI document, the auth routes and the management routes all resolve the caller here,
  * once per request, and keep it on `req.principal`. Areas compose their own guards on top
  * (auth's `user`: an open session; admin's `manage`: the secret key or a console cookie).

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiError } from './errors.js';
 import { isUuid } from '../lib/index.js';
 
-/** Who is calling (API.md §1). `claims` is the JSON text the SQL sees as `auth.jwt()`. */
+/** Who is calling (docs/api.md §1, keys and roles). `claims` is the JSON text the SQL sees as `auth.jwt()`. */
 export type Principal =
   | { role: 'service'; claims: string; uid: null }
   | { role: 'anon'; claims: string; uid: null }

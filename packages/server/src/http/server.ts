@@ -52,7 +52,7 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-/** Maps any thrown error to the one error shape (API.md §1). Unknown errors are 500 and logged. */
+/** Maps any thrown error to the one error shape (docs/api.md §1). Unknown errors are 500 and logged. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof DbUnavailableError) {

@@ -1,5 +1,5 @@
 /**
- * The database REST area (API.md §2).
+ * The database REST area (docs/api.md §2).
  * Adds: `GET|POST|PATCH|DELETE /api/v1/db/{table}`, `GET|PATCH|DELETE /api/v1/db/{table}/{pk}`
  * (route table in routes.ts) and `GET /api/v1/openapi.json`.
  * Error codes: table_not_found, column_not_found, invalid_parameter, invalid_value,

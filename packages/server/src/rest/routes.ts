@@ -10,7 +10,7 @@ import { toSql } from './sql/index.js';
 
 type Action = RestRequest['action'];
 
-/** The REST route table (API.md §2). The one place that says which method does what. */
+/** The REST route table (docs/api.md §2). The one place that says which method does what. */
 export const REST_ROUTES: ReadonlyArray<{ method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; path: string; action: Action }> = [
   { method: 'GET', path: '/api/v1/db/{table}', action: 'read' },
   { method: 'GET', path: '/api/v1/db/{table}/{pk}', action: 'read' },

@@ -1,4 +1,4 @@
-/** Buckets (API.md §7): managed with the secret key or an admin session, never by end-users. */
+/** Buckets (docs/storage.md): managed with the secret key or an admin session, never by end-users. */
 import type { Bucket } from '@plinth/shared';
 import type { Db } from '../db/index.js';
 import { ApiError, fromDbError } from '../http/index.js';

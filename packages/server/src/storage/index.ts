@@ -1,5 +1,5 @@
 /**
- * File storage (API.md §7). What this area adds:
+ * File storage (docs/storage.md). What this area adds:
  * - endpoints (route table: routes.ts): buckets `POST|GET /api/v1/storage/buckets`,
  *   `GET|PATCH|DELETE /api/v1/storage/buckets/{name}` (secret key or admin); objects (any key
  *   or token, or the admin cookie as the secret key: the `caller` resolver app.ts hands in)

@@ -65,7 +65,7 @@ async function run(db: Db, who: RoleContext, sql: string, params: string[], rows
 const notFound = () => new ApiError('not_found', 'No such object (or it is not visible to you).');
 
 /**
- * The object operations of API.md §7.
+ * The object operations of docs/storage.md.
  * @example const objects = objectService({ db, backend, buckets, maxFileSize, collect }); await objects.find(who, 'avatars', 'me.png');
  */
 export function objectService(deps: ObjectDeps) {

@@ -1,6 +1,6 @@
 /**
  * Accounts: every write to users, passwords, identities and sessions-on-proof lives here, so
- * each rule has one home (ENGINEERING.md layout). What this module adds:
+ * each rule has one home (docs/architecture.md, "One home for each rule"). What this module adds:
  * - the proof rule: the first proof of an address drops every credential attached while it
  *   was unproven, except the one the proof was issued for (`proveEmail`);
  * - one place that opens sessions (a ban is checked there for every method) and one that

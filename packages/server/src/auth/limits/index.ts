@@ -18,7 +18,7 @@ export function rateLimited(resetMs: number): ApiError {
 const key = (kind: string, value: string) => `${kind}:${sha256(value).slice(0, 32)}`;
 
 /**
- * The keyed limits of API.md §4: sign-in failures per email and per IP, auth emails per
+ * The keyed limits of docs/api.md §5.6: sign-in failures per email and per IP, auth emails per
  * recipient, phone codes per number and per IP. Counted for unknown emails exactly as for known ones, so a 429 reveals nothing.
  * @example const limits = authLimits(memoryCounter(clock), config); await limits.assertSignin(email, ip);
  */

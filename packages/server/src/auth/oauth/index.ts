@@ -1,5 +1,5 @@
 /**
- * Social sign-in (API.md §4): Google, GitHub, LinkedIn, Microsoft, Apple.
+ * Social sign-in (docs/api.md §5): Google, GitHub, LinkedIn, Microsoft, Apple.
  * - endpoints: GET /v1/auth/oauth/{provider}?redirect_url= (302 to the provider),
  *   GET and POST /v1/auth/oauth/{provider}/callback (302 back to the app with the session, or
  *   the error, in the fragment);

@@ -28,7 +28,7 @@ export interface ProviderContext {
 }
 
 /**
- * One social provider (ENGINEERING.md convention 7): its endpoints as constants in its file,
+ * One social provider (CONTRIBUTING.md convention 7): its endpoints as constants in its file,
  * its quirks commented where they happen. `configure` gives an openid-client Configuration
  * (discovered for OpenID Connect providers, static for GitHub); `profile` reads the user from
  * the token response.

@@ -47,7 +47,7 @@ class FlowError extends Error {
 const badState = (why: string) => new ApiError('invalid_state', `The sign-in state is invalid: ${why}. Start the sign-in again.`);
 
 /**
- * Social sign-in (API.md §4): `start` sends the browser to the provider with a signed,
+ * Social sign-in (docs/api.md §5): `start` sends the browser to the provider with a signed,
  * single-use, browser-bound state; `callback` trades the code for the provider's user, finds
  * or links or creates ours, opens a session and sends the browser back to the app with the
  * tokens in the fragment.

@@ -19,7 +19,7 @@ export interface SignUpInput {
 const INVALID_CREDENTIALS = 'The email or password is wrong.';
 
 /**
- * Email and password: sign-up, sign-in, forgot and reset (API.md §4).
+ * Email and password: sign-up, sign-in, forgot and reset (docs/api.md §5).
  * @example const pw = passwordService(deps, sessions); await pw.signIn({ email, password }, { ip, userAgent: null });
  */
 export function passwordService(deps: AuthDeps, sessions: SessionService) {

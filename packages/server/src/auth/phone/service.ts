@@ -25,7 +25,7 @@ export function normalizePhone(input: unknown): string {
 const codeHash = (phone: string, code: string) => sha256(`${phone}:${code}`);
 
 /**
- * Phone sign-in with a texted 6-digit code (API.md §4). Paid plans only; the code goes out
+ * Phone sign-in with a texted 6-digit code (docs/api.md §5). Paid plans only; the code goes out
  * through the outbox, in the transaction that stores its hash.
  * @example const phone = phoneService(deps, sessions); await phone.sendCode({ phone: '+46701234567' }, client);
  */

@@ -56,7 +56,7 @@ const invalid = (why = 'The refresh token is invalid or the session has ended; s
 
 /**
  * Sessions and their tokens: one session per sign-in, access tokens signed for it, refresh
- * tokens rotated on every use with a grace window (API.md §4).
+ * tokens rotated on every use with a grace window (docs/api.md §5.2).
  * @example const sessions = sessionService(deps); const set = await sessions.signIn(userId, { ip, userAgent });
  */
 export function sessionService(deps: Deps) {

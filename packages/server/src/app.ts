@@ -15,10 +15,10 @@ import type { Config } from './config/index.js';
 import { type Db, DbUnavailableError, type DdlWatch, openDatabase, prepareDatabase } from './db/index.js';
 import {
   type App,
-  callerGuards,
+  createCallerGuards,
   createHttpServer,
   createMetrics,
-  makePrincipalResolver,
+  createPrincipalResolver,
   type ProjectKeys,
   registerRouteDocs,
 } from './http/index.js';
@@ -116,7 +116,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       include: ['/v1/auth/', '/api/v1/'],
       exclude: ['/api/v1/db/', '/api/v1/openapi.json'],
     });
-    const callers = callerGuards(makePrincipalResolver(keys, gatedVerifier(tokens, gate)));
+    const callers = createCallerGuards(createPrincipalResolver(keys, gatedVerifier(tokens, gate)));
 
     app.get('/health', async (_req, reply) => {
       try {

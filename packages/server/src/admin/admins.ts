@@ -44,9 +44,9 @@ const SETUP_LOCK = 726_354_012;
 /**
  * Admins, their sessions and the setup link. Every secret (password, cookie, setup token) is
  * stored as a hash; the clock is injected so idle and maximum ages can be tested.
- * @example const admins = adminService({ db, clock, hasher }); const { admin, cookie } = await admins.login(email, pw, client);
+ * @example const admins = createAdminService({ db, clock, hasher }); const { admin, cookie } = await admins.login(email, pw, client);
  */
-export function adminService(deps: { db: Db; clock: Clock; hasher: Hasher }) {
+export function createAdminService(deps: { db: Db; clock: Clock; hasher: Hasher }) {
   const { db, clock, hasher } = deps;
 
   async function openSession(q: Queryable, adminId: string, client: { ip: string; userAgent: string | null }): Promise<string> {
@@ -188,4 +188,4 @@ export function adminService(deps: { db: Db; clock: Clock; hasher: Hasher }) {
   };
 }
 
-export type AdminService = ReturnType<typeof adminService>;
+export type AdminService = ReturnType<typeof createAdminService>;

@@ -61,7 +61,7 @@ export function csrfProblem(req: FastifyRequest, publicOrigin: string): string |
  *   alike (storage objects, handed to storage by app.ts): see its own comment.
  * @example app.post('/api/v1/sql', { onRequest: guards.manage }, handler)
  */
-export function makeGuards(callers: CallerGuards, options: GuardOptions) {
+export function createGuards(callers: CallerGuards, options: GuardOptions) {
   const { admins, publicOrigin } = options;
 
   async function cookieAdmin(req: FastifyRequest): Promise<Admin | null> {
@@ -131,4 +131,4 @@ export function makeGuards(callers: CallerGuards, options: GuardOptions) {
   return { manage, admin, origin, caller, service: callers.service };
 }
 
-export type Guards = ReturnType<typeof makeGuards>;
+export type Guards = ReturnType<typeof createGuards>;

@@ -1,19 +1,19 @@
 import type { App } from '../http/index.js';
 import type { Guards } from './guard.js';
-import type { metricsHandler } from './metrics.js';
-import { MessageListParams, type messageHandlers, PreviewBody, TestEmailBody } from './messages.js';
-import { type adminSessionHandlers, LoginBody, SetupBody } from './session.js';
-import type { settingsHandlers } from './settings.js';
-import { SqlBody, type sqlRunner } from './sql.js';
-import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type userAdmin } from './users.js';
+import type { createMetricsHandler } from './metrics.js';
+import { MessageListParams, type createMessageHandlers, PreviewBody, TestEmailBody } from './messages.js';
+import { type createAdminSessionHandlers, LoginBody, SetupBody } from './session.js';
+import type { createSettingsHandlers } from './settings.js';
+import { SqlBody, type createSqlRunner } from './sql.js';
+import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type createUserAdmin } from './users.js';
 
 export interface AdminHandlers {
-  session: ReturnType<typeof adminSessionHandlers>;
-  sql: ReturnType<typeof sqlRunner>;
-  settings: ReturnType<typeof settingsHandlers>;
-  messages: ReturnType<typeof messageHandlers>;
-  users: ReturnType<typeof userAdmin>;
-  metrics: ReturnType<typeof metricsHandler>;
+  session: ReturnType<typeof createAdminSessionHandlers>;
+  sql: ReturnType<typeof createSqlRunner>;
+  settings: ReturnType<typeof createSettingsHandlers>;
+  messages: ReturnType<typeof createMessageHandlers>;
+  users: ReturnType<typeof createUserAdmin>;
+  metrics: ReturnType<typeof createMetricsHandler>;
 }
 
 /**

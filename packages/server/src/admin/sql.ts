@@ -37,7 +37,7 @@ export interface SqlRunnerDeps {
 type SqlRequest = FastifyRequest<{ Body: { query: string; params?: Array<string | number | boolean | null> } }>;
 
 /** `POST /api/v1/sql` (docs/api.md §4): the SQL runner of the console and the CLI. Mounted by routes.ts. */
-export function sqlRunner(deps: SqlRunnerDeps) {
+export function createSqlRunner(deps: SqlRunnerDeps) {
   let types: Map<number, string> | null = null;
   return async (req: SqlRequest, reply: FastifyReply) => {
     const started = performance.now();

@@ -97,9 +97,9 @@ type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
 /**
  * The handlers of `/api/v1/users…` (docs/api.md §4.2), mounted by routes.ts behind the management guard.
- * @example const users = userAdmin(deps); app.get('/api/v1/users', { onRequest: guards.manage }, users.list)
+ * @example const users = createUserAdmin(deps); app.get('/api/v1/users', { onRequest: guards.manage }, users.list)
  */
-export function userAdmin(deps: UserAdminDeps) {
+export function createUserAdmin(deps: UserAdminDeps) {
   const { db, clock } = deps;
   const { accounts } = deps.hooks;
 

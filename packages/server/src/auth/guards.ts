@@ -21,7 +21,7 @@ declare module 'fastify' {
  * carries), `user` (a user access token whose session is still open).
  * @example app.get('/v1/auth/user', { preHandler: guards.user }, handler)
  */
-export function authGuards(callers: CallerGuards, sessions: SessionService) {
+export function createAuthGuards(callers: CallerGuards, sessions: SessionService) {
   const user = async (req: FastifyRequest) => {
     const p = await callers.callerOf(req);
     if (p.role !== 'authenticated') throw new ApiError('unauthorized', 'Send the user access token: Authorization: Bearer <access_token>.');
@@ -34,7 +34,7 @@ export function authGuards(callers: CallerGuards, sessions: SessionService) {
   return { apikey: callers.key, user };
 }
 
-export type AuthGuards = ReturnType<typeof authGuards>;
+export type AuthGuards = ReturnType<typeof createAuthGuards>;
 
 /** The plain inputs a service gets about the caller (convention 9). */
 export function clientOf(req: FastifyRequest): ClientInfo {

@@ -24,9 +24,9 @@ export interface CallerGuards {
 }
 
 /**
- * @example const guards = callerGuards(makePrincipalResolver(keys, verify)); app.post('/v1/auth/signin', { preHandler: guards.key }, h)
+ * @example const guards = createCallerGuards(createPrincipalResolver(keys, verify)); app.post('/v1/auth/signin', { preHandler: guards.key }, h)
  */
-export function callerGuards(resolve: PrincipalResolver): CallerGuards {
+export function createCallerGuards(resolve: PrincipalResolver): CallerGuards {
   const callerOf = async (req: FastifyRequest): Promise<Principal> => {
     req.principal ??= await resolve(req.headers.apikey, req.headers.authorization);
     return req.principal;

@@ -6,8 +6,8 @@
  * GET /metrics (metrics.ts).
  */
 export { ApiError, fromDbError } from './errors.js';
-export { type CallerGuards, callerGuards, readCookie } from './guards.js';
-export { type Principal, type ProjectKeys, SERVICE, type TokenVerifier, type VerifiedToken, makePrincipalResolver } from './principal.js';
+export { type CallerGuards, createCallerGuards, readCookie } from './guards.js';
+export { type Principal, type ProjectKeys, SERVICE, type TokenVerifier, type VerifiedToken, createPrincipalResolver } from './principal.js';
 export { type RouteDocs, SECURITY_SCHEMES, registerRouteDocs } from './route-docs.js';
 export { createMetrics, installPrimaryMetrics, type Metrics } from './metrics.js';
 export { type App, createHttpServer } from './server.js';

@@ -41,9 +41,9 @@ function digest(s: string): Buffer {
 /**
  * Resolves the principal from `apikey` and `Authorization` headers. Keys are compared in
  * constant time (digests of equal length). A user token is verified by the injected verifier.
- * @example const who = makePrincipalResolver(keys, verify); await who(req.headers.apikey, req.headers.authorization)
+ * @example const who = createPrincipalResolver(keys, verify); await who(req.headers.apikey, req.headers.authorization)
  */
-export function makePrincipalResolver(keys: ProjectKeys, verify: TokenVerifier) {
+export function createPrincipalResolver(keys: ProjectKeys, verify: TokenVerifier) {
   const pub = digest(keys.publicKey);
   const sec = digest(keys.secretKey);
   // Each header value is hashed once and compared with both keys in constant time.
@@ -90,4 +90,4 @@ export function makePrincipalResolver(keys: ProjectKeys, verify: TokenVerifier) 
   };
 }
 
-export type PrincipalResolver = ReturnType<typeof makePrincipalResolver>;
+export type PrincipalResolver = ReturnType<typeof createPrincipalResolver>;

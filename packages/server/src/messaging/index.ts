@@ -10,7 +10,7 @@ import type { DevMessage, LogEntry } from '@plinth/shared';
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
 import { type Clock, iso, isoSql } from '../lib/index.js';
-import { smtpTransport } from './email/smtp.js';
+import { createSmtpTransport } from './email/smtp.js';
 import { SendError } from './send-error.js';
 import { createOutbox, type MessagingWorker } from './outbox.js';
 import { type EmailTemplate, renderEmail } from './templates.js';
@@ -66,7 +66,7 @@ export interface Messaging {
  * @example const messaging = createMessaging({ db, clock, log, smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, sms: null, project });
  */
 export function createMessaging(o: MessagingOptions): Messaging {
-  const smtp = o.emailTransport ?? (o.smtpUrl ? smtpTransport(o.smtpUrl) : null);
+  const smtp = o.emailTransport ?? (o.smtpUrl ? createSmtpTransport(o.smtpUrl) : null);
   const outbox = createOutbox({
     db: o.db,
     clock: o.clock,

@@ -51,7 +51,7 @@ export function backoffMs(attempts: number): number {
  * (`FOR UPDATE SKIP LOCKED` plus a lease, so instances never take the same message and a
  * crashed instance's claim runs out), sends them, and records the answer with backoff on
  * failure. Once a message is sent or given up its payload (link, code) is emptied.
- * @example const outbox = createOutbox({ db, clock, log, email: smtpTransport(url), sms: null, from, project }); outbox.kick();
+ * @example const outbox = createOutbox({ db, clock, log, email: createSmtpTransport(url), sms: null, from, project }); outbox.kick();
  */
 export function createOutbox(o: OutboxOptions): MessagingWorker {
   const pollMs = o.pollMs ?? 1_000;

@@ -49,9 +49,9 @@ const notFound = (name: string) => new ApiError('bucket_not_found', `No bucket "
 
 /**
  * Bucket reads and writes, run as the server (buckets are not under the end-users' policies).
- * @example const buckets = bucketService(db, 50 * 2 ** 20); await buckets.create('avatars', { public: true });
+ * @example const buckets = createBucketService(db, 50 * 2 ** 20); await buckets.create('avatars', { public: true });
  */
-export function bucketService(db: Db, maxFileSize: number) {
+export function createBucketService(db: Db, maxFileSize: number) {
   return {
     async list(): Promise<Bucket[]> {
       return (await db.query(`select ${COLS} from storage.buckets order by id`)).rows.map(row);
@@ -115,4 +115,4 @@ export function bucketService(db: Db, maxFileSize: number) {
   };
 }
 
-export type BucketService = ReturnType<typeof bucketService>;
+export type BucketService = ReturnType<typeof createBucketService>;

@@ -25,15 +25,15 @@ import type { App, Principal } from '../http/index.js';
 import type { Clock } from '../lib/index.js';
 import { createBackend } from './backends/index.js';
 import type { StorageBackend } from './backends/types.js';
-import { type BucketService, bucketService } from './buckets.js';
-import { type ObjectService, objectService } from './objects.js';
+import { type BucketService, createBucketService } from './buckets.js';
+import { type ObjectService, createObjectService } from './objects.js';
 import { registerStorageRoutes } from './routes.js';
-import { signedUrls, type UrlTokens } from './signed.js';
+import { createSignedUrls, type UrlTokens } from './signed.js';
 import { createSweeper, type SweepOptions, type Sweeper } from './sweep.js';
 
 export { STORAGE_PREFIX } from './routes.js';
 export { objectName, bucketName } from './names.js';
-export { diskBackend, keyPath, type StorageBackend } from './backends/index.js';
+export { createDiskBackend, keyPath, type StorageBackend } from './backends/index.js';
 export type { SweepOptions, SweepReport } from './sweep.js';
 
 export interface StorageOptions {
@@ -73,8 +73,8 @@ export interface Storage {
 export async function registerStorage(app: App, options: StorageOptions): Promise<Storage> {
   const backend = options.backend ?? (await createBackend(options.config, options.dataDir));
   const sweeper = createSweeper({ db: options.db, backend, clock: options.clock, log: options.log, options: options.sweep });
-  const buckets = bucketService(options.db, options.config.maxFileSize);
-  const objects = objectService({
+  const buckets = createBucketService(options.db, options.config.maxFileSize);
+  const objects = createObjectService({
     db: options.db,
     backend,
     buckets,
@@ -84,7 +84,7 @@ export async function registerStorage(app: App, options: StorageOptions): Promis
   await registerStorageRoutes(app, {
     objects,
     buckets,
-    signed: signedUrls(options.urlTokens, options.publicUrl),
+    signed: createSignedUrls(options.urlTokens, options.publicUrl),
     caller: options.caller,
     manage: options.manage,
   });

@@ -66,9 +66,9 @@ const notFound = () => new ApiError('not_found', 'No such object (or it is not v
 
 /**
  * The object operations of docs/storage.md.
- * @example const objects = objectService({ db, backend, buckets, maxFileSize, collect }); await objects.find(who, 'avatars', 'me.png');
+ * @example const objects = createObjectService({ db, backend, buckets, maxFileSize, collect }); await objects.find(who, 'avatars', 'me.png');
  */
-export function objectService(deps: ObjectDeps) {
+export function createObjectService(deps: ObjectDeps) {
   const { db, backend } = deps;
 
   /** Writes the row of an upload or a copy (as the caller); on refusal the new bytes go. */
@@ -190,4 +190,4 @@ export function objectService(deps: ObjectDeps) {
   };
 }
 
-export type ObjectService = ReturnType<typeof objectService>;
+export type ObjectService = ReturnType<typeof createObjectService>;

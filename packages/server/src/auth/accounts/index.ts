@@ -8,8 +8,8 @@
  * - the reads the methods share (`findUser`, `findCredentials`, `decoyUser`).
  */
 import type { SessionGate } from '../sessions/gate.js';
-import { sessionWrites } from './sessions.js';
-import { type AccountWrites, accountWrites } from './writes.js';
+import { createSessionWrites } from './sessions.js';
+import { type AccountWrites, createAccountWrites } from './writes.js';
 
 export { banned, type Started, type Which } from './sessions.js';
 export type { IdentityInput, NewUser, ProofKeeps, ProofOutcome } from './writes.js';
@@ -21,5 +21,5 @@ export type Accounts = AccountWrites;
  * @example const accounts = createAccounts(gate); await db.transaction((tx) => accounts.startSession(tx, id, client, clock.now()));
  */
 export function createAccounts(gate: SessionGate): Accounts {
-  return accountWrites(sessionWrites(gate));
+  return createAccountWrites(createSessionWrites(gate));
 }

@@ -25,7 +25,7 @@ export function banned(): ApiError {
  * session here (so a ban is checked once for all of them), and every revocation ends here
  * (so the REST API's session gate hears of it at once).
  */
-export function sessionWrites(gate: SessionGate) {
+export function createSessionWrites(gate: SessionGate) {
   /** The user's sessions changed: this gate forgets them now, every instance's at commit. */
   async function notifyChanged(tx: Queryable, userId: string): Promise<void> {
     await tx.query('select pg_notify($1, $2)', [SESSIONS_CHANNEL, userId]);

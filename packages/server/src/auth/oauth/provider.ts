@@ -80,9 +80,9 @@ export const secretClientKey = (s: OAuthProviderSettings) => `${s.client_id}:${s
 /**
  * `clientKey` and `configure` of an OpenID Connect provider with a client id and secret (sent
  * in the form body), found by discovery at `issuer`: Google, Microsoft, LinkedIn.
- * @example export const google = { id: 'google', ...discoveredClient('https://accounts.google.com'), … };
+ * @example export const google = { id: 'google', ...createDiscoveredClient('https://accounts.google.com'), … };
  */
-export function discoveredClient(issuer: string): Pick<OAuthProvider, 'clientKey' | 'configure'> {
+export function createDiscoveredClient(issuer: string): Pick<OAuthProvider, 'clientKey' | 'configure'> {
   return {
     clientKey: secretClientKey,
     configure: (s, ctx) => discover(issuer, s.client_id ?? '', oidc.ClientSecretPost(s.client_secret ?? ''), ctx.baseUrl),

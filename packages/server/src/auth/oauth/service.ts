@@ -51,9 +51,9 @@ const badState = (why: string) => new ApiError('invalid_state', `The sign-in sta
  * single-use, browser-bound state; `callback` trades the code for the provider's user, finds
  * or links or creates ours, opens a session and sends the browser back to the app with the
  * tokens in the fragment.
- * @example const oauth = oauthService(deps, sessions, endpoints); const r = await oauth.start('github', url, cookie);
+ * @example const oauth = createOAuthService(deps, sessions, endpoints); const r = await oauth.start('github', url, cookie);
  */
-export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints: OAuthEndpoints) {
+export function createOAuthService(deps: AuthDeps, sessions: SessionService, endpoints: OAuthEndpoints) {
   const { db, clock, settings, tokens, log, accounts } = deps;
   const clients = new Map<ProviderId, { key: string; config: Promise<oidc.Configuration>; at: number }>();
   const secureCookie = new URL(tokens.issuer).protocol === 'https:';
@@ -286,4 +286,4 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
   };
 }
 
-export type OAuthService = ReturnType<typeof oauthService>;
+export type OAuthService = ReturnType<typeof createOAuthService>;

@@ -20,9 +20,9 @@ const INVALID_CREDENTIALS = 'The email or password is wrong.';
 
 /**
  * Email and password: sign-up, sign-in, forgot and reset (docs/api.md §5).
- * @example const pw = passwordService(deps, sessions); await pw.signIn({ email, password }, { ip, userAgent: null });
+ * @example const pw = createPasswordService(deps, sessions); await pw.signIn({ email, password }, { ip, userAgent: null });
  */
-export function passwordService(deps: AuthDeps, sessions: SessionService) {
+export function createPasswordService(deps: AuthDeps, sessions: SessionService) {
   const { db, clock, hasher, limits, settings, outbox, accounts } = deps;
 
   /** A verification link for a sign-up, bound to the password that sign-up chose; mailed when `mail`. */
@@ -171,4 +171,4 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
   };
 }
 
-export type PasswordService = ReturnType<typeof passwordService>;
+export type PasswordService = ReturnType<typeof createPasswordService>;

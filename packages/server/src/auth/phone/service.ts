@@ -27,9 +27,9 @@ const codeHash = (phone: string, code: string) => sha256(`${phone}:${code}`);
 /**
  * Phone sign-in with a texted 6-digit code (docs/api.md §5). Paid plans only; the code goes out
  * through the outbox, in the transaction that stores its hash.
- * @example const phone = phoneService(deps, sessions); await phone.sendCode({ phone: '+46701234567' }, client);
+ * @example const phone = createPhoneService(deps, sessions); await phone.sendCode({ phone: '+46701234567' }, client);
  */
-export function phoneService(deps: AuthDeps, sessions: SessionService) {
+export function createPhoneService(deps: AuthDeps, sessions: SessionService) {
   const { db, clock, settings, limits, outbox, config, accounts } = deps;
 
   return {
@@ -101,4 +101,4 @@ export function phoneService(deps: AuthDeps, sessions: SessionService) {
   };
 }
 
-export type PhoneService = ReturnType<typeof phoneService>;
+export type PhoneService = ReturnType<typeof createPhoneService>;

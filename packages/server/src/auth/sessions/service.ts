@@ -57,9 +57,9 @@ const invalid = (why = 'The refresh token is invalid or the session has ended; s
 /**
  * Sessions and their tokens: one session per sign-in, access tokens signed for it, refresh
  * tokens rotated on every use with a grace window (docs/api.md §5.2).
- * @example const sessions = sessionService(deps); const set = await sessions.signIn(userId, { ip, userAgent });
+ * @example const sessions = createSessionService(deps); const set = await sessions.signIn(userId, { ip, userAgent });
  */
-export function sessionService(deps: Deps) {
+export function createSessionService(deps: Deps) {
   const { db, clock } = deps;
 
   /** An access token for `sessionId` that lives `session_duration_seconds`. */
@@ -243,4 +243,4 @@ export function sessionService(deps: Deps) {
   };
 }
 
-export type SessionService = ReturnType<typeof sessionService>;
+export type SessionService = ReturnType<typeof createSessionService>;

@@ -11,9 +11,9 @@ const TOKEN_INVALID = 'The verification link is invalid, expired or already used
 
 /**
  * Email verification: the link of sign-up and of an email change, and resending it.
- * @example const v = verificationService(deps); await v.verifyEmail({ token });
+ * @example const v = createVerificationService(deps); await v.verifyEmail({ token });
  */
-export function verificationService(deps: AuthDeps) {
+export function createVerificationService(deps: AuthDeps) {
   const { db, clock, outbox, settings, limits, accounts } = deps;
   return {
     /**
@@ -92,4 +92,4 @@ export function verificationService(deps: AuthDeps) {
   };
 }
 
-export type VerificationService = ReturnType<typeof verificationService>;
+export type VerificationService = ReturnType<typeof createVerificationService>;

@@ -4,7 +4,7 @@ import { iso, isoSql } from '../src/lib/index.js';
 import { asUser, call, email, lastCode, lastToken, setAuth } from './auth.js';
 import { createTestServer, type TestServer } from './harness.js';
 
-// One wire format for time (lib/time.ts, docs/api.md §1): every timestamp of Plinth's own that
+// One wire format for time (lib/clock.ts, docs/api.md §1): every timestamp of Plinth's own that
 // leaves the server is RFC 3339 UTC with milliseconds, `2026-11-24T21:43:45.978Z`. The test
 // walks every JSON route of the server with data behind it, and checks each timestamp in each
 // answer; a route the walk does not take must be listed below with the reason, so a new route

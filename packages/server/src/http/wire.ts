@@ -17,7 +17,7 @@ export function wireSchema<T>() {
   return <S extends TSchema>(schema: S & (Same<Static<S>, T> extends true ? unknown : { schema: Static<S>; wire: T })): S => schema;
 }
 
-/** A timestamp as every answer writes it (lib/time.ts). */
+/** A timestamp as every answer writes it (lib/clock.ts). */
 export const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339, UTC, milliseconds (`2026-11-24T21:43:45.978Z`).' });
 
 /** `T` or null. */

@@ -14,7 +14,9 @@
  * - backends (backends/): the disk under the data dir, or S3 (`STORAGE_BACKEND=s3`).
  * - error codes: bucket_not_found, bucket_exists, bucket_not_empty, invalid_bucket_name,
  *   object_exists, invalid_object_name, invalid_mime_type, payload_too_large,
- *   range_not_satisfiable, storage_unavailable, rls_violation, not_found, token_invalid.
+ *   range_not_satisfiable, storage_unavailable, rls_violation, not_found, token_invalid; any
+ *   other database error answers as on every route (db/errors.ts: a policy's or trigger's
+ *   raise is raised_exception).
  * - a sweep every 10 minutes (sweep.ts) of bytes no row points to.
  */
 import type { FastifyRequest } from 'fastify';

@@ -19,7 +19,7 @@ import { LoginPage } from './routes/login/LoginPage';
 import { SetupPage } from './routes/setup/SetupPage';
 
 /**
- * The route tree: one route per page URL of API.md §6, each page from its own routes/<page>/
+ * The route tree: one route per page URL of docs/console.md, each page from its own routes/<page>/
  * folder (see routes/README.md). Every page but login and setup is its own lazy chunk.
  */
 

@@ -17,10 +17,10 @@ import type { Config } from './config/index.js';
 import { type Db, DbUnavailableError, type DdlWatch, openDatabase, prepareDatabase } from './db/index.js';
 import {
   type App,
-  callerGuards,
+  createCallerGuards,
   createHttpServer,
   createMetrics,
-  makePrincipalResolver,
+  createPrincipalResolver,
   type ProjectKeys,
   registerRouteDocs,
 } from './http/index.js';
@@ -126,8 +126,8 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       exclude: ['/api/v1/db/', '/api/v1/openapi.json'],
     });
     // Keys and tokens, a token's session checked: what every API area takes its caller from.
-    const resolvePrincipal = makePrincipalResolver(keys, gatedVerifier(tokens, gate));
-    const callers = callerGuards(resolvePrincipal);
+    const resolvePrincipal = createPrincipalResolver(keys, gatedVerifier(tokens, gate));
+    const callers = createCallerGuards(resolvePrincipal);
 
     app.get('/health', async (_req, reply) => {
       try {
@@ -188,7 +188,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       metrics,
     });
 
-    // File storage (API.md §7): objects under the project's policies on storage.objects.
+    // File storage (docs/storage.md): objects under the project's policies on storage.objects.
     storage = await registerStorage(app, {
       db,
       config: config.storage,
@@ -203,7 +203,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       log,
     });
 
-    // Realtime (API.md §9): changes of the enabled tables over a WebSocket, under the same RLS
+    // Realtime (docs/realtime.md): changes of the enabled tables over a WebSocket, under the same RLS
     // as reads; the principal arrives as for REST.
     realtime = await registerRealtime(app, {
       db,

@@ -1,4 +1,4 @@
-/** URL and origin rules of API.md §3, as pure functions shared by the server and the console (its "Does this URL pass?" tester runs the very matcher the server uses). */
+/** URL and origin rules of docs/api.md §4, as pure functions shared by the server and the console (its "Does this URL pass?" tester runs the very matcher the server uses). */
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 

@@ -15,7 +15,7 @@ import {
 import type { ApiFailure } from '../lib/api';
 
 /**
- * Our thin wrappers over Base UI: one look, and the accessibility rules of API.md §6 built in
+ * Our thin wrappers over Base UI: one look, and the accessibility rules of docs/console.md built in
  * (every control has a name, errors are announced). Pages use these, never Base UI directly,
  * so the look can change in one file.
  */

@@ -64,14 +64,7 @@ export function whenSignedOut(handler: () => void) {
   signedOutHandler = handler;
 }
 
-// ---- the wire types the console reads (API.md §3, §6) ----
-
-export interface Admin {
-  id: string;
-  email: string;
-  created_at: string;
-  last_sign_in_at: string | null;
-}
+// ---- the wire types the console reads (docs/api.md §4) ----
 
 export interface Project {
   plan: 'free' | 'pro' | 'team' | 'enterprise';
@@ -99,7 +92,7 @@ export interface SqlResult {
   truncated: boolean;
 }
 
-import type { AuthSettings, DevMessage, LogEntry, OidcTestResult, TemplateKind, User } from '@plinth/shared';
+import type { Admin, AuthSettings, DevMessage, EndUser, EndUserDetail, LogEntry, OidcTestResult, TemplateKind } from '@plinth/shared';
 
 export type {
   AppleProviderSettings as AppleProvider,
@@ -112,13 +105,7 @@ export type {
 /** The mask the server sends in place of a stored secret. */
 export { MASK } from '@plinth/shared';
 
-/** An end-user as the admin routes answer: the §4 user and its ban. */
-export type EndUser = User & { banned_until: string | null };
-export interface EndUserDetail extends EndUser {
-  sessions: Array<{ id: string; user_agent: string | null; ip: string | null; created_at: string; refreshed_at: string }>;
-}
-
-export type { DevMessage, LogEntry } from '@plinth/shared';
+export type { Admin, DevMessage, EndUser, EndUserDetail, LogEntry } from '@plinth/shared';
 
 /** A column as PostgreSQL has it: `type` is the short name the SQL runner shows (`int8`, `text[]`). */
 export interface PgColumn {

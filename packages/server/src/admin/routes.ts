@@ -1,25 +1,25 @@
 import type { App } from '../http/index.js';
 import type { Guards } from './guard.js';
-import type { metricsHandler } from './metrics.js';
-import { MessageListParams, type messageHandlers, PreviewBody, TestEmailBody } from './messages.js';
-import { type adminSessionHandlers, LoginBody, SetupBody } from './session.js';
-import { SavedQueryBody, SavedQueryParams, SavedQueryPatch, type savedQueries } from './saved-queries.js';
-import { OidcTestParams, OidcTestResultParams, type settingsHandlers } from './settings.js';
-import { SqlBody, type sqlRunner } from './sql.js';
-import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type userAdmin } from './users.js';
+import type { createMetricsHandler } from './metrics.js';
+import { MessageListParams, type createMessageHandlers, PreviewBody, TestEmailBody } from './messages.js';
+import { type createAdminSessionHandlers, LoginBody, SetupBody } from './session.js';
+import { SavedQueryBody, SavedQueryParams, SavedQueryPatch, type createSavedQueries } from './saved-queries.js';
+import { OidcTestParams, OidcTestResultParams, type createSettingsHandlers } from './settings.js';
+import { SqlBody, type createSqlRunner } from './sql.js';
+import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type createUserAdmin } from './users.js';
 
 export interface AdminHandlers {
-  session: ReturnType<typeof adminSessionHandlers>;
-  sql: ReturnType<typeof sqlRunner>;
-  saved: ReturnType<typeof savedQueries>;
-  settings: ReturnType<typeof settingsHandlers>;
-  messages: ReturnType<typeof messageHandlers>;
-  users: ReturnType<typeof userAdmin>;
-  metrics: ReturnType<typeof metricsHandler>;
+  session: ReturnType<typeof createAdminSessionHandlers>;
+  sql: ReturnType<typeof createSqlRunner>;
+  saved: ReturnType<typeof createSavedQueries>;
+  settings: ReturnType<typeof createSettingsHandlers>;
+  messages: ReturnType<typeof createMessageHandlers>;
+  users: ReturnType<typeof createUserAdmin>;
+  metrics: ReturnType<typeof createMetricsHandler>;
 }
 
 /**
- * THE route table of every management route (API.md §3, §6): one line per endpoint, the guard
+ * THE route table of every management route (docs/api.md §4): one line per endpoint, the guard
  * on the line, run at `onRequest` so a refused request never has its body parsed.
  * - `manage`: the secret key, or the console's admin cookie (changes: the CSRF rule of §6);
  * - `admin`: the admin cookie only; `origin`: no credential, but only from our own pages.

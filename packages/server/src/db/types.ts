@@ -1,4 +1,5 @@
 /** One small database interface over PGlite (embedded) and postgres.js (real PostgreSQL). */
+import { isConnectionFailure } from './errors.js';
 
 export interface Field {
   name: string;
@@ -169,8 +170,10 @@ export function toDbError(err: unknown): Error {
   if (err instanceof DbError || err instanceof DbUnavailableError) return err;
   const e = err as Record<string, unknown> & { message?: string };
   const code = typeof e?.code === 'string' ? e.code : undefined;
+  // Node's EPIPE has the shape of a SQLSTATE: the connection codes are looked at first.
+  if (code && Object.hasOwn(UNAVAILABLE, code)) return unavailable(code);
   if (code && /^[0-9A-Z]{5}$/.test(code)) {
-    if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return unavailable(code);
+    if (isConnectionFailure(code)) return unavailable(code);
     const pos = e.position !== undefined ? Number(e.position) : undefined;
     return new DbError(
       String(e.message ?? 'database error'),
@@ -181,14 +184,6 @@ export function toDbError(err: unknown): Error {
       (e.column ?? e.column_name) as string | undefined,
       (e.table ?? e.table_name) as string | undefined,
     );
-  }
-  if (
-    code &&
-    /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|CONNECT_TIMEOUT|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED)$/.test(
-      code,
-    )
-  ) {
-    return unavailable(code);
   }
   return err instanceof Error ? err : new Error(String(err));
 }

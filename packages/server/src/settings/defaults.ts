@@ -3,7 +3,7 @@ import type { AuthSettings, OAuthProviderSettings, ProjectInfo } from './types.j
 
 const provider = (): OAuthProviderSettings => ({ enabled: false, client_id: null, client_secret: null });
 
-/** The defaults of API.md §3. */
+/** The defaults of docs/api.md §4 (auth settings). */
 export function defaultAuthSettings(): AuthSettings {
   return {
     email_password_enabled: true,

@@ -2,6 +2,7 @@ import { isUrlAllowed, OAUTH_PROVIDERS, originMatches, type OriginPattern, parse
 import type { Logger } from 'pino';
 import type { Db, Queryable } from '../db/index.js';
 import { ApiError } from '../http/index.js';
+import { singleFlight } from '../lib/index.js';
 import { defaultAuthSettings, defaultProject } from './defaults.js';
 import type { AuthSettings, FieldProblem, ProjectInfo, RemoteSettingsCheck, SettingsStore } from './types.js';
 import { mergeAuthPatch, validateAuthSettings } from './validate.js';
@@ -87,27 +88,9 @@ export async function createSettingsStore(
     const stored = parse<Partial<ProjectInfo>>(p);
     apply(withDefaults(parse<Partial<AuthSettings>>(a)), { ...defaultProject(opts.publicUrl), ...stored, public_url: opts.publicUrl });
   };
-  // One load at a time, and one more after the last request: overlapping loads could finish
-  // out of order and put older settings back in the cache (seen on PostgreSQL).
-  let loading: Promise<void> | null = null;
-  let again = false;
-  const reload = (): Promise<void> => {
-    if (loading) {
-      again = true;
-      return loading;
-    }
-    loading = (async () => {
-      try {
-        do {
-          again = false;
-          await load();
-        } while (again);
-      } finally {
-        loading = null;
-      }
-    })();
-    return loading;
-  };
+  // One load at a time, and one more after the last request (overlapping loads could put
+  // older settings back in the cache).
+  const reload = singleFlight(load);
   await reload();
   const unlisten = await db.listen(CHANNEL, () => {
     reload().catch((err) => opts.log.warn({ err }, 'settings reload failed'));

@@ -40,7 +40,7 @@ export interface SettingsStore {
   updateProject(patch: unknown): Promise<ProjectInfo>;
   /** Whether a browser Origin may call the API: own origin, or `cors_origins` (loopback port wildcard). */
   isOriginAllowed(origin: string): boolean;
-  /** Whether a redirect target is allowed by `allowed_redirect_urls` (API.md §3 matching rule). */
+  /** Whether a redirect target is allowed by `allowed_redirect_urls` (docs/api.md §4, its matching rule). */
   isRedirectAllowed(url: string): boolean;
   close(): Promise<void>;
 }

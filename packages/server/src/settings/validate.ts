@@ -172,7 +172,7 @@ function nonEmpty(v: unknown): boolean {
 }
 
 /**
- * Every rule of API.md §3 on a whole settings object; an empty list means valid.
+ * Every rule of docs/api.md §4 on a whole settings object; an empty list means valid.
  * @example validateAuthSettings({ ...defaults, min_password_length: 7 }) // [{ field: 'min_password_length', … }]
  */
 export function validateAuthSettings(s: AuthSettings): FieldProblem[] {

@@ -13,7 +13,7 @@ import { Providers } from './Providers';
 import { Urls } from './Urls';
 
 /**
- * `/console/auth`: every auth setting of API.md §3. One draft, saved with one PATCH; the
+ * `/console/auth`: every auth setting of docs/api.md §4. One draft, saved with one PATCH; the
  * server's `details[].field` messages appear at their fields and nothing is saved on refusal.
  * Secrets are write-only: the server sends a mask, and only a typed value replaces it.
  */

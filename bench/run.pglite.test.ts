@@ -67,7 +67,7 @@ describe('npm run bench (real processes, Linux /proc)', () => {
     const [r] = report.results;
     expect(r.kind).toBe('pglite');
     // Every scenario ran, and no request of any was answered with an error status.
-    for (const key of ['read', 'write', 'serviceRead', 'baseRead', 'baseWrite', 'signin', 'refresh']) {
+    for (const key of ['read', 'write', 'update', 'serviceRead', 'baseRead', 'baseWrite', 'baseUpdate', 'signin', 'refresh']) {
       expect(r[key], key).toBeDefined();
       expect(r[key].errors, key).toBe(0);
     }

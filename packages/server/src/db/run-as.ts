@@ -23,9 +23,12 @@ import { randomBytes } from 'node:crypto';
 import { type RoleContext, type RunAsResult, runAsUid } from './types.js';
 import * as wire from './wire.js';
 
-/** Role and claims for the batch's own transaction (PostgREST's pre-request settings). */
+/**
+ * Role and claims for the batch's own transaction (PostgREST's pre-request settings). With its
+ * schema: SQL a request ran may have changed the session's search_path before this is planned again.
+ */
 export const SET_SQL =
-  "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), set_config('request.jwt.claim.sub', $3, true)";
+  "select pg_catalog.set_config('role', $1, true), pg_catalog.set_config('request.jwt.claims', $2, true), pg_catalog.set_config('request.jwt.claim.sub', $3, true)";
 /** The role check (migration 0060), after the statement, inside its transaction. */
 export const CHECK_SQL = 'select plinth.end_request($1, $2)';
 

@@ -67,11 +67,6 @@ export class Session {
     return this.prefix + (this.count++).toString(36);
   }
 
-  /** How many request statements are prepared now (tests). */
-  get size(): number {
-    return this.statements.size;
-  }
-
   /**
    * The messages of one `runAs`: values of the statement are `$1[1]`, `$1[2]`, … of one `text[]`.
    * @example const b = session.batch({ role: 'anon', claims: '{}' }, 'select …', [], true);

@@ -70,7 +70,10 @@ async function readRole(q: Queryable, name: string): Promise<LoginRole | null> {
   return rows[0] ?? null;
 }
 
-/** What the login may do: become the API roles, call run_as, connect. Idempotent. */
+/**
+ * What the login may do: become the API roles, connect, call run_as (the previous version's
+ * path, for a rolling restart; this one's role check, plinth.end_request, is everyone's). Idempotent.
+ */
 async function grantApi(q: Queryable, name: string): Promise<void> {
   const role = quoteIdent(name);
   await q.query(`grant ${API_ROLES.join(', ')} to ${role}`);

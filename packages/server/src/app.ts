@@ -173,6 +173,12 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       signinRules: { perEmail: auth.config.signinFailuresPerEmail, perIp: auth.config.signinFailuresPerIp },
       initialAdmin: config.admin.initial,
       metrics,
+      // Storage is mounted after admin (it takes admin's guards): its sweeper is looked up per backup.
+      backups: {
+        dataDir: config.dataDir,
+        storage: config.storage,
+        hold: () => (storage ? storage.sweeper.hold() : Promise.resolve(() => undefined)),
+      },
     });
 
     // File storage (API.md §7): objects under the project's policies on storage.objects.

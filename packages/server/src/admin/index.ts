@@ -1,7 +1,8 @@
 /**
  * Management and the console's server side (API.md §3, §5, §6). What this area adds:
  * - endpoints: every management route, in one table (routes.ts): admin setup, login,
- *   logout, me, keys; SQL runner; auth settings and project; messages, dev inbox, test email
+ *   logout, me, keys; admins made or changed with the secret key (`plinth admin` through a running server);
+ *   backups of the embedded project (made, listed, downloaded: backups.ts, backup-archive.ts); SQL runner; auth settings and project; messages, dev inbox, test email
  *   and template preview; end-user administration (`/api/v1/users…`); `GET /metrics`
  *   (Prometheus text: requests, latency, rate-limit refusals, database pool, outbox queue); the console's pages
  *   at /console (console.ts).
@@ -13,9 +14,12 @@
  * - error codes: csrf_rejected, setup_link_invalid, email_already_confirmed, flow_url_missing.
  * - CLI: `plinth admin create|set-password` (cli.ts).
  */
+import type { StorageConfig } from '../config/index.js';
 import type { Db } from '../db/index.js';
 import type { App, CallerGuards, Metrics, ProjectKeys } from '../http/index.js';
 import type { Clock } from '../lib/index.js';
+import { adminAccountHandlers } from './accounts.js';
+import { backupHandlers } from './backups.js';
 import type { Messaging } from '../messaging/index.js';
 import type { SettingsStore } from '../settings/index.js';
 import { adminService, type Hasher } from './admins.js';
@@ -28,7 +32,8 @@ import { settingsHandlers } from './settings.js';
 import { sqlRunner } from './sql.js';
 import { type AccountHooks, userAdmin } from './users.js';
 
-export { adminCommand, CliError } from './cli.js';
+export { ADMIN_USAGE, adminCommand, askPassword, CliError } from './cli.js';
+export { type BackupManifest, restoreBackup, writeBackup } from './backup-archive.js';
 export { registerConsole } from './console.js';
 export { SQL_RUNNER_ROLE } from './sql.js';
 export type { Admin, AdminService, Hasher } from './admins.js';
@@ -55,6 +60,8 @@ export interface AdminOptions {
   initialAdmin: { email: string; password: string } | null;
   /** The request counters GET /metrics serves (http/metrics.ts). */
   metrics: Metrics;
+  /** Backups of the embedded project: its data dir, the storage it copies, and the hold on storage's file deletions. */
+  backups: { dataDir: string; storage: StorageConfig; hold: () => Promise<() => void> };
 }
 
 export interface AdminArea {
@@ -78,6 +85,8 @@ export async function registerAdmin(app: App, o: AdminOptions): Promise<AdminAre
   app.decorateRequest('admin', null);
   registerAdminRoutes(app, guards, {
     session: adminSessionHandlers({ admins, keys: o.keys, limits: failureCounter(o.clock, o.signinRules), secure }),
+    accounts: adminAccountHandlers(admins),
+    backups: backupHandlers({ db: o.db, ...o.backups }),
     sql: sqlRunner({ db: o.db, statementTimeoutMs: o.statementTimeoutMs, onSchemaChange: o.onSchemaChange }),
     settings: settingsHandlers(o.settings, {
       database: o.db.kind,

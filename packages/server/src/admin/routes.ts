@@ -1,4 +1,6 @@
 import type { App } from '../http/index.js';
+import { AdminAccountBody, type adminAccountHandlers } from './accounts.js';
+import { BackupParams, type backupHandlers } from './backups.js';
 import type { Guards } from './guard.js';
 import type { metricsHandler } from './metrics.js';
 import { MessageListParams, type messageHandlers, PreviewBody, TestEmailBody } from './messages.js';
@@ -9,6 +11,8 @@ import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type userA
 
 export interface AdminHandlers {
   session: ReturnType<typeof adminSessionHandlers>;
+  accounts: ReturnType<typeof adminAccountHandlers>;
+  backups: ReturnType<typeof backupHandlers>;
   sql: ReturnType<typeof sqlRunner>;
   settings: ReturnType<typeof settingsHandlers>;
   messages: ReturnType<typeof messageHandlers>;
@@ -25,7 +29,7 @@ export interface AdminHandlers {
  */
 export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers): void {
   const { manage, admin, origin } = guards;
-  const { session, sql, settings, messages, users, metrics } = h;
+  const { session, accounts, backups, sql, settings, messages, users, metrics } = h;
 
   // Console admins (§6)
   app.post('/api/v1/admin/setup', { onRequest: origin, schema: { body: SetupBody } }, session.setup);
@@ -33,6 +37,8 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
   app.post('/api/v1/admin/logout', { onRequest: admin }, session.logout);
   app.get('/api/v1/admin/me', { onRequest: admin }, session.me);
   app.get('/api/v1/admin/keys', { onRequest: admin }, session.keys);
+  app.post('/api/v1/admins', { onRequest: manage, schema: { body: AdminAccountBody } }, accounts.create);
+  app.post('/api/v1/admins/password', { onRequest: manage, schema: { body: AdminAccountBody } }, accounts.setPassword);
 
   // SQL runner, settings, project (§3)
   app.post('/api/v1/sql', { onRequest: manage, schema: { body: SqlBody } }, sql);
@@ -56,6 +62,10 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
   app.post('/api/v1/users/:id/signout', { onRequest: manage, schema: { params: UserIdParams } }, users.signOut);
   app.post('/api/v1/users/:id/resend-verification', { onRequest: manage, schema: { params: UserIdParams } }, users.resendVerification);
 
+  // Backups of the embedded project (§3; docs/operations.md)
+  app.post('/api/v1/backups', { onRequest: manage }, backups.create);
+  app.get('/api/v1/backups', { onRequest: manage }, backups.list);
+  app.get('/api/v1/backups/:name', { onRequest: manage, schema: { params: BackupParams } }, backups.download);
   // Operations (§8): Prometheus text
   app.get('/metrics', { onRequest: manage }, metrics);
 }

@@ -7,7 +7,7 @@ export { apiLoginName } from './api-login.js';
 export { type DdlMode, type DdlWatch, ddlMode, POLL_MS } from './ddl-watch.js';
 export { MigrationError, migrateApp, migrateSystem } from './migrate.js';
 export { prepareDatabase } from './prepare.js';
-export { DataDirLockedError } from './lock.js';
+export { acquireDataDirLock, DataDirLockedError } from './lock.js';
 export { commandOf, splitStatements } from './statements.js';
 export * from './types.js';
 

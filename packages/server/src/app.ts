@@ -107,6 +107,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       logger: log,
       bodyLimit: config.bodyLimit,
       isOriginAllowed: settings.isOriginAllowed,
+      corsAdvice: settings.corsAdvice,
       trustProxy: config.trustProxy,
       requestTimeoutMs: config.requestTimeoutMs,
     });

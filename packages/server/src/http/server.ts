@@ -20,6 +20,8 @@ export interface HttpOptions {
   bodyLimit: number;
   /** Decides per request whether a browser Origin may call the API (settings may change any time). */
   isOriginAllowed: (origin: string) => boolean;
+  /** What would allow a refused origin (the setting to change), for the 403 and the log line. */
+  corsAdvice?: (origin: string) => string;
   /** Whose `X-Forwarded-For` decides the client IP (config TRUST_PROXY); none by default. */
   trustProxy?: boolean | string[];
   /**
@@ -206,14 +208,22 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     });
   }
 
+  // A refused origin is logged once (per process, up to 1000 origins): the browser's own
+  // message ("Failed to fetch") names no setting, the server's log does.
+  const refusedOrigins = new Set<string>();
   app.setNotFoundHandler((request, reply) => {
     // @fastify/cors hands a preflight from an origin it refused to the not-found handler.
     const origin = request.headers.origin;
     if (request.method === 'OPTIONS' && origin && request.headers['access-control-request-method']) {
-      reply.code(403).send({
-        code: 'forbidden',
-        message: `The origin ${origin.slice(0, 200)} may not call this API: add it to the cors_origins auth setting.`,
-      });
+      const advice = options.corsAdvice?.(origin) ?? 'add it to the cors_origins auth setting';
+      if (!refusedOrigins.has(origin) && refusedOrigins.size < 1000) {
+        refusedOrigins.add(origin);
+        request.log.warn(
+          { origin: origin.slice(0, 200) },
+          `CORS: refused a request from the page origin ${origin.slice(0, 200)}: ${advice}`,
+        );
+      }
+      reply.code(403).send({ code: 'forbidden', message: `The origin ${origin.slice(0, 200)} may not call this API: ${advice}.` });
       return;
     }
     reply

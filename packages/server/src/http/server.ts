@@ -8,6 +8,7 @@ import { DbError, DbUnavailableError } from '../db/index.js';
 import { ApiError } from './errors.js';
 import type { Metrics } from './metrics.js';
 import type { Principal } from './principal.js';
+import { type KnownRoute, suggestRoute, supabasePath } from './route-hints.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -208,6 +209,12 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     });
   }
 
+  // Every route, for the "did you mean" of a path that matches none (route-hints.ts).
+  const routes: KnownRoute[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+  });
+
   // A refused origin is logged once (per process, up to 1000 origins): the browser's own
   // message ("Failed to fetch") names no setting, the server's log does.
   const refusedOrigins = new Set<string>();
@@ -226,9 +233,20 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
       reply.code(403).send({ code: 'forbidden', message: `The origin ${origin.slice(0, 200)} may not call this API: ${advice}.` });
       return;
     }
-    reply
-      .code(ERROR_STATUS.route_not_found)
-      .send({ code: 'route_not_found', message: `No route ${request.method} ${request.url.split('?')[0]}.` });
+    const path = request.url.split('?')[0];
+    const query = request.url.slice(path.length + 1);
+    const supabase = supabasePath(path, query);
+    const meant = supabase ?? suggestRoute(request.method, path, routes);
+    const shown = path.slice(0, 300);
+    reply.code(ERROR_STATUS.route_not_found).send({
+      code: 'route_not_found',
+      message: supabase
+        ? `No route ${request.method} ${shown}: that is Supabase's path; Plinth serves it at ${supabase.slice(0, 300)} (docs/api.md).`
+        : meant
+          ? `No route ${request.method} ${shown}; did you mean ${request.method} ${meant.slice(0, 300)}?`
+          : `No route ${request.method} ${shown}.`,
+      ...(meant ? { details: { did_you_mean: meant.slice(0, 300) } } : {}),
+    });
   });
 
   return app;

@@ -12,7 +12,7 @@ import {
   type TokenService,
 } from './auth/index.js';
 import type { Config } from './config/index.js';
-import { type Db, DbUnavailableError, type DdlWatch, openDatabase, prepareDatabase } from './db/index.js';
+import { type Db, DbUnavailableError, type DdlWatch, openDatabase, outageLogHook, prepareDatabase } from './db/index.js';
 import {
   type App,
   callerGuards,
@@ -74,8 +74,19 @@ export const LOG_REDACT = [
   '*.private_key',
 ];
 
-export function createLogger(level: string): Logger {
-  return pino({ level, redact: { paths: LOG_REDACT, censor: '[redacted]' }, base: { service: 'plinth' } });
+/**
+ * The server's logger: JSON lines on stdout (or `destination`), secrets redacted, and a
+ * database outage folded into one line a minute (db/outage-log.ts).
+ * @example const log = createLogger('info');
+ */
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  const options = {
+    level,
+    redact: { paths: LOG_REDACT, censor: '[redacted]' },
+    base: { service: 'plinth' },
+    hooks: { logMethod: outageLogHook() },
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /**
@@ -125,9 +136,13 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
         return { status: 'ok' };
       } catch (err) {
         reply.code(503);
-        // Names the database and the cause (the operator reads this, not an end-user).
+        // Names the database and the cause (the operator reads this, not an end-user); an
+        // outage is one line a minute in the log, however often /health is asked.
         const message = err instanceof DbUnavailableError ? err.message : 'The database is unavailable.';
-        log.warn({ reason: message }, 'health: database unavailable');
+        log.warn(
+          { err: err instanceof DbUnavailableError ? err : new DbUnavailableError(message, 'health') },
+          'health: database unavailable',
+        );
         return { code: 'database_unavailable', message, status: 'unavailable' };
       }
     });

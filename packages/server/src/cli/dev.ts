@@ -7,9 +7,9 @@
  */
 import { existsSync, mkdirSync, watch } from 'node:fs';
 import { resolve } from 'node:path';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import pretty from 'pino-pretty';
-import { LOG_REDACT, type Plinth } from '../app.js';
+import { createLogger, type Plinth } from '../app.js';
 import { migrateApp } from '../db/index.js';
 import type { CommandContext } from './context.js';
 import { startServer } from './start.js';
@@ -31,7 +31,7 @@ export function prettyLogger(level: string): Logger {
     singleLine: true,
     sync: true,
   });
-  return pino({ level, redact: { paths: LOG_REDACT, censor: '[redacted]' } }, stream);
+  return createLogger(level, stream);
 }
 
 /** How long the folder must be quiet before its files are read: an editor may write a file in several steps. */

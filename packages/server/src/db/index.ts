@@ -9,6 +9,7 @@ export { MigrationError, migrateApp, migrateSystem } from './migrate.js';
 export { prepareDatabase } from './prepare.js';
 export { acquireDataDirLock, DataDirLockedError } from './lock.js';
 export { commandOf, splitStatements } from './statements.js';
+export { OUTAGE_LOG_INTERVAL_MS, outageLogHook } from './outage-log.js';
 export * from './types.js';
 
 /**

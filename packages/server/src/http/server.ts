@@ -101,7 +101,11 @@ export function toApiError(err: unknown): ApiError {
   return new ApiError('internal_error', 'Something went wrong on our side.', undefined, { cause: err });
 }
 
-/** 5xx codes that describe the server's state: warned about once (0), or once a minute while it lasts. */
+/**
+ * 5xx codes that describe the server's state: warned about once (0), or once a minute while it
+ * lasts. A database outage is folded by the logger itself (db/outage-log.ts), with every other
+ * part of the instance that meets it.
+ */
 const EXPECTED_5XX: Partial<Record<string, number>> = { sms_not_configured: 0, database_unavailable: 60_000 };
 
 /**
@@ -159,7 +163,9 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
   app.setErrorHandler((err, request, reply) => {
     const api = toApiError(err);
     const expected = EXPECTED_5XX[api.code];
-    if (expected !== undefined) {
+    if (api.code === 'database_unavailable' && api.cause instanceof DbUnavailableError) {
+      request.log.warn({ err: api.cause }, `answering ${api.status} ${api.code}`);
+    } else if (expected !== undefined) {
       // A known state of the server (no SMS provider, the database down), not a bug: one
       // warning naming the cause, not an error with a stack per request.
       const reason = api.cause instanceof Error ? api.cause.message : api.message;

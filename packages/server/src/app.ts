@@ -58,7 +58,8 @@ export interface Plinth {
   close(): Promise<void>;
 }
 
-const SDK_BUNDLE = fileURLToPath(new URL('../../sdk/dist/plinth.js', import.meta.url));
+/** The SDK's single-file build, wherever npm put @plinth/sdk (the workspace, or the installed package's own copy). */
+const SDK_BUNDLE = fileURLToPath(import.meta.resolve('@plinth/sdk/plinth.js'));
 
 /** The redaction every log line gets: no secret, token or password is ever written. */
 export const LOG_REDACT = [

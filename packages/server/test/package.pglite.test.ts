@@ -1,16 +1,17 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, waitHealthy } from './process.js';
 
-// Plinth the way a user gets it: the two tarballs `npm run package` makes (what `npm publish`
-// would publish), installed with npm in a fresh folder outside the clone, on Node 22 (the
-// oldest the README names, from the npm registry's `node` package: scripts/node-version.sh),
-// then `npx plinth init / start / keys / sql / gen types --url / migrate`, the console, and an
-// app's own script using the SDK. Packed once, from the build the suite already made.
+// Plinth the way a user gets it, by README's "Plinth in your app's folder" as written: the two
+// tarballs `npm run package` makes (what `npm publish` would publish), installed with npm in a
+// fresh folder outside the clone, on Node 22 (the oldest the README names, from the npm
+// registry's `node` package: scripts/node-version.sh), `npx plinth init`, `npx plinth dev`;
+// then keys, sql, gen types --url, migrate, the console, and an app's own script using the SDK.
+// Packed once, from the build the suite already made.
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'plinth-package-'));
 const children = new Set<ChildProcess>();
@@ -73,13 +74,25 @@ function run(command: string, args: string[], cwd: string, timeoutMs = 300_000):
 
 const npx = (args: string[], cwd: string) => run('npx', ['plinth', ...args], cwd);
 
-describe('the packed tarballs, installed in an empty folder', () => {
-  it('init, start, keys, sql, gen types --url, the console, the SDK, migrate, stop; outside a project: one line', async () => {
-    const packed = join(work, 'tarballs');
-    const pack = await run(process.execPath, [join(ROOT, 'scripts', 'pack.mjs'), '--out', packed], ROOT);
+/** The ```sh blocks of a `## ` section of README.md. */
+function shellBlocks(section: string): string[] {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const start = readme.indexOf(`\n## ${section}\n`);
+  if (start < 0) throw new Error(`README.md has no section "${section}"`);
+  const end = readme.indexOf('\n## ', start + 4);
+  return [...readme.slice(start, end < 0 ? undefined : end).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
+}
+
+const bash = (script: string, cwd: string) => run('bash', ['-c', `set -euo pipefail\n${script}`], cwd);
+
+describe("README's 'Plinth in your app's folder', as written, in a folder beside the clone", () => {
+  it('packs, installs, init, dev; then keys, sql, gen types --url, the console, the SDK, migrate, stop; outside a project: one line', async () => {
+    // The README's layout: the clone as ../plinth beside the app's folder.
+    const [packBlock, installBlock, devBlock] = shellBlocks("Plinth in your app's folder");
+    symlinkSync(ROOT, join(work, 'plinth'));
+    const pack = await bash(packBlock, join(work, 'plinth'));
     expect(pack.code, pack.stderr).toBe(0);
-    const tarballs = readdirSync(packed).sort();
-    expect(tarballs).toEqual(['plinth-0.1.0.tgz', 'plinth-sdk-0.1.0.tgz']);
+    const packed = join(ROOT, '.tmp', 'pack');
     // The server's tarball holds a built dist, the console, the migrations and its own @plinth copies.
     const listing = execFileSync('tar', ['tzf', join(packed, 'plinth-0.1.0.tgz')], { encoding: 'utf8' }).split('\n');
     for (const f of [
@@ -94,28 +107,18 @@ describe('the packed tarballs, installed in an empty folder', () => {
       expect(listing, f).toContain(f);
     }
     expect(listing.filter((f) => /\.ts$/.test(f) && !/\.d\.ts$/.test(f))).toEqual([]);
+    expect(execFileSync('tar', ['tzf', join(packed, 'plinth-sdk-0.1.0.tgz')], { encoding: 'utf8' })).toMatch(/^package\/dist\/index\.js$/m);
 
     const app = join(work, 'my-app');
     mkdirSync(app);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'my-app', private: true, type: 'module' }));
     const started = Date.now();
-    const install = await run('npm', ['install', '--prefer-offline', ...tarballs.map((t) => join(packed, t))], app);
+    const install = await bash(installBlock, app);
     expect(install.code, install.stderr).toBe(0);
     expect(install.stderr).not.toMatch(/EBADENGINE/);
     expect(JSON.parse(readFileSync(join(app, 'node_modules', 'plinth', 'package.json'), 'utf8')).engines.node).toBe('>=22.12.0');
-
-    // Outside a project every command but init and start says so and makes nothing.
-    const keysBefore = await npx(['keys'], app);
-    expect(keysBefore.code).toBe(1);
-    expect(keysBefore.stderr).toMatch(
-      /^plinth: no Plinth project here: no plinth\.json in .*my-app or a folder above it; run plinth init/m,
-    );
-    expect(existsSync(join(app, 'data'))).toBe(false);
-
-    const init = await npx(['init'], app);
-    expect(init.code, init.stderr).toBe(0);
-    expect(init.stdout).toMatch(/^ {2}npx plinth dev /m);
-    expect(init.stdout).toMatch(/^ {2}npx plinth gen types --out src\/database\.ts /m);
+    expect(install.stdout).toMatch(/^ {2}npx plinth dev /m);
+    expect(install.stdout).toMatch(/^ {2}npx plinth gen types --out src\/database\.ts /m);
     expect(JSON.parse(readFileSync(join(app, 'plinth.json'), 'utf8'))).toEqual({
       data_dir: 'data',
       port: 8080,
@@ -124,13 +127,23 @@ describe('the packed tarballs, installed in an empty folder', () => {
     });
     expect(readFileSync(join(app, '.gitignore'), 'utf8')).toMatch(/^\/data\/$/m);
 
+    // Outside a project every command but init and start says so and makes nothing.
+    const elsewhere = join(work, 'elsewhere');
+    mkdirSync(elsewhere);
+    const outside = await run(join(app, 'node_modules', '.bin', 'plinth'), ['keys'], elsewhere);
+    expect([outside.code, outside.stdout]).toEqual([1, '']);
+    expect(outside.stderr).toMatch(/^plinth: no Plinth project here: no plinth\.json in .*elsewhere or a folder above it; run plinth init/);
+    expect(readdirSync(elsewhere)).toEqual([]);
+
     const port = await freePort();
-    // In a process group of its own, as a terminal runs it: Ctrl-C or a stop reaches npx, the
-    // shell npm runs the bin with, and the server. (npx alone does not pass SIGTERM on to it:
-    // README says to run node_modules/.bin/plinth under a process manager.)
-    const server = spawn('npx', ['plinth', 'start', '--port', String(port)], {
+    // The README's server line, on a free port (PORT wins over plinth.json), in a process group
+    // of its own as a terminal runs it: a stop reaches npx, the shell npm runs the bin with, and
+    // the server. (npx alone does not pass SIGTERM on: README says to run node_modules/.bin/plinth
+    // under a process manager.)
+    expect(devBlock.trim()).toMatch(/^npx plinth dev\b/);
+    const server = spawn('bash', ['-c', devBlock], {
       cwd: app,
-      env,
+      env: { ...env, PORT: String(port) },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -193,8 +206,11 @@ console.log(JSON.stringify({ data, error }));`,
     expect(read.code, read.stderr).toBe(0);
     expect(JSON.parse(read.stdout)).toEqual({ data: [{ body: 'from the package' }], error: null });
 
-    // Migrations: refused while the server holds the database, applied once it stopped.
+    // Migrations: plinth dev applies a new file as it appears; plinth migrate is refused while the
+    // server holds the database, and finds nothing left to apply once it stopped.
     writeFileSync(join(app, 'migrations', '0001_tags.sql'), 'create table tags (id int primary key);\n');
+    await expect.poll(async () => (await fetch(`${url}/api/v1/db/tags`, { headers: { authorization: `Bearer ${sk}` } })).status).toBe(200);
+    await expect.poll(() => banner).toMatch(/INFO: migrations applied: 0001_tags\.sql/);
     const busy = await npx(['migrate'], app);
     expect(busy.code).toBe(1);
     expect(busy.stderr).toMatch(/^plinth: the embedded database in .* is held by the running server/m);
@@ -204,9 +220,9 @@ console.log(JSON.stringify({ data, error }));`,
     await expect.poll(() => existsSync(join(app, 'data', 'server.json')), { timeout: 30_000 }).toBe(false);
     const migrate = await npx(['migrate'], app);
     expect(migrate.code, migrate.stderr).toBe(0);
-    expect(migrate.stdout).toBe('applied: 0001_tags.sql\n');
+    expect(migrate.stdout).toBe('nothing to apply\n');
 
-    // A figure for the report, not a limit: npm install of the tarballs, init and start to a healthy server.
-    console.log(`[package] install + init + start to healthy on Node 22: ${(packToHealthy / 1000).toFixed(1)} s`);
+    // A figure for the report, not a limit: npm install of the tarballs, init and dev to a healthy server.
+    console.log(`[package] install + init + dev to healthy on Node 22: ${(packToHealthy / 1000).toFixed(1)} s`);
   }, 600_000);
 });

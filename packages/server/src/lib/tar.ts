@@ -116,7 +116,9 @@ export async function* readTar(source: AsyncIterable<Uint8Array>): AsyncGenerato
   const reader = new ByteReader(source[Symbol.asyncIterator]());
   for (;;) {
     const block = await reader.read(BLOCK);
-    if (block.length < BLOCK || block.every((b) => b === 0)) return;
+    // The end: two zero blocks, or (leniently) none at all; a part of a header is a cut archive.
+    if (block.length === 0 || (block.length === BLOCK && block.every((b) => b === 0))) return;
+    if (block.length < BLOCK) throw new Error('tar: the archive ends inside a header (truncated)');
     let sum = 0;
     for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 32 : block[i];
     if (sum !== number(block, 148, 8)) throw new Error('tar: a header has a wrong checksum (not a tar archive, or a damaged one)');

@@ -86,7 +86,6 @@ const EXAMPLES: Record<string, string> = {
   port: '--port 8080',
   url: '--url http://localhost:8080',
   key: '--key sk_…',
-  in: '--in ./data',
   workers: '--workers 4 (or auto: one per core)',
   'data-dir': '--data-dir ./data',
   out: '--out src/database.ts',

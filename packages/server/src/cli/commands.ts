@@ -31,7 +31,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     project: 'create',
     help: [
       'start [--port N] [--migrate [DIR]] [--workers N|auto]',
-      'the server (the project is made here when there is none); --migrate applies migrations/*.sql first',
+      'the server (making a project here when there is none); --migrate applies migrations/*.sql first',
     ],
     load: () => import('./start.js'),
   },
@@ -91,7 +91,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     flags: { ...DATA_DIR },
     positional: 1,
     project: 'into',
-    help: ['restore F', 'put a backup back into the stopped project (its data dir must be stopped; the old one is kept aside)'],
+    help: ['restore F', 'put a backup back into the project, its server stopped (the data dir that was there is kept aside)'],
     load: () => import('./restore.js'),
   },
   help: {

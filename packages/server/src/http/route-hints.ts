@@ -60,6 +60,8 @@ function distance(segments: string[], pattern: string[], limit: number): number 
  * @example suggestRoute('GET', '/api/v1/dv/todos', routes) // '/api/v1/db/todos'
  */
 export function suggestRoute(method: string, path: string, routes: readonly KnownRoute[]): string | null {
+  // No route is this long: a path past it is no typo, and is not worth the comparisons.
+  if (path.length > 300) return null;
   const segments = path.split('/').slice(1);
   const limit = Math.max(1, Math.floor(path.length / 8));
   let best: { route: string[]; d: number } | null = null;

@@ -40,6 +40,8 @@ export const ERROR_STATUS = {
   statement_timeout: 400,
   invalid_settings: 400,
   paid_plan_required: 402,
+  /** Backups through Plinth (POST /api/v1/backups) are of the embedded database; PostgreSQL is backed up with pg_dump. */
+  backups_unavailable: 409,
   // auth
   redirect_not_allowed: 400,
   weak_password: 400,

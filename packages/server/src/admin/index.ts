@@ -1,7 +1,9 @@
 /**
  * Management and the console's server side (docs/api.md §4, docs/console.md). What this area adds:
  * - endpoints: every management route, in one table (routes.ts): admin setup, login,
- *   logout, me, keys; SQL runner and its saved queries (saved-queries.ts); auth settings and
+ *   logout, me, keys; admins made or changed with the secret key (`plinth admin` through a
+ *   running server); backups of the embedded project (made, listed, downloaded: backups.ts,
+ *   backup-archive.ts); SQL runner and its saved queries (saved-queries.ts); auth settings and
  *   project, test sign-ins of OpenID Connect providers; messages, dev inbox, test email
  *   and template preview; end-user administration (`/api/v1/users…`); `GET /metrics`
  *   (Prometheus text: requests, latency, rate-limit refusals, database pool, outbox queue); the console's pages
@@ -14,9 +16,12 @@
  * - error codes: csrf_rejected, setup_link_invalid, email_already_confirmed, flow_url_missing.
  * - CLI: `plinth admin create|set-password` (cli.ts).
  */
+import type { StorageConfig } from '../config/index.js';
 import type { Db } from '../db/index.js';
 import type { App, CallerGuards, Metrics, ProjectKeys } from '../http/index.js';
 import type { Clock } from '../lib/index.js';
+import { createAdminAccountHandlers } from './accounts.js';
+import { createBackupHandlers } from './backups.js';
 import type { Messaging } from '../messaging/index.js';
 import type { SettingsStore } from '../settings/index.js';
 import { createAdminService, type Hasher } from './admins.js';
@@ -30,7 +35,8 @@ import { type OidcTestHooks, createSettingsHandlers } from './settings.js';
 import { createSqlRunner } from './sql.js';
 import { type AccountHooks, createUserAdmin } from './users.js';
 
-export { adminCommand, CliError } from './cli.js';
+export { ADMIN_USAGE, adminCommand, askPassword, CliError } from './cli.js';
+export { type BackupManifest, restoreBackup, writeBackup } from './backup-archive.js';
 export { registerConsole } from './console.js';
 export { SQL_RUNNER_ROLE } from './sql.js';
 export type { Admin, AdminService, Hasher } from './admins.js';
@@ -59,6 +65,8 @@ export interface AdminOptions {
   initialAdmin: { email: string; password: string } | null;
   /** The request counters GET /metrics serves (http/metrics.ts). */
   metrics: Metrics;
+  /** Backups of the embedded project: its data dir, the storage it copies, and the hold on storage's file deletions. */
+  backups: { dataDir: string; storage: StorageConfig; hold: () => Promise<() => void> };
 }
 
 export interface AdminArea {
@@ -82,6 +90,8 @@ export async function registerAdmin(app: App, o: AdminOptions): Promise<AdminAre
   app.decorateRequest('admin', null);
   registerAdminRoutes(app, guards, {
     session: createAdminSessionHandlers({ admins, keys: o.keys, limits: createFailureCounter(o.clock, o.signinRules), secure }),
+    accounts: createAdminAccountHandlers(admins),
+    backups: createBackupHandlers({ db: o.db, ...o.backups }),
     sql: createSqlRunner({ db: o.db, statementTimeoutMs: o.statementTimeoutMs, onSchemaChange: o.onSchemaChange }),
     saved: createSavedQueries({ db: o.db, clock: o.clock }),
     settings: createSettingsHandlers(

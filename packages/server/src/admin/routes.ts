@@ -1,4 +1,6 @@
 import type { App } from '../http/index.js';
+import { AdminAccountBody, type createAdminAccountHandlers } from './accounts.js';
+import { BackupParams, type createBackupHandlers } from './backups.js';
 import type { Guards } from './guard.js';
 import type { createMetricsHandler } from './metrics.js';
 import { MessageListParams, type createMessageHandlers, PreviewBody, TestEmailBody } from './messages.js';
@@ -10,6 +12,8 @@ import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type creat
 
 export interface AdminHandlers {
   session: ReturnType<typeof createAdminSessionHandlers>;
+  accounts: ReturnType<typeof createAdminAccountHandlers>;
+  backups: ReturnType<typeof createBackupHandlers>;
   sql: ReturnType<typeof createSqlRunner>;
   saved: ReturnType<typeof createSavedQueries>;
   settings: ReturnType<typeof createSettingsHandlers>;
@@ -27,7 +31,7 @@ export interface AdminHandlers {
  */
 export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers): void {
   const { manage, admin, origin } = guards;
-  const { session, sql, saved, settings, messages, users, metrics } = h;
+  const { session, accounts, backups, sql, saved, settings, messages, users, metrics } = h;
 
   // Console admins (§6)
   app.post('/api/v1/admin/setup', { onRequest: origin, schema: { body: SetupBody } }, session.setup);
@@ -35,6 +39,8 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
   app.post('/api/v1/admin/logout', { onRequest: admin }, session.logout);
   app.get('/api/v1/admin/me', { onRequest: admin }, session.me);
   app.get('/api/v1/admin/keys', { onRequest: admin }, session.keys);
+  app.post('/api/v1/admins', { onRequest: manage, schema: { body: AdminAccountBody } }, accounts.create);
+  app.post('/api/v1/admins/password', { onRequest: manage, schema: { body: AdminAccountBody } }, accounts.setPassword);
 
   // SQL runner, settings, project (§3)
   app.post('/api/v1/sql', { onRequest: manage, schema: { body: SqlBody } }, sql);
@@ -81,6 +87,10 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
   app.post('/api/v1/users/:id/signout', { onRequest: manage, schema: { params: UserIdParams } }, users.signOut);
   app.post('/api/v1/users/:id/resend-verification', { onRequest: manage, schema: { params: UserIdParams } }, users.resendVerification);
 
+  // Backups of the embedded project (§3; docs/operations.md)
+  app.post('/api/v1/backups', { onRequest: manage }, backups.create);
+  app.get('/api/v1/backups', { onRequest: manage }, backups.list);
+  app.get('/api/v1/backups/:name', { onRequest: manage, schema: { params: BackupParams } }, backups.download);
   // Operations (§8): Prometheus text
   app.get('/metrics', { onRequest: manage }, metrics);
 }

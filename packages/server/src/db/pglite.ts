@@ -286,6 +286,9 @@ export async function openPglite(dataDir: string): Promise<Db> {
       ]);
       if (!check.ok) throw brokenSession(check.reason);
     },
+    async dumpDataDir() {
+      return call<Uint8Array>({ op: 'dump' });
+    },
     async close() {
       if (dead) return;
       try {

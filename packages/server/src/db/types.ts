@@ -78,6 +78,11 @@ export interface Db extends Queryable {
    * become anon, authenticated and service (src/db/api-login.ts). Rejects when it cannot log in.
    */
   useApiLogin?(url: string): Promise<void>;
+  /**
+   * PGlite only: a consistent copy of the whole database as a tar archive of its data folder,
+   * taken while it serves (a checkpoint, then the files while no statement runs; backups).
+   */
+  dumpDataDir?(): Promise<Uint8Array>;
   /** PostgreSQL: statements under way (queued for or running on a connection) and the pools' size, for GET /metrics. */
   stats?(): { inFlight: number; poolSize: number };
   /**

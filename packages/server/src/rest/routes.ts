@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/index.js';
 import { ApiError, type App, type CallerGuards } from '../http/index.js';
 import { execute } from './execute.js';
+import { withHint } from './hints.js';
 import { type Plan, type RestRequest, planRequest } from './plan/index.js';
 import { parsePrefer, parseQuery } from './request/index.js';
 import { StageTimer, respond } from './response/index.js';
@@ -88,7 +89,9 @@ export function registerRestRoutes(app: App, deps: RestDeps): void {
     const query = parseQuery(q === -1 ? '' : req.url.slice(q + 1), options);
     const prefer = parsePrefer(req.headers.prefer);
     timer.lap('parse');
-    const planned = await plan({ action, table: params.table, pk: params.pk, query, prefer, body: req.body });
+    const planned = await plan({ action, table: params.table, pk: params.pk, query, prefer, body: req.body }).catch(async (err) => {
+      throw await withHint(err, { db: deps.db, schema: deps.schema.get(), principal, table: params.table });
+    });
     timer.lap('plan');
     const stmt = toSql(planned);
     timer.lap('sql');

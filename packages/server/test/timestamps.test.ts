@@ -28,6 +28,7 @@ const NOT_WALKED: Record<string, string> = {
   'GET /api/v1/storage/public/:bucket/*': 'the bytes of an object',
   'GET /v1/auth/oauth/:provider': 'a redirect to the provider',
   'GET|POST /v1/auth/oauth/:provider/callback': 'a redirect back to the app (the session in the fragment)',
+  'GET /api/v1/backups/:name': 'the bytes of a backup (application/gzip)',
   'GET /api/v1/realtime': "the WebSocket upgrade; its messages' commit_time is written by isoSql (realtime/log.ts)",
   'POST /api/v1/settings/auth/oidc/:id/test': 'needs a live OpenID provider (auth/oauth/oidc.test.ts); no timestamps but expires_in',
   'GET /api/v1/settings/auth/oidc/:id/tests/:test_id':
@@ -181,6 +182,13 @@ describe('every timestamp leaving the server is RFC 3339 UTC with milliseconds',
     await as('PUT /api/v1/realtime/tables/:table', '/api/v1/realtime/tables/timely', sk);
     await as('GET /api/v1/realtime/tables', '/api/v1/realtime/tables', sk);
     await as('DELETE /api/v1/realtime/tables/:table', '/api/v1/realtime/tables/timely', sk);
+    await as('POST /api/v1/admins', '/api/v1/admins', sk, { email: 'second@example.com', password: 'another long passphrase' });
+    await as('POST /api/v1/admins/password', '/api/v1/admins/password', sk, {
+      email: 'second@example.com',
+      password: 'a third long passphrase',
+    });
+    await as('POST /api/v1/backups', '/api/v1/backups', sk);
+    await as('GET /api/v1/backups', '/api/v1/backups', sk);
     await as('POST /api/v1/admin/logout', '/api/v1/admin/logout', admin());
     for (const route of [
       'GET /api/v1/users/:id',
@@ -188,6 +196,8 @@ describe('every timestamp leaving the server is RFC 3339 UTC with milliseconds',
       'GET /api/v1/dev/inbox',
       'POST /api/v1/admin/login',
       'GET /api/v1/sql/saved',
+      'POST /api/v1/backups',
+      'GET /api/v1/backups',
     ]) {
       expect(walked.get(route), route).toBeGreaterThan(0);
     }

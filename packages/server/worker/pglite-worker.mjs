@@ -38,6 +38,7 @@ function errorOf(err) {
     code: e.code,
     detail: e.detail,
     constraint: e.constraint,
+    hint: e.hint,
     position: e.position,
     column: e.column,
     table: e.table,

@@ -45,13 +45,22 @@ function isRaised(state: string): boolean {
 }
 
 const NOT_WRITABLE = new Set(['42809', '55000', '0A000']);
-/** 42601 raised by a type's input function: the value, not the statement, is malformed. */
-const VALUE_SYNTAX = /syntax error in (tsquery|tsvector)|jsonpath input/i;
+/**
+ * 42601 raised by a type's input function: the value, not the statement, is malformed. The
+ * text-search parsers say so in several ways (`syntax error in tsvector`, `wrong position info
+ * in tsvector`, `no operand in tsquery`, `there is no escaped character: "a\"`); jsonpath and
+ * ltree in theirs. Any other 42601 is a statement's (ours: a bug; a trigger's: its bug).
+ */
+const VALUE_SYNTAX = /in (tsquery|tsvector)|there is no escaped character|jsonpath input|(ltree|lquery|ltxtquery) syntax error/i;
 
 function describeRelation(plan: Plan): string {
+  if (plan.kind === 'rpc') return `function "${plan.fn.name}"`;
   const kind = plan.table.kind === 'materialized_view' ? 'materialized view' : plan.table.kind;
   return `${kind} "${plan.table.name}"`;
 }
+
+/** What the request was about, for details: `{table}` or `{function}`. */
+const subject = (plan: Plan) => (plan.kind === 'rpc' ? { function: plan.fn.name } : { table: plan.table.name });
 
 /**
  * Maps a database error to the API's codes (API.md §2): what a request can cause is a 4xx
@@ -98,14 +107,19 @@ export function mapDbError(err: DbError, plan: Plan): Error {
         cause,
       );
     case '42501':
-      return /row-level security/i.test(err.message)
-        ? new ApiError('rls_violation', 'A row-level security policy refused this row.', { table: plan.table.name, sqlstate }, cause)
-        : new ApiError(
-            'permission_denied',
-            'Your role lacks the privilege for this operation.',
-            { table: plan.table.name, sqlstate },
-            cause,
-          );
+      if (/row-level security/i.test(err.message)) {
+        return new ApiError('rls_violation', 'A row-level security policy refused this row.', { ...subject(plan), sqlstate }, cause);
+      }
+      if (plan.kind === 'rpc' && /permission denied for function/i.test(err.message)) {
+        return new ApiError(
+          'permission_denied',
+          `Your role may not execute the function "${plan.fn.name}": functions are closed until granted ` +
+            `(grant execute on function ${plan.fn.name} to authenticated).`,
+          { function: plan.fn.name, sqlstate },
+          cause,
+        );
+      }
+      return new ApiError('permission_denied', 'Your role lacks the privilege for this operation.', { ...subject(plan), sqlstate }, cause);
     case '42703':
       // The schema changed under a cached plan; the next reload catches up.
       return new ApiError(
@@ -115,6 +129,7 @@ export function mapDbError(err: DbError, plan: Plan): Error {
         cause,
       );
     case '42P01':
+      if (plan.kind === 'rpc') return refused(`The function "${plan.fn.name}" uses a table that does not exist (SQLSTATE 42P01).`);
       return new ApiError(
         'table_not_found',
         `No table or view "${plan.table.name}" in the public schema.`,
@@ -131,14 +146,36 @@ export function mapDbError(err: DbError, plan: Plan): Error {
     case '25006':
       return new ApiError('method_not_allowed', 'The database is read-only: it accepts reads only.', { sqlstate }, cause);
     case '42601':
-      // A value's own syntax (tsquery, tsvector, jsonpath input functions raise 42601 too) is
-      // the client's; a syntax error in the statement, generated from the schema cache, is a bug.
+      // A value's own syntax is the client's; a syntax error in the statement is a bug.
       if (VALUE_SYNTAX.test(err.message)) {
         return new ApiError('invalid_value', 'A value is not valid input for the type of its column.', { sqlstate }, cause);
       }
       return err;
+    case '42704':
+      // fts(<config>): the configuration is a bound value cast to regconfig.
+      if (/text search configuration/i.test(err.message)) {
+        return new ApiError('invalid_value', 'No such text search configuration (try simple or english).', { sqlstate }, cause);
+      }
+      break;
+    case '42803':
+      return new ApiError(
+        'invalid_parameter',
+        'With aggregates in select, order by the grouped columns or the aggregates, and filter on columns.',
+        { sqlstate },
+        cause,
+      );
+    case '42P10':
+      // The cache's unique keys were checked: the key went away meanwhile.
+      return new ApiError('invalid_parameter', 'on_conflict names no unique key of the table (any more).', { sqlstate }, cause);
+    case '21000':
+      return new ApiError(
+        'invalid_request',
+        'A row was to be changed twice, or one was expected where several came: an upsert with two rows of the same key?',
+        { sqlstate },
+        cause,
+      );
   }
-  if (NOT_WRITABLE.has(sqlstate) && plan.kind !== 'read' && (sqlstate === '42809' || plan.table.kind !== 'table')) {
+  if (NOT_WRITABLE.has(sqlstate) && plan.kind !== 'read' && plan.kind !== 'rpc' && (sqlstate === '42809' || plan.table.kind !== 'table')) {
     const how =
       plan.table.kind === 'materialized_view'
         ? 'it changes only with `refresh materialized view`'
@@ -150,12 +187,13 @@ export function mapDbError(err: DbError, plan: Plan): Error {
       cause,
     );
   }
-  if (sqlstate === '55000' && plan.table.kind === 'materialized_view') {
+  if (sqlstate === '55000' && plan.kind !== 'rpc' && plan.table.kind === 'materialized_view') {
     return refused(`The materialized view "${plan.table.name}" has not been populated yet: run \`refresh materialized view\` on it.`);
   }
   if (isRaised(sqlstate)) {
-    // The project's own refusal (trigger, function): its message is meant for the client.
-    return new ApiError('raised_exception', err.message, err.detail ? { sqlstate, detail: err.detail } : { sqlstate }, cause);
+    // The project's own refusal (trigger, function): its message, detail and hint are meant for the client.
+    const details = { sqlstate, ...(err.detail ? { detail: err.detail } : {}), ...(err.hint ? { hint: err.hint } : {}) };
+    return new ApiError('raised_exception', err.message, details, cause);
   }
   const cls = sqlstate.slice(0, 2);
   if (cls === '22' || INVALID_VALUE.has(sqlstate)) {
@@ -173,12 +211,14 @@ export function mapDbError(err: DbError, plan: Plan): Error {
     case '0A':
     case '55':
       return refused(
-        `The database refused the statement (SQLSTATE ${sqlstate}); a policy, trigger or view of "${plan.table.name}" may be at fault.`,
+        plan.kind === 'rpc'
+          ? `The database refused the call (SQLSTATE ${sqlstate}); the function "${plan.fn.name}" may be at fault.`
+          : `The database refused the statement (SQLSTATE ${sqlstate}); a policy, trigger or view of "${plan.table.name}" may be at fault.`,
       );
     case '54':
       return refused('The request is too complex for the database (too many values or columns).');
     case 'P0':
-      return refused(`A function or trigger of "${plan.table.name}" failed on this request (SQLSTATE ${sqlstate}).`);
+      return refused(`A function or trigger of the ${describeRelation(plan)} failed on this request (SQLSTATE ${sqlstate}).`);
     case '53':
       return new ApiError(
         'database_unavailable',

@@ -56,7 +56,11 @@ describe('parseQuery', () => {
   });
 
   it('turns * into % for like and ilike only', () => {
-    expect(parseQuery('like.t=*a*&ilike.t=b*&eq.t=*', opts).filters.map((f) => ('value' in f ? f.value : null))).toEqual(['%a%', 'b%', '*']);
+    expect(parseQuery('like.t=*a*&ilike.t=b*&eq.t=*', opts).filters.map((f) => ('value' in f ? f.value : null))).toEqual([
+      '%a%',
+      'b%',
+      '*',
+    ]);
   });
 
   it('keeps repeated filters (ANDed later)', () => {

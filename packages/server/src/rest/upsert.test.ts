@@ -50,10 +50,10 @@ describe('upsert', () => {
     expect(await note(2)).toMatchObject({ body: 'bob note', owner: BOB });
   });
 
-  it('ignore-duplicates skips an existing row, whoever owns it: 200 null', async () => {
+  it('ignore-duplicates skips an existing row, whoever owns it: no body', async () => {
     const res = await upsert({ id: 2, body: 'ignored' }, 'ignore');
-    expect(res.statusCode, res.body).toBe(200);
-    expect(res.body).toBe('null');
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.body).toBe('');
     expect(await note(2)).toMatchObject({ body: 'bob note' });
     const made = await upsert({ id: 11, body: 'made' }, 'ignore');
     expect(made.statusCode).toBe(201);

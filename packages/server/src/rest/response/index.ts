@@ -34,11 +34,9 @@ export function respond(reply: FastifyReply, plan: Plan, outcome: Outcome, timer
   let status = 200;
   let body = outcome.body;
   if (plan.kind === 'insert') status = 201;
-  // An upsert with ignore-duplicates that skipped its one row created nothing: 200 and null.
-  if (plan.kind === 'insert' && plan.single && plan.returning !== null && outcome.rows === 0) {
-    status = 200;
-    body = 'null';
-  }
+  // An upsert with ignore-duplicates that skipped its one row: no body, as with return=minimal
+  // (a 204 would make every typed client's create `T | undefined`).
+  if (plan.kind === 'insert' && plan.single && outcome.rows === 0) body = null;
   // A function returning void answers like a write with return=minimal.
   if (plan.kind === 'rpc' && plan.fn.returns.kind === 'void') body = null;
   if (body === null && plan.kind !== 'insert') status = 204;

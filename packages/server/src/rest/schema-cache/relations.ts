@@ -130,17 +130,18 @@ export function candidates(relations: Relation[], name: string, hint: string | n
 }
 
 /**
- * How to write each relation of a table unambiguously in `select=`: every `name` and
- * `name!hint` that addresses exactly one relation, with that relation.
+ * How to write each relation of a table unambiguously in `select=`: every name that addresses
+ * exactly one relation, and its first name (the table's, but for self-references) with each hint
+ * that does (`authors!posts_editor_id_fkey`, the form PostgREST users know).
  * @example addressableRelations(rels).get('author') // { kind: 'many-to-one', target: 'authors', … }
  */
 export function addressableRelations(relations: Relation[]): Map<string, Relation> {
   const out = new Map<string, Relation>();
   for (const r of relations) {
-    for (const name of r.names) {
-      if (candidates(relations, name, null).length === 1) out.set(name, r);
-      for (const hint of r.hints) if (candidates(relations, name, hint).length === 1) out.set(`${name}!${hint}`, r);
-    }
+    for (const name of r.names) if (candidates(relations, name, null).length === 1) out.set(name, r);
+    const first = r.names[0];
+    if (first === undefined) continue;
+    for (const hint of r.hints) if (candidates(relations, first, hint).length === 1) out.set(`${first}!${hint}`, r);
   }
   return out;
 }

@@ -11,6 +11,7 @@ import type { InsertPlan, Plan, RestRequest } from './types.js';
 export { MAX_BULK_ROWS } from './body.js';
 export { DEFAULT_LIMIT, planRows } from './rows.js';
 export { planRpc } from './rpc.js';
+export { planConditions, resolveField } from './fields.js';
 export { resolveRelation } from './select.js';
 export type {
   DeletePlan,

@@ -28,6 +28,7 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import { benchRelations, relationsTable } from './relations.mjs';
 import { benchStorage } from './storage.mjs';
 import { streamLoad } from './stream-load.mjs';
 
@@ -403,6 +404,17 @@ async function benchDb(kind) {
     res.write = await cannon('Plinth   write (user, RLS)', { url: `${base}/api/v1/db/writes`, ...write });
     // The baseline's writes start from the same empty table.
     await sql(base, secret, 'truncate writes');
+    const relations = await benchRelations({
+      kind,
+      base,
+      secret,
+      user,
+      userId,
+      readPath,
+      env,
+      root,
+      tools: { start, stop, waitFor, cannon, cannonPair, sql, probe },
+    });
     Object.assign(res, await benchAuth(base, authHeaders, email, password));
     res.memory = { idleMiB, loadedMiB: memory(plinth.proc.pid).peakMiB };
     if (kind === 'postgres') {
@@ -450,6 +462,7 @@ async function benchDb(kind) {
     res.baseRead = await cannon('Baseline read  (user, RLS)', { url: bbase + readPath, headers: user });
     res.baseWrite = await cannon('Baseline write (user, RLS)', { url: `${bbase}/api/v1/db/writes`, ...write });
     await stop(baseline);
+    res.relations = await relations.baseline({ basePort, jwksFile, issuer, baseEnv });
 
     const ratio = (a, b) => (b ? Math.round((a / b) * 100) / 100 : null);
     const summary = {
@@ -577,6 +590,7 @@ function table(results) {
   lines.push(
     `  ${'RSS growth, big file'.padEnd(28)}${results.map((r) => cell(r, (s) => `${s.big.rssGrowth} MiB (${s.big.mib} MiB file)`)).join('')}`,
   );
+  lines.push(relationsTable(results));
   return lines.join('\n');
 }
 

@@ -1,5 +1,5 @@
 /**
- * The blog schema of the relation, function and logic tests (API.md §2.1): authors (one of them
+ * The blog schema of the relation, function and logic tests (docs/api.md): authors (one of them
  * hidden by a policy), their profiles (one-to-one), posts with an author and an editor (two keys
  * to authors), comments (one hidden by a policy, replies to comments), tags through post_tags,
  * and notes each user owns. Owner policies throughout, as an app would write them.

@@ -357,7 +357,7 @@ const queryPart = () =>
       fc.oneof(junk, id(), token()),
     ),
     fc.tuple(junk, junk),
-    // The grammar of API.md §2.1: embedding, logic, negation, JSON paths, search, aggregates, upsert keys, arguments.
+    // The grammar of docs/api.md §2 and §2.1: embedding, logic, negation, JSON paths, search, aggregates, upsert keys, arguments.
     fc.tuple(
       fc.constant('select'),
       fc.oneof(

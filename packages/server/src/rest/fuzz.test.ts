@@ -171,7 +171,7 @@ describe('arbitrary requests', () => {
   });
 });
 
-// The grammar of API.md §2.1 built at random: select trees with embedding, aggregates and JSON
+// The grammar of docs/api.md §2 and §2.1 built at random: select trees with embedding, aggregates and JSON
 // paths; conditions with not., or/and groups (nested, quoted), fts; embedded parameters; RPC
 // calls and upserts. Never a 500, every error {code, message} with a known code.
 const rel = fc.constantFrom('fz_child', 'fz', 'fz_child!fz_child_fz_id_fkey', 'fz!other_id', 'fz_id', 'other', 'nope');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALICE, BLOG_SQL } from '../../test/blog.js';
 import { createTestServer, type TestServer } from '../../test/harness.js';
 
-// API.md §2.1 on the blog schema (test/blog.ts), as Alice under its owner policies: every form
+// docs/api.md §2 on the blog schema (test/blog.ts), as Alice under its owner policies: every form
 // of the grammar answers what the same query written by hand in SQL answers, run as Alice.
 let t: TestServer;
 let alice: Record<string, string>;

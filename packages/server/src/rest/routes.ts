@@ -24,7 +24,7 @@ export const REST_ROUTES: ReadonlyArray<{ method: 'GET' | 'POST' | 'PATCH' | 'DE
 export const REST_PREFIX = '/api/v1/db/';
 export const RPC_PREFIX = '/api/v1/rpc/';
 
-/** The RPC routes (API.md §2.1): GET for stable and immutable functions, POST for any. */
+/** The RPC routes (docs/api.md): GET for stable and immutable functions, POST for any. */
 export const RPC_ROUTES: ReadonlyArray<{ method: 'GET' | 'POST'; path: string }> = [
   { method: 'GET', path: '/api/v1/rpc/{function}' },
   { method: 'POST', path: '/api/v1/rpc/{function}' },

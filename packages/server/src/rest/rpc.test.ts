@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALICE, BLOG_SQL, BOB } from '../../test/blog.js';
 import { createTestServer, type TestServer } from '../../test/harness.js';
 
-// POST/GET /api/v1/rpc/{function} (API.md §2.1) on the blog schema: named arguments, overloads,
+// POST/GET /api/v1/rpc/{function} (docs/api.md) on the blog schema: named arguments, overloads,
 // scalar, row and set results, set results shaped like a table, errors, and privileges.
 let t: TestServer;
 let alice: Record<string, string>;

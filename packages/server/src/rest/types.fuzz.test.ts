@@ -194,7 +194,7 @@ const op = fc.constantFrom(
   'fts(nope)',
   'not.fts',
 );
-/** Columns, and JSON paths into the json columns (API.md §2.1). */
+/** Columns, and JSON paths into the json columns (docs/api.md). */
 const filterColumn = fc.oneof(
   { arbitrary: column, weight: 4 },
   { arbitrary: fc.constantFrom('j->a', 'j->>a', 'js->0', 'j->a->>b', 'js->>x', 't->a'), weight: 1 },

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALICE, BLOG_SQL, BOB } from '../../test/blog.js';
 import { createTestServer, type TestServer } from '../../test/harness.js';
 
-// Upserts (API.md §2.1): POST with Prefer: resolution=merge-duplicates | ignore-duplicates, on
+// Upserts (docs/api.md): POST with Prefer: resolution=merge-duplicates | ignore-duplicates, on
 // the primary key or on_conflict. Row-level security applies to both paths: Alice can never
 // change, or learn the content of, Bob's note.
 let t: TestServer;

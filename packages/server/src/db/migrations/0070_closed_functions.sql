@@ -1,5 +1,5 @@
 -- Functions of public are closed to anon and authenticated until granted, like tables until a
--- policy opens them: `POST /api/v1/rpc/{function}` (REST, API.md §2.1) calls any function of
+-- policy opens them: `POST /api/v1/rpc/{function}` (REST, docs/api.md §2.1) calls any function of
 -- public the caller's role may execute, so a helper written for a policy or a migration must
 -- not become an endpoint by being created. Open one on purpose:
 --   grant execute on function add_todo(text) to authenticated;

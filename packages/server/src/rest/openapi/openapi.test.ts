@@ -230,7 +230,7 @@ describe('identity columns', () => {
   });
 });
 
-describe('relations and functions in the document (API.md §2.1)', () => {
+describe('relations and functions in the document (docs/api.md)', () => {
   beforeAll(async () => {
     const res = await t.sql(`
       create table lists (id int primary key, name text not null);

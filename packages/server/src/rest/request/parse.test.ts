@@ -132,7 +132,7 @@ describe('parseQuery', () => {
       '%ZZ',
       'é',
       '\u{1F600}',
-      // API.md §2.1
+      // docs/api.md §2 and §2.1
       '(',
       ')',
       ':',
@@ -185,7 +185,7 @@ describe('parsePrefer', () => {
   });
 });
 
-describe('the grammar of relations, logic and search (API.md §2.1)', () => {
+describe('the grammar of relations, logic and search (docs/api.md)', () => {
   it('reads select as a tree: aliases, JSON paths, aggregates, embeddings with hints and !inner', () => {
     expect(
       parseQuery(

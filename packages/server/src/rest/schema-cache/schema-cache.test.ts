@@ -52,7 +52,7 @@ describe('schema changes', () => {
   });
 });
 
-describe('keys, relations and functions (API.md §2.1)', () => {
+describe('keys, relations and functions (docs/api.md)', () => {
   /** Waits, without sending requests (a miss would reload the cache by itself), until `seen` holds. */
   const reloadsUntil = (seen: () => boolean) => expect.poll(seen, { timeout: 20_000, interval: 25 }).toBe(true);
 

@@ -12,12 +12,13 @@ import { createLocalJWKSet, jwtVerify } from 'jose';
 const [port, jwksPath, issuer] = process.argv.slice(2);
 const jwks = createLocalJWKSet(JSON.parse(readFileSync(jwksPath, 'utf8')));
 const SET = "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true)";
-// The page, by hand: 20 posts (newest first) with their author and their comments.
+// The page, by hand: 20 posts (newest first) with their author and their comments, in the
+// cheapest form we know (row_to_json and json_agg of subqueries: json_build_object per comment
+// cost PostgreSQL about twice the CPU in a first run).
 const PAGE = `select coalesce(json_agg(x), '[]')::text as body from (
   select p.id, p.title, p.created_at,
-    (select json_build_object('name', a.name) from authors a where a.id = p.author_id) as author,
-    coalesce((select json_agg(json_build_object('id', c.id, 'body', c.body, 'created_at', c.created_at) order by c.id)
-              from comments c where c.post_id = p.id), '[]') as comments
+    (select row_to_json(a) from (select a.name from authors a where a.id = p.author_id) a) as author,
+    (select coalesce(json_agg(c), '[]') from (select c.id, c.body, c.created_at from comments c where c.post_id = p.id order by c.id) c) as comments
   from posts p order by p.id desc limit $1) x`;
 
 let run;

@@ -266,6 +266,7 @@ describe('refusals', () => {
     ['posts', 'select=sum(title)', 400, 'invalid_value'],
     ['posts', 'select=id,id:title', 400, 'invalid_parameter'],
     ['posts', 'select=id,author(name', 400, 'invalid_parameter'],
+    ['posts', `select=${'k'.repeat(64)}:id`, 400, 'invalid_parameter'],
   ];
   for (const [table, query, status, code] of cases) {
     it(`${table}?${query} → ${status} ${code}`, async () => {

@@ -32,6 +32,16 @@ export function planOutput(
   const inner: PlannedCondition[] = [];
   const keys = new Map<string, OutputItem>();
   const add = (item: OutputItem) => {
+    // Keys are SQL aliases: PostgreSQL would cut a longer one to 63 bytes, silently.
+    if (Buffer.byteLength(item.key) > 63) {
+      throw new ApiError(
+        'invalid_parameter',
+        `"select": the key "${item.key.slice(0, 40)}…" is longer than 63 bytes; give it a shorter alias.`,
+        {
+          parameter: 'select',
+        },
+      );
+    }
     const prev = keys.get(item.key);
     if (prev) {
       // `select=id,id` (or `*,id`) names one column twice: send it once, as before.

@@ -13,7 +13,7 @@ export interface UpsertOptions extends WriteOptions {
 
 /**
  * `client.from(table)`: starts a read or a write on one table of the `public` schema
- * (API.md §2, `/api/v1/db/{table}`).
+ * (docs/api.md §2, `/api/v1/db/{table}`).
  */
 export class QueryBuilder<Schema extends GenericSchema, Name extends string, Table extends GenericTable = TableDefOf<Schema, Name>> {
   constructor(

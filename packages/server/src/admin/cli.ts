@@ -1,11 +1,11 @@
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
-import { argon2Hasher } from '../auth/index.js';
+import { createArgon2Hasher } from '../auth/index.js';
 import { type Config, loadConfig } from '../config/index.js';
 import { DataDirLockedError, migrateSystem, openDatabase } from '../db/index.js';
 import { ApiError } from '../http/index.js';
 import { systemClock } from '../lib/index.js';
-import { adminPassword, adminService } from './admins.js';
+import { adminPassword, createAdminService } from './admins.js';
 
 const USAGE = 'usage: plinth admin create --email E [--password P] | plinth admin set-password --email E [--password P]';
 
@@ -77,7 +77,7 @@ export async function adminCommand(
   });
   try {
     await migrateSystem(db);
-    const admins = adminService({ db, clock: systemClock, hasher: argon2Hasher(config.auth.argon2) });
+    const admins = createAdminService({ db, clock: systemClock, hasher: createArgon2Hasher(config.auth.argon2) });
     if (action === 'create') {
       const { admin, created } = await admins.upsert(flags.email, password);
       return created ? `admin ${admin.email} created` : `admin ${admin.email} existed: its password is set`;

@@ -1,12 +1,13 @@
 /**
- * Management and the console's server side (API.md §3, §5, §6). What this area adds:
+ * Management and the console's server side (docs/api.md §4, docs/console.md). What this area adds:
  * - endpoints: every management route, in one table (routes.ts): admin setup, login,
- *   logout, me, keys; SQL runner; auth settings and project; messages, dev inbox, test email
+ *   logout, me, keys; SQL runner and its saved queries (saved-queries.ts); auth settings and
+ *   project, test sign-ins of OpenID Connect providers; messages, dev inbox, test email
  *   and template preview; end-user administration (`/api/v1/users…`); `GET /metrics`
  *   (Prometheus text: requests, latency, rate-limit refusals, database pool, outbox queue); the console's pages
  *   at /console (console.ts).
  * - tables: plinth.admins, plinth.admin_sessions, plinth.admin_setup_tokens and
- *   auth.users.banned_until (migration 0012_admins.sql).
+ *   auth.users.banned_until (migration 0012_admins.sql); plinth.saved_queries (0100_saved_queries.sql).
  * - guards (guard.ts): the secret key or the `plinth_admin` cookie, with the CSRF rule for
  *   changes made with the cookie.
  * - rate limits: failed console sign-ins per email and per IP (AUTH_RATE_SIGNIN_*).
@@ -18,15 +19,16 @@ import type { App, CallerGuards, Metrics, ProjectKeys } from '../http/index.js';
 import type { Clock } from '../lib/index.js';
 import type { Messaging } from '../messaging/index.js';
 import type { SettingsStore } from '../settings/index.js';
-import { adminService, type Hasher } from './admins.js';
-import { makeGuards } from './guard.js';
-import { messageHandlers } from './messages.js';
-import { metricsHandler } from './metrics.js';
+import { createAdminService, type Hasher } from './admins.js';
+import { createGuards } from './guard.js';
+import { createMessageHandlers } from './messages.js';
+import { createMetricsHandler } from './metrics.js';
 import { registerAdminRoutes } from './routes.js';
-import { adminSessionHandlers, failureCounter, type Rule } from './session.js';
-import { settingsHandlers } from './settings.js';
-import { sqlRunner } from './sql.js';
-import { type AccountHooks, userAdmin } from './users.js';
+import { createAdminSessionHandlers, createFailureCounter, type Rule } from './session.js';
+import { createSavedQueries } from './saved-queries.js';
+import { type OidcTestHooks, createSettingsHandlers } from './settings.js';
+import { createSqlRunner } from './sql.js';
+import { type AccountHooks, createUserAdmin } from './users.js';
 
 export { adminCommand, CliError } from './cli.js';
 export { registerConsole } from './console.js';
@@ -46,6 +48,8 @@ export interface AdminOptions {
   /** The auth area's argon2id hasher (auth.hasher). */
   hasher: Hasher;
   hooks: AccountHooks;
+  /** Test sign-ins of the `oidc_providers` (the auth area's). */
+  oidcTests: OidcTestHooks;
   publicUrl: string;
   statementTimeoutMs: number;
   onSchemaChange: () => Promise<unknown>;
@@ -58,8 +62,8 @@ export interface AdminOptions {
 }
 
 export interface AdminArea {
-  admins: ReturnType<typeof adminService>;
-  guards: ReturnType<typeof makeGuards>;
+  admins: ReturnType<typeof createAdminService>;
+  guards: ReturnType<typeof createGuards>;
   /** The one-time setup token printed at this start (no admin yet and no ADMIN_EMAIL), else null. */
   setupToken: string | null;
 }
@@ -71,21 +75,26 @@ export interface AdminArea {
  * @example const admin = await registerAdmin(app, { db, clock, keys, settings, messaging, callers, hasher: auth.hasher, hooks, publicUrl, … });
  */
 export async function registerAdmin(app: App, o: AdminOptions): Promise<AdminArea> {
-  const admins = adminService({ db: o.db, clock: o.clock, hasher: o.hasher });
+  const admins = createAdminService({ db: o.db, clock: o.clock, hasher: o.hasher });
   const publicOrigin = new URL(o.publicUrl).origin;
   const secure = publicOrigin.startsWith('https:');
-  const guards = makeGuards(o.callers, { admins, publicOrigin });
+  const guards = createGuards(o.callers, { admins, publicOrigin });
   app.decorateRequest('admin', null);
   registerAdminRoutes(app, guards, {
-    session: adminSessionHandlers({ admins, keys: o.keys, limits: failureCounter(o.clock, o.signinRules), secure }),
-    sql: sqlRunner({ db: o.db, statementTimeoutMs: o.statementTimeoutMs, onSchemaChange: o.onSchemaChange }),
-    settings: settingsHandlers(o.settings, {
-      database: o.db.kind,
-      emailDelivery: o.messaging.emailMode,
-      smsConfigured: o.messaging.smsConfigured,
-    }),
-    messages: messageHandlers(o.messaging, () => o.settings.project().name),
-    users: userAdmin({
+    session: createAdminSessionHandlers({ admins, keys: o.keys, limits: createFailureCounter(o.clock, o.signinRules), secure }),
+    sql: createSqlRunner({ db: o.db, statementTimeoutMs: o.statementTimeoutMs, onSchemaChange: o.onSchemaChange }),
+    saved: createSavedQueries({ db: o.db, clock: o.clock }),
+    settings: createSettingsHandlers(
+      o.settings,
+      {
+        database: o.db.kind,
+        emailDelivery: o.messaging.emailMode,
+        smsConfigured: o.messaging.smsConfigured,
+      },
+      o.oidcTests,
+    ),
+    messages: createMessageHandlers(o.messaging, () => o.settings.project().name),
+    users: createUserAdmin({
       db: o.db,
       clock: o.clock,
       hasher: o.hasher,
@@ -93,7 +102,7 @@ export async function registerAdmin(app: App, o: AdminOptions): Promise<AdminAre
       minPasswordLength: () => o.settings.auth().min_password_length,
       verificationUrlSet: () => Boolean(o.settings.auth().email_verification_url),
     }),
-    metrics: metricsHandler(o.metrics, o.db),
+    metrics: createMetricsHandler(o.metrics, o.db),
   });
   let setupToken: string | null = null;
   if (o.initialAdmin) await admins.upsert(o.initialAdmin.email, o.initialAdmin.password);

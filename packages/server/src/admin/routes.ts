@@ -1,23 +1,25 @@
 import type { App } from '../http/index.js';
 import type { Guards } from './guard.js';
-import type { metricsHandler } from './metrics.js';
-import { MessageListParams, type messageHandlers, PreviewBody, TestEmailBody } from './messages.js';
-import { type adminSessionHandlers, LoginBody, SetupBody } from './session.js';
-import type { settingsHandlers } from './settings.js';
-import { SqlBody, type sqlRunner } from './sql.js';
-import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type userAdmin } from './users.js';
+import type { createMetricsHandler } from './metrics.js';
+import { MessageListParams, type createMessageHandlers, PreviewBody, TestEmailBody } from './messages.js';
+import { type createAdminSessionHandlers, LoginBody, SetupBody } from './session.js';
+import { SavedQueryBody, SavedQueryParams, SavedQueryPatch, type createSavedQueries } from './saved-queries.js';
+import { OidcTestParams, OidcTestResultParams, type createSettingsHandlers } from './settings.js';
+import { SqlBody, type createSqlRunner } from './sql.js';
+import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type createUserAdmin } from './users.js';
 
 export interface AdminHandlers {
-  session: ReturnType<typeof adminSessionHandlers>;
-  sql: ReturnType<typeof sqlRunner>;
-  settings: ReturnType<typeof settingsHandlers>;
-  messages: ReturnType<typeof messageHandlers>;
-  users: ReturnType<typeof userAdmin>;
-  metrics: ReturnType<typeof metricsHandler>;
+  session: ReturnType<typeof createAdminSessionHandlers>;
+  sql: ReturnType<typeof createSqlRunner>;
+  saved: ReturnType<typeof createSavedQueries>;
+  settings: ReturnType<typeof createSettingsHandlers>;
+  messages: ReturnType<typeof createMessageHandlers>;
+  users: ReturnType<typeof createUserAdmin>;
+  metrics: ReturnType<typeof createMetricsHandler>;
 }
 
 /**
- * THE route table of every management route (API.md §3, §6): one line per endpoint, the guard
+ * THE route table of every management route (docs/api.md §4): one line per endpoint, the guard
  * on the line, run at `onRequest` so a refused request never has its body parsed.
  * - `manage`: the secret key, or the console's admin cookie (changes: the CSRF rule of §6);
  * - `admin`: the admin cookie only; `origin`: no credential, but only from our own pages.
@@ -25,7 +27,7 @@ export interface AdminHandlers {
  */
 export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers): void {
   const { manage, admin, origin } = guards;
-  const { session, sql, settings, messages, users, metrics } = h;
+  const { session, sql, saved, settings, messages, users, metrics } = h;
 
   // Console admins (§6)
   app.post('/api/v1/admin/setup', { onRequest: origin, schema: { body: SetupBody } }, session.setup);
@@ -36,8 +38,26 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
 
   // SQL runner, settings, project (§3)
   app.post('/api/v1/sql', { onRequest: manage, schema: { body: SqlBody } }, sql);
+  app.get('/api/v1/sql/saved', { onRequest: manage, schema: { summary: 'The saved queries, by name' } }, saved.list);
+  app.post('/api/v1/sql/saved', { onRequest: manage, schema: { summary: 'Save a query', body: SavedQueryBody } }, saved.create);
+  app.patch(
+    '/api/v1/sql/saved/:id',
+    { onRequest: manage, schema: { summary: 'Rename or change a saved query', params: SavedQueryParams, body: SavedQueryPatch } },
+    saved.update,
+  );
+  app.delete(
+    '/api/v1/sql/saved/:id',
+    { onRequest: manage, schema: { summary: 'Delete a saved query', params: SavedQueryParams } },
+    saved.remove,
+  );
   app.get('/api/v1/settings/auth', { onRequest: manage }, settings.auth);
   app.patch('/api/v1/settings/auth', { onRequest: manage }, settings.updateAuth);
+  app.post('/api/v1/settings/auth/oidc/:id/test', { onRequest: manage, schema: { params: OidcTestParams } }, settings.startOidcTest);
+  app.get(
+    '/api/v1/settings/auth/oidc/:id/tests/:test_id',
+    { onRequest: manage, schema: { params: OidcTestResultParams } },
+    settings.oidcTestResult,
+  );
   app.get('/api/v1/project', { onRequest: manage }, settings.project);
   app.patch('/api/v1/project', { onRequest: manage }, settings.updateProject);
 
@@ -46,6 +66,11 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
   app.get('/api/v1/dev/inbox', { onRequest: manage, schema: { querystring: MessageListParams } }, messages.devInbox);
   app.post('/api/v1/email/test', { onRequest: manage, schema: { body: TestEmailBody } }, messages.testEmail);
   app.post('/api/v1/email/preview', { onRequest: manage, schema: { body: PreviewBody } }, messages.preview);
+  app.get(
+    '/api/v1/email/templates/defaults',
+    { onRequest: manage, schema: { summary: 'The built-in email templates, by kind' } },
+    messages.defaults,
+  );
 
   // End-user administration (§6)
   app.get('/api/v1/users', { onRequest: manage, schema: { querystring: UserListParams } }, users.list);

@@ -160,7 +160,10 @@ describe('errors', () => {
 describe('functions are closed until granted', () => {
   it('a new function of public is not executable by anon or authenticated; the secret key may', async () => {
     expectError(await post('closed', {}, t.as.anon), 403, 'permission_denied');
-    expectError(await post('closed', {}), 403, 'permission_denied');
+    const refused = expectError(await post('closed', {}), 403, 'permission_denied');
+    // The answer names the function and the grant that opens it (db/errors.ts).
+    expect(refused.message).toContain('grant execute on function closed to authenticated');
+    expect(refused.details).toEqual({ function: 'closed', sqlstate: '42501' });
     expect((await post('closed', {}, t.as.service)).json()).toBe(1);
     const priv = await t.sql(`select has_function_privilege('anon', 'closed()', 'execute') as anon,
       has_function_privilege('authenticated', 'closed()', 'execute') as authenticated,
@@ -204,5 +207,60 @@ describe('functions are closed until granted', () => {
   it("Bob's rows stay Bob's whatever a function is asked", async () => {
     const bob = t.as.user(await t.mintToken(BOB));
     expect((await post('bump', { note_id: 1 }, bob)).json()).toBeNull();
+  });
+});
+
+// Calls go through Db.runAs like reads (db/run-as.ts): the statement prepared once per session
+// and role, at most 200 per session, the least recently used closed first.
+describe('calls as prepared statements', () => {
+  /** The statements of the session that runs requests, read by a call on it (runAs's names: plinth_…). */
+  const prepared = async () => Number((await post('prepared_here', {}, t.as.service)).json());
+
+  beforeAll(async () => {
+    const res = await t.sql(`
+      create function shape_of(a int, b int default 0) returns int language sql immutable as 'select a + b';
+      create function prepared_here() returns bigint language sql volatile as
+        $$ select count(*) from pg_prepared_statements where name like 'plinth\\_%' $$;
+      do $$ begin
+        for i in 0..219 loop
+          execute format('create function echo_%s(v int) returns int language sql immutable as ''select v + %s''', i, i);
+        end loop;
+      end $$;`);
+    expect(res.statusCode, res.body).toBe(200);
+  });
+
+  it('a call with other values reuses its statement; one of another shape prepares one more', async () => {
+    const sk = t.as.service;
+    // Served within a second of their creation (the schema cache reloads on the change; one script made both).
+    await expect.poll(async () => (await post('prepared_here', {}, sk)).statusCode, { timeout: 10_000, interval: 50 }).toBe(200);
+    const before = await prepared();
+    for (let i = 0; i < 5; i++) expect((await post('shape_of', { a: i }, sk)).json()).toBe(i);
+    expect((await get('shape_of', 'a=7', sk)).json()).toBe(7);
+    // Requests one at a time go to the same connection (db/wire-pool.ts: the first idle one).
+    expect(await prepared()).toBe(before + 1);
+    // Another set of arguments is another statement, prepared once too.
+    for (let i = 0; i < 3; i++) expect((await post('shape_of', { a: 1, b: i }, sk)).json()).toBe(1 + i);
+    expect(await prepared()).toBe(before + 2);
+  });
+
+  it('220 functions called in turn stay within 200 statements per session, and the first answers again', async () => {
+    // Served within a second of their creation (the schema cache reloads on the change).
+    await expect.poll(async () => (await post('echo_219', { v: 1 }, t.as.service)).statusCode, { timeout: 10_000, interval: 50 }).toBe(200);
+    for (let i = 0; i < 220; i++) {
+      const res = await post(`echo_${i}`, { v: 1 }, t.as.service);
+      expect(res.json(), res.body).toBe(1 + i);
+    }
+    // Closed (least recently used) and prepared again.
+    expect((await post('echo_0', { v: 5 }, t.as.service)).json()).toBe(5);
+    // 200 statements and runAs's own two (set_config, the role check).
+    expect(await prepared()).toBeLessThanOrEqual(202);
+  });
+
+  it('a function made again with another body and result answers the new one on the same session', async () => {
+    expect((await post('echo_1', { v: 1 }, t.as.service)).json()).toBe(2);
+    const res = await t.sql(`drop function echo_1(int);
+      create function echo_1(v int) returns text language sql immutable as $$ select 'v=' || v $$;`);
+    expect(res.statusCode, res.body).toBe(200);
+    await expect.poll(async () => (await post('echo_1', { v: 1 }, t.as.service)).json(), { timeout: 10_000, interval: 50 }).toBe('v=1');
   });
 });

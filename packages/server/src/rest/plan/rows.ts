@@ -5,7 +5,7 @@ import { planConditions } from './fields.js';
 import { checkEmbeddedUsed, planOutput, type SelectContext } from './select.js';
 import type { OutputItem, PlannedCondition } from './types.js';
 
-/** `limit` when the client sends none (API.md §2). */
+/** `limit` when the client sends none (docs/api.md §2). */
 export const DEFAULT_LIMIT = 100;
 
 /**

@@ -14,7 +14,7 @@ const EMBEDDED = new Set<string>(EMBEDDED_PARAMS);
 const DIGITS = /^[0-9]+$/;
 
 export interface ParseOptions {
-  /** Largest `limit`; larger values are clamped to it (API.md §2). */
+  /** Largest `limit`; larger values are clamped to it (docs/api.md §2). */
   maxRows: number;
   /**
    * `/rpc/{fn}` GET: a parameter without a dot that is no reserved name is an argument of the

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../db/index.js';
+import { singleFlight } from '../../lib/index.js';
 import { CATALOG_SQL, type CatalogRow, type FunctionInfo, readFunctions, readKeys } from './catalog.js';
 import { type ForeignKey, type Relation, relationsOf } from './relations.js';
 
@@ -160,29 +161,13 @@ export interface SchemaCache {
 export async function createSchemaCache(db: Db, log: Logger): Promise<SchemaCache> {
   let version = 1;
   let snapshot = await loadSchema(db, version);
-  let inflight: Promise<SchemaSnapshot> | null = null;
-  let again = false;
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
 
-  const reload = (): Promise<SchemaSnapshot> => {
-    if (inflight) {
-      again = true;
-      return inflight;
-    }
-    inflight = (async () => {
-      try {
-        do {
-          again = false;
-          snapshot = await loadSchema(db, ++version);
-        } while (again);
-        return snapshot;
-      } finally {
-        inflight = null;
-      }
-    })();
-    return inflight;
-  };
+  const reload = singleFlight(async () => {
+    snapshot = await loadSchema(db, ++version);
+    return snapshot;
+  });
 
   const onNotify = () => {
     if (closed || timer) return;

@@ -22,6 +22,8 @@ const NOT_WALKED: Record<string, string> = {
   'GET /metrics': 'Prometheus text',
   'GET /api/v1/openapi.json': 'the API description (no data)',
   'GET|POST|PATCH|DELETE|PUT /api/v1/db/*': "rows of the project's tables: sent as PostgreSQL writes them (docs/api.md §1)",
+  'GET|POST|PATCH|DELETE|PUT /api/v1/rpc/*':
+    "what the project's functions return: sent as PostgreSQL writes it, like rows (docs/api.md §1)",
   'POST /api/v1/sql': "the SQL runner's rows: as PostgreSQL writes them (docs/api.md §1)",
   'GET /api/v1/storage/object/:bucket/*': 'the bytes of an object',
   'GET /api/v1/storage/sign/:bucket/*': 'the bytes of an object',

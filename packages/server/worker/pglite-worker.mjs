@@ -50,6 +50,7 @@ function errorOf(err) {
     code: e.code,
     detail: e.detail,
     constraint: e.constraint,
+    hint: e.hint,
     position: e.position,
     column: e.column,
     table: e.table,

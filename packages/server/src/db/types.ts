@@ -120,6 +120,8 @@ export class DbError extends Error {
     readonly position?: number,
     readonly column?: string,
     readonly table?: string,
+    /** The HINT of the error (`raise exception … using hint = '…'`). */
+    readonly hint?: string,
   ) {
     super(message);
     this.name = 'DbError';
@@ -176,6 +178,7 @@ export function toDbError(err: unknown): Error {
       Number.isFinite(pos) ? pos : undefined,
       (e.column ?? e.column_name) as string | undefined,
       (e.table ?? e.table_name) as string | undefined,
+      e.hint as string | undefined,
     );
   }
   return err instanceof Error ? err : new Error(String(err));

@@ -1,4 +1,4 @@
-// Import-boundary lint (ENGINEERING.md "Dependency direction"). Exits 1 and lists each violation.
+// Import-boundary lint (docs/architecture.md, dependency direction). Exits 1 and lists each violation.
 //   console → sdk → shared; server → shared; in the console only main.tsx imports router.tsx.
 //   inside the server: lib ← config ← {http, db, messaging} ← settings ← {rest, auth, storage} ← {admin, realtime, webhooks} ← app.ts ← {cli, main.ts}
 //   (value imports; a type-only import may point anywhere as long as it closes no cycle);

@@ -10,6 +10,7 @@ import {
   dataSearch,
   loginSearch,
   messagesSearch,
+  oidcTestSearch,
   setupSearch,
   storageSearch,
   usersSearch,
@@ -19,7 +20,7 @@ import { LoginPage } from './routes/login/LoginPage';
 import { SetupPage } from './routes/setup/SetupPage';
 
 /**
- * The route tree: one route per page URL of API.md §6, each page from its own routes/<page>/
+ * The route tree: one route per page URL of docs/console.md, each page from its own routes/<page>/
  * folder (see routes/README.md). Every page but login and setup is its own lazy chunk.
  */
 
@@ -62,6 +63,13 @@ const auth = createRoute({
   path: 'auth',
   validateSearch: authSearch,
   component: lazyRouteComponent(() => import('./routes/auth/AuthPage'), 'AuthPage'),
+});
+/** Where a test sign-in of an OpenID Connect provider lands (the server's callback sends the browser here). */
+const oidcTest = createRoute({
+  getParentRoute: () => app,
+  path: 'auth/oidc-test',
+  validateSearch: oidcTestSearch,
+  component: lazyRouteComponent(() => import('./routes/auth/OidcTestPage'), 'OidcTestPage'),
 });
 const users = createRoute({
   getParentRoute: () => app,
@@ -121,7 +129,21 @@ const storageBucket = createRoute({
 const tree = root.addChildren([
   login,
   setup,
-  app.addChildren([overview, sql, auth, users, messages, webhooks, apiIndex, apiTable, dataIndex, dataTable, storageIndex, storageBucket]),
+  app.addChildren([
+    overview,
+    sql,
+    auth,
+    oidcTest,
+    users,
+    messages,
+    webhooks,
+    apiIndex,
+    apiTable,
+    dataIndex,
+    dataTable,
+    storageIndex,
+    storageBucket,
+  ]),
 ]);
 
 export function createConsoleRouter(queryClient: QueryClient) {

@@ -14,13 +14,13 @@ import {
   type TokenService,
 } from './auth/index.js';
 import type { Config } from './config/index.js';
-import { type Db, DbUnavailableError, type DdlWatch, openDatabase, prepareDatabase } from './db/index.js';
+import { type Db, DbUnavailableError, type DdlWatch, openDatabase, outageLogHook, prepareDatabase } from './db/index.js';
 import {
   type App,
-  callerGuards,
+  createCallerGuards,
   createHttpServer,
   createMetrics,
-  makePrincipalResolver,
+  createPrincipalResolver,
   type ProjectKeys,
   registerRouteDocs,
 } from './http/index.js';
@@ -66,7 +66,8 @@ export interface Plinth {
   close(): Promise<void>;
 }
 
-const SDK_BUNDLE = fileURLToPath(new URL('../../sdk/dist/plinth.js', import.meta.url));
+/** The SDK's single-file build, wherever npm put @plinth/sdk (the workspace, or the installed package's own copy). */
+const SDK_BUNDLE = fileURLToPath(import.meta.resolve('@plinth/sdk/plinth.js'));
 
 /** The redaction every log line gets: no secret, token or password is ever written. */
 export const LOG_REDACT = [
@@ -82,8 +83,19 @@ export const LOG_REDACT = [
   '*.private_key',
 ];
 
-export function createLogger(level: string): Logger {
-  return pino({ level, redact: { paths: LOG_REDACT, censor: '[redacted]' }, base: { service: 'plinth' } });
+/**
+ * The server's logger: JSON lines on stdout (or `destination`), secrets redacted, and a
+ * database outage folded into one line a minute (db/outage-log.ts).
+ * @example const log = createLogger('info');
+ */
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  const options = {
+    level,
+    redact: { paths: LOG_REDACT, censor: '[redacted]' },
+    base: { service: 'plinth' },
+    hooks: { logMethod: outageLogHook() },
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /**
@@ -120,6 +132,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       logger: log,
       bodyLimit: config.bodyLimit,
       isOriginAllowed: settings.isOriginAllowed,
+      corsAdvice: settings.corsAdvice,
       trustProxy: config.trustProxy,
       requestTimeoutMs: config.requestTimeoutMs,
     });
@@ -130,8 +143,8 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       exclude: ['/api/v1/db/', '/api/v1/openapi.json'],
     });
     // Keys and tokens, a token's session checked: what every API area takes its caller from.
-    const resolvePrincipal = makePrincipalResolver(keys, gatedVerifier(tokens, gate));
-    const callers = callerGuards(resolvePrincipal);
+    const resolvePrincipal = createPrincipalResolver(keys, gatedVerifier(tokens, gate));
+    const callers = createCallerGuards(resolvePrincipal);
 
     app.get('/health', async (_req, reply) => {
       try {
@@ -139,9 +152,13 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
         return { status: 'ok' };
       } catch (err) {
         reply.code(503);
-        // Names the database and the cause (the operator reads this, not an end-user).
+        // Names the database and the cause (the operator reads this, not an end-user); an
+        // outage is one line a minute in the log, however often /health is asked.
         const message = err instanceof DbUnavailableError ? err.message : 'The database is unavailable.';
-        log.warn({ reason: message }, 'health: database unavailable');
+        log.warn(
+          { err: err instanceof DbUnavailableError ? err : new DbUnavailableError(message, 'health') },
+          'health: database unavailable',
+        );
         return { code: 'database_unavailable', message, status: 'unavailable' };
       }
     });
@@ -190,9 +207,15 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       signinRules: { perEmail: auth.config.signinFailuresPerEmail, perIp: auth.config.signinFailuresPerIp },
       initialAdmin: config.admin.initial,
       metrics,
+      // Storage is mounted after admin (it takes admin's guards): its sweeper is looked up per backup.
+      backups: {
+        dataDir: config.dataDir,
+        storage: config.storage,
+        hold: () => (storage ? storage.sweeper.hold() : Promise.resolve(() => undefined)),
+      },
     });
 
-    // File storage (API.md §7): objects under the project's policies on storage.objects.
+    // File storage (docs/storage.md): objects under the project's policies on storage.objects.
     storage = await registerStorage(app, {
       db,
       config: config.storage,
@@ -207,7 +230,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       log,
     });
 
-    // Realtime (API.md §9): changes of the enabled tables over a WebSocket, under the same RLS
+    // Realtime (docs/realtime.md): changes of the enabled tables over a WebSocket, under the same RLS
     // as reads; the principal arrives as for REST.
     realtime = await registerRealtime(app, {
       db,

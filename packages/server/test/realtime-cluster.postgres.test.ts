@@ -5,7 +5,7 @@ import { createClient, type RealtimeChange, type RealtimeStatus, type WebSocketL
 import { cleanup, type Instance, type ReverseProxy, startInstance, startNginx, until } from './cluster.js';
 import { freshDbTarget, type TestDbTarget } from './db.js';
 
-// API.md §9, "every instance delivers every table's changes; killing one instance mid-stream loses
+// docs/realtime.md, "every instance delivers every table's changes; killing one instance mid-stream loses
 // nothing for a client that reconnects to the other with its lastSeq": two real Plinth processes
 // on one PostgreSQL behind nginx, a client of the SDK on the proxy, 2,000 rows written straight
 // into the database (not through either instance), and the instance holding the client's

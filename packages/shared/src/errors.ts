@@ -1,5 +1,5 @@
 /**
- * Stable error codes of the HTTP API (API.md §1). Codes are never renamed; add new ones.
+ * Stable error codes of the HTTP API (docs/api.md §1). Codes are never renamed; add new ones.
  * Each maps to the HTTP status it is sent with.
  */
 export const ERROR_STATUS = {
@@ -35,11 +35,21 @@ export const ERROR_STATUS = {
   too_many_rows: 400,
   /** A `raise exception` (or assert, or an owner-defined SQLSTATE) in the project's SQL: its message is for the client. */
   raised_exception: 400,
+  /** An embedded relation (`select=author(name)`) matches several foreign keys: `details.candidates` lists them. */
+  ambiguous_relation: 400,
+  /** `select=` embeds a name that is no relation of the table (no foreign key either way, no join table). */
+  relation_not_found: 400,
+  /** `/api/v1/rpc/{function}`: no function of `public` with that name and those argument names; `details.signatures` lists the known ones. */
+  function_not_found: 404,
+  /** `/api/v1/rpc/{function}`: several overloads take the arguments given; `details.signatures` lists them. */
+  ambiguous_function: 400,
   // management
   sql_error: 400,
   statement_timeout: 400,
   invalid_settings: 400,
   paid_plan_required: 402,
+  /** Backups through Plinth (POST /api/v1/backups) are of the embedded database; PostgreSQL is backed up with pg_dump. */
+  backups_unavailable: 409,
   // auth
   redirect_not_allowed: 400,
   weak_password: 400,
@@ -76,7 +86,7 @@ export const ERROR_STATUS = {
   user_banned: 403,
   /** A password or email change needs a recent sign-in, the current password, or a reauthentication code. */
   reauthentication_required: 403,
-  // console admins and end-user administration (API.md §6)
+  // console admins and end-user administration (docs/api.md §4)
   /** A change made with the admin cookie without `X-Plinth-Admin: 1`, or from another origin. */
   csrf_rejected: 403,
   /** The admin setup link is unknown, expired or used, or an admin exists already. */
@@ -85,7 +95,7 @@ export const ERROR_STATUS = {
   email_already_confirmed: 409,
   /** An email flow needs its page URL in the auth settings first (e.g. `email_verification_url`). */
   flow_url_missing: 400,
-  // storage (API.md §7)
+  // storage (docs/storage.md)
   bucket_not_found: 404,
   bucket_exists: 409,
   bucket_not_empty: 409,
@@ -96,7 +106,7 @@ export const ERROR_STATUS = {
   range_not_satisfiable: 416,
   /** The storage backend (the disk, or the S3 service) failed or cannot be reached. */
   storage_unavailable: 503,
-  // realtime (API.md §9; docs/realtime.md). Sent in WebSocket `error` messages; the statuses are
+  // realtime (docs/realtime.md; docs/realtime.md). Sent in WebSocket `error` messages; the statuses are
   // those of the HTTP routes beside it (GET/POST/DELETE /api/v1/realtime/tables) and of a refused upgrade.
   /** The table exists but its changes are not captured: `select realtime.enable('<table>')` first. */
   realtime_disabled: 400,

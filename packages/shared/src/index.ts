@@ -5,4 +5,5 @@ export * from './urls.js';
 export * from './providers.js';
 export * from './messages.js';
 export * from './management.js';
+export * from './storage.js';
 export * from './webhooks.js';

@@ -1,8 +1,9 @@
 import type { ClientSecretProviderId } from './providers.js';
 import type { TemplateKind } from './messages.js';
+import type { User } from './types.js';
 
 /**
- * Types of the management API (API.md §3, §6) that cross the network: the server answers with
+ * Types of the management API (docs/api.md §4) that cross the network: the server answers with
  * them and the console reads them, from this one declaration.
  */
 
@@ -89,6 +90,12 @@ export interface AuthSettings {
   session_duration_seconds: number;
   allowed_redirect_urls: string[];
   cors_origins: string[];
+  /**
+   * While PUBLIC_URL is a loopback address (development): pages on `localhost`, `127.0.0.1`
+   * and `[::1]`, any port, may call the API without being listed in `cors_origins`. On by
+   * default; no effect once PUBLIC_URL is another host.
+   */
+  cors_allow_localhost: boolean;
   email_verification_url: string | null;
   password_reset_url: string | null;
   magic_link_url: string | null;
@@ -128,4 +135,31 @@ export interface DevMessage {
   text: string;
   html: string | null;
   created_at: string;
+}
+
+/** A console admin (`GET /api/v1/admin/me`, setup and login answers). */
+export interface Admin {
+  id: string;
+  email: string;
+  created_at: string;
+  last_sign_in_at: string | null;
+}
+
+/** An end-user as the management API answers it (`/api/v1/users`): the user and its ban. */
+export interface EndUser extends User {
+  banned_until: string | null;
+}
+
+/** One open session of an end-user, as `GET /api/v1/users/{id}` lists them. */
+export interface EndUserSession {
+  id: string;
+  user_agent: string | null;
+  ip: string | null;
+  created_at: string;
+  refreshed_at: string;
+}
+
+/** `GET /api/v1/users/{id}`: the user, its ban and its open sessions. */
+export interface EndUserDetail extends EndUser {
+  sessions: EndUserSession[];
 }

@@ -1,5 +1,5 @@
 /**
- * The social sign-in providers (API.md §3, §4): the one list every other list derives from.
+ * The social sign-in providers (docs/api.md §4, §5): the one list every other list derives from.
  * Adding one is a provider file in the server (`auth/oauth/providers/<id>.ts`) and one entry here.
  */
 export const OAUTH_PROVIDERS = ['google', 'github', 'linkedin', 'microsoft', 'apple'] as const;

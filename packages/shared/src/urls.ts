@@ -1,4 +1,4 @@
-/** URL and origin rules of API.md §3, as pure functions shared by the server and the console (its "Does this URL pass?" tester runs the very matcher the server uses). */
+/** URL and origin rules of docs/api.md §4, as pure functions shared by the server and the console (its "Does this URL pass?" tester runs the very matcher the server uses). */
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -103,6 +103,16 @@ export function parseOriginEntry(value: string): OriginPattern | { problem: stri
   if (port !== undefined && port !== '*' && (Number(port) < 1 || Number(port) > 65535)) return { problem: 'port out of range' };
   if (host.startsWith('.') || host.endsWith('.') || host.includes('..')) return { problem: 'invalid host' };
   return { scheme, host, port: port ?? (scheme === 'https' ? '443' : '80') };
+}
+
+/**
+ * Whether a URL or an origin is on a loopback host (`localhost`, `127.0.0.1`, `[::1]`), http or https.
+ * @example isLoopback('http://localhost:5173') // true
+ * @example isLoopback('https://app.example.com') // false
+ */
+export function isLoopback(urlOrOrigin: string): boolean {
+  const u = parseHttpUrl(urlOrOrigin);
+  return u !== null && LOOPBACK.has(u.hostname.toLowerCase());
 }
 
 /**

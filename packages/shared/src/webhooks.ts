@@ -15,7 +15,7 @@ export interface Webhook {
   table: string;
   events: WebhookEvent[];
   url: string;
-  /** REST filters ANDed with `&` (`eq.status=paid&gt.total=100`), tested on the row as written; null: every row. */
+  /** REST filters ANDed with `&` (`eq.status=paid&gt.total=100`, `not.`, `or=(…)`), tested on the row as written; null: every row. */
   filter: string | null;
   /** Extra request headers: names as given, every value `MASK`. */
   headers: Record<string, string>;
@@ -31,6 +31,13 @@ export interface Webhook {
 /** What `POST /api/v1/webhooks` answers: the webhook and its signing secret, shown this once. */
 export interface WebhookCreated extends Webhook {
   secret: string;
+}
+
+/** What `POST /api/v1/webhooks/{id}/secret/rotate` answers: the new secret, shown this once. */
+export interface WebhookSecretRotated {
+  secret: string;
+  /** Until when the old secret also signs (null: revoked at once). */
+  previous_secret_expires_at: string | null;
 }
 
 /** `POST /api/v1/webhooks` (and, any subset, `PATCH /api/v1/webhooks/{id}`). */
@@ -93,7 +100,7 @@ export interface WebhookPayload<R = Record<string, unknown>> {
   seq: number;
   record: R | null;
   old_record: R | null;
-  /** When the row was written (RFC 3339, UTC, microseconds); its transaction committed at or after it. */
+  /** When the row was written (RFC 3339, UTC, milliseconds); its transaction committed at or after it. */
   commit_time: string;
   /** Present, and true, only when the rows were left out. */
   truncated?: true;

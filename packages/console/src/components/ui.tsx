@@ -3,11 +3,19 @@ import { Dialog as BaseDialog } from '@base-ui/react/dialog';
 import { Field as BaseField } from '@base-ui/react/field';
 import { Switch } from '@base-ui/react/switch';
 import { Tabs as BaseTabs } from '@base-ui/react/tabs';
-import { type ButtonHTMLAttributes, type InputHTMLAttributes, type ReactNode, type TextareaHTMLAttributes, useState } from 'react';
+import {
+  type ButtonHTMLAttributes,
+  type InputHTMLAttributes,
+  type ReactNode,
+  type SelectHTMLAttributes,
+  type TextareaHTMLAttributes,
+  useId,
+  useState,
+} from 'react';
 import type { ApiFailure } from '../lib/api';
 
 /**
- * Our thin wrappers over Base UI: one look, and the accessibility rules of API.md §6 built in
+ * Our thin wrappers over Base UI: one look, and the accessibility rules of docs/console.md built in
  * (every control has a name, errors are announced). Pages use these, never Base UI directly,
  * so the look can change in one file.
  */
@@ -82,6 +90,50 @@ export function TextArea(props: TextareaHTMLAttributes<HTMLTextAreaElement> & { 
             <li key={e}>{e}</li>
           ))}
         </ul>
+      )}
+    </div>
+  );
+}
+
+/** A labelled native select over `options` ([value, label]); hint and error as for Field. */
+export function Select(
+  props: SelectHTMLAttributes<HTMLSelectElement> & {
+    label: string;
+    options: ReadonlyArray<readonly [value: string, label: string]>;
+    error?: string | null;
+    hint?: ReactNode;
+  },
+) {
+  const { label, options, error, hint, className, ...rest } = props;
+  const id = useId();
+  const described = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(' ');
+  return (
+    <div className={cx('flex flex-col gap-1', className)}>
+      <label htmlFor={id} className="text-sm font-medium">
+        {label}
+      </label>
+      <select
+        id={id}
+        {...rest}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={described || undefined}
+        className={cx(INPUT, 'pr-8')}
+      >
+        {options.map(([value, text]) => (
+          <option key={value} value={value}>
+            {text}
+          </option>
+        ))}
+      </select>
+      {hint && (
+        <p id={`${id}-hint`} className="text-xs text-fg-muted">
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p id={`${id}-error`} role="alert" className="text-xs text-danger">
+          {error}
+        </p>
       )}
     </div>
   );

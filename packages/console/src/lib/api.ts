@@ -64,14 +64,7 @@ export function whenSignedOut(handler: () => void) {
   signedOutHandler = handler;
 }
 
-// ---- the wire types the console reads (API.md §3, §6) ----
-
-export interface Admin {
-  id: string;
-  email: string;
-  created_at: string;
-  last_sign_in_at: string | null;
-}
+// ---- the wire types the console reads (docs/api.md §4) ----
 
 export interface Project {
   plan: 'free' | 'pro' | 'team' | 'enterprise';
@@ -100,11 +93,14 @@ export interface SqlResult {
 }
 
 import type {
+  Admin,
   AuthSettings,
   DevMessage,
+  EndUser,
+  EndUserDetail,
   LogEntry,
+  OidcTestResult,
   TemplateKind,
-  User,
   Webhook,
   WebhookCreated,
   WebhookDelivery,
@@ -116,18 +112,14 @@ export type {
   AppleProviderSettings as AppleProvider,
   AuthSettings,
   OAuthProviderSettings as OAuthProvider,
+  OidcProviderSettings as OidcProvider,
+  OidcTestResult,
   TemplateKind,
 } from '@plinth/shared';
 /** The mask the server sends in place of a stored secret. */
 export { MASK } from '@plinth/shared';
 
-/** An end-user as the admin routes answer: the §4 user and its ban. */
-export type EndUser = User & { banned_until: string | null };
-export interface EndUserDetail extends EndUser {
-  sessions: Array<{ id: string; user_agent: string | null; ip: string | null; created_at: string; refreshed_at: string }>;
-}
-
-export type { DevMessage, LogEntry } from '@plinth/shared';
+export type { Admin, DevMessage, EndUser, EndUserDetail, LogEntry } from '@plinth/shared';
 export type { Webhook, WebhookCreated, WebhookDelivery, WebhookDeliveryDetail, WebhookEvent, WebhookInput } from '@plinth/shared';
 
 /** A column as PostgreSQL has it: `type` is the short name the SQL runner shows (`int8`, `text[]`). */
@@ -213,6 +205,15 @@ export const api = {
   settings: () => call<AuthSettings>({ path: '/api/v1/settings/auth' }),
   saveSettings: (patch: Partial<AuthSettings> | Record<string, unknown>) =>
     call<AuthSettings>({ method: 'PATCH', path: '/api/v1/settings/auth', body: patch }),
+  /** Starts a test sign-in of a saved `oidc_providers` entry: the provider's URL to open, and the test's id. */
+  startOidcTest: (id: string) =>
+    call<{ url: string; test_id: string; result_url: string; expires_in: number }>({
+      method: 'POST',
+      path: `/api/v1/settings/auth/oidc/${encodeURIComponent(id)}/test`,
+    }),
+  /** What the provider sent in a test sign-in (pending until its callback ran; kept one hour). */
+  oidcTestResult: (id: string, testId: string) =>
+    call<OidcTestResult>({ path: `/api/v1/settings/auth/oidc/${encodeURIComponent(id)}/tests/${encodeURIComponent(testId)}` }),
   previewEmail: (kind: TemplateKind, template: { subject?: string; html?: string; text?: string }) =>
     call<{ subject: string; html: string; text: string }>({ method: 'POST', path: '/api/v1/email/preview', body: { kind, template } }),
   /** The built-in email templates by kind, as written (`{{link}}` and all): what an override starts from. */

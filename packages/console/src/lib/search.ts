@@ -75,11 +75,25 @@ export const webhooksSearch = (raw: Raw): WebhooksSearch => ({
   delivery: str(raw.delivery, 24),
 });
 
-export const AUTH_SECTIONS = ['methods', 'urls', 'providers', 'templates', 'delivery'] as const;
+export const AUTH_SECTIONS = ['methods', 'urls', 'providers', 'oidc', 'templates', 'delivery'] as const;
 export interface AuthSearch {
   section?: (typeof AUTH_SECTIONS)[number];
 }
 export const authSearch = (raw: Raw): AuthSearch => ({ section: oneOf(raw.section, AUTH_SECTIONS) });
+
+/**
+ * `/console/auth/oidc-test?provider=&test=`: the result page of a test sign-in, where the
+ * server's callback sends the browser (docs/api.md). The test id is no secret: reading the
+ * result needs the admin session.
+ */
+export interface OidcTestSearch {
+  provider?: string;
+  test?: string;
+}
+export const oidcTestSearch = (raw: Raw): OidcTestSearch => ({
+  provider: str(raw.provider, 32) || undefined,
+  test: str(raw.test, 64) || undefined,
+});
 
 // ---- the API explorer and the table browser (part 2) ----
 

@@ -1,5 +1,5 @@
 /**
- * `client.realtime` (docs/realtime.md, API.md §9): one WebSocket per client for all its
+ * `client.realtime` (docs/realtime.md): one WebSocket per client for all its
  * subscriptions, opened at the first and closed after the last. It reconnects by itself (backoff
  * up to `maxReconnectDelayMs`) and resumes each subscription from its `lastSeq`, so no change is
  * lost or repeated across a drop or a server restart; the access token follows the session
@@ -7,7 +7,7 @@
  */
 import type { AuthEvents } from '../auth/events.js';
 import type { HttpConfig } from '../fetch.js';
-import type { PlinthError } from '../types.js';
+import type { PlinthError, PlinthErrorCode } from '../types.js';
 import type {
   RealtimeChange,
   RealtimeOptions,
@@ -159,7 +159,7 @@ export class RealtimeClient {
     if (this.socket || this.reconnectTimer || this.disposed) return;
     const Impl = this.ctx.options.WebSocket ?? (globalThis as { WebSocket?: WebSocketLike }).WebSocket;
     if (!Impl) {
-      const error = {
+      const error: PlinthError = {
         code: 'websocket_unavailable',
         message: 'No WebSocket here: pass createClient(url, key, { realtime: { WebSocket } }).',
         status: 0,
@@ -266,7 +266,12 @@ export class RealtimeClient {
   }
 
   private onError(m: ServerMessage, sub: Sub | undefined): void {
-    const error: PlinthError = { code: m.code ?? 'error', message: m.message ?? '', status: 0, details: m.details };
+    const error: PlinthError = {
+      code: (m.code ?? 'invalid_response') as PlinthErrorCode,
+      message: m.message ?? '',
+      status: 0,
+      details: m.details,
+    };
     if (m.code === 'token_expired') {
       // Deliveries wait on the server: a fresh token resumes them where they stopped.
       void this.ctx.refresh().then((token) => token && this.sendRaw({ type: 'auth', access_token: token }));

@@ -30,7 +30,7 @@ export interface StartOptions {
 /**
  * A whole Plinth (the server's own test harness: PGlite, or PostgreSQL with PLINTH_TEST_DB)
  * listening on a real loopback port, with the app pages of the auth emails allowlisted and
- * `settings` (auth settings, API.md §3) applied.
+ * `settings` (auth settings, docs/api.md §4) applied.
  * @example const s = await startServer(); const client = createClient(s.url, s.publicKey);
  * @example const s = await startServer({ phone_enabled: true }, { sms: true, plan: 'pro' });
  */

@@ -1,6 +1,7 @@
+import type { Admin } from '@plinth/shared';
 import type { Db, Queryable } from '../db/index.js';
 import { ApiError } from '../http/index.js';
-import { type Clock, randomToken, sha256 } from '../lib/index.js';
+import { type Clock, iso, isoSql, randomToken, sha256 } from '../lib/index.js';
 
 /** What an admin password is checked and stored with: the auth area's argon2id hasher. */
 export interface Hasher {
@@ -9,14 +10,10 @@ export interface Hasher {
   dummyHash(): Promise<string>;
 }
 
-export interface Admin {
-  id: string;
-  email: string;
-  created_at: string;
-  last_sign_in_at: string | null;
-}
+/** A console admin as the API answers (packages/shared). */
+export type { Admin };
 
-/** A console sign-in: 12 hours idle, 7 days at most (API.md §6). */
+/** A console sign-in: 12 hours idle, 7 days at most (docs/api.md §4.1). */
 export const ADMIN_IDLE_MS = 12 * 3600_000;
 export const ADMIN_MAX_MS = 7 * 24 * 3600_000;
 export const SETUP_TTL_MS = 3600_000;
@@ -40,18 +37,16 @@ export function adminPassword(input: unknown): string {
   return input;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
-const ts = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const ADMIN_COLUMNS = `id, email, ${ts('created_at')} as created_at, ${ts('last_sign_in_at')} as last_sign_in_at`;
+const ADMIN_COLUMNS = `id, email, ${isoSql('created_at')} as created_at, ${isoSql('last_sign_in_at')} as last_sign_in_at`;
 // Only one first admin, whichever setup link or start gets there first.
 const SETUP_LOCK = 726_354_012;
 
 /**
  * Admins, their sessions and the setup link. Every secret (password, cookie, setup token) is
  * stored as a hash; the clock is injected so idle and maximum ages can be tested.
- * @example const admins = adminService({ db, clock, hasher }); const { admin, cookie } = await admins.login(email, pw, client);
+ * @example const admins = createAdminService({ db, clock, hasher }); const { admin, cookie } = await admins.login(email, pw, client);
  */
-export function adminService(deps: { db: Db; clock: Clock; hasher: Hasher }) {
+export function createAdminService(deps: { db: Db; clock: Clock; hasher: Hasher }) {
   const { db, clock, hasher } = deps;
 
   async function openSession(q: Queryable, adminId: string, client: { ip: string; userAgent: string | null }): Promise<string> {
@@ -172,7 +167,7 @@ export function adminService(deps: { db: Db; clock: Clock; hasher: Hasher }) {
       const hash = sha256(raw);
       const now = clock.now();
       const { rows } = await db.query<Admin & { seen: number }>(
-        `select a.id, a.email, ${ts('a.created_at')} as created_at, ${ts('a.last_sign_in_at')} as last_sign_in_at,
+        `select a.id, a.email, ${isoSql('a.created_at')} as created_at, ${isoSql('a.last_sign_in_at')} as last_sign_in_at,
            (extract(epoch from s.last_seen_at) * 1000)::float8 as seen
          from plinth.admin_sessions s join plinth.admins a on a.id = s.admin_id
          where s.hash = $1 and s.expires_at > $2::timestamptz and s.last_seen_at > $3::timestamptz`,
@@ -193,4 +188,4 @@ export function adminService(deps: { db: Db; clock: Clock; hasher: Hasher }) {
   };
 }
 
-export type AdminService = ReturnType<typeof adminService>;
+export type AdminService = ReturnType<typeof createAdminService>;

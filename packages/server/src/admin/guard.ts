@@ -19,7 +19,7 @@ export interface GuardOptions {
 }
 
 /**
- * The Set-Cookie value of a console session (API.md §6): HttpOnly, SameSite=Strict, Path=/,
+ * The Set-Cookie value of a console session (docs/api.md §4.1): HttpOnly, SameSite=Strict, Path=/,
  * Secure when the public URL is https; it lasts as long as the session can (7 days), the
  * server ends it sooner after 12 idle hours.
  */
@@ -32,7 +32,7 @@ export function clearedCookie(secure: boolean): string {
 }
 
 /**
- * The CSRF rule of API.md §6 for a change made with the cookie: `X-Plinth-Admin: 1`, an
+ * The CSRF rule of docs/api.md §4.1 for a change made with the cookie: `X-Plinth-Admin: 1`, an
  * Origin (when sent) that is the server's own, and a Sec-Fetch-Site (when sent) of
  * `same-origin`. A SameSite=Strict cookie still comes along from another port of the same
  * host ("same-site"), so SameSite alone is not enough. The request's own origin (its Host)
@@ -54,14 +54,14 @@ export function csrfProblem(req: FastifyRequest, publicOrigin: string): string |
  * Route guards, resolved once per request and run at `onRequest` (before the body is parsed,
  * so a cross-site form post is refused as such, not as a bad body).
  * - `manage`: the secret key, or the admin cookie (with the CSRF rule for changes): every
- *   management route (API.md §3, §6).
+ *   management route (docs/api.md §4).
  * - `admin`: the admin cookie only (me, keys, logout).
  * - `origin`: login and setup: no credential yet, but a browser's Origin must be ours.
  * - `caller`: not a guard but a caller resolver, for routes that serve apps and the console
  *   alike (storage objects, handed to storage by app.ts): see its own comment.
  * @example app.post('/api/v1/sql', { onRequest: guards.manage }, handler)
  */
-export function makeGuards(callers: CallerGuards, options: GuardOptions) {
+export function createGuards(callers: CallerGuards, options: GuardOptions) {
   const { admins, publicOrigin } = options;
 
   async function cookieAdmin(req: FastifyRequest): Promise<Admin | null> {
@@ -131,4 +131,4 @@ export function makeGuards(callers: CallerGuards, options: GuardOptions) {
   return { manage, admin, origin, caller, service: callers.service };
 }
 
-export type Guards = ReturnType<typeof makeGuards>;
+export type Guards = ReturnType<typeof createGuards>;

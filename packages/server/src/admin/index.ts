@@ -1,7 +1,9 @@
 /**
- * Management and the console's server side (API.md §3, §5, §6). What this area adds:
+ * Management and the console's server side (docs/api.md §4, docs/console.md). What this area adds:
  * - endpoints: every management route, in one table (routes.ts): admin setup, login,
- *   logout, me, keys; SQL runner and its saved queries (saved-queries.ts); auth settings and
+ *   logout, me, keys; admins made or changed with the secret key (`plinth admin` through a
+ *   running server); backups of the embedded project (made, listed, downloaded: backups.ts,
+ *   backup-archive.ts); SQL runner and its saved queries (saved-queries.ts); auth settings and
  *   project, test sign-ins of OpenID Connect providers; messages, dev inbox, test email
  *   and template preview; end-user administration (`/api/v1/users…`); `GET /metrics`
  *   (Prometheus text: requests, latency, rate-limit refusals, database pool, outbox queue); the console's pages
@@ -14,23 +16,27 @@
  * - error codes: csrf_rejected, setup_link_invalid, email_already_confirmed, flow_url_missing.
  * - CLI: `plinth admin create|set-password` (cli.ts).
  */
+import type { StorageConfig } from '../config/index.js';
 import type { Db } from '../db/index.js';
 import type { App, CallerGuards, Metrics, ProjectKeys } from '../http/index.js';
 import type { Clock } from '../lib/index.js';
+import { createAdminAccountHandlers } from './accounts.js';
+import { createBackupHandlers } from './backups.js';
 import type { Messaging } from '../messaging/index.js';
 import type { SettingsStore } from '../settings/index.js';
-import { adminService, type Hasher } from './admins.js';
-import { makeGuards } from './guard.js';
-import { messageHandlers } from './messages.js';
-import { metricsHandler } from './metrics.js';
+import { createAdminService, type Hasher } from './admins.js';
+import { createGuards } from './guard.js';
+import { createMessageHandlers } from './messages.js';
+import { createMetricsHandler } from './metrics.js';
 import { registerAdminRoutes } from './routes.js';
-import { adminSessionHandlers, failureCounter, type Rule } from './session.js';
-import { savedQueries } from './saved-queries.js';
-import { type OidcTestHooks, settingsHandlers } from './settings.js';
-import { sqlRunner } from './sql.js';
-import { type AccountHooks, userAdmin } from './users.js';
+import { createAdminSessionHandlers, createFailureCounter, type Rule } from './session.js';
+import { createSavedQueries } from './saved-queries.js';
+import { type OidcTestHooks, createSettingsHandlers } from './settings.js';
+import { createSqlRunner } from './sql.js';
+import { type AccountHooks, createUserAdmin } from './users.js';
 
-export { adminCommand, CliError } from './cli.js';
+export { ADMIN_USAGE, adminCommand, askPassword, CliError } from './cli.js';
+export { type BackupManifest, restoreBackup, writeBackup } from './backup-archive.js';
 export { registerConsole } from './console.js';
 export { SQL_RUNNER_ROLE } from './sql.js';
 export type { Admin, AdminService, Hasher } from './admins.js';
@@ -59,11 +65,13 @@ export interface AdminOptions {
   initialAdmin: { email: string; password: string } | null;
   /** The request counters GET /metrics serves (http/metrics.ts). */
   metrics: Metrics;
+  /** Backups of the embedded project: its data dir, the storage it copies, and the hold on storage's file deletions. */
+  backups: { dataDir: string; storage: StorageConfig; hold: () => Promise<() => void> };
 }
 
 export interface AdminArea {
-  admins: ReturnType<typeof adminService>;
-  guards: ReturnType<typeof makeGuards>;
+  admins: ReturnType<typeof createAdminService>;
+  guards: ReturnType<typeof createGuards>;
   /** The one-time setup token printed at this start (no admin yet and no ADMIN_EMAIL), else null. */
   setupToken: string | null;
 }
@@ -75,16 +83,18 @@ export interface AdminArea {
  * @example const admin = await registerAdmin(app, { db, clock, keys, settings, messaging, callers, hasher: auth.hasher, hooks, publicUrl, … });
  */
 export async function registerAdmin(app: App, o: AdminOptions): Promise<AdminArea> {
-  const admins = adminService({ db: o.db, clock: o.clock, hasher: o.hasher });
+  const admins = createAdminService({ db: o.db, clock: o.clock, hasher: o.hasher });
   const publicOrigin = new URL(o.publicUrl).origin;
   const secure = publicOrigin.startsWith('https:');
-  const guards = makeGuards(o.callers, { admins, publicOrigin });
+  const guards = createGuards(o.callers, { admins, publicOrigin });
   app.decorateRequest('admin', null);
   registerAdminRoutes(app, guards, {
-    session: adminSessionHandlers({ admins, keys: o.keys, limits: failureCounter(o.clock, o.signinRules), secure }),
-    sql: sqlRunner({ db: o.db, statementTimeoutMs: o.statementTimeoutMs, onSchemaChange: o.onSchemaChange }),
-    saved: savedQueries({ db: o.db, clock: o.clock }),
-    settings: settingsHandlers(
+    session: createAdminSessionHandlers({ admins, keys: o.keys, limits: createFailureCounter(o.clock, o.signinRules), secure }),
+    accounts: createAdminAccountHandlers(admins),
+    backups: createBackupHandlers({ db: o.db, ...o.backups }),
+    sql: createSqlRunner({ db: o.db, statementTimeoutMs: o.statementTimeoutMs, onSchemaChange: o.onSchemaChange }),
+    saved: createSavedQueries({ db: o.db, clock: o.clock }),
+    settings: createSettingsHandlers(
       o.settings,
       {
         database: o.db.kind,
@@ -93,8 +103,8 @@ export async function registerAdmin(app: App, o: AdminOptions): Promise<AdminAre
       },
       o.oidcTests,
     ),
-    messages: messageHandlers(o.messaging, () => o.settings.project().name),
-    users: userAdmin({
+    messages: createMessageHandlers(o.messaging, () => o.settings.project().name),
+    users: createUserAdmin({
       db: o.db,
       clock: o.clock,
       hasher: o.hasher,
@@ -102,7 +112,7 @@ export async function registerAdmin(app: App, o: AdminOptions): Promise<AdminAre
       minPasswordLength: () => o.settings.auth().min_password_length,
       verificationUrlSet: () => Boolean(o.settings.auth().email_verification_url),
     }),
-    metrics: metricsHandler(o.metrics, o.db),
+    metrics: createMetricsHandler(o.metrics, o.db),
   });
   let setupToken: string | null = null;
   if (o.initialAdmin) await admins.upsert(o.initialAdmin.email, o.initialAdmin.password);

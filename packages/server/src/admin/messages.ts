@@ -62,9 +62,9 @@ type Query = FastifyRequest<{ Querystring: Record<string, string | undefined> }>
  * The delivery log (`GET /api/v1/messages`), the dev inbox (`GET /api/v1/dev/inbox`), a test
  * email (`POST /api/v1/email/test`), the built-in templates (`GET /api/v1/email/templates/defaults`)
  * and a template preview (`POST /api/v1/email/preview`, rendered by the very renderer that sends mail). Mounted by routes.ts.
- * @example const h = messageHandlers(messaging, () => 'Acme'); app.get('/api/v1/messages', { onRequest: guards.manage }, h.log)
+ * @example const h = createMessageHandlers(messaging, () => 'Acme'); app.get('/api/v1/messages', { onRequest: guards.manage }, h.log)
  */
-export function messageHandlers(messaging: Messaging, projectName: () => string) {
+export function createMessageHandlers(messaging: Messaging, projectName: () => string) {
   return {
     log: async (req: Query) => messaging.log(listQuery(req.query)),
     devInbox: async (req: Query) => messaging.devInbox(listQuery(req.query)),

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, TEST_DB_KIND, type TestServer } from '../../test/harness.js';
 
-// GET /metrics (API.md §8): Prometheus text for the secret key or a console admin, nobody else.
+// GET /metrics (docs/operations.md): Prometheus text for the secret key or a console admin, nobody else.
 let t: TestServer;
 beforeAll(async () => {
   t = await createTestServer({ AUTH_RATE_REQUESTS_IP: '3/60' });

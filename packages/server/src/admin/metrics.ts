@@ -3,11 +3,11 @@ import type { Db } from '../db/index.js';
 import type { Metrics } from '../http/index.js';
 
 /**
- * `GET /metrics` (API.md §8): the gauges read at scrape time (the database pool, the outbox's
+ * `GET /metrics` (docs/operations.md): the gauges read at scrape time (the database pool, the outbox's
  * queue) join the request counters, then the Prometheus text.
- * @example const scrape = metricsHandler(metrics, db); app.get('/metrics', { onRequest: manage }, scrape);
+ * @example const scrape = createMetricsHandler(metrics, db); app.get('/metrics', { onRequest: manage }, scrape);
  */
-export function metricsHandler(metrics: Metrics, db: Db) {
+export function createMetricsHandler(metrics: Metrics, db: Db) {
   if (db.stats) {
     const stats = db.stats;
     metrics.gauge('plinth_db_pool_size', 'Database connections this instance may open (both pools)', () => stats().poolSize);

@@ -1,25 +1,29 @@
 import type { App } from '../http/index.js';
+import { AdminAccountBody, type createAdminAccountHandlers } from './accounts.js';
+import { BackupParams, type createBackupHandlers } from './backups.js';
 import type { Guards } from './guard.js';
-import type { metricsHandler } from './metrics.js';
-import { MessageListParams, type messageHandlers, PreviewBody, TestEmailBody } from './messages.js';
-import { type adminSessionHandlers, LoginBody, SetupBody } from './session.js';
-import { SavedQueryBody, SavedQueryParams, SavedQueryPatch, type savedQueries } from './saved-queries.js';
-import { OidcTestParams, OidcTestResultParams, type settingsHandlers } from './settings.js';
-import { SqlBody, type sqlRunner } from './sql.js';
-import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type userAdmin } from './users.js';
+import type { createMetricsHandler } from './metrics.js';
+import { MessageListParams, type createMessageHandlers, PreviewBody, TestEmailBody } from './messages.js';
+import { type createAdminSessionHandlers, LoginBody, SetupBody } from './session.js';
+import { SavedQueryBody, SavedQueryParams, SavedQueryPatch, type createSavedQueries } from './saved-queries.js';
+import { OidcTestParams, OidcTestResultParams, type createSettingsHandlers } from './settings.js';
+import { SqlBody, type createSqlRunner } from './sql.js';
+import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type createUserAdmin } from './users.js';
 
 export interface AdminHandlers {
-  session: ReturnType<typeof adminSessionHandlers>;
-  sql: ReturnType<typeof sqlRunner>;
-  saved: ReturnType<typeof savedQueries>;
-  settings: ReturnType<typeof settingsHandlers>;
-  messages: ReturnType<typeof messageHandlers>;
-  users: ReturnType<typeof userAdmin>;
-  metrics: ReturnType<typeof metricsHandler>;
+  session: ReturnType<typeof createAdminSessionHandlers>;
+  accounts: ReturnType<typeof createAdminAccountHandlers>;
+  backups: ReturnType<typeof createBackupHandlers>;
+  sql: ReturnType<typeof createSqlRunner>;
+  saved: ReturnType<typeof createSavedQueries>;
+  settings: ReturnType<typeof createSettingsHandlers>;
+  messages: ReturnType<typeof createMessageHandlers>;
+  users: ReturnType<typeof createUserAdmin>;
+  metrics: ReturnType<typeof createMetricsHandler>;
 }
 
 /**
- * THE route table of every management route (API.md §3, §6): one line per endpoint, the guard
+ * THE route table of every management route (docs/api.md §4): one line per endpoint, the guard
  * on the line, run at `onRequest` so a refused request never has its body parsed.
  * - `manage`: the secret key, or the console's admin cookie (changes: the CSRF rule of §6);
  * - `admin`: the admin cookie only; `origin`: no credential, but only from our own pages.
@@ -27,7 +31,7 @@ export interface AdminHandlers {
  */
 export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers): void {
   const { manage, admin, origin } = guards;
-  const { session, sql, saved, settings, messages, users, metrics } = h;
+  const { session, accounts, backups, sql, saved, settings, messages, users, metrics } = h;
 
   // Console admins (§6)
   app.post('/api/v1/admin/setup', { onRequest: origin, schema: { body: SetupBody } }, session.setup);
@@ -35,6 +39,8 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
   app.post('/api/v1/admin/logout', { onRequest: admin }, session.logout);
   app.get('/api/v1/admin/me', { onRequest: admin }, session.me);
   app.get('/api/v1/admin/keys', { onRequest: admin }, session.keys);
+  app.post('/api/v1/admins', { onRequest: manage, schema: { body: AdminAccountBody } }, accounts.create);
+  app.post('/api/v1/admins/password', { onRequest: manage, schema: { body: AdminAccountBody } }, accounts.setPassword);
 
   // SQL runner, settings, project (§3)
   app.post('/api/v1/sql', { onRequest: manage, schema: { body: SqlBody } }, sql);
@@ -81,6 +87,10 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
   app.post('/api/v1/users/:id/signout', { onRequest: manage, schema: { params: UserIdParams } }, users.signOut);
   app.post('/api/v1/users/:id/resend-verification', { onRequest: manage, schema: { params: UserIdParams } }, users.resendVerification);
 
+  // Backups of the embedded project (§3; docs/operations.md)
+  app.post('/api/v1/backups', { onRequest: manage }, backups.create);
+  app.get('/api/v1/backups', { onRequest: manage }, backups.list);
+  app.get('/api/v1/backups/:name', { onRequest: manage, schema: { params: BackupParams } }, backups.download);
   // Operations (§8): Prometheus text
   app.get('/metrics', { onRequest: manage }, metrics);
 }

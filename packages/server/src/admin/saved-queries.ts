@@ -2,15 +2,13 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Db, DbError } from '../db/index.js';
 import { ApiError } from '../http/index.js';
-import type { Clock } from '../lib/index.js';
+import { type Clock, isoSql, isUuid } from '../lib/index.js';
 
 // Saved queries of the SQL runner (docs/api.md "Saved queries"): named scripts in the project's
 // own database (plinth.saved_queries, migration 0100), read and written only here, as the
 // server's connection; the runner's role cannot see them.
 
-const ts = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const COLUMNS = `id, name, query, ${ts('created_at')} as created_at, ${ts('updated_at')} as updated_at`;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const COLUMNS = `id, name, query, ${isoSql('created_at')} as created_at, ${isoSql('updated_at')} as updated_at`;
 /** How many a project keeps: a list the console shows whole. */
 export const MAX_SAVED_QUERIES = 500;
 
@@ -53,9 +51,9 @@ type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 /**
  * `GET|POST /api/v1/sql/saved`, `PATCH|DELETE /api/v1/sql/saved/:id`, mounted by routes.ts
  * behind the management guard.
- * @example const saved = savedQueries({ db, clock }); app.get('/api/v1/sql/saved', { onRequest: guards.manage }, saved.list)
+ * @example const saved = createSavedQueries({ db, clock }); app.get('/api/v1/sql/saved', { onRequest: guards.manage }, saved.list)
  */
-export function savedQueries(deps: { db: Db; clock: Clock }) {
+export function createSavedQueries(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
   return {
     /** Every saved query, by name. */
@@ -84,7 +82,7 @@ export function savedQueries(deps: { db: Db; clock: Clock }) {
     },
 
     async update(req: FastifyRequest<{ Params: { id: string }; Body: { name?: string; query?: string } }>) {
-      if (!UUID.test(req.params.id)) throw notFound();
+      if (!isUuid(req.params.id)) throw notFound();
       const name = req.body.name === undefined ? null : nameOf(req.body.name);
       try {
         const { rows } = await db.query<SavedQuery>(
@@ -100,7 +98,7 @@ export function savedQueries(deps: { db: Db; clock: Clock }) {
     },
 
     async remove(req: IdRequest, reply: FastifyReply) {
-      if (!UUID.test(req.params.id)) throw notFound();
+      if (!isUuid(req.params.id)) throw notFound();
       const { rows } = await db.query<{ id: string }>('delete from plinth.saved_queries where id = $1 returning id', [req.params.id]);
       if (!rows[0]) throw notFound();
       return reply.code(204).send();

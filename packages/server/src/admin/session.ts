@@ -24,7 +24,7 @@ export interface Rule {
  * exactly like known ones (the same rules as end-user sign-in, AUTH_RATE_SIGNIN_*). Admins
  * are few and sign in rarely: counters are per instance.
  */
-export function failureCounter(clock: Clock, rules: { perEmail: Rule; perIp: Rule }) {
+export function createFailureCounter(clock: Clock, rules: { perEmail: Rule; perIp: Rule }) {
   const windows = new Map<string, { count: number; resetAt: number }>();
   const peek = (key: string) => {
     const w = windows.get(key);
@@ -63,14 +63,14 @@ export function failureCounter(clock: Clock, rules: { perEmail: Rule; perIp: Rul
 const client = (req: FastifyRequest) => ({ ip: req.ip, userAgent: req.headers['user-agent'] ?? null });
 
 /**
- * Console sign-in: setup (first admin from the link), login, logout, me, keys (API.md §6).
+ * Console sign-in: setup (first admin from the link), login, logout, me, keys (docs/api.md §4.1).
  * Mounted by routes.ts.
- * @example const h = adminSessionHandlers({ admins, keys, limits, secure: false }); app.post('/api/v1/admin/login', h.login)
+ * @example const h = createAdminSessionHandlers({ admins, keys, limits, secure: false }); app.post('/api/v1/admin/login', h.login)
  */
-export function adminSessionHandlers(deps: {
+export function createAdminSessionHandlers(deps: {
   admins: AdminService;
   keys: ProjectKeys;
-  limits: ReturnType<typeof failureCounter>;
+  limits: ReturnType<typeof createFailureCounter>;
   /** Whether the public URL is https (the cookie is then Secure). */
   secure: boolean;
 }) {

@@ -25,9 +25,9 @@ export function maskSecrets(s: AuthSettings): AuthSettings {
 
 /**
  * `GET/PATCH /api/v1/settings/auth`, `GET/PATCH /api/v1/project` (management). Mounted by routes.ts.
- * @example const h = settingsHandlers(settings); app.get('/api/v1/project', { onRequest: guards.manage }, h.project)
+ * @example const h = createSettingsHandlers(settings); app.get('/api/v1/project', { onRequest: guards.manage }, h.project)
  */
-export function settingsHandlers(
+export function createSettingsHandlers(
   settings: SettingsStore,
   runtime: { database: 'pglite' | 'postgres'; emailDelivery: 'smtp' | 'dev_inbox'; smsConfigured: boolean },
   oidcTests: OidcTestHooks,

@@ -1,5 +1,5 @@
 /**
- * End-user auth (API.md §4). What this area adds:
+ * End-user auth (docs/api.md §5). What this area adds:
  * - endpoints: signup, signin, signout, refresh, GET/PATCH user, reauthenticate, verify-email,
  *   resend-verification, forgot-password, reset-password, request-magic-link,
  *   signin-magic-link, phone/send-otp, phone/verify, oauth/{provider} and its callback
@@ -23,35 +23,35 @@
  */
 import rateLimit from '@fastify/rate-limit';
 import { ApiError, type App, type TokenVerifier } from '../http/index.js';
-import { sha256 } from '../lib/index.js';
+import { isUuid, sha256 } from '../lib/index.js';
 import { type Accounts, createAccounts } from './accounts/index.js';
 import type { AuthConfig } from '../config/index.js';
 import type { AuthDeps, AuthOptions } from './deps.js';
 
 export type { AuthOptions } from './deps.js';
-import { authGuards } from './guards.js';
+import { createAuthGuards } from './guards.js';
 import {
-  authLimits,
+  createAuthLimits,
   type Counter,
-  fallbackCounter,
-  memoryCounter,
-  rateLimitStore,
+  createFallbackCounter,
+  createMemoryCounter,
+  createRateLimitStore,
   rateLimited,
-  redisCounter,
+  createRedisCounter,
   redisReady,
 } from './limits/index.js';
-import { argon2Hasher, type PasswordHasher } from './password/hasher.js';
-import { passwordService } from './password/service.js';
+import { createArgon2Hasher, type PasswordHasher } from './password/hasher.js';
+import { createPasswordService } from './password/service.js';
 import { type AuthServices, registerAuthRoutes } from './routes.js';
 import type { TokenService } from './sessions/jwt.js';
 import type { SessionGate } from './sessions/gate.js';
-import { sessionService } from './sessions/service.js';
-import { userService } from './users/service.js';
-import { verificationService } from './verification/service.js';
-import { magicLinkService } from './magic-link/service.js';
-import { phoneService } from './phone/service.js';
-import { oauthService } from './oauth/index.js';
-import { publicHandlers } from './public.js';
+import { createSessionService } from './sessions/service.js';
+import { createUserService } from './users/service.js';
+import { createVerificationService } from './verification/service.js';
+import { createMagicLinkService } from './magic-link/service.js';
+import { createPhoneService } from './phone/service.js';
+import { createOAuthService } from './oauth/index.js';
+import { createPublicHandlers } from './public.js';
 
 export { AUTH_DOCS, enabledProviders } from './responses.js';
 export { oidcDiscovery, type OidcDiscovery, oidcSettingsCheck } from './oauth/index.js';
@@ -61,8 +61,8 @@ export { decideRefresh } from './sessions/refresh.js';
 export type { AuthConfig } from '../config/index.js';
 export type { PasswordHasher } from './password/hasher.js';
 // The console admins (admin/) hash their passwords with the same argon2id parameters.
-export { argon2Hasher } from './password/hasher.js';
-export type { Accounts } from './accounts/index.js';
+export { createArgon2Hasher } from './password/hasher.js';
+export { type Accounts, USER_COLUMNS } from './accounts/index.js';
 export { checkPassword, normalizeEmail } from './validate.js';
 export { normalizePhone } from './phone/service.js';
 
@@ -87,19 +87,17 @@ function redisWhere(url: string): string {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * The access-token verifier of every API area: the token's signature and expiry (TokenService),
  * then its session through the gate, so a signed-out, revoked or banned session's token is
  * refused within the same request (401 invalid_token).
- * @example const resolvePrincipal = makePrincipalResolver(keys, gatedVerifier(tokens, gate));
+ * @example const resolvePrincipal = createPrincipalResolver(keys, gatedVerifier(tokens, gate));
  */
 export function gatedVerifier(tokens: TokenService, gate: SessionGate): TokenVerifier {
   return async (token) => {
     const verified = await tokens.verify(token);
     const { sub, session_id: sid } = verified.payload;
-    if (typeof sub !== 'string' || typeof sid !== 'string' || !UUID.test(sub) || !UUID.test(sid) || !(await gate.isOpen(sid, sub))) {
+    if (!isUuid(sub) || !isUuid(sid) || !(await gate.isOpen(sid, sub))) {
       throw new ApiError('invalid_token', 'The session of this access token has ended; sign in again.');
     }
     return verified;
@@ -115,12 +113,12 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
   const { config } = options;
   // One Redis namespace per project: several projects may share a Redis. Redis down: the
   // counts fall back to this instance's (one warning), never a 5xx.
-  const redis = config.redisUrl ? redisCounter(config.redisUrl, `plinth:${sha256(options.tokens.issuer).slice(0, 12)}:auth:`) : null;
+  const redis = config.redisUrl ? createRedisCounter(config.redisUrl, `plinth:${sha256(options.tokens.issuer).slice(0, 12)}:auth:`) : null;
   if (redis) await redisReady(redis.redis, 2000);
   const counter: Counter = redis
-    ? fallbackCounter(redis, memoryCounter(options.clock), options.log, redisWhere(config.redisUrl ?? ''))
-    : memoryCounter(options.clock);
-  const hasher = options.hasher ?? argon2Hasher(config.argon2);
+    ? createFallbackCounter(redis, createMemoryCounter(options.clock), options.log, redisWhere(config.redisUrl ?? ''))
+    : createMemoryCounter(options.clock);
+  const hasher = options.hasher ?? createArgon2Hasher(config.argon2);
   await hasher.dummyHash(); // made now, so the first unknown-email sign-in is not slower than the rest
   // Work after the answer: tracked, so tests can wait for it and close() lets it finish.
   const pending = new Set<Promise<void>>();
@@ -134,26 +132,26 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     while (pending.size) await Promise.all([...pending]);
   };
   const accounts = createAccounts(options.gate);
-  const deps: AuthDeps = { ...options, config, hasher, limits: authLimits(counter, config), accounts, later };
-  const sessions = sessionService(deps);
+  const deps: AuthDeps = { ...options, config, hasher, limits: createAuthLimits(counter, config), accounts, later };
+  const sessions = createSessionService(deps);
   const services: AuthServices = {
     sessions,
-    password: passwordService(deps, sessions),
-    users: userService(deps),
-    verification: verificationService(deps),
-    magicLink: magicLinkService(deps, sessions),
-    phone: phoneService(deps, sessions),
-    oauth: oauthService(deps, sessions, options.oauth, options.discovery),
-    public: publicHandlers(options.settings, options.tokens),
+    password: createPasswordService(deps, sessions),
+    users: createUserService(deps),
+    verification: createVerificationService(deps),
+    magicLink: createMagicLinkService(deps, sessions),
+    phone: createPhoneService(deps, sessions),
+    oauth: createOAuthService(deps, sessions, options.oauth, options.discovery),
+    public: createPublicHandlers(options.settings, options.tokens),
   };
-  const guards = authGuards(options.callers, sessions);
+  const guards = createAuthGuards(options.callers, sessions);
   await app.register(async (scope) => {
     await scope.register(rateLimit, {
       global: true,
       max: config.requestsPerIp.max,
       timeWindow: config.requestsPerIp.windowSeconds * 1000,
       // With Redis, the per-IP count goes through the same fallback counter.
-      ...(redis ? { store: rateLimitStore(counter, 'ip:') } : {}),
+      ...(redis ? { store: createRateLimitStore(counter, 'ip:') } : {}),
       errorResponseBuilder: (_req, ctx) => rateLimited(ctx.ttl),
     });
     registerAuthRoutes(scope as unknown as App, guards, services);

@@ -6,7 +6,7 @@ import type { TokenService } from './sessions/jwt.js';
  * What anyone may read, without a key: the sign-in methods that are on (a sign-in page offers
  * them) and the public keys that verify access tokens. The route table is auth/routes.ts.
  */
-export function publicHandlers(settings: Pick<SettingsStore, 'auth'>, tokens: Pick<TokenService, 'jwks'>) {
+export function createPublicHandlers(settings: Pick<SettingsStore, 'auth'>, tokens: Pick<TokenService, 'jwks'>) {
   return {
     /** GET /v1/auth/settings: enabled methods and providers, no secrets. */
     settings: async () => {

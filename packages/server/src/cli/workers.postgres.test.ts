@@ -6,7 +6,7 @@ import { until } from '../../test/cluster.js';
 import { freshDbTarget, type TestDbTarget } from '../../test/db.js';
 import { freePort, spawnPlinth, waitHealthy } from '../../test/process.js';
 
-// plinth start --workers N (API.md §8): N processes on one port, PostgreSQL only; a dead worker
+// plinth start --workers N (docs/operations.md): N processes on one port, PostgreSQL only; a dead worker
 // is replaced and logged; SIGTERM stops them all.
 let target: TestDbTarget;
 beforeAll(async () => {
@@ -87,7 +87,8 @@ describe('plinth start --workers', () => {
         const now = childrenOf(p.proc.pid ?? 0);
         return now.length === 2 && !now.includes(workers[0]);
       });
-      expect(p.stdout()).toMatch(new RegExp(`worker ${workers[0]} died \\(SIGKILL\\); starting another`));
+      // The primary's log line reaches this process through a pipe, maybe after the new worker shows.
+      await expect.poll(() => p.stdout()).toMatch(new RegExp(`worker ${workers[0]} died \\(SIGKILL\\); starting another`));
       await waitHealthy(p.url, 30_000);
       for (let i = 0; i < 10; i++) expect((await fetch(`${p.url}/health`, { headers: { connection: 'close' } })).status).toBe(200);
 

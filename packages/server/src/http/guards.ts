@@ -3,7 +3,7 @@ import { ApiError } from './errors.js';
 import type { Principal, PrincipalResolver } from './principal.js';
 
 /**
- * Who is calling, worked out in one place for every area (API.md §1): the REST API, storage,
+ * Who is calling, worked out in one place for every area (docs/api.md §1, keys and roles): the REST API, storage,
  * the OpenAPI document, the auth routes and the management routes all resolve the caller here,
  * once per request, and keep it on `req.principal`. Areas compose their own guards on top
  * (auth's `user`: an open session; admin's `manage`: the secret key or a console cookie).
@@ -24,9 +24,9 @@ export interface CallerGuards {
 }
 
 /**
- * @example const guards = callerGuards(makePrincipalResolver(keys, verify)); app.post('/v1/auth/signin', { preHandler: guards.key }, h)
+ * @example const guards = createCallerGuards(createPrincipalResolver(keys, verify)); app.post('/v1/auth/signin', { preHandler: guards.key }, h)
  */
-export function callerGuards(resolve: PrincipalResolver): CallerGuards {
+export function createCallerGuards(resolve: PrincipalResolver): CallerGuards {
   const callerOf = async (req: FastifyRequest): Promise<Principal> => {
     req.principal ??= await resolve(req.headers.apikey, req.headers.authorization);
     return req.principal;

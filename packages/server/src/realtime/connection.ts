@@ -1,5 +1,5 @@
 /**
- * One client's WebSocket (API.md §9, docs/realtime.md): its messages handled one at a time in the
+ * One client's WebSocket (docs/realtime.md): its messages handled one at a time in the
  * order sent, its principal (the apikey's, then each `auth` message's token), its subscriptions,
  * and what ends deliveries: an expired token pauses them until a fresh one comes, a session that
  * ends (sign-out, revocation, a ban) closes the connection, and a client too slow to take what

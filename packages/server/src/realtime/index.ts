@@ -1,5 +1,5 @@
 /**
- * Realtime (API.md §9, docs/realtime.md). What this area adds:
+ * Realtime (docs/realtime.md). What this area adds:
  * - endpoints (route table: routes.ts): the WebSocket `GET /api/v1/realtime` and
  *   `GET /api/v1/realtime/tables`, `PUT|DELETE /api/v1/realtime/tables/{table}` (secret key or admin);
  * - tables and functions (migration 0080_realtime.sql): the change log realtime.changes fed by a

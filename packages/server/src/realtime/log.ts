@@ -11,6 +11,7 @@
  */
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
+import { isoSql } from '../lib/index.js';
 import type { ChangeEvent } from './protocol.js';
 
 /** One captured change, as numbered. `row` and `old` are PostgreSQL's JSON text (json-row.ts). */
@@ -47,7 +48,7 @@ export interface ChangeLog {
 }
 
 const CHANGE_COLUMNS = `seq, table_name, op, "row"::text as row_text, old::text as old_text,
-  to_char(written_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as written_at`;
+  ${isoSql('written_at')} as written_at`;
 
 interface ChangeRow {
   seq: number | string;

@@ -1,5 +1,5 @@
 /**
- * The messages of the realtime WebSocket (docs/realtime.md, API.md §9): what a client may send,
+ * The messages of the realtime WebSocket (docs/realtime.md): what a client may send,
  * parsed and checked here without I/O, and the server's messages. Every client mistake is an
  * `ApiError` whose code and message go back as `{"type": "error", …}` on a connection that stays
  * open.

@@ -1,5 +1,5 @@
 /**
- * The realtime route table (API.md §9): the WebSocket endpoint and the management of which
+ * The realtime route table (docs/realtime.md): the WebSocket endpoint and the management of which
  * tables are captured, each guard on its line.
  */
 import websocket from '@fastify/websocket';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../test/harness.js';
 
-// Writes of /api/v1/db/{table} and every error code of API.md §2 with its status.
+// Writes of /api/v1/db/{table} and every error code of docs/api.md §2 with its status.
 let t: TestServer;
 
 const SETUP = `
@@ -142,7 +142,7 @@ describe('update and delete', () => {
   });
 });
 
-describe('errors (API.md §2)', () => {
+describe('errors (docs/api.md §2)', () => {
   const cases: Array<[string, Method, string, unknown, number, string, Record<string, unknown>?]> = [
     ['unknown table', 'GET', 'nope', undefined, 404, 'table_not_found'],
     ['table of another schema', 'GET', 'pg_class', undefined, 404, 'table_not_found'],

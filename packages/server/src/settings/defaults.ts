@@ -3,7 +3,7 @@ import type { AuthSettings, OAuthProviderSettings, ProjectInfo } from './types.j
 
 const provider = (): OAuthProviderSettings => ({ enabled: false, client_id: null, client_secret: null });
 
-/** The defaults of API.md §3. */
+/** The defaults of docs/api.md §4 (auth settings). */
 export function defaultAuthSettings(): AuthSettings {
   return {
     email_password_enabled: true,
@@ -14,6 +14,7 @@ export function defaultAuthSettings(): AuthSettings {
     session_duration_seconds: 3600,
     allowed_redirect_urls: [],
     cors_origins: [],
+    cors_allow_localhost: true,
     email_verification_url: null,
     password_reset_url: null,
     magic_link_url: null,

@@ -1,7 +1,8 @@
-import { isUrlAllowed, OAUTH_PROVIDERS, originMatches, type OriginPattern, parseOriginEntry } from '@plinth/shared';
+import { isLoopback, isUrlAllowed, OAUTH_PROVIDERS, originMatches, type OriginPattern, parseOriginEntry } from '@plinth/shared';
 import type { Logger } from 'pino';
 import type { Db, Queryable } from '../db/index.js';
 import { ApiError } from '../http/index.js';
+import { singleFlight } from '../lib/index.js';
 import { defaultAuthSettings, defaultProject } from './defaults.js';
 import type { AuthSettings, FieldProblem, ProjectInfo, RemoteSettingsCheck, SettingsStore } from './types.js';
 import { mergeAuthPatch, validateAuthSettings } from './validate.js';
@@ -73,6 +74,8 @@ export async function createSettingsStore(
   opts: { publicUrl: string; log: Logger; check?: RemoteSettingsCheck },
 ): Promise<SettingsStore> {
   const ownOrigin = new URL(opts.publicUrl).origin;
+  // Development: a server on localhost lets pages on any local port call it (cors_allow_localhost).
+  const developing = isLoopback(opts.publicUrl);
   let auth = defaultAuthSettings();
   let project = defaultProject(opts.publicUrl);
   let origins: OriginPattern[] = [];
@@ -87,27 +90,9 @@ export async function createSettingsStore(
     const stored = parse<Partial<ProjectInfo>>(p);
     apply(withDefaults(parse<Partial<AuthSettings>>(a)), { ...defaultProject(opts.publicUrl), ...stored, public_url: opts.publicUrl });
   };
-  // One load at a time, and one more after the last request: overlapping loads could finish
-  // out of order and put older settings back in the cache (seen on PostgreSQL).
-  let loading: Promise<void> | null = null;
-  let again = false;
-  const reload = (): Promise<void> => {
-    if (loading) {
-      again = true;
-      return loading;
-    }
-    loading = (async () => {
-      try {
-        do {
-          again = false;
-          await load();
-        } while (again);
-      } finally {
-        loading = null;
-      }
-    })();
-    return loading;
-  };
+  // One load at a time, and one more after the last request (overlapping loads could put
+  // older settings back in the cache).
+  const reload = singleFlight(load);
   await reload();
   const unlisten = await db.listen(CHANNEL, () => {
     reload().catch((err) => opts.log.warn({ err }, 'settings reload failed'));
@@ -182,7 +167,19 @@ export async function createSettingsStore(
       await reload();
       return next;
     },
-    isOriginAllowed: (origin) => origin === ownOrigin || originMatches(origin, origins),
+    isOriginAllowed: (origin) =>
+      origin === ownOrigin || originMatches(origin, origins) || (developing && auth.cors_allow_localhost && isLoopback(origin)),
+    corsAdvice(origin) {
+      const o = origin.slice(0, 200);
+      if (developing && isLoopback(origin)) {
+        return `cors_allow_localhost is off: turn it on, or add ${o} to the cors_origins auth setting`;
+      }
+      return `add ${o} to the cors_origins auth setting (console: Auth → URLs; or PATCH /api/v1/settings/auth)${
+        isLoopback(origin)
+          ? `; local pages are allowed by default only while PUBLIC_URL is a localhost address, and it is ${ownOrigin}`
+          : ''
+      }`;
+    },
     isRedirectAllowed: (url) => isUrlAllowed(url, auth.allowed_redirect_urls),
     async close() {
       await unlisten();

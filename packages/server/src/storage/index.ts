@@ -1,5 +1,5 @@
 /**
- * File storage (API.md §7). What this area adds:
+ * File storage (docs/storage.md). What this area adds:
  * - endpoints (route table: routes.ts): buckets `POST|GET /api/v1/storage/buckets`,
  *   `GET|PATCH|DELETE /api/v1/storage/buckets/{name}` (secret key or admin); objects (any key
  *   or token, or the admin cookie as the secret key: the `caller` resolver app.ts hands in)
@@ -14,7 +14,9 @@
  * - backends (backends/): the disk under the data dir, or S3 (`STORAGE_BACKEND=s3`).
  * - error codes: bucket_not_found, bucket_exists, bucket_not_empty, invalid_bucket_name,
  *   object_exists, invalid_object_name, invalid_mime_type, payload_too_large,
- *   range_not_satisfiable, storage_unavailable, rls_violation, not_found, token_invalid.
+ *   range_not_satisfiable, storage_unavailable, rls_violation, not_found, token_invalid; any
+ *   other database error answers as on every route (db/errors.ts: a policy's or trigger's
+ *   raise is raised_exception).
  * - a sweep every 10 minutes (sweep.ts) of bytes no row points to.
  */
 import type { FastifyRequest } from 'fastify';
@@ -25,15 +27,15 @@ import type { App, Principal } from '../http/index.js';
 import type { Clock } from '../lib/index.js';
 import { createBackend } from './backends/index.js';
 import type { StorageBackend } from './backends/types.js';
-import { type BucketService, bucketService } from './buckets.js';
-import { type ObjectService, objectService } from './objects.js';
+import { type BucketService, createBucketService } from './buckets.js';
+import { type ObjectService, createObjectService } from './objects.js';
 import { registerStorageRoutes } from './routes.js';
-import { signedUrls, type UrlTokens } from './signed.js';
+import { createSignedUrls, type UrlTokens } from './signed.js';
 import { createSweeper, type SweepOptions, type Sweeper } from './sweep.js';
 
 export { STORAGE_PREFIX } from './routes.js';
 export { objectName, bucketName } from './names.js';
-export { diskBackend, keyPath, type StorageBackend } from './backends/index.js';
+export { createDiskBackend, keyPath, type StorageBackend } from './backends/index.js';
 export type { SweepOptions, SweepReport } from './sweep.js';
 
 export interface StorageOptions {
@@ -73,8 +75,8 @@ export interface Storage {
 export async function registerStorage(app: App, options: StorageOptions): Promise<Storage> {
   const backend = options.backend ?? (await createBackend(options.config, options.dataDir));
   const sweeper = createSweeper({ db: options.db, backend, clock: options.clock, log: options.log, options: options.sweep });
-  const buckets = bucketService(options.db, options.config.maxFileSize);
-  const objects = objectService({
+  const buckets = createBucketService(options.db, options.config.maxFileSize);
+  const objects = createObjectService({
     db: options.db,
     backend,
     buckets,
@@ -84,7 +86,7 @@ export async function registerStorage(app: App, options: StorageOptions): Promis
   await registerStorageRoutes(app, {
     objects,
     buckets,
-    signed: signedUrls(options.urlTokens, options.publicUrl),
+    signed: createSignedUrls(options.urlTokens, options.publicUrl),
     caller: options.caller,
     manage: options.manage,
   });

@@ -1,5 +1,5 @@
 /**
- * The storage route table (API.md §7): every route of /api/v1/storage, its guard on the line.
+ * The storage route table (docs/storage.md): every route of /api/v1/storage, its guard on the line.
  * Uploads are mounted in a scope of their own whose only body parser hands the request stream
  * through untouched, so the bytes stream to the backend and the rest of the API keeps its JSON
  * parser and body limit.

@@ -29,9 +29,9 @@ export function encodePath(name: string): string {
 }
 
 /**
- * @example const signed = signedUrls({ sign: tokens.signObjectUrl, verify: tokens.verifyObjectUrl }, 'http://localhost:8080');
+ * @example const signed = createSignedUrls({ sign: tokens.signObjectUrl, verify: tokens.verifyObjectUrl }, 'http://localhost:8080');
  */
-export function signedUrls(tokens: UrlTokens, publicUrl: string): SignedUrls {
+export function createSignedUrls(tokens: UrlTokens, publicUrl: string): SignedUrls {
   return {
     async sign(bucket, name, expiresIn) {
       const token = await tokens.sign({ b: bucket, o: name }, expiresIn);

@@ -7,8 +7,7 @@
 import type { WebhookDelivery, WebhookDeliveryDetail, WebhookDeliveryStatus } from '@plinth/shared';
 import type { Db } from '../db/index.js';
 import { ApiError } from '../http/index.js';
-import type { Clock } from '../lib/index.js';
-import { ts } from './store.js';
+import { type Clock, iso, isoSql } from '../lib/index.js';
 
 export interface DeliveryQuery {
   limit: number;
@@ -18,8 +17,8 @@ export interface DeliveryQuery {
 
 const COLUMNS = `d.id::text as id, d.webhook_id::text as webhook_id, d.seq, d.event, d.table_name as "table", d.status, d.attempts,
   d.response_status, d.response, d.duration_ms, d.truncated, d.redelivery_of::text as redelivery_of,
-  ${ts('d.created_at')} as created_at, ${ts('d.updated_at')} as updated_at, ${ts('d.sent_at')} as sent_at,
-  case when d.status = 'queued' then ${ts('d.next_attempt_at')} end as next_attempt_at`;
+  ${isoSql('d.created_at')} as created_at, ${isoSql('d.updated_at')} as updated_at, ${isoSql('d.sent_at')} as sent_at,
+  case when d.status = 'queued' then ${isoSql('d.next_attempt_at')} end as next_attempt_at`;
 
 const DIGITS = /^[0-9]{1,18}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -38,9 +37,9 @@ export interface DeliveryLog {
 
 /**
  * The delivery log's reads and redelivery.
- * @example const log = deliveryLog(db, clock); await log.list(id, { limit: 50, offset: 0 });
+ * @example const log = createDeliveryLog(db, clock); await log.list(id, { limit: 50, offset: 0 });
  */
-export function deliveryLog(db: Db, clock: Clock): DeliveryLog {
+export function createDeliveryLog(db: Db, clock: Clock): DeliveryLog {
   let prunedAt = 0;
   const webhookExists = async (id: string) => {
     if (!UUID.test(id) || (await db.query('select 1 from plinth.webhooks where id = $1', [id])).rows.length === 0) {
@@ -76,7 +75,7 @@ export function deliveryLog(db: Db, clock: Clock): DeliveryLog {
     async redeliver(webhookId, deliveryId) {
       await webhookExists(webhookId);
       if (!DIGITS.test(deliveryId)) throw missing(deliveryId);
-      const now = new Date(clock.now()).toISOString();
+      const now = iso(clock.now());
       const { rows } = await db.query<WebhookDelivery>(
         `with src as (select * from plinth.webhook_deliveries where webhook_id = $1 and id = $2),
          made as (
@@ -100,7 +99,7 @@ export function deliveryLog(db: Db, clock: Clock): DeliveryLog {
       if (now - prunedAt < 3600_000) return;
       prunedAt = now;
       await db.query(`delete from plinth.webhook_deliveries where status <> 'queued' and updated_at < $1::timestamptz`, [
-        new Date(now - KEEP_MS).toISOString(),
+        iso(now - KEEP_MS),
       ]);
     },
   };

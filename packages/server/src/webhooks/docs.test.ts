@@ -97,8 +97,7 @@ describe("docs/webhooks.md's receivers", () => {
     expect(await newest()).toMatchObject({ status: 'sent', response_status: 200, response: 'ok' });
 
     // Forged: signed with another secret; stale: signed right but ten minutes old; unsigned.
-    const body =
-      '{"type":"insert","table":"notes","seq":1,"record":{"id":9},"old_record":null,"commit_time":"2026-01-01T00:00:00.000000Z"}';
+    const body = '{"type":"insert","table":"notes","seq":1,"record":{"id":9},"old_record":null,"commit_time":"2026-01-01T00:00:00.000Z"}';
     const now = Math.floor(Date.now() / 1000);
     for (const signature of [
       signatureHeader(['whsec_not-the-secret'], now, body),

@@ -11,7 +11,7 @@
  */
 import type { Logger } from 'pino';
 import type { Db, Queryable } from '../db/index.js';
-import type { Clock } from '../lib/index.js';
+import { type Clock, iso } from '../lib/index.js';
 import type { SchemaCache, TableInfo } from '../rest/index.js';
 import { compileFilter, FilterError, type RowFilter } from './filter.js';
 import { bodySql } from './payload.js';
@@ -125,7 +125,7 @@ export async function fanoutOnce(o: FanoutOptions, compiled: Compiled): Promise<
         matched.map((x) => String(x.seq)),
         matched.map((x) => x.failed),
         JSON.stringify(pk),
-        new Date(o.clock.now()).toISOString(),
+        iso(o.clock.now()),
       ],
     );
     return { read: upto - after, made: Number(res.rows[0]?.n ?? 0) };
@@ -202,9 +202,9 @@ export interface Fanout {
 
 /**
  * Starts the fan-out loop of this instance.
- * @example const fanout = await startFanout({ db, schema, clock, log, onDeliveries: () => sender.kick() });
+ * @example const fanout = await openFanout({ db, schema, clock, log, onDeliveries: () => sender.kick() });
  */
-export async function startFanout(o: FanoutOptions & { pollMs?: number }): Promise<Fanout> {
+export async function openFanout(o: FanoutOptions & { pollMs?: number }): Promise<Fanout> {
   const filters: Compiled = new Map();
   let running: Promise<void> | null = null;
   let again = false;

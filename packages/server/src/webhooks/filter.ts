@@ -10,10 +10,13 @@
  * differently from a REST read. `ilike` lowercases both sides as the database does (PostgreSQL
  * lowers pattern and text, then matches): ASCII letters only under a `C` ctype, Unicode's simple
  * lowercase mapping under a UTF-8 one (`C.UTF-8`, glibc, PGlite); which one is asked once per
- * compile, and a database that folds some other way has `ilike` refused.
+ * compile, and a database that folds some other way has `ilike` refused. `not.` and `or=(…)` /
+ * `and=(…)` groups are decided with SQL's three-valued logic (a comparison with NULL is unknown,
+ * and `not` of unknown is still unknown), so a row matches exactly when a REST read returns it;
+ * `fts` and JSON paths need the database and are refused.
  */
-import type { Queryable } from '../db/index.js';
-import { type ColumnInfo, type Filter, parseQuery, type TableInfo } from '../rest/index.js';
+import { dbErrorKind, type Queryable } from '../db/index.js';
+import { type ColumnInfo, type Condition, type Filter, parseQuery, type TableInfo } from '../rest/index.js';
 
 /** A filter that cannot be used: its message names the filter's problem (shown on the `filter` field). */
 export class FilterError extends Error {
@@ -78,6 +81,8 @@ function supported(f: Family): string {
 
 function allowed(op: Filter['op'], f: Family, value: string): boolean {
   switch (op) {
+    case 'fts':
+      return false;
     case 'is':
       return value === 'null' || f === 'boolean';
     case 'eq':
@@ -238,7 +243,25 @@ function likeRegex(pattern: string): RegExp {
   return new RegExp(`^${out}$`, 'u');
 }
 
-type Test = (raw: string | undefined) => boolean;
+/** SQL's three-valued answer: null is unknown (a comparison with NULL). */
+type Tri = boolean | null;
+type Test = (raw: string | undefined) => Tri;
+/** A condition over the row's fields; only `true` matches. */
+type Node = (field: (column: string) => string | undefined) => Tri;
+
+/** At most this many conditions, groups' included, and this deep: a filter is tested per change. */
+const MAX_CONDITIONS = 20;
+const MAX_DEPTH = 4;
+
+/** The filters of a condition tree, depth first (each one checked and cast once). */
+function leaves(conds: Condition[], depth: number, out: Filter[]): Filter[] {
+  if (depth > MAX_DEPTH) throw new FilterError(`A webhook filter nests or/and groups at most ${MAX_DEPTH} deep.`);
+  for (const c of conds) {
+    if ('items' in c) leaves(c.items, depth + 1, out);
+    else out.push(c);
+  }
+  return out;
+}
 
 /**
  * Parses a filter and checks it against the table: columns exist, each operator suits its
@@ -248,19 +271,29 @@ type Test = (raw: string | undefined) => boolean;
  */
 export async function compileFilter(db: Queryable, table: TableInfo, text: string | null): Promise<RowFilter> {
   if (text === null || text.trim() === '') return EVERY_ROW;
-  let filters: Filter[];
+  let tree: Condition[];
   try {
     const ast = parseQuery(text, { maxRows: 1 });
-    if (ast.select || ast.order.length || ast.limit !== null || ast.offset !== null || ast.columns) {
-      throw new FilterError('A webhook filter takes filters only (<operator>.<column>=<value>, joined with &).');
+    if (
+      ast.select ||
+      ast.order.length ||
+      ast.limit !== null ||
+      ast.offset !== null ||
+      ast.columns ||
+      ast.onConflict ||
+      ast.embedded.size > 0
+    ) {
+      throw new FilterError('A webhook filter takes filters only (<operator>.<column>=<value>, joined with &, and or=(…)/and=(…) groups).');
     }
-    filters = ast.filters;
+    tree = ast.filters;
   } catch (err) {
     if (err instanceof FilterError) throw err;
     throw new FilterError((err as Error).message);
   }
-  if (filters.length > 20) throw new FilterError('A webhook filter takes at most 20 conditions.');
+  const filters = leaves(tree, 0, []);
+  if (filters.length > MAX_CONDITIONS) throw new FilterError(`A webhook filter takes at most ${MAX_CONDITIONS} conditions.`);
   const planned = filters.map((f) => {
+    if (/->|::/.test(f.column)) throw new FilterError(`${f.column}: JSON paths cannot be used in a webhook filter; filter on a column.`);
     const col = table.columns.get(f.column);
     if (!col) throw new FilterError(`The table "${table.name}" has no column "${f.column}".`);
     const family = familyOf(col);
@@ -280,7 +313,7 @@ export async function compileFilter(db: Queryable, table: TableInfo, text: strin
   const casts: string[] = [];
   const params: string[] = [];
   const slots = planned.map(({ f, col }) => {
-    if (f.op === 'is' || f.op === 'like' || f.op === 'ilike') return [];
+    if (f.op === 'is' || f.op === 'like' || f.op === 'ilike' || f.op === 'fts') return [];
     const items = f.op === 'in' ? f.value : [f.value];
     return items.map((v) => {
       params.push(v);
@@ -309,18 +342,40 @@ export async function compileFilter(db: Queryable, table: TableInfo, text: strin
           );
       }
     } catch (err) {
-      const code = (err as { sqlstate?: string }).sqlstate;
-      if (code && /^22/.test(code))
+      const kind = dbErrorKind(err);
+      if (kind === 'invalid_value' || kind === 'nul_in_text')
         throw new FilterError(`A value of the filter does not fit its column's type: ${(err as Error).message}`);
       throw err;
     }
   }
 
   const tests = planned.map(({ f, col, family }, i): { column: string; test: Test } => {
+    const t = leafTest(f, col, family, i);
+    if (!f.negate) return t;
+    return { column: t.column, test: (raw) => not(t.test(raw)) };
+  });
+  const byFilter = new Map(filters.map((f, i) => [f, tests[i]]));
+  const node = (c: Condition): Node => {
+    if (!('items' in c)) {
+      const t = byFilter.get(c) as { column: string; test: Test };
+      return (field) => t.test(field(t.column));
+    }
+    const items = c.items.map(node);
+    const all: Node = c.op === 'and' ? (field) => and(items.map((n) => n(field))) : (field) => or(items.map((n) => n(field)));
+    return c.negate ? (field) => not(all(field)) : all;
+  };
+  const root = tree.map(node);
+  return {
+    columns: [...new Set(planned.map((p) => p.col.name))],
+    test: (field) => and(root.map((n) => n(field))) === true,
+  };
+
+  function leafTest(f: Filter, col: ColumnInfo, family: Family, i: number): { column: string; test: Test } {
     const key = (raw: string) => keyOf(family, col.udt, raw);
     const values = slots[i].map((k) => key(canonical[k]));
     const read = (raw: string | undefined): Key => (raw === undefined ? null : key(raw));
     switch (f.op) {
+      // IS is two-valued: never unknown.
       case 'is':
         if (f.value === 'null') return { column: col.name, test: (raw) => read(raw) === null };
         if (f.value === 'unknown') return { column: col.name, test: (raw) => read(raw) === null };
@@ -331,7 +386,7 @@ export async function compileFilter(db: Queryable, table: TableInfo, text: strin
         const re = likeRegex(lower(f.value));
         return {
           column: col.name,
-          test: (raw) => raw !== undefined && raw !== 'null' && re.test(lower(JSON.parse(raw) as string)),
+          test: (raw) => (raw === undefined || raw === 'null' ? null : re.test(lower(JSON.parse(raw) as string))),
         };
       }
       case 'in':
@@ -339,7 +394,7 @@ export async function compileFilter(db: Queryable, table: TableInfo, text: strin
           column: col.name,
           test: (raw) => {
             const v = read(raw);
-            return v !== null && values.some((x) => compare(family, v, x) === 0);
+            return v === null ? null : values.some((x) => compare(family, v, x) === 0);
           },
         };
       default: {
@@ -349,7 +404,7 @@ export async function compileFilter(db: Queryable, table: TableInfo, text: strin
           column: col.name,
           test: (raw) => {
             const v = read(raw);
-            if (v === null) return false;
+            if (v === null) return null;
             const c = compare(family, v, want);
             return op === 'eq'
               ? c === 0
@@ -366,12 +421,11 @@ export async function compileFilter(db: Queryable, table: TableInfo, text: strin
         };
       }
     }
-  });
-  return {
-    columns: [...new Set(planned.map((p) => p.col.name))],
-    test(field) {
-      for (const t of tests) if (!t.test(field(t.column))) return false;
-      return true;
-    },
-  };
+  }
 }
+
+const not = (a: Tri): Tri => (a === null ? null : !a);
+/** SQL AND: false wins, then unknown. */
+const and = (xs: Tri[]): Tri => (xs.includes(false) ? false : xs.includes(null) ? null : true);
+/** SQL OR: true wins, then unknown. */
+const or = (xs: Tri[]): Tri => (xs.includes(true) ? true : xs.includes(null) ? null : false);

@@ -24,12 +24,12 @@ import { ApiError, type App, type Metrics } from '../http/index.js';
 import type { Clock } from '../lib/index.js';
 import type { SchemaCache } from '../rest/index.js';
 import type { LookupFunction } from './address.js';
-import { deliveryLog } from './deliveries.js';
-import { startFanout } from './fanout.js';
+import { createDeliveryLog } from './deliveries.js';
+import { openFanout } from './fanout.js';
 import { createPoster } from './post.js';
 import { deliveryQuery, registerWebhookRoutes, type WebhookGuards } from './routes.js';
-import { startSender } from './sender.js';
-import { webhookStore } from './store.js';
+import { openSender } from './sender.js';
+import { createWebhookStore } from './store.js';
 import { checkFields } from './validate.js';
 
 export { isBlockedAddress } from './address.js';
@@ -93,8 +93,8 @@ export async function registerWebhooks(app: App, o: WebhooksOptions): Promise<We
     return Number(rows[0]?.n ?? 0);
   });
 
-  const store = webhookStore(db, clock);
-  const deliveries = deliveryLog(db, clock);
+  const store = createWebhookStore(db, clock);
+  const deliveries = createDeliveryLog(db, clock);
   const poster = createPoster({ allowPrivate: o.config.allowPrivate, timeoutMs: o.config.timeoutMs, lookup: o.lookup });
   // The embedded database belongs to this one process (its data dir is locked): a lease left by a
   // process that died is no one's, and waiting for it to run out would only delay the restart.
@@ -102,7 +102,7 @@ export async function registerWebhooks(app: App, o: WebhooksOptions): Promise<We
     await db.query('update plinth.webhooks set lease_until = null, lease_token = null where lease_until is not null');
   await store.reconcile().catch((err) => log.warn({ err }, 'webhooks: capture of the watched tables could not be checked'));
 
-  const sender = startSender({
+  const sender = openSender({
     db,
     clock,
     log,
@@ -117,7 +117,7 @@ export async function registerWebhooks(app: App, o: WebhooksOptions): Promise<We
       lag: (s) => lag?.observe(s),
     },
   });
-  const fanout = await startFanout({ db, schema: o.schema, clock, log, pollMs: o.pollMs, onDeliveries: () => sender.kick() });
+  const fanout = await openFanout({ db, schema: o.schema, clock, log, pollMs: o.pollMs, onDeliveries: () => sender.kick() });
   const prune = setInterval(() => void deliveries.prune().catch(() => undefined), 600_000);
   prune.unref();
 

@@ -6,6 +6,7 @@
  * `"truncated": true`: a receiver reads the row through the REST API, and no endpoint is sent
  * megabytes per change.
  */
+import { isoSql } from '../lib/index.js';
 
 /** Bodies above this many bytes carry the primary key only. */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -17,7 +18,7 @@ export const MAX_BODY_BYTES = 256 * 1024;
  */
 export function bodySql(pkParam: string): string {
   const head = `'{"type":"' || c.op || '","table":' || to_json(c.table_name)::text || ',"seq":' || c.seq || ',"record":'`;
-  const tail = `',"commit_time":"' || to_char(c.written_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '"'`;
+  const tail = `',"commit_time":"' || ${isoSql('c.written_at')} || '"'`;
   const keyOf = (image: string) =>
     `coalesce((select jsonb_object_agg(k, ${image} -> k) from jsonb_array_elements_text(${pkParam}::jsonb -> c.table_name) k)::text, 'null')`;
   return `select case when octet_length(f.body) <= ${MAX_BODY_BYTES} then f.body

@@ -9,10 +9,10 @@
  * so a wrong body is one 400 `invalid_webhook` naming every field, as a form needs.
  */
 import { Type } from '@sinclair/typebox';
-import type { Webhook, WebhookCreated, WebhookDelivery, WebhookDeliveryDetail } from '@plinth/shared';
+import type { Webhook, WebhookCreated, WebhookDelivery, WebhookDeliveryDetail, WebhookSecretRotated } from '@plinth/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../http/index.js';
-import { ApiError } from '../http/index.js';
+import { ApiError, Nullable, Timestamp, wireSchema } from '../http/index.js';
 
 export interface WebhookHandlers {
   list(req: FastifyRequest): Promise<Webhook[]>;
@@ -20,7 +20,7 @@ export interface WebhookHandlers {
   get(req: FastifyRequest): Promise<Webhook>;
   update(req: FastifyRequest): Promise<Webhook>;
   remove(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
-  rotateSecret(req: FastifyRequest): Promise<{ secret: string; previous_secret_expires_at: string | null }>;
+  rotateSecret(req: FastifyRequest): Promise<WebhookSecretRotated>;
   deliveries(req: FastifyRequest, reply: FastifyReply): Promise<WebhookDelivery[]>;
   delivery(req: FastifyRequest): Promise<WebhookDeliveryDetail>;
   redeliver(req: FastifyRequest, reply: FastifyReply): Promise<WebhookDelivery>;
@@ -38,7 +38,9 @@ const Fields = {
   table: Type.String({ description: 'A table of the public schema, with a primary key.' }),
   events: Type.Array(Event, { minItems: 1, maxItems: 3, description: 'Default: all three.' }),
   url: Type.String({ maxLength: 2048, description: 'An http(s) URL.' }),
-  filter: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: 'REST filters ANDed with &, e.g. eq.status=paid' }),
+  filter: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], {
+    description: 'REST filters ANDed with & (not. and or=(…)/and=(…) groups too), e.g. eq.status=paid',
+  }),
   headers: Headers,
   enabled: Type.Boolean({ description: 'Default: true.' }),
 };
@@ -52,19 +54,20 @@ const CreateBody = Type.Object({
   enabled: Type.Optional(Fields.enabled),
 });
 const PatchBody = Type.Partial(Type.Object(Fields));
-const WebhookOut = Type.Object({
+// Answers: each checked against its wire type of packages/shared (http/wire.ts).
+const WebhookFields = {
   id: Type.String(),
   ...Fields,
-  created_at: Type.String(),
-  updated_at: Type.String(),
-  previous_secret_expires_at: Type.Union([Type.String(), Type.Null()]),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  previous_secret_expires_at: Nullable(Timestamp),
   queued: Type.Integer({ description: 'Deliveries waiting to be sent.' }),
-});
-const CreatedOut = Type.Composite([
-  WebhookOut,
-  Type.Object({ secret: Type.String({ description: 'The signing secret, shown this once.' }) }),
-]);
-const DeliveryOut = Type.Object({
+};
+const WebhookOut = wireSchema<Webhook>()(Type.Object(WebhookFields));
+const CreatedOut = wireSchema<WebhookCreated>()(
+  Type.Object({ ...WebhookFields, secret: Type.String({ description: 'The signing secret, shown this once.' }) }),
+);
+const DeliveryFields = {
   id: Type.String(),
   webhook_id: Type.String(),
   seq: Type.Integer(),
@@ -72,20 +75,20 @@ const DeliveryOut = Type.Object({
   table: Type.String(),
   status: Type.Union([Type.Literal('queued'), Type.Literal('sent'), Type.Literal('failed')]),
   attempts: Type.Integer(),
-  response_status: Type.Union([Type.Integer(), Type.Null()]),
-  response: Type.Union([Type.String(), Type.Null()]),
-  duration_ms: Type.Union([Type.Integer(), Type.Null()]),
+  response_status: Nullable(Type.Integer()),
+  response: Nullable(Type.String()),
+  duration_ms: Nullable(Type.Integer()),
   truncated: Type.Boolean(),
-  redelivery_of: Type.Union([Type.String(), Type.Null()]),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-  sent_at: Type.Union([Type.String(), Type.Null()]),
-  next_attempt_at: Type.Union([Type.String(), Type.Null()]),
-});
-const DeliveryDetailOut = Type.Composite([
-  DeliveryOut,
-  Type.Object({ body: Type.String({ description: 'The JSON body each attempt POSTs.' }) }),
-]);
+  redelivery_of: Nullable(Type.String()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  sent_at: Nullable(Timestamp),
+  next_attempt_at: Nullable(Timestamp),
+};
+const DeliveryOut = wireSchema<WebhookDelivery>()(Type.Object(DeliveryFields));
+const DeliveryDetailOut = wireSchema<WebhookDeliveryDetail>()(
+  Type.Object({ ...DeliveryFields, body: Type.String({ description: 'The JSON body each attempt POSTs.' }) }),
+);
 const IdParams = Type.Object({ id: Type.String() });
 const DeliveryParams = Type.Object({ id: Type.String(), delivery_id: Type.String() });
 const DeliveryQuery = Type.Object({
@@ -96,7 +99,9 @@ const DeliveryQuery = Type.Object({
 const RotateBody = Type.Object({
   revoke: Type.Optional(Type.Boolean({ description: 'Stop the old secret at once (default: it also signs for 24 hours).' })),
 });
-const RotatedOut = Type.Object({ secret: Type.String(), previous_secret_expires_at: Type.Union([Type.String(), Type.Null()]) });
+const RotatedOut = wireSchema<WebhookSecretRotated>()(
+  Type.Object({ secret: Type.String(), previous_secret_expires_at: Nullable(Timestamp) }),
+);
 
 /** A body, params or query Fastify could not match to its schema: validate.ts decides, the rest are ours to refuse here. */
 const unchecked = { attachValidation: true } as const;

@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { WebhooksConfig } from '../config/index.js';
 import type { Db } from '../db/index.js';
-import type { Clock } from '../lib/index.js';
+import { type Clock, iso, isoSql } from '../lib/index.js';
 import type { Attempt, Poster } from './post.js';
 import { signatureHeader } from './signature.js';
 
@@ -86,14 +86,13 @@ export interface Sender {
   close(): Promise<void>;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const parseJson = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
 
 /**
  * Starts this instance's sender.
- * @example const sender = startSender({ db, clock, log, config: config.webhooks, poster, leaseMs: 120_000 });
+ * @example const sender = openSender({ db, clock, log, config: config.webhooks, poster, leaseMs: 120_000 });
  */
-export function startSender(o: SenderOptions): Sender {
+export function openSender(o: SenderOptions): Sender {
   const { db, clock, config } = o;
   let closed = false;
   let failing = false;
@@ -127,7 +126,7 @@ export function startSender(o: SenderOptions): Sender {
       for (;;) {
         const now = clock.now();
         const { rows } = await db.query<Queued>(
-          `select d.id::text as id, d.body, d.attempts, d.created_at::text as created_at, d.next_attempt_at <= $2::timestamptz as due
+          `select d.id::text as id, d.body, d.attempts, ${isoSql('d.created_at')} as created_at, d.next_attempt_at <= $2::timestamptz as due
            from plinth.webhook_deliveries d where d.webhook_id = $1 and d.status = 'queued' order by d.id limit $3`,
           [w.id, iso(now), RUN],
         );

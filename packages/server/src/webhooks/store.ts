@@ -6,9 +6,9 @@
  * longer captured (one releasing the capture the other's new webhook needs).
  */
 import { MASK, type Webhook, type WebhookCreated, type WebhookEvent } from '@plinth/shared';
-import type { Db, Queryable } from '../db/index.js';
+import { type Db, dbErrorKind, type Queryable } from '../db/index.js';
 import { ApiError } from '../http/index.js';
-import type { Clock } from '../lib/index.js';
+import { type Clock, iso, isoSql } from '../lib/index.js';
 import { newSecret } from './signature.js';
 import type { WebhookFields } from './validate.js';
 
@@ -17,12 +17,9 @@ export const PREVIOUS_SECRET_MS = 24 * 3600_000;
 const LOCK = 726_354_120;
 const CONSUMER = 'webhooks';
 
-export const ts = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const iso = (ms: number) => new Date(ms).toISOString();
-
 const COLUMNS = `w.id::text as id, w.name, w.table_name, w.events, w.url, w.filter, w.headers, w.enabled,
-  ${ts('w.created_at')} as created_at, ${ts('w.updated_at')} as updated_at,
-  case when w.previous_secret is not null and w.previous_secret_until > $1::timestamptz then ${ts('w.previous_secret_until')} end as previous_until,
+  ${isoSql('w.created_at')} as created_at, ${isoSql('w.updated_at')} as updated_at,
+  case when w.previous_secret is not null and w.previous_secret_until > $1::timestamptz then ${isoSql('w.previous_secret_until')} end as previous_until,
   (select count(*) from plinth.webhook_deliveries d where d.webhook_id = w.id and d.status = 'queued')::int as queued`;
 
 interface Row {
@@ -85,9 +82,10 @@ const notFound = (id: string) => new ApiError('webhook_not_found', `There is no 
 
 /** capture_for's refusals (no such table, a view, no primary key) as a field problem. */
 function captureError(err: unknown): never {
-  const e = err as { sqlstate?: string; message?: string };
-  if (e.sqlstate === '42P01' || e.sqlstate === '42809' || e.sqlstate === '55000') {
-    throw new ApiError('invalid_webhook', `The webhook is invalid: table ${e.message}`, [{ field: 'table', message: String(e.message) }]);
+  const kind = dbErrorKind(err);
+  if (kind === 'undefined_table' || kind === 'wrong_object_type' || kind === 'not_in_prerequisite_state') {
+    const message = String((err as Error).message);
+    throw new ApiError('invalid_webhook', `The webhook is invalid: table ${message}`, [{ field: 'table', message }]);
   }
   throw err;
 }
@@ -102,7 +100,7 @@ async function releaseUnlessWatched(tx: Queryable, table: string, except: string
   const { rows } = await tx.query('select 1 from plinth.webhooks where table_name = $1 and enabled and id <> $2 limit 1', [table, except]);
   if (rows.length > 0) return;
   await tx.query('select realtime.release_for($1, $2)', [table, CONSUMER]).catch((err) => {
-    if ((err as { sqlstate?: string }).sqlstate !== '42P01') throw err;
+    if (dbErrorKind(err) !== 'undefined_table') throw err;
   });
 }
 
@@ -131,9 +129,9 @@ export interface WebhookStore {
 
 /**
  * The webhooks' rows and their tables' capture.
- * @example const store = webhookStore(db, clock); await store.create(fields);
+ * @example const store = createWebhookStore(db, clock); await store.create(fields);
  */
-export function webhookStore(db: Db, clock: Clock): WebhookStore {
+export function createWebhookStore(db: Db, clock: Clock): WebhookStore {
   const now = () => iso(clock.now());
   const one = async (q: Queryable, id: string): Promise<Row> => {
     if (!UUID.test(id)) throw notFound(id);
@@ -203,7 +201,7 @@ export function webhookStore(db: Db, clock: Clock): WebhookStore {
       const { rows } = await db.query<{ until: string | null }>(
         `update plinth.webhooks set previous_secret = case when $3 then null else secret end,
            previous_secret_until = $4::timestamptz, secret = $2, updated_at = $5::timestamptz
-         where id = $1 returning ${ts('previous_secret_until')} as until`,
+         where id = $1 returning ${isoSql('previous_secret_until')} as until`,
         [id, secret, revoke, until, now()],
       );
       if (!rows[0]) throw notFound(id);

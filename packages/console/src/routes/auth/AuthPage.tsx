@@ -7,12 +7,13 @@ import { AUTH_SECTIONS } from '../../lib/search';
 import { projectQuery } from '../../lib/queries';
 import { Delivery, Templates } from './Emails';
 import { Methods } from './Methods';
-import { type Draft, localProblems, type Problems } from './problems';
+import { OidcProviders } from './Oidc';
+import { type Draft, fieldLabel, localProblems, type Problems, problemsOf } from './problems';
 import { Providers } from './Providers';
 import { Urls } from './Urls';
 
 /**
- * `/console/auth`: every auth setting of API.md §3. One draft, saved with one PATCH; the
+ * `/console/auth`: every auth setting of docs/api.md §4. One draft, saved with one PATCH; the
  * server's `details[].field` messages appear at their fields and nothing is saved on refusal.
  * Secrets are write-only: the server sends a mask, and only a typed value replaces it.
  */
@@ -37,19 +38,20 @@ export function AuthPage() {
     },
     onError: (err) => {
       if (err instanceof ApiFailure && Array.isArray(err.details)) {
-        setProblems(Object.fromEntries((err.details as Array<{ field: string; message: string }>).map((p) => [p.field, p.message])));
+        setProblems(problemsOf(err.details as Array<{ field: string; message: string; code?: string }>));
       } else setProblems({});
     },
   });
 
   if (settings.isLoading) return <Loading label="Loading the auth settings" />;
   if (settings.error) return <ErrorNotice error={settings.error} retry={() => void settings.refetch()} />;
-  if (!draft) return null;
+  if (!draft || !settings.data) return null;
+  const saved = settings.data;
 
   const set = <K extends keyof Draft>(key: K, value: Draft[K]) => setDraft({ ...draft, [key]: value });
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    const local = localProblems(draft);
+    const local = localProblems(draft, saved);
     if (Object.keys(local).length) {
       save.reset();
       setProblems(local);
@@ -65,7 +67,7 @@ export function AuthPage() {
         <Button
           type="button"
           onClick={() => {
-            setDraft(structuredClone(settings.data as Draft));
+            setDraft(structuredClone(saved));
             setProblems({});
             save.reset();
           }}
@@ -82,7 +84,7 @@ export function AuthPage() {
           <ul className="list-disc pl-5">
             {Object.entries(problems).map(([f, m]) => (
               <li key={f}>
-                <code>{f}</code> {m}
+                {f.startsWith('oidc_providers') ? <span className="font-medium">{fieldLabel(f, draft)} —</span> : <code>{f}</code>} {m}
               </li>
             ))}
           </ul>
@@ -95,11 +97,28 @@ export function AuthPage() {
         onChange={(s) => void navigate({ search: { section: s }, replace: true })}
         tabs={AUTH_SECTIONS.map((s) => [
           s,
-          { methods: 'Methods', urls: 'URLs', providers: 'Social providers', templates: 'Email templates', delivery: 'Email delivery' }[s],
+          {
+            methods: 'Methods',
+            urls: 'URLs',
+            providers: 'Social providers',
+            oidc: 'OpenID Connect',
+            templates: 'Email templates',
+            delivery: 'Email delivery',
+          }[s],
           {
             methods: <Methods draft={draft} set={set} problems={problems} project={project.data} />,
             urls: <Urls draft={draft} set={set} problems={problems} publicUrl={project.data?.public_url ?? ''} />,
             providers: <Providers draft={draft} setDraft={setDraft} problems={problems} publicUrl={project.data?.public_url ?? ''} />,
+            oidc: (
+              <OidcProviders
+                draft={draft}
+                setDraft={setDraft}
+                saved={saved}
+                problems={problems}
+                setProblems={setProblems}
+                publicUrl={project.data?.public_url ?? ''}
+              />
+            ),
             templates: <Templates draft={draft} setDraft={setDraft} />,
             delivery: <Delivery project={project.data} />,
           }[s],

@@ -2,6 +2,7 @@ import { isUrlAllowed, redirectEntryProblem } from '@plinth/shared';
 import { useState } from 'react';
 import { SiteUrlNote } from '../../components/SiteUrl';
 import { Card, Field, TextArea } from '../../components/ui';
+import { useListText } from './fields';
 import { type Draft, FLOW_URLS, lines, listErrors, type Problems } from './problems';
 
 /** The redirect allow-list (with a tester), the CORS origins and the email link pages. */
@@ -26,17 +27,17 @@ export function Urls({
       </Card>
       <Card title="Redirect URLs and origins">
         <div className="grid gap-4 lg:grid-cols-2">
-          <TextArea
+          <LinesArea
             label="Allowed redirect URLs (one per line)"
-            value={draft.allowed_redirect_urls.join('\n')}
-            onChange={(e) => set('allowed_redirect_urls', lines(e.target.value))}
+            value={draft.allowed_redirect_urls}
+            onChange={(v) => set('allowed_redirect_urls', v)}
             errors={listErrors(problems, 'allowed_redirect_urls')}
             hint="Where email links and social sign-in may send users: same scheme, host and port, and the path or below it."
           />
-          <TextArea
+          <LinesArea
             label="CORS origins (one per line)"
-            value={draft.cors_origins.join('\n')}
-            onChange={(e) => set('cors_origins', lines(e.target.value))}
+            value={draft.cors_origins}
+            onChange={(v) => set('cors_origins', v)}
             errors={listErrors(problems, 'cors_origins')}
             hint="scheme://host[:port]; * as port only on localhost, 127.0.0.1 and [::1]."
           />
@@ -60,6 +61,12 @@ export function Urls({
       </Card>
     </div>
   );
+}
+
+/** A list of one entry a line, typed as text (Enter at the end starts the next line). */
+function LinesArea(props: { label: string; value: string[]; onChange: (v: string[]) => void; errors: string[]; hint: string }) {
+  const [text, setText] = useListText(props.value, lines, '\n', props.onChange);
+  return <TextArea label={props.label} value={text} onChange={(e) => setText(e.target.value)} errors={props.errors} hint={props.hint} />;
 }
 
 /** "Does this URL pass?": the server's own matcher (packages/shared) against the list being edited. */

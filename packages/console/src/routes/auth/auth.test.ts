@@ -52,7 +52,12 @@ describe('auth settings', () => {
     await shot(page, 'auth-refused');
     expect(s.t.settings.auth().cors_origins).toEqual([]);
 
-    await cors.fill('http://localhost:*\nhttps://app.example.com');
+    // Typed as a person types: Enter at the end of a line starts the next one.
+    await cors.fill('http://localhost:*');
+    await cors.press('End');
+    await cors.press('Enter');
+    await cors.pressSequentially('https://app.example.com');
+    expect(await cors.inputValue()).toBe('http://localhost:*\nhttps://app.example.com');
     await section('Methods');
     await page.getByLabel('Minimum password length').fill('12');
     await page.getByRole('switch', { name: 'Magic links' }).click();

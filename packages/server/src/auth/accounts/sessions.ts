@@ -1,9 +1,8 @@
 import type { Queryable } from '../../db/index.js';
 import { ApiError } from '../../http/index.js';
-import { randomToken, sha256 } from '../../lib/index.js';
+import { iso, randomToken, sha256 } from '../../lib/index.js';
 import type { ClientInfo } from '../deps.js';
 import { SESSIONS_CHANNEL, type SessionGate } from '../sessions/gate.js';
-import { iso } from '../validate.js';
 
 /** A session just opened: its id and first refresh token (the tokens are signed after commit). */
 export interface Started {
@@ -26,7 +25,7 @@ export function banned(): ApiError {
  * session here (so a ban is checked once for all of them), and every revocation ends here
  * (so the REST API's session gate hears of it at once).
  */
-export function sessionWrites(gate: SessionGate) {
+export function createSessionWrites(gate: SessionGate) {
   /** The user's sessions changed: this gate forgets them now, every instance's at commit. */
   async function notifyChanged(tx: Queryable, userId: string): Promise<void> {
     await tx.query('select pg_notify($1, $2)', [SESSIONS_CHANNEL, userId]);

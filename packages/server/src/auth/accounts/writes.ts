@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/index.js';
-import { iso } from '../validate.js';
-import type { sessionWrites } from './sessions.js';
+import { iso } from '../../lib/index.js';
+import type { createSessionWrites } from './sessions.js';
 
 /** What a new user starts with; everything is optional but at least an email or a phone. */
 export interface NewUser {
@@ -36,14 +36,14 @@ export interface ProofKeeps {
  */
 export type ProofOutcome = 'first' | 'already' | 'moved';
 
-type Sessions = ReturnType<typeof sessionWrites>;
+type Sessions = ReturnType<typeof createSessionWrites>;
 
 /**
  * Every write to users, passwords and identities, and the rule of docs/security.md
  * ("a credential attached while the address was unproven never survives the first proof
  * of the address"), in one place.
  */
-export function accountWrites(sessions: Sessions) {
+export function createAccountWrites(sessions: Sessions) {
   /** Drops what a proof does not keep: passwords, provider identities, sessions, pending links and codes. */
   async function dropUnproven(tx: Queryable, userId: string, email: string, keep: ProofKeeps, now: number) {
     await tx.query('delete from auth.passwords where user_id = $1', [userId]);
@@ -272,4 +272,4 @@ async function linkEmail(tx: Queryable, userId: string, email: string, now: numb
   );
 }
 
-export type AccountWrites = ReturnType<typeof accountWrites>;
+export type AccountWrites = ReturnType<typeof createAccountWrites>;

@@ -14,7 +14,7 @@
  * - config: OAUTH_<PROVIDER>_URL, OAUTH_GITHUB_API_URL (config.oauth: local servers in tests).
  */
 export { PROVIDER_IDS, type ProviderId } from './provider.js';
-export { acceptForms, oauthHandlers, StartQuery } from './routes.js';
-export { oauthService, type OAuthService } from './service.js';
+export { acceptForms, createOAuthHandlers, StartQuery } from './routes.js';
+export { createOAuthService, type OAuthService } from './service.js';
 export { oidcDiscovery, type OidcDiscovery } from './oidc/discovery.js';
 export { oidcSettingsCheck } from './oidc/check.js';

@@ -29,7 +29,7 @@ export interface ProviderContext {
 }
 
 /**
- * One social provider (ENGINEERING.md convention 7): its endpoints as constants in its file,
+ * One social provider (CONTRIBUTING.md convention 7): its endpoints as constants in its file,
  * its quirks commented where they happen. `configure` gives an openid-client Configuration
  * (discovered for OpenID Connect providers, static for GitHub); `profile` reads the user from
  * the token response.
@@ -82,9 +82,9 @@ export const secretClientKey = (s: OAuthProviderSettings) => `${s.client_id}:${s
 /**
  * `clientKey` and `configure` of an OpenID Connect provider with a client id and secret (sent
  * in the form body), found by discovery at `issuer`: Google, Microsoft, LinkedIn.
- * @example export const google = { id: 'google', ...discoveredClient('https://accounts.google.com'), … };
+ * @example export const google = { id: 'google', ...createDiscoveredClient('https://accounts.google.com'), … };
  */
-export function discoveredClient(issuer: string): Pick<OAuthProvider, 'clientKey' | 'configure'> {
+export function createDiscoveredClient(issuer: string): Pick<OAuthProvider, 'clientKey' | 'configure'> {
   return {
     clientKey: secretClientKey,
     configure: (s, ctx) => discover(issuer, s.client_id ?? '', oidc.ClientSecretPost(s.client_secret ?? ''), ctx.baseUrl),

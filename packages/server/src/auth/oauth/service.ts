@@ -2,11 +2,11 @@ import { isOAuthProvider, type OidcProviderSettings, type OidcTestResult } from 
 import * as oidc from 'openid-client';
 import type { OAuthEndpoints } from '../../config/index.js';
 import { ApiError } from '../../http/index.js';
-import { randomToken, sha256 } from '../../lib/index.js';
+import { iso, randomToken, sha256 } from '../../lib/index.js';
 import type { AuthSettings } from '../../settings/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import type { SessionService } from '../sessions/service.js';
-import { allowedRedirect, iso } from '../validate.js';
+import { allowedRedirect } from '../validate.js';
 import { userFor } from './link.js';
 import { allowedAlgs, type OidcDiscovery, OidcProblem } from './oidc/discovery.js';
 import { IdTokenProblem, verifyIdToken } from './oidc/id-token.js';
@@ -73,9 +73,9 @@ const badState = (why: string) => new ApiError('invalid_state', `The sign-in sta
  * a session and sends the browser back to the app with the tokens in the fragment. The same
  * path serves the built-in providers and those of `oidc_providers`, and the admins' test
  * sign-ins of the latter (`startTest`, `testResult`), which sign nobody in.
- * @example const oauth = oauthService(deps, sessions, endpoints, discovery); const r = await oauth.start('github', url, cookie);
+ * @example const oauth = createOAuthService(deps, sessions, endpoints, discovery); const r = await oauth.start('github', url, cookie);
  */
-export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints: OAuthEndpoints, discovery: OidcDiscovery) {
+export function createOAuthService(deps: AuthDeps, sessions: SessionService, endpoints: OAuthEndpoints, discovery: OidcDiscovery) {
   const { db, clock, settings, tokens, log, accounts } = deps;
   const clients = new Map<string, { key: string; config: Promise<oidc.Configuration>; at: number }>();
   const tests = testSignins(db);
@@ -385,4 +385,4 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
   };
 }
 
-export type OAuthService = ReturnType<typeof oauthService>;
+export type OAuthService = ReturnType<typeof createOAuthService>;

@@ -1,7 +1,6 @@
 import type { OidcTestClaim, OidcTestResult } from '@plinth/shared';
 import type { Db } from '../../db/index.js';
-import { randomToken } from '../../lib/index.js';
-import { iso } from '../validate.js';
+import { iso, randomToken } from '../../lib/index.js';
 import { profileOf, type ReceivedClaims } from './providers/oidc.js';
 
 /** A test's result is kept this long: long enough to read, short for claims about a real person. */

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/index.js';
 import type { Clock } from '../../lib/index.js';
-import { iso } from '../validate.js';
+import { iso } from '../../lib/index.js';
 
 /** NOTIFY channel on which a revocation (or a ban) names the user whose sessions changed. */
 export const SESSIONS_CHANNEL = 'plinth_sessions';

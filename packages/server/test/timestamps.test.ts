@@ -191,8 +191,18 @@ describe('every timestamp leaving the server is RFC 3339 UTC with milliseconds',
       email: 'second@example.com',
       password: 'a third long passphrase',
     });
-    await as('POST /api/v1/backups', '/api/v1/backups', sk);
-    await as('GET /api/v1/backups', '/api/v1/backups', sk);
+    if (t.config.databaseUrl) {
+      // On PostgreSQL every backups route answers 409 backups_unavailable (pg_dump is the way:
+      // admin/backups.ts): an error, which holds no timestamp.
+      for (const route of ['POST /api/v1/backups', 'GET /api/v1/backups']) {
+        const res = await t.app.inject({ method: route.split(' ')[0] as 'GET' | 'POST', url: '/api/v1/backups', headers: sk });
+        expect(res.json().code, route).toBe('backups_unavailable');
+        walked.set(route, 0);
+      }
+    } else {
+      await as('POST /api/v1/backups', '/api/v1/backups', sk);
+      await as('GET /api/v1/backups', '/api/v1/backups', sk);
+    }
     await as('POST /api/v1/admin/logout', '/api/v1/admin/logout', admin());
     for (const route of [
       'GET /api/v1/users/:id',
@@ -200,8 +210,7 @@ describe('every timestamp leaving the server is RFC 3339 UTC with milliseconds',
       'GET /api/v1/dev/inbox',
       'POST /api/v1/admin/login',
       'GET /api/v1/sql/saved',
-      'POST /api/v1/backups',
-      'GET /api/v1/backups',
+      ...(t.config.databaseUrl ? [] : ['POST /api/v1/backups', 'GET /api/v1/backups']),
     ]) {
       expect(walked.get(route), route).toBeGreaterThan(0);
     }

@@ -14,39 +14,17 @@
 // On PostgreSQL, and (a) on the embedded database too. Every figure is a ratio or a count of this
 // run; nothing is compared with a constant here (the goals are printed beside them).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import { backendsCpu, treeCpuMs } from './cpu.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CHANGES = 1000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** CPU ms a process has used (user + system; Linux /proc, 10 ms ticks). */
-function cpuMs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10;
-}
-
-/** CPU ms of the PostgreSQL backends serving database `db` (their command line names it), by pid. */
-function pgCpu(db) {
-  const out = new Map();
-  if (!db) return out;
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      if (readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(db)) out.set(p, cpuMs(Number(p)));
-    } catch {}
-  }
-  return out;
-}
-
-/** CPU ms the backends used between two `pgCpu` readings (a backend started meanwhile counts from 0). */
-const pgCpuSince = (before, after) => [...after].reduce((n, [pid, ms]) => n + ms - (before.get(pid) ?? 0), 0);
 
 async function json(res, what) {
   const text = await res.text();
@@ -150,6 +128,7 @@ async function startPlinth(root, databaseUrl) {
     proc,
     /** The database's name (its backends' command lines carry it), or null for the embedded one. */
     db: databaseUrl ? new URL(databaseUrl).pathname.slice(1) : null,
+    databaseUrl,
     call,
     sql: (query) => call('POST', '/api/v1/sql', { query }),
     async stop() {
@@ -177,13 +156,13 @@ async function deliveryRate(p, log, label) {
     // A warm-up change: connections open, statements planned.
     await p.sql(`insert into hooked values (0, 'warm-up')`);
     while ((await r.count()) < 1) await sleep(20);
-    const cpu0 = cpuMs(p.proc.pid);
+    const cpu0 = treeCpuMs(p.proc.pid);
     const t0 = epochMs();
     await p.sql(`insert into hooked select g, 'change ' || g from generate_series(1, ${CHANGES}) g`);
     const committed = epochMs();
     const end = Date.now() + 120_000;
     while ((await r.count()) < CHANGES + 1 && Date.now() < end) await sleep(10);
-    const cpu = cpuMs(p.proc.pid) - cpu0;
+    const cpu = treeCpuMs(p.proc.pid) - cpu0;
     const got = (await r.got()).slice(1);
     const seqs = got.map((x) => x.seq);
     const inOrder = seqs.every((s, i) => i === 0 || s === seqs[i - 1] + 1);
@@ -217,6 +196,7 @@ async function deliveryRate(p, log, label) {
  */
 async function writeRatio(p, log) {
   const r = await receiver();
+  const pgProbe = p.db ? backendsCpu(p.databaseUrl, p.db) : null;
   try {
     await p.sql(`create table with_hook (id bigserial primary key, title text not null);
                  create table down_hook (id bigserial primary key, title text not null);
@@ -227,8 +207,9 @@ async function writeRatio(p, log) {
     // Nothing listens on port 9 of the loopback: every attempt is refused, then waits its backoff.
     await p.call('POST', '/api/v1/webhooks', { name: 'down', table: 'down_hook', url: 'http://127.0.0.1:9/in', events: ['insert'] });
     const run = async (table, seconds) => {
-      const cpu0 = cpuMs(p.proc.pid);
-      const pg0 = pgCpu(p.db);
+      const cpu0 = treeCpuMs(p.proc.pid);
+      // PostgreSQL's share: the bench database's backends but the probe's own (bench/cpu.mjs).
+      const pgStop = pgProbe ? await pgProbe.start((app) => app !== 'bench-probe') : null;
       const res = await autocannon({
         url: `${p.base}/api/v1/db/${table}`,
         method: 'POST',
@@ -244,8 +225,8 @@ async function writeRatio(p, log) {
       return {
         requests: res.requests.total,
         seconds: res.duration,
-        cpu: cpuMs(p.proc.pid) - cpu0,
-        pg: pgCpuSince(pg0, pgCpu(p.db)),
+        cpu: treeCpuMs(p.proc.pid) - cpu0,
+        pg: pgStop ? await pgStop() : 0,
         errors: res.non2xx + res.errors + res.timeouts,
       };
     };
@@ -307,6 +288,7 @@ async function writeRatio(p, log) {
     );
     return out;
   } finally {
+    await pgProbe?.end();
     await r.close();
   }
 }

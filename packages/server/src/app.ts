@@ -244,7 +244,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       metrics,
     });
 
-    // Database webhooks (API.md §12): changes of the change log POSTed, signed, to the project's
+    // Database webhooks (docs/webhooks.md): changes of the change log POSTed, signed, to the project's
     // endpoints. Management as the other management routes (admin's guard; docs/webhooks.md says
     // which admin roles may change them).
     webhooks = await registerWebhooks(app, {

@@ -4,7 +4,7 @@ import { cleanup, startInstance, until } from './cluster.js';
 import { freshDbTarget } from './db.js';
 import { type Receiver, startReceiver } from './receiver.js';
 
-// Database webhooks across real processes on one PostgreSQL (API.md §12, docs/webhooks.md): an
+// Database webhooks across real processes on one PostgreSQL (docs/webhooks.md): an
 // instance killed with SIGKILL in the middle of a stream loses nothing (the change log's cursor,
 // the deliveries and the queue's lease are in the database), and two instances send each
 // delivery once, in order per webhook. Rows are written straight into the database (not through

@@ -1,5 +1,5 @@
 /**
- * Database webhooks (API.md §12, docs/webhooks.md). What this area adds:
+ * Database webhooks (docs/webhooks.md). What this area adds:
  * - endpoints (route table: routes.ts): `POST|GET /api/v1/webhooks`, `GET|PATCH|DELETE
  *   /api/v1/webhooks/{id}`, `POST …/{id}/secret/rotate`, `GET …/{id}/deliveries[/{delivery_id}]`,
  *   `POST …/{id}/deliveries/{delivery_id}/redeliver` (secret key or console admin);

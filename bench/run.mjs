@@ -746,9 +746,11 @@ for (const kind of DBS) results.push(await benchDb(kind));
 console.log(table(results));
 // Realtime (issue 23): a Plinth and a database of its own, PostgreSQL only (bench/realtime.mjs).
 const realtime = DBS.includes('postgres') ? await (await import('./realtime.mjs')).benchRealtime({ root }) : null;
+// Database webhooks (issue 24): bench/webhooks.mjs, PostgreSQL (and its delivery rate on PGlite).
+const webhooks = DBS.includes('postgres') ? await (await import('./webhooks.mjs')).benchWebhooks({ root }) : null;
 mkdirSync(OUT, { recursive: true });
 const report = JSON.stringify(
-  { at, seconds: SECONDS, warmup: WARMUP, connections: CONNECTIONS, valid: problems.length === 0, problems, results, realtime },
+  { at, seconds: SECONDS, warmup: WARMUP, connections: CONNECTIONS, valid: problems.length === 0, problems, results, realtime, webhooks },
   null,
   2,
 );

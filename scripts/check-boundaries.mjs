@@ -1,6 +1,6 @@
 // Import-boundary lint (docs/architecture.md, dependency direction). Exits 1 and lists each violation.
 //   console → sdk → shared; server → shared; in the console only main.tsx imports router.tsx.
-//   inside the server: lib ← config ← {http, db, messaging} ← settings ← {rest, auth, storage} ← admin ← app.ts ← {cli, main.ts}
+//   inside the server: lib ← config ← {http, db, messaging} ← settings ← {rest, auth, storage} ← {admin, realtime, webhooks} ← app.ts ← {cli, main.ts}
 //   (value imports; a type-only import may point anywhere as long as it closes no cycle);
 //   rest never imports auth;
 //   an area is imported only through its index.ts (type imports too): no deep imports;
@@ -22,6 +22,9 @@ const LAYER = {
   admin: 5,
   // Beside rest (it reads the schema cache), depending on db and http, never on auth or admin.
   realtime: 5,
+  // Database webhooks: a consumer of the change log beside realtime, through the outbox's rules;
+  // depends on db, http, messaging, settings and rest (the schema cache, the filter grammar).
+  webhooks: 5,
   'app.ts': 6,
   cli: 7,
   'main.ts': 8,

@@ -14,6 +14,7 @@ import {
   setupSearch,
   storageSearch,
   usersSearch,
+  webhooksSearch,
 } from './lib/search';
 import { LoginPage } from './routes/login/LoginPage';
 import { SetupPage } from './routes/setup/SetupPage';
@@ -82,6 +83,12 @@ const messages = createRoute({
   validateSearch: messagesSearch,
   component: lazyRouteComponent(() => import('./routes/messages/MessagesPage'), 'MessagesPage'),
 });
+const webhooks = createRoute({
+  getParentRoute: () => app,
+  path: 'webhooks',
+  validateSearch: webhooksSearch,
+  component: lazyRouteComponent(() => import('./routes/webhooks/WebhooksPage'), 'WebhooksPage'),
+});
 
 const apiIndex = createRoute({
   getParentRoute: () => app,
@@ -122,7 +129,21 @@ const storageBucket = createRoute({
 const tree = root.addChildren([
   login,
   setup,
-  app.addChildren([overview, sql, auth, oidcTest, users, messages, apiIndex, apiTable, dataIndex, dataTable, storageIndex, storageBucket]),
+  app.addChildren([
+    overview,
+    sql,
+    auth,
+    oidcTest,
+    users,
+    messages,
+    webhooks,
+    apiIndex,
+    apiTable,
+    dataIndex,
+    dataTable,
+    storageIndex,
+    storageBucket,
+  ]),
 ]);
 
 export function createConsoleRouter(queryClient: QueryClient) {

@@ -74,4 +74,5 @@ export type {
   Session,
   SupportedStorage,
   User,
+  WebhookPayload,
 } from './types.js';

@@ -5,7 +5,7 @@
  */
 import type { ErrorCode, OAuthProviderId } from '@plinth/shared';
 
-export type { Identity, Session, User } from '@plinth/shared';
+export type { Identity, Session, User, WebhookPayload } from '@plinth/shared';
 
 /**
  * The codes of errors the SDK makes itself, with `status: 0` (or, for `single()`, the status

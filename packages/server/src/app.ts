@@ -30,6 +30,7 @@ import { type Realtime, registerRealtime } from './realtime/index.js';
 import { createSchemaCache, registerOpenApi, registerRestRoutes, type SchemaCache } from './rest/index.js';
 import { createSettingsStore, loadOrCreateKeys, type SettingsStore } from './settings/index.js';
 import { registerStorage, type Storage } from './storage/index.js';
+import { registerWebhooks, type Webhooks } from './webhooks/index.js';
 
 export interface AppOptions {
   config: Config;
@@ -56,6 +57,8 @@ export interface Plinth {
   storage: Storage;
   /** Realtime (docs/realtime.md): the change log this instance reads and its WebSocket connections. */
   realtime: Realtime;
+  /** Database webhooks (docs/webhooks.md): this instance's fan-out of the change log and its send queue. */
+  webhooks: Webhooks;
   /** Console admins; `admin.setupToken` is the one-time token of the setup link to print, or null. */
   admin: AdminArea;
   log: Logger;
@@ -107,6 +110,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
   let messaging: Messaging | undefined;
   let storage: Storage | undefined;
   let realtime: Realtime | undefined;
+  let webhooks: Webhooks | undefined;
   let gate: SessionGate | undefined;
   let ddl: DdlWatch | undefined;
   try {
@@ -240,6 +244,20 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       metrics,
     });
 
+    // Database webhooks (docs/webhooks.md): changes of the change log POSTed, signed, to the project's
+    // endpoints. Management as the other management routes (admin's guard; docs/webhooks.md says
+    // which admin roles may change them).
+    webhooks = await registerWebhooks(app, {
+      db,
+      schema,
+      config: config.webhooks,
+      leaseMs: config.outboxLeaseMs,
+      guards: { read: admin.guards.manage, write: admin.guards.manage },
+      clock,
+      log,
+      metrics,
+    });
+
     app.get('/sdk/plinth.js', async (_req, reply) => {
       if (!existsSync(SDK_BUNDLE)) {
         reply.code(404);
@@ -265,12 +283,14 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       schema,
       storage,
       realtime,
+      webhooks,
       admin,
       log,
       close() {
         closing ??= (async () => {
           // First: stop accepting (and let requests in flight finish; WebSockets get 1001).
           await app.close();
+          await webhooks?.close().catch(() => undefined);
           await realtime?.close().catch(() => undefined);
           await messaging?.close().catch(() => undefined);
           await storage?.close().catch(() => undefined);
@@ -285,6 +305,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       },
     };
   } catch (err) {
+    await webhooks?.close().catch(() => undefined);
     await realtime?.close().catch(() => undefined);
     await messaging?.close().catch(() => undefined);
     await storage?.close().catch(() => undefined);

@@ -116,6 +116,13 @@ export const ERROR_STATUS = {
   too_many_subscriptions: 429,
   /** A client IP may hold REALTIME_MAX_CONNECTIONS_PER_IP WebSockets. */
   too_many_connections: 429,
+  // database webhooks (docs/webhooks.md)
+  /** A webhook's body is wrong: `details` lists `[{field, message}]`, and nothing is saved. */
+  invalid_webhook: 400,
+  /** The URL resolves to a loopback, private, link-local or metadata address (allowed only with WEBHOOK_ALLOW_PRIVATE=true). */
+  webhook_url_refused: 400,
+  webhook_not_found: 404,
+  webhook_delivery_not_found: 404,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -14,6 +14,7 @@ const NAV = [
   ['/auth', 'Auth settings'],
   ['/users', 'Users'],
   ['/messages', 'Messages'],
+  ['/webhooks', 'Webhooks'],
 ] as const;
 
 /** The frame of every signed-in page: navigation, the admin, the origin banner. */
@@ -33,18 +34,18 @@ export function Layout() {
   return (
     <div className="min-h-screen">
       <header className="border-b border-line bg-surface">
-        <div className="mx-auto flex max-w-7xl flex-wrap items-center gap-4 px-4 py-2">
+        <div className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-3 gap-y-2 px-4 py-2">
           <Link to="/" className="flex items-center gap-2 font-semibold" aria-label="Plinth: overview">
             <LogoMark />
             <span>Plinth{project.data ? ` · ${project.data.name}` : ''}</span>
           </Link>
-          <nav aria-label="Console pages" className="flex flex-wrap gap-1">
+          <nav aria-label="Console pages" className="flex flex-wrap gap-0.5">
             {NAV.map(([to, label]) => (
               <Link
                 key={to}
                 to={to}
                 activeOptions={{ exact: to === '/', includeSearch: false }}
-                className="rounded-md px-2.5 py-1 text-sm text-fg-muted hover:bg-muted data-[status=active]:bg-muted data-[status=active]:text-fg"
+                className="rounded-md px-2 py-1 text-sm text-fg-muted hover:bg-muted data-[status=active]:bg-muted data-[status=active]:text-fg"
               >
                 {label}
               </Link>

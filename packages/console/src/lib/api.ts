@@ -92,7 +92,21 @@ export interface SqlResult {
   truncated: boolean;
 }
 
-import type { Admin, AuthSettings, DevMessage, EndUser, EndUserDetail, LogEntry, OidcTestResult, TemplateKind } from '@plinth/shared';
+import type {
+  Admin,
+  AuthSettings,
+  DevMessage,
+  EndUser,
+  EndUserDetail,
+  LogEntry,
+  OidcTestResult,
+  TemplateKind,
+  Webhook,
+  WebhookCreated,
+  WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookInput,
+} from '@plinth/shared';
 
 export type {
   AppleProviderSettings as AppleProvider,
@@ -106,6 +120,7 @@ export type {
 export { MASK } from '@plinth/shared';
 
 export type { Admin, DevMessage, EndUser, EndUserDetail, LogEntry } from '@plinth/shared';
+export type { Webhook, WebhookCreated, WebhookDelivery, WebhookDeliveryDetail, WebhookEvent, WebhookInput } from '@plinth/shared';
 
 /** A column as PostgreSQL has it: `type` is the short name the SQL runner shows (`int8`, `text[]`). */
 export interface PgColumn {
@@ -223,4 +238,31 @@ export const api = {
   messages: (f: { to?: string; status?: string; channel?: string }) =>
     call<LogEntry[]>({ path: '/api/v1/messages', query: q({ ...f, limit: 200 }) }),
   inbox: (f: { to?: string; channel?: string }) => call<DevMessage[]>({ path: '/api/v1/dev/inbox', query: q({ ...f, limit: 200 }) }),
+  /** Plain tables of `public` (what a webhook or realtime can watch). */
+  tables: () => call<Array<{ table: string; enabled: boolean }>>({ path: '/api/v1/realtime/tables' }),
+  webhooks: () => call<Webhook[]>({ path: '/api/v1/webhooks' }),
+  createWebhook: (body: WebhookInput) => call<WebhookCreated>({ method: 'POST', path: '/api/v1/webhooks', body }),
+  updateWebhook: (id: string, body: Partial<WebhookInput>) =>
+    call<Webhook>({ method: 'PATCH', path: `/api/v1/webhooks/${encodeURIComponent(id)}`, body }),
+  deleteWebhook: (id: string) => call<null>({ method: 'DELETE', path: `/api/v1/webhooks/${encodeURIComponent(id)}` }),
+  rotateWebhookSecret: (id: string, revoke: boolean) =>
+    call<{ secret: string; previous_secret_expires_at: string | null }>({
+      method: 'POST',
+      path: `/api/v1/webhooks/${encodeURIComponent(id)}/secret/rotate`,
+      body: { revoke },
+    }),
+  async webhookDeliveries(id: string, f: { status?: string; limit: number; offset: number }) {
+    const { data, headers } = await callWithHeaders<WebhookDelivery[]>({
+      path: `/api/v1/webhooks/${encodeURIComponent(id)}/deliveries`,
+      query: q(f),
+    });
+    return { deliveries: data, total: Number(headers.get('content-range')?.split('/')[1] ?? data.length) };
+  },
+  webhookDelivery: (id: string, delivery: string) =>
+    call<WebhookDeliveryDetail>({ path: `/api/v1/webhooks/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(delivery)}` }),
+  redeliver: (id: string, delivery: string) =>
+    call<WebhookDelivery>({
+      method: 'POST',
+      path: `/api/v1/webhooks/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(delivery)}/redeliver`,
+    }),
 };

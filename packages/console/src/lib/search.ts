@@ -60,6 +60,21 @@ export const messagesSearch = (raw: Raw): MessagesSearch => ({
   msg: str(raw.msg, 40),
 });
 
+export interface WebhooksSearch {
+  /** The webhook shown. */
+  hook?: string;
+  status?: 'queued' | 'sent' | 'failed';
+  page?: number;
+  /** The delivery whose body and answer are open. */
+  delivery?: string;
+}
+export const webhooksSearch = (raw: Raw): WebhooksSearch => ({
+  hook: str(raw.hook, 64),
+  status: oneOf(raw.status, ['queued', 'sent', 'failed'] as const),
+  page: int(raw.page, 1, 1_000_000),
+  delivery: str(raw.delivery, 24),
+});
+
 export const AUTH_SECTIONS = ['methods', 'urls', 'providers', 'oidc', 'templates', 'delivery'] as const;
 export interface AuthSearch {
   section?: (typeof AUTH_SECTIONS)[number];

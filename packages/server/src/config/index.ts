@@ -10,6 +10,7 @@ import type { Project } from './project.js';
 import { parseRealtime, type RealtimeConfig } from './realtime.js';
 import { parseSms, type SmsConfig } from './sms.js';
 import { parseStorageConfig, type StorageConfig } from './storage.js';
+import { parseWebhooks, type WebhooksConfig } from './webhooks.js';
 
 export type { S3Config, StorageConfig } from './storage.js';
 
@@ -28,6 +29,7 @@ export {
 } from './project.js';
 export { duration, parseRealtime, type RealtimeConfig } from './realtime.js';
 export { ELKS_SENDER, parseSms, SMS_PROVIDERS, type SmsConfig } from './sms.js';
+export { parseWebhooks, type WebhooksConfig } from './webhooks.js';
 
 /**
  * Typed configuration, parsed once: the only module that reads the environment. Each area gets
@@ -80,6 +82,8 @@ export interface Config {
   workers: number;
   /** Realtime: change retention and the WebSocket limits (`REALTIME_*`; config/realtime.ts). */
   realtime: RealtimeConfig;
+  /** Database webhooks: private addresses, retries, timeout (`WEBHOOK_*`; config/webhooks.ts). */
+  webhooks: WebhooksConfig;
   /** The project folder (plinth.json) this configuration was read for, or null. */
   project: Project | null;
   /** The variable DATABASE_URL was read from (a project's `database_url_env`), for messages. */
@@ -267,5 +271,6 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
     outboxLeaseMs: int(env, 'OUTBOX_LEASE_SECONDS', 120, { min: 1 }) * 1000,
     workers: overrides.workers !== undefined ? parseWorkers(overrides.workers, '--workers') : parseWorkers(env.WORKERS),
     realtime: parseRealtime(env),
+    webhooks: parseWebhooks(env),
   };
 }

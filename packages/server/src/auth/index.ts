@@ -8,8 +8,9 @@
  * - tables: auth.users, passwords, identities, sessions, refresh_tokens, one_time_tokens
  *   (migration 0003_auth.sql), phone_codes (0005), oauth_flows (0009), reauth_codes and
  *   users.banned_until (0010), and the SQL runner's role `plinth_sql`.
- * - accounts/: the one home of every credential write and of the proof rule; the session
- *   gate (sessions/gate.ts) through which the REST API refuses tokens of ended sessions.
+ * - accounts/: the one home of every credential write and of the proof rule; sessions/state.ts
+ *   the one home of session state (open, revoked, banned), which the gate (sessions/gate.ts)
+ *   caches for the REST API, storage and every area that resolves a token.
  * - rate limits: sign-in failures per email and per IP, emails per recipient (limits/),
  *   phone codes per number and per IP, requests per IP (@fastify/rate-limit); in memory,
  *   or Redis with REDIS_URL.
@@ -44,6 +45,7 @@ import { type AuthServices, registerAuthRoutes } from './routes.js';
 import type { TokenService } from './sessions/jwt.js';
 import type { SessionGate } from './sessions/gate.js';
 import { sessionService } from './sessions/service.js';
+import { sessionState } from './sessions/state.js';
 import { userService } from './users/service.js';
 import { verificationService } from './verification/service.js';
 import { magicLinkService } from './magic-link/service.js';
@@ -130,8 +132,9 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
   const settled = async () => {
     while (pending.size) await Promise.all([...pending]);
   };
-  const accounts = createAccounts(options.gate);
-  const deps: AuthDeps = { ...options, config, hasher, limits: authLimits(counter, config), accounts, later };
+  const state = sessionState(options.gate);
+  const accounts = createAccounts(state);
+  const deps: AuthDeps = { ...options, config, hasher, limits: authLimits(counter, config), accounts, sessionState: state, later };
   const sessions = sessionService(deps);
   const services: AuthServices = {
     sessions,
@@ -143,7 +146,7 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     oauth: oauthService(deps, sessions, options.oauth),
     public: publicHandlers(options.settings, options.tokens),
   };
-  const guards = authGuards(options.callers, sessions);
+  const guards = authGuards(options.callers, options.gate);
   await app.register(async (scope) => {
     await scope.register(rateLimit, {
       global: true,

@@ -81,7 +81,7 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
           }
           return { userId: id, session: null };
         }
-        return { userId: id, session: await accounts.startSession(tx, id, client, now) };
+        return { userId: id, session: await deps.sessionState.startSession(tx, id, client, now) };
       });
       if (queued) outbox.kick();
       if (!result.userId) return { user: decoyUser(email, iso(now)), session: null };

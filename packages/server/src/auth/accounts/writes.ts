@@ -23,10 +23,19 @@ export interface IdentityInput {
 /**
  * The one credential a proof of the address was issued for: it survives the proof, nothing
  * else attached before it does. A verification link carries the password of the sign-up that
- * asked for it; a reset link the new password; a provider its identity; a magic link nothing.
+ * asked for it (`signupPassword`); a reset link the new password (`passwordHash`); a provider
+ * its identity; a magic link nothing.
  */
 export interface ProofKeeps {
   passwordHash?: string | null;
+  /**
+   * The password of the sign-up whose link this is: kept only while no other pending sign-up
+   * of the address chose another one. Two sign-ups competing for one unproven address cannot
+   * be told apart by the link that proves it (both were mailed to the same mailbox, and the
+   * owner may click either), so then no password survives: the one who proved the address
+   * sets her own (reset) or signs in by link.
+   */
+  signupPassword?: string | null;
   identity?: { provider: string; providerUserId: string };
 }
 
@@ -134,7 +143,8 @@ export function accountWrites(sessions: SessionState) {
         userId,
         iso(now),
       ]);
-      await dropUnproven(tx, userId, email, keep, now);
+      const passwordHash = keep.signupPassword ? await uncontested(tx, userId, keep.signupPassword, now) : keep.passwordHash;
+      await dropUnproven(tx, userId, email, { ...keep, passwordHash }, now);
       return 'first';
     },
 
@@ -281,6 +291,19 @@ export function accountWrites(sessions: SessionState) {
     /** The user of API.md §4 (the sign-in methods and the session service read it through here). */
     findUser,
   };
+}
+
+/**
+ * The sign-up password `hash`, unless another live verification link of the user binds another
+ * password (or none: a resent link when sign-ups competed): then null.
+ */
+async function uncontested(tx: Queryable, userId: string, hash: string, now: number): Promise<string | null> {
+  const { rows } = await tx.query(
+    `select 1 from auth.one_time_tokens where user_id = $1 and kind = 'verification' and consumed_at is null
+     and expires_at > $2::timestamptz and (payload ->> 'password_hash') is distinct from $3 limit 1`,
+    [userId, iso(now), hash],
+  );
+  return rows.length ? null : hash;
 }
 
 /** The `email` identity (the address itself, for email-and-password and magic-link users), made once per user. */

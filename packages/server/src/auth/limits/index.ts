@@ -92,10 +92,13 @@ export function authLimits(
       });
       await Promise.all(rules.map(([k, r]) => counter.hit(k, r.windowSeconds)));
     },
-    /** Counts one email to `recipient`; false (instead of a 429) when over the limit. */
-    async tryEmail(recipient: string): Promise<boolean> {
+    /**
+     * Counts one email to `recipient`: 0 when it may go now, else how long (ms) until the
+     * limit's window ends (a sign-up's mail is then held back that long, never dropped).
+     */
+    async emailDelay(recipient: string): Promise<number> {
       const c = await counter.hit(key('email', mailboxKey(recipient)), config.emailsPerRecipient.windowSeconds);
-      return c.count <= config.emailsPerRecipient.max;
+      return c.count <= config.emailsPerRecipient.max ? 0 : Math.max(1, c.resetMs);
     },
   };
 }

@@ -29,7 +29,13 @@ export function verificationService(deps: AuthDeps) {
           const used = await consumeOneTimeToken(tx, input.token, ['verification', 'email_change'], now);
           if (!used?.userId || !used.email) return null;
           if (used.kind === 'verification') {
-            const proof = await accounts.proveEmail(tx, used.userId, used.email, { passwordHash: used.payload.password_hash ?? null }, now);
+            const proof = await accounts.proveEmail(
+              tx,
+              used.userId,
+              used.email,
+              { signupPassword: used.payload.password_hash ?? null },
+              now,
+            );
             return proof === 'moved' ? null : used.userId;
           }
           await accounts.changeEmail(tx, used.userId, used.payload.email, used.payload.session_id ?? null, now);

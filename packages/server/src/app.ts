@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pino, { type Logger } from 'pino';
-import { type AdminArea, registerAdmin, registerConsole } from './admin/index.js';
+import { type AdminArea, adminSessions, registerAdmin, registerConsole } from './admin/index.js';
 import {
   type Auth,
   createSessionGate,
@@ -116,7 +116,12 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       include: ['/v1/auth/', '/api/v1/'],
       exclude: ['/api/v1/db/', '/api/v1/openapi.json'],
     });
-    const callers = callerGuards(makePrincipalResolver(keys, gatedVerifier(tokens, gate)));
+    // The console's sessions are looked up by the one place that works out who is calling.
+    const consoleSessions = adminSessions({ db, clock });
+    const callers = callerGuards(makePrincipalResolver(keys, gatedVerifier(tokens, gate)), {
+      sessions: consoleSessions.resolve,
+      publicOrigin: new URL(config.publicUrl).origin,
+    });
 
     app.get('/health', async (_req, reply) => {
       try {
@@ -165,14 +170,20 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       settings,
       messaging,
       callers,
+      sessions: consoleSessions,
       hasher: auth.hasher,
-      hooks: { accounts: auth.accounts, resendVerification: (email) => auth.services.verification.resend({ email }) },
+      hooks: {
+        accounts: auth.accounts,
+        resendVerification: (email) => auth.services.verification.resend({ email }),
+        rotateSigningKey: (o) => auth.rotateSigningKey(o),
+      },
       publicUrl: config.publicUrl,
       statementTimeoutMs: config.statementTimeoutMs,
       onSchemaChange: () => schema.reload(),
-      signinRules: { perEmail: auth.config.signinFailuresPerEmail, perIp: auth.config.signinFailuresPerIp },
+      signinLimits: auth.adminSigninLimits,
       initialAdmin: config.admin.initial,
       metrics,
+      log,
     });
 
     // File storage (API.md §7): objects under the project's policies on storage.objects.
@@ -182,10 +193,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       dataDir: config.dataDir,
       publicUrl: config.publicUrl,
       urlTokens: { sign: tokens.signObjectUrl, verify: tokens.verifyObjectUrl },
-      // Objects: any key or token, or the console's admin cookie (as the secret key, under the
-      // admin area's cookie and CSRF rule): admin's resolver, since storage cannot import admin.
-      caller: admin.guards.caller,
-      manage: admin.guards.manage,
+      callers,
       clock,
       log,
     });
@@ -223,6 +231,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
           await storage?.close().catch(() => undefined);
           await auth.close().catch(() => undefined);
           await gate?.close().catch(() => undefined);
+          await tokens.close().catch(() => undefined);
           await schema.close().catch(() => undefined);
           await settings.close().catch(() => undefined);
           await ddl?.stop();

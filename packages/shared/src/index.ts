@@ -5,3 +5,4 @@ export * from './urls.js';
 export * from './providers.js';
 export * from './messages.js';
 export * from './management.js';
+export * from './admins.js';

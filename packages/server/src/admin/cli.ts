@@ -6,6 +6,7 @@ import { DataDirLockedError, migrateSystem, openDatabase } from '../db/index.js'
 import { ApiError } from '../http/index.js';
 import { systemClock } from '../lib/index.js';
 import { adminPassword, adminService } from './admins.js';
+import { adminSessions } from './sessions.js';
 
 const USAGE = 'usage: plinth admin create --email E [--password P] | plinth admin set-password --email E [--password P]';
 
@@ -77,7 +78,12 @@ export async function adminCommand(
   });
   try {
     await migrateSystem(db);
-    const admins = adminService({ db, clock: systemClock, hasher: argon2Hasher(config.auth.argon2) });
+    const admins = adminService({
+      db,
+      clock: systemClock,
+      hasher: argon2Hasher(config.auth.argon2),
+      sessions: adminSessions({ db, clock: systemClock }),
+    });
     if (action === 'create') {
       const { admin, created } = await admins.upsert(flags.email, password);
       return created ? `admin ${admin.email} created` : `admin ${admin.email} existed: its password is set`;

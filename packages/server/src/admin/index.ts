@@ -1,31 +1,39 @@
 /**
- * Management and the console's server side (API.md §3, §5, §6). What this area adds:
+ * Management and the console's server side (docs/api.md §4). What this area adds:
  * - endpoints: every management route, in one table (routes.ts): admin setup, login,
- *   logout, me, keys; SQL runner; auth settings and project; messages, dev inbox, test email
- *   and template preview; end-user administration (`/api/v1/users…`); `GET /metrics`
- *   (Prometheus text: requests, latency, rate-limit refusals, database pool, outbox queue); the console's pages
- *   at /console (console.ts).
+ *   logout, me, keys; the team (admins, their roles, invitations), the audit log, signing-key
+ *   rotation; SQL runner; auth settings and project; messages, dev inbox, test email and
+ *   template preview; end-user administration (`/api/v1/users…`); `GET /metrics`
+ *   (Prometheus text: requests, latency, rate-limit refusals, database pool, outbox queue);
+ *   the console's pages at /console (console.ts).
  * - tables: plinth.admins, plinth.admin_sessions, plinth.admin_setup_tokens and
- *   auth.users.banned_until (migration 0012_admins.sql).
- * - guards (guard.ts): the secret key or the `plinth_admin` cookie, with the CSRF rule for
- *   changes made with the cookie.
- * - rate limits: failed console sign-ins per email and per IP (AUTH_RATE_SIGNIN_*).
- * - error codes: csrf_rejected, setup_link_invalid, email_already_confirmed, flow_url_missing.
+ *   auth.users.banned_until (migration 0012_admins.sql); admins.role, plinth.admin_invites,
+ *   plinth.admin_audit (0040_admin_roles.sql).
+ * - guards (guard.ts): the secret key, or a console admin whose role allows the route (the
+ *   cookie and its CSRF rule are resolved by http/guards.ts); the audit hook (audit.ts).
+ * - rate limits: failed console sign-ins like end-user sign-in (AUTH_RATE_SIGNIN_*).
+ * - error codes: csrf_rejected, setup_link_invalid, email_already_confirmed, flow_url_missing,
+ *   admin_not_found, admin_exists, last_owner, invite_invalid.
  * - CLI: `plinth admin create|set-password` (cli.ts).
  */
+import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
 import type { App, CallerGuards, Metrics, ProjectKeys } from '../http/index.js';
 import type { Clock } from '../lib/index.js';
 import type { Messaging } from '../messaging/index.js';
 import type { SettingsStore } from '../settings/index.js';
 import { adminService, type Hasher } from './admins.js';
+import { auditLog, registerAudit } from './audit.js';
 import { makeGuards } from './guard.js';
 import { messageHandlers } from './messages.js';
 import { metricsHandler } from './metrics.js';
 import { registerAdminRoutes } from './routes.js';
-import { adminSessionHandlers, failureCounter, type Rule } from './session.js';
+import { adminSessionHandlers, type SigninLimits } from './session.js';
+import type { AdminSessions } from './sessions.js';
 import { settingsHandlers } from './settings.js';
+import { type RotationAnswer, signingKeyHandlers } from './signing-keys.js';
 import { sqlRunner } from './sql.js';
+import { teamHandlers, teamService } from './team.js';
 import { type AccountHooks, userAdmin } from './users.js';
 
 export { adminCommand, CliError } from './cli.js';
@@ -34,6 +42,7 @@ export { SQL_RUNNER_ROLE } from './sql.js';
 export type { Admin, AdminService, Hasher } from './admins.js';
 export type { AccountHooks } from './users.js';
 export type { Guards } from './guard.js';
+export { adminSessions, type AdminSessions } from './sessions.js';
 
 export interface AdminOptions {
   db: Db;
@@ -41,20 +50,26 @@ export interface AdminOptions {
   keys: ProjectKeys;
   settings: SettingsStore;
   messaging: Messaging;
-  /** Who is calling (http/guards.ts). */
+  /** Who is calling (http/guards.ts), the console cookie included. */
   callers: CallerGuards;
+  /** The console's sessions, built before the callers (which look cookies up in them). */
+  sessions: AdminSessions;
   /** The auth area's argon2id hasher (auth.hasher). */
   hasher: Hasher;
-  hooks: AccountHooks;
+  hooks: AccountHooks & {
+    /** The auth area's signing-key rotation. */
+    rotateSigningKey(options: { revoke: boolean }): Promise<RotationAnswer>;
+  };
   publicUrl: string;
   statementTimeoutMs: number;
   onSchemaChange: () => Promise<unknown>;
-  /** Failed console sign-ins allowed per email and per IP (the end-user sign-in rules). */
-  signinRules: { perEmail: Rule; perIp: Rule };
+  /** Failed console sign-ins, counted like the end-users' (the auth area's limits). */
+  signinLimits: SigninLimits;
   /** ADMIN_EMAIL / ADMIN_PASSWORD, both or neither. */
   initialAdmin: { email: string; password: string } | null;
   /** The request counters GET /metrics serves (http/metrics.ts). */
   metrics: Metrics;
+  log: Logger;
 }
 
 export interface AdminArea {
@@ -71,13 +86,18 @@ export interface AdminArea {
  * @example const admin = await registerAdmin(app, { db, clock, keys, settings, messaging, callers, hasher: auth.hasher, hooks, publicUrl, … });
  */
 export async function registerAdmin(app: App, o: AdminOptions): Promise<AdminArea> {
-  const admins = adminService({ db: o.db, clock: o.clock, hasher: o.hasher });
+  const admins = adminService({ db: o.db, clock: o.clock, hasher: o.hasher, sessions: o.sessions });
   const publicOrigin = new URL(o.publicUrl).origin;
   const secure = publicOrigin.startsWith('https:');
-  const guards = makeGuards(o.callers, { admins, publicOrigin });
-  app.decorateRequest('admin', null);
+  const guards = makeGuards(o.callers, { publicOrigin });
+  // Before any route it records: storage's are mounted after this, and inherit the hook.
+  registerAudit(app, { db: o.db, clock: o.clock, log: o.log });
+  const team = teamService({ db: o.db, clock: o.clock, hasher: o.hasher, sessions: o.sessions, publicUrl: o.publicUrl });
   registerAdminRoutes(app, guards, {
-    session: adminSessionHandlers({ admins, keys: o.keys, limits: failureCounter(o.clock, o.signinRules), secure }),
+    session: adminSessionHandlers({ admins, keys: o.keys, limits: o.signinLimits, secure }),
+    team: teamHandlers(team, secure),
+    audit: auditLog(o.db),
+    signingKeys: signingKeyHandlers(o.hooks.rotateSigningKey),
     sql: sqlRunner({ db: o.db, statementTimeoutMs: o.statementTimeoutMs, onSchemaChange: o.onSchemaChange }),
     settings: settingsHandlers(o.settings, {
       database: o.db.kind,

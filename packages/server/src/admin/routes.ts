@@ -1,14 +1,20 @@
 import type { App } from '../http/index.js';
+import { AuditParams, type auditLog } from './audit.js';
 import type { Guards } from './guard.js';
 import type { metricsHandler } from './metrics.js';
 import { MessageListParams, type messageHandlers, PreviewBody, TestEmailBody } from './messages.js';
 import { type adminSessionHandlers, LoginBody, SetupBody } from './session.js';
 import type { settingsHandlers } from './settings.js';
+import { RotateBody, type signingKeyHandlers } from './signing-keys.js';
 import { SqlBody, type sqlRunner } from './sql.js';
+import { AcceptBody, IdParams, InviteBody, RoleBody, type teamHandlers } from './team.js';
 import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type userAdmin } from './users.js';
 
 export interface AdminHandlers {
   session: ReturnType<typeof adminSessionHandlers>;
+  team: ReturnType<typeof teamHandlers>;
+  audit: ReturnType<typeof auditLog>;
+  signingKeys: ReturnType<typeof signingKeyHandlers>;
   sql: ReturnType<typeof sqlRunner>;
   settings: ReturnType<typeof settingsHandlers>;
   messages: ReturnType<typeof messageHandlers>;
@@ -16,45 +22,84 @@ export interface AdminHandlers {
   metrics: ReturnType<typeof metricsHandler>;
 }
 
+/** The audit log's name for what a route does: recorded once it has succeeded (audit.ts). */
+const audit = (action: string) => ({ config: { audit: action } });
+
 /**
- * THE route table of every management route (API.md §3, §6): one line per endpoint, the guard
- * on the line, run at `onRequest` so a refused request never has its body parsed.
- * - `manage`: the secret key, or the console's admin cookie (changes: the CSRF rule of §6);
+ * THE route table of every management route (docs/api.md §4): one line per endpoint, the guard
+ * on the line, run at `onRequest` so a refused request never has its body parsed, and the
+ * audit log's name of every change.
+ * - `manage`: the secret key, or a console admin (a `viewer` reads only);
+ * - `sql`: the secret key, or a console admin but a `viewer`;
+ * - `team`: the secret key, or an `owner` or `admin` (admins, invitations, audit, signing keys);
  * - `admin`: the admin cookie only; `origin`: no credential, but only from our own pages.
- * Storage buckets and metrics join this table with `manage`.
+ * Storage buckets and objects join this table's rules through http/guards.ts.
  */
 export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers): void {
-  const { manage, admin, origin } = guards;
-  const { session, sql, settings, messages, users, metrics } = h;
+  const { manage, sql: runner, team: teamOnly, admin, origin } = guards;
+  const { session, team, audit: auditEntries, signingKeys, sql, settings, messages, users, metrics } = h;
 
-  // Console admins (§6)
-  app.post('/api/v1/admin/setup', { onRequest: origin, schema: { body: SetupBody } }, session.setup);
-  app.post('/api/v1/admin/login', { onRequest: origin, schema: { body: LoginBody } }, session.login);
-  app.post('/api/v1/admin/logout', { onRequest: admin }, session.logout);
+  // Console admins and their team (§4.1)
+  app.post('/api/v1/admin/setup', { onRequest: origin, schema: { body: SetupBody }, ...audit('admin.setup') }, session.setup);
+  app.post('/api/v1/admin/login', { onRequest: origin, schema: { body: LoginBody }, ...audit('admin.login') }, session.login);
+  app.post('/api/v1/admin/logout', { onRequest: admin, ...audit('admin.logout') }, session.logout);
   app.get('/api/v1/admin/me', { onRequest: admin }, session.me);
   app.get('/api/v1/admin/keys', { onRequest: admin }, session.keys);
+  app.get('/api/v1/admin/admins', { onRequest: teamOnly }, team.list);
+  app.patch(
+    '/api/v1/admin/admins/:id',
+    { onRequest: teamOnly, schema: { params: IdParams, body: RoleBody }, ...audit('admin.role') },
+    team.setRole,
+  );
+  app.delete('/api/v1/admin/admins/:id', { onRequest: teamOnly, schema: { params: IdParams }, ...audit('admin.remove') }, team.remove);
+  app.get('/api/v1/admin/invites', { onRequest: teamOnly }, team.invites);
+  app.post('/api/v1/admin/invites', { onRequest: teamOnly, schema: { body: InviteBody }, ...audit('admin.invite') }, team.invite);
+  app.delete(
+    '/api/v1/admin/invites/:id',
+    { onRequest: teamOnly, schema: { params: IdParams }, ...audit('admin.invite.revoke') },
+    team.revokeInvite,
+  );
+  app.post(
+    '/api/v1/admin/invites/accept',
+    { onRequest: origin, schema: { body: AcceptBody }, ...audit('admin.invite.accept') },
+    team.accept,
+  );
+  app.get('/api/v1/admin/audit', { onRequest: teamOnly, schema: { querystring: AuditParams } }, auditEntries);
+  app.post(
+    '/api/v1/admin/signing-keys/rotate',
+    { onRequest: teamOnly, schema: { body: RotateBody }, ...audit('signing_keys.rotate') },
+    signingKeys.rotate,
+  );
 
   // SQL runner, settings, project (§3)
-  app.post('/api/v1/sql', { onRequest: manage, schema: { body: SqlBody } }, sql);
+  app.post('/api/v1/sql', { onRequest: runner, schema: { body: SqlBody }, ...audit('sql.run') }, sql);
   app.get('/api/v1/settings/auth', { onRequest: manage }, settings.auth);
-  app.patch('/api/v1/settings/auth', { onRequest: manage }, settings.updateAuth);
+  app.patch('/api/v1/settings/auth', { onRequest: manage, ...audit('settings.auth.update') }, settings.updateAuth);
   app.get('/api/v1/project', { onRequest: manage }, settings.project);
-  app.patch('/api/v1/project', { onRequest: manage }, settings.updateProject);
+  app.patch('/api/v1/project', { onRequest: manage, ...audit('project.update') }, settings.updateProject);
 
   // Messages (§3)
   app.get('/api/v1/messages', { onRequest: manage, schema: { querystring: MessageListParams } }, messages.log);
   app.get('/api/v1/dev/inbox', { onRequest: manage, schema: { querystring: MessageListParams } }, messages.devInbox);
-  app.post('/api/v1/email/test', { onRequest: manage, schema: { body: TestEmailBody } }, messages.testEmail);
+  app.post('/api/v1/email/test', { onRequest: manage, schema: { body: TestEmailBody }, ...audit('email.test') }, messages.testEmail);
   app.post('/api/v1/email/preview', { onRequest: manage, schema: { body: PreviewBody } }, messages.preview);
 
   // End-user administration (§6)
   app.get('/api/v1/users', { onRequest: manage, schema: { querystring: UserListParams } }, users.list);
-  app.post('/api/v1/users', { onRequest: manage, schema: { body: UserCreateBody } }, users.create);
+  app.post('/api/v1/users', { onRequest: manage, schema: { body: UserCreateBody }, ...audit('user.create') }, users.create);
   app.get('/api/v1/users/:id', { onRequest: manage, schema: { params: UserIdParams } }, users.get);
-  app.patch('/api/v1/users/:id', { onRequest: manage, schema: { params: UserIdParams, body: UserPatchBody } }, users.update);
-  app.delete('/api/v1/users/:id', { onRequest: manage, schema: { params: UserIdParams } }, users.remove);
-  app.post('/api/v1/users/:id/signout', { onRequest: manage, schema: { params: UserIdParams } }, users.signOut);
-  app.post('/api/v1/users/:id/resend-verification', { onRequest: manage, schema: { params: UserIdParams } }, users.resendVerification);
+  app.patch(
+    '/api/v1/users/:id',
+    { onRequest: manage, schema: { params: UserIdParams, body: UserPatchBody }, ...audit('user.update') },
+    users.update,
+  );
+  app.delete('/api/v1/users/:id', { onRequest: manage, schema: { params: UserIdParams }, ...audit('user.delete') }, users.remove);
+  app.post('/api/v1/users/:id/signout', { onRequest: manage, schema: { params: UserIdParams }, ...audit('user.signout') }, users.signOut);
+  app.post(
+    '/api/v1/users/:id/resend-verification',
+    { onRequest: manage, schema: { params: UserIdParams }, ...audit('user.resend_verification') },
+    users.resendVerification,
+  );
 
   // Operations (§8): Prometheus text
   app.get('/metrics', { onRequest: manage }, metrics);

@@ -21,6 +21,8 @@
  *   invalid_state, oauth_failed, user_banned, reauthentication_required.
  */
 import rateLimit from '@fastify/rate-limit';
+import type { Db } from '../db/index.js';
+import type { Clock } from '../lib/index.js';
 import { ApiError, type App, type TokenVerifier } from '../http/index.js';
 import { sha256 } from '../lib/index.js';
 import { type Accounts, createAccounts } from './accounts/index.js';
@@ -42,7 +44,7 @@ import {
 import { argon2Hasher, type PasswordHasher } from './password/hasher.js';
 import { passwordService } from './password/service.js';
 import { type AuthServices, registerAuthRoutes } from './routes.js';
-import type { TokenService } from './sessions/jwt.js';
+import { type Rotation, rotateSigningKey, type TokenService } from './sessions/jwt.js';
 import type { SessionGate } from './sessions/gate.js';
 import { sessionService } from './sessions/service.js';
 import { sessionState } from './sessions/state.js';
@@ -54,7 +56,7 @@ import { oauthService } from './oauth/index.js';
 import { publicHandlers } from './public.js';
 
 export { AUTH_DOCS, enabledProviders } from './responses.js';
-export { createTokenService, type TokenService } from './sessions/jwt.js';
+export { createTokenService, type Rotation, type TokenService } from './sessions/jwt.js';
 export { createSessionGate, type SessionGate } from './sessions/gate.js';
 export { decideRefresh } from './sessions/refresh.js';
 export type { AuthConfig } from '../config/index.js';
@@ -65,15 +67,41 @@ export type { Accounts } from './accounts/index.js';
 export { checkPassword, normalizeEmail } from './validate.js';
 export { normalizePhone } from './phone/service.js';
 
+/** Failed sign-ins counted and refused (429 `rate_limited`) like the end-users'. */
+export interface SigninLimits {
+  assert(email: string, ip: string): Promise<void>;
+  failed(email: string, ip: string): Promise<void>;
+}
+
 export interface Auth {
   services: AuthServices;
   config: AuthConfig;
   hasher: PasswordHasher;
   /** Every write to users, passwords, identities and sessions (the console's user administration uses it too). */
   accounts: Accounts;
+  /**
+   * The sign-in failure limits of end-users, for the console's admins (counts of their own):
+   * per (email, IP), per email from all IPs, per IP; in Redis when REDIS_URL is set.
+   */
+  adminSigninLimits: SigninLimits;
+  /**
+   * Rotates the project's signing key (docs/security.md, "Signing keys"); this instance signs
+   * with the new key at once, the others when they hear of it (NOTIFY).
+   * @example await auth.rotateSigningKey({ revoke: false }) // { kid, previous, retire_at, … }
+   */
+  rotateSigningKey(options: { revoke: boolean }): Promise<Rotation>;
   /** Resolves once the work done after answers (forgot-password, resend, magic links) is done. */
   settled(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * A signing-key rotation without a running server here (the CLI): the instances running on the
+ * same database hear of it and follow.
+ * @example await rotateSigningKeyOffline(db, { revoke: true });
+ */
+export function rotateSigningKeyOffline(db: Db, clock: Clock, options: { revoke: boolean }): Promise<Rotation> {
+  return rotateSigningKey(db, clock, options, sessionState({ evictUser: () => undefined }));
 }
 
 /** Where REDIS_URL points, for log lines: host and port, never the password. */
@@ -134,7 +162,8 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
   };
   const state = sessionState(options.gate);
   const accounts = createAccounts(state);
-  const deps: AuthDeps = { ...options, config, hasher, limits: authLimits(counter, config), accounts, sessionState: state, later };
+  const limits = authLimits(counter, config);
+  const deps: AuthDeps = { ...options, config, hasher, limits, accounts, sessionState: state, later };
   const sessions = sessionService(deps);
   const services: AuthServices = {
     sessions,
@@ -163,6 +192,15 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     config,
     hasher,
     accounts,
+    async rotateSigningKey(o) {
+      const rotation = await rotateSigningKey(options.db, options.clock, o, state);
+      await options.tokens.reloadKeys(o.revoke);
+      return rotation;
+    },
+    adminSigninLimits: {
+      assert: (email, ip) => limits.assertSignin(email, ip, 'admin:'),
+      failed: (email, ip) => limits.signinFailed(email, ip, 'admin:'),
+    },
     settled,
     async close() {
       await settled();

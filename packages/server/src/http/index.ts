@@ -5,7 +5,8 @@
  * request metrics of GET /metrics (metrics.ts).
  */
 export { ApiError } from './errors.js';
-export { type CallerGuards, callerGuards, readCookie } from './guards.js';
+export { type CallerGuards, type ConsoleOptions, callerGuards, readCookie, readOnly } from './guards.js';
+export { CONSOLE_COOKIE, type ConsoleSessionLookup, cookieProblem, fromOwnPage, isOwnOrigin } from './console.js';
 export { type Principal, type ProjectKeys, SERVICE, type TokenVerifier, type VerifiedToken, makePrincipalResolver } from './principal.js';
 export { type RouteDocs, SECURITY_SCHEMES, registerRouteDocs } from './route-docs.js';
 export { createMetrics, installPrimaryMetrics, type Metrics } from './metrics.js';

@@ -1,0 +1,114 @@
+import type { AuditEntry } from '@plinth/shared';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { Db } from '../db/index.js';
+import { ApiError, type App } from '../http/index.js';
+import type { Clock } from '../lib/index.js';
+import { iso, ts } from './sessions.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The audit log's name for what this route does (`sql.run`, `user.update`…): every answer
+     * below 400 is recorded with who made it (admin/audit.ts). Set on the route line.
+     */
+    audit?: string;
+    /** Record only when the console's cookie made the request (storage objects: apps use them too). */
+    auditConsoleOnly?: boolean;
+  }
+}
+
+export const AuditParams = Type.Object({
+  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
+  offset: Type.Optional(Type.String({ pattern: '^[0-9]{1,12}$' })),
+});
+
+/** Query text kept per SQL runner entry: enough to know what ran, not a copy of a dump. */
+const MAX_QUERY = 4000;
+
+type Body = Record<string, unknown> | null;
+
+/** What each action keeps besides who and when: field names, never secret values. */
+const DETAILS: Record<string, (req: FastifyRequest, body: Body, answer: Body) => Record<string, unknown>> = {
+  'sql.run': (_req, body) => ({ query: String(body?.query ?? '').slice(0, MAX_QUERY) }),
+  'settings.auth.update': (_req, body) => ({ fields: Object.keys(body ?? {}) }),
+  'project.update': (_req, body) => ({ fields: Object.keys(body ?? {}) }),
+  'user.create': (_req, body) => ({ fields: Object.keys(body ?? {}) }),
+  'user.update': (_req, body) => ({ fields: Object.keys(body ?? {}) }),
+  'admin.invite': (_req, _body, answer) => ({ email: answer?.email, role: answer?.role }),
+  'admin.role': (_req, body) => ({ role: body?.role }),
+  'email.test': (_req, body) => ({ to: body?.to }),
+  'signing_keys.rotate': (_req, _body, answer) => ({ kid: answer?.kid, revoke: answer?.revoked === true }),
+};
+
+/** The thing acted on: an id or name from the path, or the id of what was made. */
+function targetOf(req: FastifyRequest, answer: Body): string | null {
+  const p = (req.params ?? {}) as Record<string, string | undefined>;
+  if (p.bucket !== undefined) return p['*'] !== undefined ? `${p.bucket}/${p['*']}` : p.bucket;
+  return p.id ?? p.name ?? (typeof answer?.id === 'string' ? answer.id : null);
+}
+
+function parsed(payload: unknown): Body {
+  if (typeof payload !== 'string' || payload.length > 65_536 || !payload.startsWith('{')) return null;
+  try {
+    return JSON.parse(payload) as Body;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Records every admin action (docs/security.md, "The audit log"): a route whose line says
+ * `config: { audit: '<action>' }` is written to `plinth.admin_audit` once it has succeeded,
+ * before its answer leaves (an `onSend` hook), with the console admin who made it, or null
+ * for the secret key. Sign-in, setup and accepting an invitation name the admin they signed in.
+ * @example registerAudit(app, { db, clock, log }); app.post('/api/v1/sql', { onRequest: guards.sql, config: { audit: 'sql.run' } }, h)
+ */
+export function registerAudit(app: App, deps: { db: Db; clock: Clock; log: Logger }): void {
+  app.addHook('onSend', async (req, reply, payload) => {
+    const config = req.routeOptions.config;
+    const action = config?.audit;
+    if (!action || reply.statusCode >= 400) return payload;
+    if (config.auditConsoleOnly && !req.admin) return payload;
+    const answer = parsed(payload);
+    const signedIn = (answer?.admin ?? null) as { id?: string; email?: string } | null;
+    const who = req.admin ?? (signedIn?.id ? { id: signedIn.id, email: signedIn.email ?? null } : null);
+    const body = req.body && typeof req.body === 'object' ? (req.body as Body) : null;
+    const details = { ...(DETAILS[action]?.(req, body, answer) ?? {}), ip: req.ip, ...(who ? {} : { via: 'secret_key' }) };
+    try {
+      await deps.db.query(
+        `insert into plinth.admin_audit (at, admin_id, admin_email, action, target, details) values ($1::timestamptz, $2, $3, $4, $5, $6::jsonb)`,
+        [iso(deps.clock.now()), who?.id ?? null, who?.email ?? null, action, targetOf(req, answer), JSON.stringify(details)],
+      );
+    } catch (err) {
+      // The action is done; its answer still goes. A missing entry is an operator's problem to see.
+      deps.log.error({ err, action }, 'audit: the entry could not be written');
+    }
+    return payload;
+  });
+}
+
+/**
+ * `GET /api/v1/admin/audit?limit=&offset=`: newest first; `Content-Range` carries the total.
+ * @example app.get('/api/v1/admin/audit', { onRequest: guards.team }, auditLog(db))
+ */
+export function auditLog(db: Db) {
+  return async (req: FastifyRequest<{ Querystring: { limit?: string; offset?: string } }>, reply: FastifyReply) => {
+    const limit = Math.min(Number(req.query.limit ?? 50), 1000);
+    const offset = Number(req.query.offset ?? 0);
+    if (limit < 1) throw new ApiError('invalid_parameter', 'limit must be 1 to 1000.');
+    const [page, count] = await Promise.all([
+      db.query<AuditEntry>(
+        `select id::text as id, ${ts('at')} as at, admin_email, action, target, details from plinth.admin_audit
+         order by id desc limit $1 offset $2`,
+        [limit, offset],
+      ),
+      db.query<{ n: number }>('select count(*)::int as n from plinth.admin_audit'),
+    ]);
+    const total = Number(count.rows[0].n);
+    const rows = page.rows.map((r) => ({ ...r, details: typeof r.details === 'string' ? JSON.parse(r.details) : r.details }));
+    reply.header('content-range', rows.length ? `${offset}-${offset + rows.length - 1}/${total}` : `*/${total}`);
+    return rows;
+  };
+}

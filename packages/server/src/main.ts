@@ -3,10 +3,12 @@ import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { dirname, join, resolve } from 'node:path';
 import { adminCommand, CliError } from './admin/index.js';
 import { buildApp, createLogger, type Plinth } from './app.js';
+import { type Rotation, rotateSigningKeyOffline } from './auth/index.js';
 import { type Args, expectedFailure, flagValue, isWorker, parseArgs, runPrimary, tellPrimary, UsageError } from './cli/index.js';
 import { type Config, DEFAULT_STATEMENT_TIMEOUT_MS, loadConfig } from './config/index.js';
 import { type Db, DbError, migrateApp, migrateSystem, openDatabase } from './db/index.js';
 import { installPrimaryMetrics, type ProjectKeys } from './http/index.js';
+import { systemClock } from './lib/index.js';
 import { readDatabaseKeys, readKeysFile, withConfigured } from './settings/index.js';
 
 const USAGE = `Usage: plinth <command> [options]
@@ -17,6 +19,9 @@ Commands:
                                     --migrate applies ./migrations/*.sql (or dir) first;
                                     --workers runs N processes on the port (PostgreSQL only)
   keys [--data-dir D] [--json]      print the project's public and secret keys
+  keys rotate-signing [--revoke] [--data-dir D]
+                                    a new token-signing key signs from now on; --revoke drops the
+                                    old one at once (every session signs in again)
   sql "<query>" [--data-dir D]      run SQL (through the running server when there is one)
   migrate [dir] [--data-dir D]      apply ./migrations/*.sql once each, in order
   gen types [--out F] [--data-dir D] write TypeScript types of the tables (for createClient<Database>)
@@ -225,9 +230,48 @@ async function databaseKeys(config: Config): Promise<ProjectKeys | null> {
 }
 
 async function keysCommand(args: Args) {
+  if (args.positional[0] === 'rotate-signing') return rotateSigningCommand(args);
+  if (args.positional.length)
+    throw new UsageError(`plinth keys takes no "${args.positional[0]}"; did you mean plinth keys rotate-signing?`);
+  if (args.flags.revoke) throw new UsageError('--revoke goes with plinth keys rotate-signing');
   const keys = await projectKeys(configFrom(args));
   if (args.flags.json) process.stdout.write(`${JSON.stringify({ public_key: keys.publicKey, secret_key: keys.secretKey })}\n`);
   else process.stdout.write(`public key: ${keys.publicKey}\nsecret key: ${keys.secretKey}\n`);
+}
+
+/**
+ * `plinth keys rotate-signing [--revoke]`: through the running embedded server when there is one
+ * (it holds the database), else on the database directly; the instances running on it hear of
+ * the rotation and follow (docs/security.md, "Signing keys").
+ */
+async function rotateSigningCommand(args: Args) {
+  const revoke = args.flags.revoke === true;
+  const config = configFrom(args);
+  const server = config.databaseUrl ? null : runningServer(config.dataDir);
+  let rotation: Rotation;
+  if (server) {
+    const keys = await projectKeys(config);
+    const res = await fetch(`${server.url}/api/v1/admin/signing-keys/rotate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${keys.secretKey}` },
+      body: JSON.stringify({ revoke }),
+    }).catch(() => fail(`the server on ${config.dataDir} (${server.url}) does not answer; is it still starting, or stuck?`));
+    const body = (await res.json().catch(() => ({}))) as Rotation & { message?: string };
+    if (!res.ok) fail(body.message ?? `HTTP ${res.status}`);
+    rotation = body;
+  } else {
+    const db = await openDatabase(config);
+    rotation = await closingAfter(db, async () => {
+      await migrateSystem(db);
+      return rotateSigningKeyOffline(db, systemClock, { revoke });
+    });
+  }
+  const old = rotation.previous.length ? rotation.previous.join(', ') : 'none';
+  process.stdout.write(
+    rotation.revoked
+      ? `signing key ${rotation.kid} signs from now on; the old keys (${old}) are removed: ${rotation.sessions_ended} sessions ended, every user signs in again\n`
+      : `signing key ${rotation.kid} signs from now on; the old keys (${old}) stay in the JWKS until ${rotation.retire_at}\n`,
+  );
 }
 
 async function sqlCommand(args: Args) {

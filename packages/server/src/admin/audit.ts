@@ -42,11 +42,12 @@ const DETAILS: Record<string, (req: FastifyRequest, body: Body, answer: Body) =>
   'signing_keys.rotate': (_req, _body, answer) => ({ kid: answer?.kid, revoke: answer?.revoked === true }),
 };
 
-/** The thing acted on: an id or name from the path, or the id of what was made. */
+/** The thing acted on: an id or name from the path, or the id of what was made (or of the admin signed in). */
 function targetOf(req: FastifyRequest, answer: Body): string | null {
   const p = (req.params ?? {}) as Record<string, string | undefined>;
   if (p.bucket !== undefined) return p['*'] !== undefined ? `${p.bucket}/${p['*']}` : p.bucket;
-  return p.id ?? p.name ?? (typeof answer?.id === 'string' ? answer.id : null);
+  const made = answer?.id ?? (answer?.admin as { id?: unknown } | undefined)?.id;
+  return p.id ?? p.name ?? (typeof made === 'string' ? made : null);
 }
 
 function parsed(payload: unknown): Body {
@@ -100,8 +101,8 @@ export function auditLog(db: Db) {
     if (limit < 1) throw new ApiError('invalid_parameter', 'limit must be 1 to 1000.');
     const [page, count] = await Promise.all([
       db.query<AuditEntry>(
-        `select id::text as id, ${ts('at')} as at, admin_email, action, target, details from plinth.admin_audit
-         order by id desc limit $1 offset $2`,
+        `select l.id::text as id, ${ts('l.at')} as at, l.admin_email, l.action, l.target, l.details from plinth.admin_audit l
+         order by l.id desc limit $1 offset $2`,
         [limit, offset],
       ),
       db.query<{ n: number }>('select count(*)::int as n from plinth.admin_audit'),

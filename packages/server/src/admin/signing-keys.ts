@@ -1,10 +1,5 @@
-import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-
-export const RotateBody = Type.Object(
-  { revoke: Type.Optional(Type.Boolean({ description: 'Remove the old keys at once: every session signs in again' })) },
-  { additionalProperties: false },
-);
+import { ApiError } from '../http/index.js';
 
 /** What a rotation answers (the auth area's `rotateSigningKey`). */
 export interface RotationAnswer {
@@ -23,7 +18,16 @@ export interface RotationAnswer {
  */
 export function signingKeyHandlers(rotate: (options: { revoke: boolean }) => Promise<RotationAnswer>) {
   return {
-    // No body at all is a plain rotation.
-    rotate: (req: FastifyRequest<{ Body: { revoke?: boolean } | undefined }>) => rotate({ revoke: req.body?.revoke === true }),
+    // No body schema: no body at all (curl -X POST) is a plain rotation.
+    rotate: (req: FastifyRequest) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const extra = Object.keys(body).find((k) => k !== 'revoke');
+      if (typeof body !== 'object' || extra !== undefined || (body.revoke !== undefined && typeof body.revoke !== 'boolean')) {
+        throw new ApiError('invalid_request', 'The body is {"revoke": true|false}, or nothing.', [
+          { field: extra ? `body.${extra}` : 'body.revoke', message: extra ? 'is not allowed' : 'must be a boolean' },
+        ]);
+      }
+      return rotate({ revoke: body.revoke === true });
+    },
   };
 }

@@ -24,7 +24,7 @@ const DATA_DIR = { 'data-dir': 'value' } as const;
 
 export const COMMANDS: Record<string, CommandSpec> = {
   start: { flags: { port: 'value', migrate: 'optional', workers: 'value', ...DATA_DIR }, positional: 0 },
-  keys: { flags: { json: 'bool', ...DATA_DIR }, positional: 0 },
+  keys: { flags: { json: 'bool', revoke: 'bool', ...DATA_DIR }, positional: 1 },
   sql: { flags: { ...DATA_DIR }, positional: Number.POSITIVE_INFINITY },
   migrate: { flags: { ...DATA_DIR }, positional: 1 },
   gen: { flags: { out: 'value', ...DATA_DIR }, positional: 1 },

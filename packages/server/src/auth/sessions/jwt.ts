@@ -62,6 +62,8 @@ interface StoredKey {
   kid: string;
   private_jwk: JWK;
   public_jwk: JWK;
+  /** Epoch ms after which a rotated key leaves the JWKS; null for the key that signs. */
+  retire_at?: number | null;
 }
 
 /** A fresh ES256 key pair as stored: the private and public JWK under one random kid. */
@@ -84,8 +86,8 @@ async function loadKeys(db: Db, now: number): Promise<StoredKey[]> {
     await tx.query('select pg_advisory_xact_lock($1)', [KEY_LOCK]);
     const rows = (
       await tx.query<StoredKey>(
-        `select kid, private_jwk, public_jwk from auth.signing_keys where active and (retire_at is null or retire_at > $1::timestamptz)
-         order by (retire_at is null) desc, created_at desc`,
+        `select kid, private_jwk, public_jwk, (extract(epoch from retire_at) * 1000)::float8 as retire_at from auth.signing_keys
+         where active and (retire_at is null or retire_at > $1::timestamptz) order by (retire_at is null) desc, created_at desc`,
         [iso(now)],
       )
     ).rows;
@@ -155,6 +157,16 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
   let jwkSet = createLocalJWKSet({ keys: keys.map((k) => k.public_jwk) });
   let signingKey = await importJWK(keys[0].private_jwk, 'ES256');
   let signingKid = keys[0].kid;
+  const firstRetire = () => Math.min(...keys.map((k) => (k.retire_at == null ? Number.POSITIVE_INFINITY : Number(k.retire_at))));
+  let nextRetire = firstRetire();
+  /** A rotated key whose time is over leaves the JWKS and verifies nothing more, without a database read. */
+  const retire = () => {
+    const now = clock.now();
+    if (now < nextRetire) return;
+    keys = keys.filter((k) => k.retire_at == null || Number(k.retire_at) > now);
+    jwkSet = createLocalJWKSet({ keys: keys.map((k) => k.public_jwk) });
+    nextRetire = firstRetire();
+  };
   const cache = new Map<string, VerifiedToken & { expMs: number }>();
   let reloadedAt = Number.NEGATIVE_INFINITY;
   const stateAudience = `${issuer}/oauth/state`;
@@ -172,7 +184,8 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
       .sign(signingKey);
   }
 
-  async function verifyKind(typ: string, audience: string, token: string): Promise<Record<string, unknown> | null> {
+  async function verifyKind(typ: string, audience: string, token: string, retry = true): Promise<Record<string, unknown> | null> {
+    retire();
     try {
       const { payload } = await jwtVerify(token, jwkSet, {
         algorithms: ['ES256'],
@@ -182,7 +195,9 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
         currentDate: new Date(clock.now()),
       });
       return payload as Record<string, unknown>;
-    } catch {
+    } catch (err) {
+      // Signed by a key another instance has just made (its NOTIFY not heard yet).
+      if (err instanceof errors.JWKSNoMatchingKey && retry && (await reload())) return verifyKind(typ, audience, token, false);
       return null;
     }
   }
@@ -196,6 +211,7 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
     jwkSet = createLocalJWKSet({ keys: keys.map((k) => k.public_jwk) });
     signingKey = await importJWK(keys[0].private_jwk, 'ES256');
     signingKid = keys[0].kid;
+    nextRetire = firstRetire();
     return true;
   }
 
@@ -210,6 +226,7 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
   });
 
   async function verifyUncached(token: string, retry: boolean): Promise<VerifiedToken & { expMs: number }> {
+    retire();
     try {
       const { payload } = await jwtVerify(token, jwkSet, {
         algorithms: ['ES256'],
@@ -267,31 +284,12 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
       cache.set(token, v);
       return v;
     },
-    jwks: () => ({ keys: keys.map((k) => k.public_jwk) }),
-    async signState(payload, ttlSeconds) {
-      const now = Math.floor(clock.now() / 1000);
-      return new SignJWT(payload)
-        .setProtectedHeader({ alg: 'ES256', kid: signingKid, typ: STATE_TYP })
-        .setIssuer(issuer)
-        .setAudience(stateAudience)
-        .setIssuedAt(now)
-        .setExpirationTime(now + ttlSeconds)
-        .sign(signingKey);
+    jwks: () => {
+      retire();
+      return { keys: keys.map((k) => k.public_jwk) };
     },
-    async verifyState(state) {
-      try {
-        const { payload } = await jwtVerify(state, jwkSet, {
-          algorithms: ['ES256'],
-          audience: stateAudience,
-          issuer,
-          typ: STATE_TYP,
-          currentDate: new Date(clock.now()),
-        });
-        return payload as Record<string, unknown>;
-      } catch {
-        return null;
-      }
-    },
+    signState: (payload, ttlSeconds) => signKind(STATE_TYP, stateAudience, payload, ttlSeconds),
+    verifyState: (state) => verifyKind(STATE_TYP, stateAudience, state),
     signObjectUrl: (payload, ttlSeconds) => signKind(OBJECT_URL_TYP, objectUrlAudience, payload, ttlSeconds),
     verifyObjectUrl: (token) => verifyKind(OBJECT_URL_TYP, objectUrlAudience, token),
   };

@@ -118,6 +118,14 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     });
     // The console's sessions are looked up by the one place that works out who is calling.
     const consoleSessions = adminSessions({ db, clock });
+    // An answer about a revocation leaves once every instance has heard of it (sessions/gate.ts):
+    // the client may send the ended session's token to any of them next.
+    const sessionGate = gate;
+    app.addHook('onSend', (_req, _reply, payload, done) => {
+      const settled = sessionGate.settled();
+      if (!settled) return done(null, payload);
+      settled.then(() => done(null, payload));
+    });
     const callers = callerGuards(makePrincipalResolver(keys, gatedVerifier(tokens, gate)), {
       sessions: consoleSessions.resolve,
       publicOrigin: new URL(config.publicUrl).origin,

@@ -101,7 +101,7 @@ export interface Auth {
  * @example await rotateSigningKeyOffline(db, { revoke: true });
  */
 export function rotateSigningKeyOffline(db: Db, clock: Clock, options: { revoke: boolean }): Promise<Rotation> {
-  return rotateSigningKey(db, clock, options, sessionState({ evictUser: () => undefined }));
+  return rotateSigningKey(db, clock, options, sessionState({ evictUser: () => undefined, sync: async () => undefined }));
 }
 
 /** Where REDIS_URL points, for log lines: host and port, never the password. */

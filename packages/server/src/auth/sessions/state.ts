@@ -44,9 +44,13 @@ export interface Which {
   except?: string;
 }
 
-/** What the writes tell when a user's sessions changed: the local gate forgets them at once. */
+/**
+ * What the writes tell when a user's sessions changed (the gate, gate.ts): it forgets them at
+ * once, and asks the other instances to acknowledge once the change has committed.
+ */
 export interface Evicts {
   evictUser(userId: string): void;
+  sync(tx: Queryable): Promise<void>;
 }
 
 /**
@@ -72,6 +76,7 @@ export function sessionState(gate: Evicts) {
   async function notifyChanged(tx: Queryable, userId: string): Promise<void> {
     await tx.query('select pg_notify($1, $2)', [SESSIONS_CHANNEL, userId]);
     gate.evictUser(userId);
+    await gate.sync(tx);
   }
   return {
     /**

@@ -119,12 +119,19 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     // The console's sessions are looked up by the one place that works out who is calling.
     const consoleSessions = adminSessions({ db, clock });
     // An answer about a revocation leaves once every instance has heard of it (sessions/gate.ts):
-    // the client may send the ended session's token to any of them next.
+    // the client may send the ended session's token to any of them next. Sessions end in writes
+    // and in the auth routes (the social callback is a GET); reads elsewhere never wait.
     const sessionGate = gate;
-    app.addHook('onSend', (_req, _reply, payload, done) => {
+    const settle = (_req: unknown, _reply: unknown, payload: unknown, done: (err: null, payload: unknown) => void) => {
       const settled = sessionGate.settled();
       if (!settled) return done(null, payload);
       settled.then(() => done(null, payload));
+    };
+    app.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      if (!route.url.startsWith('/v1/auth/') && methods.every((m) => m === 'GET' || m === 'HEAD')) return;
+      const own = route.onSend ? (Array.isArray(route.onSend) ? route.onSend : [route.onSend]) : [];
+      route.onSend = [...own, settle] as typeof route.onSend;
     });
     const callers = callerGuards(makePrincipalResolver(keys, gatedVerifier(tokens, gate)), {
       sessions: consoleSessions.resolve,

@@ -62,12 +62,13 @@ function parsed(payload: unknown): Body {
 /**
  * Records every admin action (docs/security.md, "The audit log"): a route whose line says
  * `config: { audit: '<action>' }` is written to `plinth.admin_audit` once it has succeeded,
- * before its answer leaves (an `onSend` hook), with the console admin who made it, or null
- * for the secret key. Sign-in, setup and accepting an invitation name the admin they signed in.
+ * before its answer leaves (an `onSend` hook of that route), with the console admin who made
+ * it, or null for the secret key. Sign-in, setup and accepting an invitation name the admin
+ * they signed in. Mounted before the routes it records (storage's come later).
  * @example registerAudit(app, { db, clock, log }); app.post('/api/v1/sql', { onRequest: guards.sql, config: { audit: 'sql.run' } }, h)
  */
 export function registerAudit(app: App, deps: { db: Db; clock: Clock; log: Logger }): void {
-  app.addHook('onSend', async (req, reply, payload) => {
+  const record = async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const config = req.routeOptions.config;
     const action = config?.audit;
     if (!action || reply.statusCode >= 400) return payload;
@@ -87,6 +88,12 @@ export function registerAudit(app: App, deps: { db: Db; clock: Clock; log: Logge
       deps.log.error({ err, action }, 'audit: the entry could not be written');
     }
     return payload;
+  };
+  // Only the routes that name an action carry the hook: every other request never runs it.
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.audit) return;
+    const own = route.onSend ? (Array.isArray(route.onSend) ? route.onSend : [route.onSend]) : [];
+    route.onSend = [...own, record] as typeof route.onSend;
   });
 }
 

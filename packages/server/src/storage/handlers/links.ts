@@ -7,7 +7,7 @@ import { objectPath } from '../names.js';
 import type { ObjectService } from '../objects.js';
 import type * as S from '../schemas.js';
 import type { SignedUrls } from '../signed.js';
-import { callerOf } from './caller.js';
+import { callerOf } from './objects.js';
 
 // Signed and public reads carry no key: what was read last time may have been deleted or
 // replaced since, so caches must ask again (the ETag makes that a 304 when nothing changed).

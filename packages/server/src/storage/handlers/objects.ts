@@ -1,11 +1,20 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../http/index.js';
+import { ApiError, type Principal } from '../../http/index.js';
 import { serveObject } from '../download.js';
 import { bucketName, objectPath } from '../names.js';
 import type { ObjectService } from '../objects.js';
 import type * as S from '../schemas.js';
-import { callerOf } from './caller.js';
+
+/**
+ * The caller the route's guard resolved (http/guards.ts `appOrConsole`, at `onRequest`, before
+ * the body is read). A route without that guard is a bug of the route table, not the client's.
+ * @example const who = callerOf(req); await objects.find(who, bucket, name);
+ */
+export function callerOf(req: FastifyRequest): Principal {
+  if (!req.principal) throw new Error(`storage: ${req.routeOptions.url} has no caller guard in routes.ts`);
+  return req.principal;
+}
 
 /** A user's download may be cached by their browser only, and revalidated each time (ETag). */
 const PRIVATE = 'private, no-cache';

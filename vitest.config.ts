@@ -4,10 +4,13 @@ import { defineConfig } from 'vitest/config';
 // scripts/test.sh runs the suite once for each.
 // Files named *.pglite.test.ts or *.postgres.test.ts belong to one database's run only.
 const onPostgres = process.env.PLINTH_TEST_DB === 'postgres';
+// bench/ runs `npm run bench` under load: never beside other tests (it would slow them and
+// itself), only in a run of its own: PLINTH_TEST_BENCH=1 npx vitest run bench (scripts/test.sh).
+const bench = process.env.PLINTH_TEST_BENCH === '1';
 
 export default defineConfig({
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'bench/**/*.test.ts'],
+    include: bench ? ['bench/**/*.test.ts'] : ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**', onPostgres ? '**/*.pglite.test.ts' : '**/*.postgres.test.ts'],
     // Deadlines for a test that hangs, not speed limits: on a busy machine one PGlite test server
     // takes seconds to start, and a test may start two (speed is `npm run bench`'s business).

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
-// A smoke of `npm run bench`, not a measurement: one second per scenario on PGlite, checking
+// A smoke of `npm run bench`, not a measurement: one second per run (two alternating rounds) on PGlite, checking
 // that the script runs every scenario without a refused request and cleans up after itself.
 // Its figures are read in the bench's own report (`npm run bench`), never asserted here.
 const RUN = fileURLToPath(new URL('./run.mjs', import.meta.url));
@@ -56,7 +56,7 @@ describe('npm run bench (real processes, Linux /proc)', () => {
     if (!existsSync(MAIN)) throw new Error('Build first: npm run build');
     const temp = tmp(); // the bench's TMPDIR: its data dirs go here
     const out = tmp();
-    const b = bench({ BENCH_SECONDS: '1', BENCH_OUT: out, TMPDIR: temp, BENCH_STORAGE_BIG_MIB: '16' });
+    const b = bench({ BENCH_SECONDS: '1', BENCH_ROUNDS: '2', BENCH_OUT: out, TMPDIR: temp, BENCH_STORAGE_BIG_MIB: '16' });
     const code = await b.exited;
     const left = processesMentioning(temp);
     for (const pid of left) process.kill(pid, 'SIGKILL');
@@ -67,7 +67,7 @@ describe('npm run bench (real processes, Linux /proc)', () => {
     const [r] = report.results;
     expect(r.kind).toBe('pglite');
     // Every scenario ran, and no request of any was answered with an error status.
-    for (const key of ['read', 'write', 'serviceRead', 'baseRead', 'baseWrite', 'signin', 'refresh']) {
+    for (const key of ['read', 'write', 'update', 'serviceRead', 'baseRead', 'baseWrite', 'baseUpdate', 'signin', 'refresh']) {
       expect(r[key], key).toBeDefined();
       expect(r[key].errors, key).toBe(0);
     }

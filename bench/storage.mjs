@@ -124,7 +124,10 @@ export async function benchStorage(ctx) {
       await tools.waitFor(baseline, `${bbase}/small`);
       const [download, baseDownload] = await tools.cannonPair(
         // Measured with a client that only counts the bytes: autocannon caps streamed 1 MiB answers (bench/stream-load.mjs).
-        { label: 'Plinth   download 1 MiB (user, RLS)', opts: { url: base + path, headers: user, stream: true } },
+        {
+          label: 'Plinth   download 1 MiB (user, RLS)',
+          opts: { url: base + path, headers: user, stream: true, server: ctx.plinthPid, pg: 'plinth' },
+        },
         { label: 'Baseline download 1 MiB (node:fs)', opts: { url: `${bbase}/small`, stream: true, server: baseline.proc.pid } },
       );
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npx plinth` from the repository root (API.md §5). npm links this bin at `npm ci`, before
+// `npx plinth` from the repository root (README.md, CLI). npm links this bin at `npm ci`, before
 // the server is built, so it is a file kept in git that loads the built CLI.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

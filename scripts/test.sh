@@ -28,6 +28,10 @@ status=0
 step "tests on PGlite (embedded)"
 PLINTH_TEST_DB=pglite npx vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest-pglite.json || status=1
 
+# The bench's smoke test loads the machine: alone, never beside other tests (vitest.config.ts).
+step "npm run bench, smoke test (alone)"
+PLINTH_TEST_DB=pglite PLINTH_TEST_BENCH=1 npx vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest-bench.json || status=1
+
 step "tests on PostgreSQL"
 PLINTH_TEST_DB=postgres TEST_DATABASE_URL="$PG_URL" npx vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest-postgres.json || status=1
 
@@ -45,5 +49,5 @@ PLINTH_TEST_DB=postgres TEST_DATABASE_URL="$PG_URL" TEST_DATABASE_OWNER="$PG_OWN
 step "smoke test on Node 24"
 scripts/smoke-node.sh 24 || status=1
 
-node scripts/summarize-tests.mjs .tmp/vitest-pglite.json .tmp/vitest-postgres.json .tmp/vitest-postgres-owner.json || status=1
+node scripts/summarize-tests.mjs .tmp/vitest-pglite.json .tmp/vitest-bench.json .tmp/vitest-postgres.json .tmp/vitest-postgres-owner.json || status=1
 exit $status

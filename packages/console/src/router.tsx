@@ -1,20 +1,27 @@
-import { type QueryClient, queryOptions } from '@tanstack/react-query';
+import type { QueryClient } from '@tanstack/react-query';
 import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect } from '@tanstack/react-router';
 import { Layout, NotFound, RouteError } from './components/Layout';
-import { ApiFailure, api, basepath } from './lib/api';
-import { apiSearch, authSearch, dataSearch, loginSearch, messagesSearch, setupSearch, storageSearch, usersSearch } from './lib/search';
+import { ApiFailure, basepath } from './lib/api';
+import { meQuery } from './lib/queries';
+import {
+  apiSearch,
+  authSearch,
+  dataIndexSearch,
+  dataSearch,
+  loginSearch,
+  messagesSearch,
+  oidcTestSearch,
+  setupSearch,
+  storageSearch,
+  usersSearch,
+} from './lib/search';
 import { LoginPage } from './routes/login/LoginPage';
 import { SetupPage } from './routes/setup/SetupPage';
 
 /**
- * The route tree: one route per page URL of API.md §6, each page from its own routes/<page>/
+ * The route tree: one route per page URL of docs/console.md, each page from its own routes/<page>/
  * folder (see routes/README.md). Every page but login and setup is its own lazy chunk.
  */
-
-export const meQuery = queryOptions({ queryKey: ['me'], queryFn: api.me, staleTime: 60_000 });
-export const projectQuery = queryOptions({ queryKey: ['project'], queryFn: api.project });
-/** The project keys: in TanStack Query's memory cache only (dropped at sign-out), never in storage or URLs. */
-export const keysQuery = queryOptions({ queryKey: ['keys'], queryFn: api.keys, staleTime: Number.POSITIVE_INFINITY, gcTime: 10 * 60_000 });
 
 const root = createRootRouteWithContext<{ queryClient: QueryClient }>()({
   component: Outlet,
@@ -56,6 +63,13 @@ const auth = createRoute({
   validateSearch: authSearch,
   component: lazyRouteComponent(() => import('./routes/auth/AuthPage'), 'AuthPage'),
 });
+/** Where a test sign-in of an OpenID Connect provider lands (the server's callback sends the browser here). */
+const oidcTest = createRoute({
+  getParentRoute: () => app,
+  path: 'auth/oidc-test',
+  validateSearch: oidcTestSearch,
+  component: lazyRouteComponent(() => import('./routes/auth/OidcTestPage'), 'OidcTestPage'),
+});
 const users = createRoute({
   getParentRoute: () => app,
   path: 'users',
@@ -84,6 +98,7 @@ const apiTable = createRoute({
 const dataIndex = createRoute({
   getParentRoute: () => app,
   path: 'data',
+  validateSearch: dataIndexSearch,
   component: lazyRouteComponent(() => import('./routes/data/DataPage'), 'DataPage'),
 });
 const dataTable = createRoute({
@@ -107,7 +122,7 @@ const storageBucket = createRoute({
 const tree = root.addChildren([
   login,
   setup,
-  app.addChildren([overview, sql, auth, users, messages, apiIndex, apiTable, dataIndex, dataTable, storageIndex, storageBucket]),
+  app.addChildren([overview, sql, auth, oidcTest, users, messages, apiIndex, apiTable, dataIndex, dataTable, storageIndex, storageBucket]),
 ]);
 
 export function createConsoleRouter(queryClient: QueryClient) {

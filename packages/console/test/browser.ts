@@ -38,12 +38,13 @@ export interface ConsoleServer {
 
 /**
  * Starts the server (with `env`) and Chromium. With `admin`, ADMIN_EMAIL/ADMIN_PASSWORD make
- * the admin at start; without, the server has a setup link (`t.admin.setupToken`).
+ * the admin at start; without, the server has a setup link (`t.admin.setupToken`). `port`: one
+ * chosen before (a provider started first must know the callback URL); `auth`: more settings.
  */
 export async function startConsole(
-  options: { admin?: boolean; env?: Record<string, string>; smtp?: boolean } = {},
+  options: { admin?: boolean; env?: Record<string, string>; smtp?: boolean; port?: number; auth?: Record<string, unknown> } = {},
 ): Promise<ConsoleServer> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
   const env = {
     PUBLIC_URL: url,
@@ -55,7 +56,8 @@ export async function startConsole(
     { smtp: options.smtp ?? false },
   );
   try {
-    await t.settings.updateAuth({ allowed_redirect_urls: [APP], email_verification_url: `${APP}/verify` });
+    // `auth` joins this one update (as packages/sdk/test/e2e/server.ts does its settings).
+    await t.settings.updateAuth({ allowed_redirect_urls: [APP], email_verification_url: `${APP}/verify`, ...options.auth });
     await t.app.listen({ port, host: '127.0.0.1' });
   } catch (err) {
     await t.stop();
@@ -106,11 +108,26 @@ export async function openPage(context: BrowserContext): Promise<Watched> {
   };
 }
 
-/** Saves the page in light and in dark (prefers-color-scheme) as .tmp/console/<name>-light|dark.png. */
-export async function shot(page: Page, name: string): Promise<void> {
+/** A phone's width (CSS pixels), for the `phone` screenshots. */
+const PHONE = { width: 390, height: 844 };
+
+/**
+ * Saves the page in light and in dark (prefers-color-scheme) as .tmp/console/<name>-light|dark.png;
+ * with `phone`, also at a phone's width (<name>-phone-light|dark.png).
+ */
+export async function shot(page: Page, name: string, options: { phone?: boolean } = {}): Promise<void> {
   for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme });
     await page.screenshot({ path: join(SHOTS, `${name}-${scheme}.png`), fullPage: true });
+  }
+  if (options.phone) {
+    const size = page.viewportSize();
+    await page.setViewportSize(PHONE);
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.screenshot({ path: join(SHOTS, `${name}-phone-${scheme}.png`), fullPage: true });
+    }
+    if (size) await page.setViewportSize(size);
   }
   await page.emulateMedia({ colorScheme: 'light' });
 }

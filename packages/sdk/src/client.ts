@@ -6,6 +6,14 @@ import { type HttpConfig, normalizeUrl } from './fetch.js';
 import type { RestContext } from './rest/builder.js';
 import { QueryBuilder } from './rest/query-builder.js';
 import type { GenericDatabase, TableDef, TableName, UntypedDatabase } from './rest/types.js';
+import { RealtimeClient } from './realtime/client.js';
+import type {
+  RealtimeChange,
+  RealtimeOptions,
+  RealtimeStatusCallback,
+  RealtimeSubscribeOptions,
+  RealtimeSubscription,
+} from './realtime/types.js';
 import { StorageClient } from './storage/index.js';
 import type { LockFunction, SupportedStorage } from './types.js';
 
@@ -33,6 +41,27 @@ export interface ClientOptions {
   fetch?: typeof fetch;
   /** Headers added to every request. */
   headers?: Record<string, string>;
+  /** Realtime: the WebSocket class where the platform has none (Node 20), reconnection and heartbeat timings. */
+  realtime?: RealtimeOptions;
+}
+
+/** `client.realtime`, typed by the generated `Database` type. */
+export interface RealtimeApi<DB extends GenericDatabase> {
+  /**
+   * Changes of a table pushed as they commit, under the signed-in user's row-level security;
+   * resumes by itself after a drop or a server restart (docs/realtime.md).
+   * @example
+   * const sub = client.realtime.subscribe({ table: 'todos', filter: 'eq.list_id=7' },
+   *   (change) => console.log(change.op, change.row?.title), (status) => console.log(status));
+   * await sub.unsubscribe();
+   */
+  subscribe<T extends TableName<DB>>(
+    options: RealtimeSubscribeOptions<T>,
+    onChange: (change: RealtimeChange<TableDef<DB, T>['Row']>) => void,
+    onStatus?: RealtimeStatusCallback,
+  ): RealtimeSubscription;
+  /** Ends every subscription and closes the connection. */
+  dispose(): void;
 }
 
 /** The object `createClient` returns. */
@@ -48,6 +77,8 @@ export interface PlinthClient<DB extends GenericDatabase = UntypedDatabase> {
    * @example const { data, error } = await client.storage.from('avatars').upload(`${userId}/me.png`, file, { upsert: true });
    */
   storage: StorageClient;
+  /** Changes of tables as they happen (docs/realtime.md). */
+  realtime: RealtimeApi<DB>;
 }
 
 /**
@@ -84,8 +115,19 @@ export function createClient<DB extends GenericDatabase = UntypedDatabase>(
     accessToken: () => session.accessToken(),
     refresh: async () => (await session.refresh()).data?.access_token ?? null,
   };
+  const realtime = new RealtimeClient({
+    http,
+    accessToken: () => session.accessToken(),
+    refresh: async () => (await session.refresh()).data?.access_token ?? null,
+    events: session.events,
+    options: options.realtime ?? {},
+  });
   return {
     auth: new AuthClient({ http, session, oauthFlows: new Set() }),
+    realtime: {
+      subscribe: (o, onChange, onStatus) => realtime.subscribe(o, onChange, onStatus),
+      dispose: () => realtime.dispose(),
+    },
     from: (table) => new QueryBuilder(rest, table),
     // The same token and refresh as the database: storage requests are decided by RLS too.
     storage: new StorageClient(rest),

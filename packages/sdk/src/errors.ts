@@ -1,4 +1,4 @@
-import type { PlinthError } from './types.js';
+import type { PlinthError, PlinthErrorCode } from './types.js';
 
 /**
  * Builds the error the SDK reports when no HTTP answer arrived (offline, DNS, CORS refusal,
@@ -14,7 +14,7 @@ export function networkError(cause: unknown): PlinthError {
  * Builds an error the SDK raises itself, before or without a request.
  * @example clientError('session_missing', 'Not signed in.') // { code: 'session_missing', status: 0, ... }
  */
-export function clientError(code: string, message: string, status = 0): PlinthError {
+export function clientError(code: PlinthErrorCode, message: string, status = 0): PlinthError {
   return { code, message, status };
 }
 
@@ -28,7 +28,8 @@ export function errorFromBody(status: number, body: unknown): PlinthError {
   if (body !== null && typeof body === 'object') {
     const { code, message, details } = body as Record<string, unknown>;
     if (typeof code === 'string') {
-      const error: PlinthError = { code, message: typeof message === 'string' ? message : code, status };
+      // One of the server's codes (a server newer than this SDK may send one added since).
+      const error: PlinthError = { code: code as PlinthErrorCode, message: typeof message === 'string' ? message : code, status };
       if (details !== undefined) error.details = details;
       return error;
     }

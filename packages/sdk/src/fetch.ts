@@ -1,4 +1,4 @@
-import { errorFromBody, networkError } from './errors.js';
+import { clientError, errorFromBody, networkError } from './errors.js';
 import type { PlinthError } from './types.js';
 
 /** Connection settings shared by every request of one client. */
@@ -67,7 +67,7 @@ export async function send<T>(config: HttpConfig, req: HttpRequest): Promise<Htt
       body = JSON.parse(text);
     } catch {
       if (response.ok) {
-        const error = { code: 'invalid_response', message: 'The server answered with a body that is not JSON.', status: response.status };
+        const error = clientError('invalid_response', 'The server answered with a body that is not JSON.', response.status);
         return { data: null, error, status: response.status, headers: response.headers };
       }
     }

@@ -2,7 +2,18 @@
  * @plinth/sdk: the client of a Plinth project. Web APIs only (fetch, storage, locks); no
  * runtime dependencies. See README.md for every method.
  */
-export { createClient, type AuthOptions, type ClientOptions, type PlinthClient } from './client.js';
+export { createClient, type AuthOptions, type ClientOptions, type PlinthClient, type RealtimeApi } from './client.js';
+export type {
+  RealtimeChange,
+  RealtimeEvent,
+  RealtimeOp,
+  RealtimeOptions,
+  RealtimeStatus,
+  RealtimeStatusCallback,
+  RealtimeSubscribeOptions,
+  RealtimeSubscription,
+  WebSocketLike,
+} from './realtime/types.js';
 export { AuthClient } from './auth/auth-client.js';
 export type { SignInData } from './auth/context.js';
 export type { AuthStateCallback, AuthSubscription } from './auth/events.js';
@@ -47,6 +58,7 @@ export type {
   AuthChangeEvent,
   Identity,
   LockFunction,
+  BuiltInOAuthProvider,
   OAuthProvider,
   PlinthError,
   Result,

@@ -1,38 +1,31 @@
 /**
- * Types that cross the network (API.md §4). They mirror `@plinth/shared` but are declared
- * here so the published package and its `.d.ts` files depend on nothing; the type test
- * (`test/types/shared.typetest.ts`) fails when the two drift apart.
+ * Types that cross the network: `User`, `Session`, `Identity`, the providers and the server's
+ * error codes are `@plinth/shared`'s own declarations (the server answers with them); the build copies their
+ * `.d.ts` into this package (scripts/sdk-types.mjs), so it still depends on nothing.
  */
+import type { ErrorCode, OAuthProviderId } from '@plinth/shared';
 
-export interface Identity {
-  provider: string;
-  email: string | null;
-  created_at: string;
-}
+export type { Identity, Session, User } from '@plinth/shared';
 
-export interface User {
-  id: string;
-  email: string | null;
-  email_confirmed_at: string | null;
-  phone: string | null;
-  phone_confirmed_at: string | null;
-  name: string | null;
-  avatar: string | null;
-  created_at: string;
-  updated_at: string;
-  last_sign_in_at: string | null;
-  identities: Identity[];
-}
+/**
+ * The codes of errors the SDK makes itself, with `status: 0` (or, for `single()`, the status
+ * the server would use: `not_found`, `too_many_rows`).
+ */
+export type ClientErrorCode =
+  | 'network_error'
+  | 'unexpected_response'
+  | 'invalid_response'
+  | 'session_missing'
+  | 'oauth_callback_missing'
+  | 'oauth_flow_mismatch'
+  | 'invalid_redirect'
+  | 'websocket_unavailable';
 
-/** The token set every sign-in returns. `expires_at` is in seconds since the epoch. */
-export interface Session {
-  access_token: string;
-  token_type: 'bearer';
-  expires_in: number;
-  expires_at: number;
-  refresh_token: string;
-  user: User;
-}
+/**
+ * Every code a `PlinthError` carries: the server's (docs/api.md, never renamed, only added)
+ * and the SDK's own. Switch on it and the type checker knows the spelling.
+ */
+export type PlinthErrorCode = ErrorCode | ClientErrorCode;
 
 /**
  * What every SDK call returns instead of throwing. `code` and `message` come from the server's
@@ -41,7 +34,7 @@ export interface Session {
  * `single()`, which carry the status the server would use for them.
  */
 export interface PlinthError {
-  code: string;
+  code: PlinthErrorCode;
   message: string;
   status: number;
   details?: unknown;
@@ -50,8 +43,15 @@ export interface PlinthError {
 /** `{data, error}`: exactly one of the two is set, so checking `error` narrows `data`. */
 export type Result<T> = { data: T; error: null } | { data: null; error: PlinthError };
 
-/** Social providers accepted by `signInWithOAuth`. */
-export type OAuthProvider = 'google' | 'github' | 'apple' | 'linkedin' | 'microsoft';
+/** The built-in social providers: packages/shared's one list. */
+export type BuiltInOAuthProvider = OAuthProviderId;
+
+/**
+ * What `signInWithOAuth` takes: a built-in provider, or the `id` of an OpenID Connect provider
+ * of the project's `oidc_providers` setting (`GET /v1/auth/settings` lists the enabled ones).
+ * The built-in names still complete in an editor (`string & {}` keeps the union from collapsing).
+ */
+export type OAuthProvider = BuiltInOAuthProvider | (string & {});
 
 /** Events passed to `onAuthStateChange` callbacks. */
 export type AuthChangeEvent = 'INITIAL_SESSION' | 'SIGNED_IN' | 'SIGNED_OUT' | 'TOKEN_REFRESHED' | 'USER_UPDATED' | 'PASSWORD_RECOVERY';

@@ -1,6 +1,6 @@
 /**
  * A test double of the *remote* Plinth API for SDK unit tests: a node:http server that
- * answers like API.md §2 and §4 for the few cases the SDK tests need. It is not the server and
+ * answers like docs/api.md §2 and §5 for the few cases the SDK tests need. It is not the server and
  * proves nothing about it; the end-to-end tests against the real server are listed in README.md.
  */
 import { randomUUID } from 'node:crypto';

@@ -1,12 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pino, { type Logger } from 'pino';
-import { type AdminArea, adminSessions, registerAdmin, registerConsole } from './admin/index.js';
+import { type AdminArea, createAdminSessions, registerAdmin, registerConsole } from './admin/index.js';
 import {
   type Auth,
   createSessionGate,
   createTokenService,
   gatedVerifier,
+  oidcDiscovery,
+  oidcSettingsCheck,
   registerAuth,
   type SessionGate,
   type TokenService,
@@ -15,15 +17,16 @@ import type { Config } from './config/index.js';
 import { type Db, DbUnavailableError, type DdlWatch, openDatabase, prepareDatabase } from './db/index.js';
 import {
   type App,
-  callerGuards,
+  createCallerGuards,
   createHttpServer,
   createMetrics,
-  makePrincipalResolver,
+  createPrincipalResolver,
   type ProjectKeys,
   registerRouteDocs,
 } from './http/index.js';
 import { systemClock, type Clock } from './lib/index.js';
 import { createMessaging, createSmsTransport, type EmailTransport, type Messaging } from './messaging/index.js';
+import { type Realtime, registerRealtime } from './realtime/index.js';
 import { createSchemaCache, registerOpenApi, registerRestRoutes, type SchemaCache } from './rest/index.js';
 import { createSettingsStore, loadOrCreateKeys, type SettingsStore } from './settings/index.js';
 import { registerStorage, type Storage } from './storage/index.js';
@@ -51,6 +54,8 @@ export interface Plinth {
   messaging: Messaging;
   schema: SchemaCache;
   storage: Storage;
+  /** Realtime (docs/realtime.md): the change log this instance reads and its WebSocket connections. */
+  realtime: Realtime;
   /** Console admins; `admin.setupToken` is the one-time token of the setup link to print, or null. */
   admin: AdminArea;
   log: Logger;
@@ -89,6 +94,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
   const db = options.db ?? (await openDatabase(config));
   let messaging: Messaging | undefined;
   let storage: Storage | undefined;
+  let realtime: Realtime | undefined;
   let gate: SessionGate | undefined;
   let ddl: DdlWatch | undefined;
   try {
@@ -100,7 +106,10 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     const tokens = await createTokenService(db, `${config.publicUrl}/v1/auth`, clock);
     gate = await createSessionGate(db, clock, config.auth.sessionCheckMs);
     const schema = await createSchemaCache(db, log);
-    const settings = await createSettingsStore(db, { publicUrl: config.publicUrl, log });
+    // OpenID Connect providers' documents: one cache for sign-in and for the check of a settings
+    // change, so a provider saved a moment ago signs in without asking again.
+    const discovery = oidcDiscovery({ clock, log });
+    const settings = await createSettingsStore(db, { publicUrl: config.publicUrl, log, check: oidcSettingsCheck(discovery) });
     const metrics = createMetrics({ processMetrics: options.processMetrics });
     const app = await createHttpServer({
       metrics,
@@ -117,7 +126,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       exclude: ['/api/v1/db/', '/api/v1/openapi.json'],
     });
     // The console's sessions are looked up by the one place that works out who is calling.
-    const consoleSessions = adminSessions({ db, clock });
+    const consoleSessions = createAdminSessions({ db, clock });
     // An answer about a revocation leaves once every instance has heard of it (sessions/gate.ts):
     // the client may send the ended session's token to any of them next. Sessions end in writes
     // and in the auth routes (the social callback is a GET); reads elsewhere never wait.
@@ -133,7 +142,9 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       const own = route.onSend ? (Array.isArray(route.onSend) ? route.onSend : [route.onSend]) : [];
       route.onSend = [...own, settle] as typeof route.onSend;
     });
-    const callers = callerGuards(makePrincipalResolver(keys, gatedVerifier(tokens, gate)), {
+    // Keys and tokens, a token's session checked: what every API area takes its caller from.
+    const resolvePrincipal = createPrincipalResolver(keys, gatedVerifier(tokens, gate));
+    const callers = createCallerGuards(resolvePrincipal, {
       sessions: consoleSessions.resolve,
       publicOrigin: new URL(config.publicUrl).origin,
     });
@@ -177,6 +188,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       config: config.auth,
       gate,
       oauth: config.oauth,
+      discovery,
     });
     const admin = await registerAdmin(app, {
       db,
@@ -192,6 +204,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
         resendVerification: (email) => auth.services.verification.resend({ email }),
         rotateSigningKey: (o) => auth.rotateSigningKey(o),
       },
+      oidcTests: { start: auth.services.oauth.startTest, result: auth.services.oauth.testResult },
       publicUrl: config.publicUrl,
       statementTimeoutMs: config.statementTimeoutMs,
       onSchemaChange: () => schema.reload(),
@@ -201,7 +214,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       log,
     });
 
-    // File storage (API.md §7): objects under the project's policies on storage.objects.
+    // File storage (docs/storage.md): objects under the project's policies on storage.objects.
     storage = await registerStorage(app, {
       db,
       config: config.storage,
@@ -211,6 +224,20 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       callers,
       clock,
       log,
+    });
+
+    // Realtime (docs/realtime.md): changes of the enabled tables over a WebSocket, under the same RLS
+    // as reads; the principal arrives as for REST.
+    realtime = await registerRealtime(app, {
+      db,
+      schema,
+      config: config.realtime,
+      resolvePrincipal,
+      manage: admin.guards.manage,
+      isOriginAllowed: settings.isOriginAllowed,
+      clock,
+      log,
+      metrics,
     });
 
     app.get('/sdk/plinth.js', async (_req, reply) => {
@@ -237,11 +264,14 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       messaging: messaging,
       schema,
       storage,
+      realtime,
       admin,
       log,
       close() {
         closing ??= (async () => {
+          // First: stop accepting (and let requests in flight finish; WebSockets get 1001).
           await app.close();
+          await realtime?.close().catch(() => undefined);
           await messaging?.close().catch(() => undefined);
           await storage?.close().catch(() => undefined);
           await auth.close().catch(() => undefined);
@@ -256,6 +286,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       },
     };
   } catch (err) {
+    await realtime?.close().catch(() => undefined);
     await messaging?.close().catch(() => undefined);
     await storage?.close().catch(() => undefined);
     await gate?.close().catch(() => undefined);

@@ -90,7 +90,7 @@ export interface ReverseProxy {
  * nginx in front of `upstreams` (ports on 127.0.0.1), round robin, with the settings a
  * deployment would have: keep-alive to the instances, X-Forwarded-For set, a connection
  * refused by one instance retried on the next (so a dead instance costs no request that it
- * never received).
+ * never received), WebSocket upgrades forwarded (the realtime endpoint).
  */
 export async function startNginx(upstreams: number[]): Promise<ReverseProxy> {
   const port = await freePort();
@@ -111,6 +111,11 @@ http {
   fastcgi_temp_path ${dir}/fastcgi;
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
+  # WebSockets (realtime) pass through: Upgrade and Connection forwarded when the client asks.
+  map $http_upgrade $connection_upgrade {
+    default upgrade;
+    '' '';
+  }
   upstream plinth {
 ${upstreams.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=2s;`).join('\n')}
     keepalive 16;
@@ -121,7 +126,8 @@ ${upstreams.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=2s;`)
     location / {
       proxy_pass http://plinth;
       proxy_http_version 1.1;
-      proxy_set_header Connection "";
+      proxy_set_header Upgrade $http_upgrade;
+      proxy_set_header Connection $connection_upgrade;
       proxy_set_header Host $http_host;
       proxy_set_header X-Forwarded-For $remote_addr;
       proxy_next_upstream error timeout;

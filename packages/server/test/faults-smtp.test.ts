@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from './auth.js';
 import { createTestServer, type TestServer } from './harness.js';
 
-// SMTP down during sign-ups (API.md §8): the sign-ups still answer, their mails wait in the
+// SMTP down during sign-ups (docs/operations.md): the sign-ups still answer, their mails wait in the
 // outbox, and once the mail server is back every one is delivered, none twice.
 let t: TestServer;
 beforeAll(async () => {

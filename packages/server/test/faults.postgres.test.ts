@@ -4,7 +4,7 @@ import { type BlackHole, cleanup, startBlackHole, startInstance, startNginx, sta
 import { freshDbTarget } from './db.js';
 import { startSmtpSink } from './mail.js';
 
-// Faults survived (API.md §8): the database restarted under writes, an instance killed under
+// Faults survived (docs/operations.md): the database restarted under writes, an instance killed under
 // load behind the proxy, clients that trickle their requests. Real processes; each test stops
 // what it started, also when it fails.
 

@@ -4,7 +4,7 @@ import { freshDbTarget, type TestDbTarget } from './db.js';
 import { type SmtpSink, startSmtpSink } from './mail.js';
 import { type LocalS3, startS3 } from './s3.js';
 
-// API.md §8, "several instances on one PostgreSQL behave as one": two real Plinth processes on
+// docs/operations.md, "several instances on one PostgreSQL behave as one": two real Plinth processes on
 // one database and one Redis, behind nginx (round robin). What one instance does, the other
 // sees: tokens, refresh reuse, settings, new tables, the outbox, the sign-in limit, storage
 // (on one S3 bucket: each instance has a data dir of its own, as on two machines).

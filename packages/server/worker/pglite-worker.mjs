@@ -4,8 +4,20 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 
+// `deallocate all`: what a script prepared, under runAs's names or not, is never run by a
+// request (db/run-as.ts prepares its statements again when it finds them gone).
 const SCRIPT_CLEANUP =
-  'rollback; reset session authorization; reset role; reset all; select pg_advisory_unlock_all(); close all; discard temp';
+  'rollback; reset session authorization; reset role; reset all; select pg_advisory_unlock_all(); close all; discard temp; deallocate all';
+
+/** A simple-protocol `rollback` (Query message). */
+const ROLLBACK = (() => {
+  const text = Buffer.from('rollback\0');
+  const b = Buffer.alloc(5 + text.length);
+  b[0] = 0x51;
+  b.writeInt32BE(4 + text.length, 1);
+  text.copy(b, 5);
+  return b;
+})();
 
 // int8 as a number when it is exact, else as text, the same on both drivers.
 const int8 = (v) => {
@@ -52,7 +64,7 @@ function shape(r) {
   };
 }
 
-const reply = (id, result) => parentPort.postMessage({ id, ok: true, result });
+const reply = (id, result) => parentPort.postMessage({ id, ok: true, result }, result instanceof Uint8Array ? [result.buffer] : undefined);
 const fail = (id, err) => parentPort.postMessage({ id, ok: false, error: errorOf(err) });
 
 // One connection serves every request, so a script (SQL runner, CLI, migrations) runs alone:
@@ -112,6 +124,23 @@ async function runScript(msg) {
   }
 }
 
+/**
+ * One runAs batch (db/run-as.ts): wire-protocol messages ending in a Sync, run as they come,
+ * after any open transaction (PGlite's transaction mutex) and alone (its query mutex); the
+ * reply's bytes, copied out of PGlite's buffer before the next query reuses it.
+ */
+function runBatch(bytes) {
+  return pg._runExclusiveTransaction(() =>
+    pg.runExclusive(async () => {
+      const out = (await pg.execProtocolRaw(bytes)).slice();
+      // Not idle after the Sync: something opened a transaction block. Roll it back, as the
+      // end of a connection would on PostgreSQL; the caller reports the batch as failed.
+      if (out[out.length - 1] !== 0x49) await pg.execProtocolRaw(ROLLBACK);
+      return out;
+    }),
+  );
+}
+
 async function handle(msg) {
   switch (msg.op) {
     case 'query': {
@@ -122,6 +151,8 @@ async function handle(msg) {
       }
       return shared(async () => shape(await pg.query(msg.sql, msg.params ?? [])));
     }
+    case 'batch':
+      return shared(() => runBatch(msg.bytes));
     case 'script':
       return exclusively(() => runScript(msg));
     case 'check':
@@ -187,7 +218,7 @@ function begin() {
 pg.waitReady
   .then(async () => {
     sessionUser = (await pg.query('select session_user::text as u')).rows[0].u;
-    parentPort.postMessage({ ready: true });
+    parentPort.postMessage({ ready: true, sessionUser });
     parentPort.on('message', (msg) => {
       handle(msg).then(
         (r) => reply(msg.id, r),

@@ -34,15 +34,6 @@ export function isAdminRole(value: unknown): value is AdminRole {
   return typeof value === 'string' && (ADMIN_ROLES as readonly string[]).includes(value);
 }
 
-/** A console admin as the management API shows it (`GET /api/v1/admin/me`, `…/admins`). */
-export interface ConsoleAdmin {
-  id: string;
-  email: string;
-  role: AdminRole;
-  created_at: string;
-  last_sign_in_at: string | null;
-}
-
 /** A pending invitation (`POST`/`GET /api/v1/admin/invites`); `link` only in the answer that made it. */
 export interface AdminInvite {
   id: string;

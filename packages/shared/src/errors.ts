@@ -1,5 +1,5 @@
 /**
- * Stable error codes of the HTTP API (API.md §1). Codes are never renamed; add new ones.
+ * Stable error codes of the HTTP API (docs/api.md §1). Codes are never renamed; add new ones.
  * Each maps to the HTTP status it is sent with.
  */
 export const ERROR_STATUS = {
@@ -62,11 +62,21 @@ export const ERROR_STATUS = {
   invalid_state: 400,
   oauth_failed: 400,
   user_not_found: 404,
+  /**
+   * An OpenID Connect provider (`oidc_providers`) whose discovery document or keys cannot be read:
+   * in the details of 400 `invalid_settings` at save, or alone (502) when a sign-in or a test
+   * sign-in starts.
+   */
+  oidc_unreachable: 502,
+  /** The discovery document names another issuer than the one configured (exactly equal, per OpenID Connect Discovery). */
+  oidc_issuer_mismatch: 502,
+  /** The provider lacks what sign-in needs: the authorization code flow, a JWKS, an allowed ID token algorithm, PKCE S256, the client authentication method. */
+  oidc_unsupported: 502,
   /** The user is banned until `banned_until`: no sign-in, no refresh, and open sessions stop working. */
   user_banned: 403,
   /** A password or email change needs a recent sign-in, the current password, or a reauthentication code. */
   reauthentication_required: 403,
-  // console admins and end-user administration (API.md §6)
+  // console admins and end-user administration (docs/api.md §4)
   /** A change made with the admin cookie without `X-Plinth-Admin: 1`, or from another origin. */
   csrf_rejected: 403,
   /** The admin setup link is unknown, expired or used, or an admin exists already. */
@@ -83,7 +93,7 @@ export const ERROR_STATUS = {
   last_owner: 409,
   /** The admin invitation link is unknown, expired or already used. */
   invite_invalid: 400,
-  // storage (API.md §7)
+  // storage (docs/storage.md)
   bucket_not_found: 404,
   bucket_exists: 409,
   bucket_not_empty: 409,
@@ -94,6 +104,16 @@ export const ERROR_STATUS = {
   range_not_satisfiable: 416,
   /** The storage backend (the disk, or the S3 service) failed or cannot be reached. */
   storage_unavailable: 503,
+  // realtime (docs/realtime.md; docs/realtime.md). Sent in WebSocket `error` messages; the statuses are
+  // those of the HTTP routes beside it (GET/POST/DELETE /api/v1/realtime/tables) and of a refused upgrade.
+  /** The table exists but its changes are not captured: `select realtime.enable('<table>')` first. */
+  realtime_disabled: 400,
+  /** `since` is older than the changes kept (REALTIME_RETENTION) or not a seq of this log: refetch, then subscribe afresh. */
+  resume_gap: 410,
+  /** A connection may hold REALTIME_MAX_SUBSCRIPTIONS subscriptions. */
+  too_many_subscriptions: 429,
+  /** A client IP may hold REALTIME_MAX_CONNECTIONS_PER_IP WebSockets. */
+  too_many_connections: 429,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -6,3 +6,4 @@ export * from './providers.js';
 export * from './messages.js';
 export * from './management.js';
 export * from './admins.js';
+export * from './storage.js';

@@ -1,8 +1,10 @@
+import type { AdminRole } from './admins.js';
 import type { ClientSecretProviderId } from './providers.js';
 import type { TemplateKind } from './messages.js';
+import type { User } from './types.js';
 
 /**
- * Types of the management API (API.md §3, §6) that cross the network: the server answers with
+ * Types of the management API (docs/api.md §4) that cross the network: the server answers with
  * them and the console reads them, from this one declaration.
  */
 
@@ -20,6 +22,57 @@ export interface AppleProviderSettings {
   key_id: string | null;
   /** PEM text of the .p8 key file. */
   private_key: string | null;
+}
+
+/** How the client authenticates at the provider's token endpoint (OpenID Connect's names). */
+export type OidcTokenAuthMethod = 'client_secret_basic' | 'client_secret_post';
+
+/**
+ * An OpenID Connect provider added by its issuer (`oidc_providers[]`): Keycloak, Authentik,
+ * Zitadel, Okta, Auth0, Entra ID, GitLab… Its `id` is the `{provider}` of `/v1/auth/oauth/{provider}`.
+ * `client_secret` comes back masked (`MASK`); sent back unchanged for the same `id`, the stored one stays.
+ */
+export interface OidcProviderSettings {
+  id: string;
+  /** What a sign-in button says ("Sign in with {name}"). */
+  name: string;
+  /** The issuer URL, exactly as the provider's discovery document names it. */
+  issuer: string;
+  client_id: string;
+  client_secret: string;
+  /** Scopes asked for; must include `openid`. Omitted in a PATCH: `["openid", "email", "profile"]`. */
+  scopes: string[];
+  /** Omitted in a PATCH: `client_secret_basic` (the OpenID Connect default); Auth0 apps want `client_secret_post`. */
+  token_endpoint_auth_method: OidcTokenAuthMethod;
+  enabled: boolean;
+}
+
+/** One claim a test sign-in received, and where it came from. */
+export interface OidcTestClaim {
+  name: string;
+  value: unknown;
+  source: 'id_token' | 'userinfo';
+}
+
+/**
+ * The result of a test sign-in (`GET /api/v1/settings/auth/oidc/{id}/tests/{test_id}`): every
+ * claim received, the ones sign-in needs that are missing, and what Plinth would make of them.
+ */
+export interface OidcTestResult {
+  id: string;
+  provider: string;
+  status: 'pending' | 'done' | 'failed';
+  issuer: string;
+  created_at: string;
+  completed_at: string | null;
+  /** The verified ID token's claims, then the userinfo endpoint's (when it has one). */
+  claims: OidcTestClaim[];
+  /** Of `sub`, `email`, `email_verified`: those neither source sent. */
+  missing: Array<'sub' | 'email' | 'email_verified'>;
+  /** What a sign-in would use: the identity, and whether the email may link to an existing account. */
+  profile: { subject: string; email: string | null; email_verified: boolean; name: string | null; avatar: string | null } | null;
+  /** Why a failed test failed (`status: "failed"`): one of our codes and a sentence for the admin. */
+  error: { code: string; message: string } | null;
 }
 
 export interface EmailTemplate {
@@ -42,6 +95,8 @@ export interface AuthSettings {
   password_reset_url: string | null;
   magic_link_url: string | null;
   providers: Record<ClientSecretProviderId, OAuthProviderSettings> & { apple: AppleProviderSettings };
+  /** Providers added by their OpenID Connect issuer (docs/oidc.md). */
+  oidc_providers: OidcProviderSettings[];
   /** Per-project overrides of the email templates; absent kinds use the defaults. */
   email_templates: Partial<Record<TemplateKind, Partial<EmailTemplate>>>;
 }
@@ -75,4 +130,33 @@ export interface DevMessage {
   text: string;
   html: string | null;
   created_at: string;
+}
+
+/** A console admin (`GET /api/v1/admin/me`, `…/admins`, setup and login answers). */
+export interface Admin {
+  id: string;
+  email: string;
+  /** What the admin may do (admins.ts `ROLE_RIGHTS`). */
+  role: AdminRole;
+  created_at: string;
+  last_sign_in_at: string | null;
+}
+
+/** An end-user as the management API answers it (`/api/v1/users`): the user and its ban. */
+export interface EndUser extends User {
+  banned_until: string | null;
+}
+
+/** One open session of an end-user, as `GET /api/v1/users/{id}` lists them. */
+export interface EndUserSession {
+  id: string;
+  user_agent: string | null;
+  ip: string | null;
+  created_at: string;
+  refreshed_at: string;
+}
+
+/** `GET /api/v1/users/{id}`: the user, its ban and its open sessions. */
+export interface EndUserDetail extends EndUser {
+  sessions: EndUserSession[];
 }

@@ -1,4 +1,4 @@
-/** Filter operators of `/api/v1/db/{table}` (API.md §2): `<op>.<column>=<value>`. */
+/** Filter operators of `/api/v1/db/{table}` (docs/api.md §2): `<op>.<column>=<value>`. */
 export const FILTER_OPERATORS = ['eq', 'neq', 'gt', 'lt', 'gte', 'lte', 'like', 'ilike', 'in', 'is'] as const;
 export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 

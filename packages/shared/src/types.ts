@@ -1,4 +1,4 @@
-/** Types that cross the network (API.md §2–§4). */
+/** Types that cross the network (docs/api.md §5.1). */
 
 export interface Identity {
   provider: string;

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isUrlAllowed, originMatches, parseOriginEntry, redirectEntryProblem } from './urls.js';
 
-describe('isUrlAllowed (API.md §3)', () => {
+describe('isUrlAllowed (docs/api.md §4)', () => {
   const allow = ['https://app.example.com/auth', 'http://localhost:3000'];
   it.each([
     ['https://app.example.com/auth', true],

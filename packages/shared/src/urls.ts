@@ -1,4 +1,4 @@
-/** URL and origin rules of API.md §3, as pure functions shared by the server and the console (its "Does this URL pass?" tester runs the very matcher the server uses). */
+/** URL and origin rules of docs/api.md §4, as pure functions shared by the server and the console (its "Does this URL pass?" tester runs the very matcher the server uses). */
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -33,6 +33,28 @@ export function redirectEntryProblem(value: string): string | null {
     return 'must not carry userinfo (user@host)';
   if (/\*/.test(value)) return 'wildcards are not allowed in redirect URLs';
   return parseHttpUrl(value) ? null : 'must be an absolute http(s) URL';
+}
+
+/**
+ * Why an OpenID Connect issuer URL is refused, or null: https, or plain http on a loopback host
+ * (a provider on this machine); no userinfo, query or fragment. It is kept exactly as typed: the
+ * discovery document must name the very same string.
+ * @example issuerProblem('https://sso.example.com/realms/acme') // null
+ * @example issuerProblem('http://sso.example.com') // 'must be https (plain http only on localhost, 127.0.0.1 or [::1])'
+ */
+export function issuerProblem(value: unknown): string | null {
+  if (typeof value !== 'string' || !value) return 'must be the issuer URL (https://…)';
+  if (/[?#]/.test(value)) return 'must not have a query or fragment';
+  const u = parseHttpUrl(value);
+  if (!u) return 'must be an absolute https URL without userinfo';
+  if (u.protocol === 'http:' && !LOOPBACK.has(u.hostname) && !/^127\.\d+\.\d+\.\d+$/.test(u.hostname))
+    return 'must be https (plain http only on localhost, 127.0.0.1 or [::1])';
+  return null;
+}
+
+/** Whether an issuer is plain http on a loopback host (then its endpoints may be plain http too). */
+export function isLoopbackHttp(value: string): boolean {
+  return issuerProblem(value) === null && value.startsWith('http:');
 }
 
 /**

@@ -1,7 +1,8 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, Outlet, useRouter } from '@tanstack/react-router';
 import { api } from '../lib/api';
-import { meQuery, projectQuery } from '../router';
+import { meQuery, projectQuery } from '../lib/queries';
+import { LogoMark } from './Logo';
 import { Button, ErrorNotice, Notice } from './ui';
 
 const NAV = [
@@ -33,7 +34,10 @@ export function Layout() {
     <div className="min-h-screen">
       <header className="border-b border-line bg-surface">
         <div className="mx-auto flex max-w-7xl flex-wrap items-center gap-4 px-4 py-2">
-          <span className="font-semibold">Plinth{project.data ? ` · ${project.data.name}` : ''}</span>
+          <Link to="/" className="flex items-center gap-2 font-semibold" aria-label="Plinth: overview">
+            <LogoMark />
+            <span>Plinth{project.data ? ` · ${project.data.name}` : ''}</span>
+          </Link>
           <nav aria-label="Console pages" className="flex flex-wrap gap-1">
             {NAV.map(([to, label]) => (
               <Link

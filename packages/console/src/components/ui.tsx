@@ -3,11 +3,19 @@ import { Dialog as BaseDialog } from '@base-ui/react/dialog';
 import { Field as BaseField } from '@base-ui/react/field';
 import { Switch } from '@base-ui/react/switch';
 import { Tabs as BaseTabs } from '@base-ui/react/tabs';
-import { type ButtonHTMLAttributes, type InputHTMLAttributes, type ReactNode, type TextareaHTMLAttributes, useState } from 'react';
+import {
+  type ButtonHTMLAttributes,
+  type InputHTMLAttributes,
+  type ReactNode,
+  type SelectHTMLAttributes,
+  type TextareaHTMLAttributes,
+  useId,
+  useState,
+} from 'react';
 import type { ApiFailure } from '../lib/api';
 
 /**
- * Our thin wrappers over Base UI: one look, and the accessibility rules of API.md §6 built in
+ * Our thin wrappers over Base UI: one look, and the accessibility rules of docs/console.md built in
  * (every control has a name, errors are announced). Pages use these, never Base UI directly,
  * so the look can change in one file.
  */
@@ -28,7 +36,7 @@ export function Button({ variant = 'secondary', className, ...props }: ButtonHTM
       type="button"
       {...props}
       className={cx(
-        'inline-flex items-center gap-1.5 rounded-md border px-3 py-1.5 text-sm font-medium disabled:opacity-50 disabled:cursor-not-allowed focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-accent',
+        'inline-flex items-center gap-1.5 rounded-md border px-3 py-1.5 text-sm font-medium disabled:opacity-50 disabled:cursor-not-allowed focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-accent aria-pressed:border-accent aria-pressed:bg-accent/10',
         VARIANT[variant],
         className,
       )}
@@ -82,6 +90,50 @@ export function TextArea(props: TextareaHTMLAttributes<HTMLTextAreaElement> & { 
             <li key={e}>{e}</li>
           ))}
         </ul>
+      )}
+    </div>
+  );
+}
+
+/** A labelled native select over `options` ([value, label]); hint and error as for Field. */
+export function Select(
+  props: SelectHTMLAttributes<HTMLSelectElement> & {
+    label: string;
+    options: ReadonlyArray<readonly [value: string, label: string]>;
+    error?: string | null;
+    hint?: ReactNode;
+  },
+) {
+  const { label, options, error, hint, className, ...rest } = props;
+  const id = useId();
+  const described = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(' ');
+  return (
+    <div className={cx('flex flex-col gap-1', className)}>
+      <label htmlFor={id} className="text-sm font-medium">
+        {label}
+      </label>
+      <select
+        id={id}
+        {...rest}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={described || undefined}
+        className={cx(INPUT, 'pr-8')}
+      >
+        {options.map(([value, text]) => (
+          <option key={value} value={value}>
+            {text}
+          </option>
+        ))}
+      </select>
+      {hint && (
+        <p id={`${id}-hint`} className="text-xs text-fg-muted">
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p id={`${id}-error`} role="alert" className="text-xs text-danger">
+          {error}
+        </p>
       )}
     </div>
   );
@@ -284,3 +336,14 @@ export function Card({ title, children, actions }: { title: string; children: Re
 }
 
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
+
+/** What an empty list means and what to do next (instead of a bare "nothing here"). */
+export function EmptyState({ title, children, action }: { title: string; children: ReactNode; action?: ReactNode }) {
+  return (
+    <div data-testid="empty-state" className="rounded-lg border border-dashed border-line bg-surface px-4 py-6 text-center">
+      <p className="font-semibold">{title}</p>
+      <p className="mx-auto mt-1 max-w-prose text-sm text-fg-muted">{children}</p>
+      {action && <div className="mt-3 flex justify-center">{action}</div>}
+    </div>
+  );
+}

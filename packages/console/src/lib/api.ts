@@ -64,14 +64,7 @@ export function whenSignedOut(handler: () => void) {
   signedOutHandler = handler;
 }
 
-// ---- the wire types the console reads (API.md §3, §6) ----
-
-export interface Admin {
-  id: string;
-  email: string;
-  created_at: string;
-  last_sign_in_at: string | null;
-}
+// ---- the wire types the console reads (docs/api.md §4) ----
 
 export interface Project {
   plan: 'free' | 'pro' | 'team' | 'enterprise';
@@ -82,6 +75,15 @@ export interface Project {
   sms_configured: boolean;
 }
 
+/** A saved query of the SQL runner (docs/api.md "Saved queries"). */
+export interface SavedQuery {
+  id: string;
+  name: string;
+  query: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface SqlResult {
   command: string;
   rowCount: number;
@@ -90,24 +92,20 @@ export interface SqlResult {
   truncated: boolean;
 }
 
-import type { AuthSettings, DevMessage, LogEntry, TemplateKind, User } from '@plinth/shared';
+import type { Admin, AuthSettings, DevMessage, EndUser, EndUserDetail, LogEntry, OidcTestResult, TemplateKind } from '@plinth/shared';
 
 export type {
   AppleProviderSettings as AppleProvider,
   AuthSettings,
   OAuthProviderSettings as OAuthProvider,
+  OidcProviderSettings as OidcProvider,
+  OidcTestResult,
   TemplateKind,
 } from '@plinth/shared';
 /** The mask the server sends in place of a stored secret. */
 export { MASK } from '@plinth/shared';
 
-/** An end-user as the admin routes answer: the §4 user and its ban. */
-export type EndUser = User & { banned_until: string | null };
-export interface EndUserDetail extends EndUser {
-  sessions: Array<{ id: string; user_agent: string | null; ip: string | null; created_at: string; refreshed_at: string }>;
-}
-
-export type { DevMessage, LogEntry } from '@plinth/shared';
+export type { Admin, DevMessage, EndUser, EndUserDetail, LogEntry } from '@plinth/shared';
 
 /** A column as PostgreSQL has it: `type` is the short name the SQL runner shows (`int8`, `text[]`). */
 export interface PgColumn {
@@ -115,6 +113,8 @@ export interface PgColumn {
   type: string;
   nullable: boolean;
   has_default: boolean;
+  /** The default as SQL (`auth.uid()`, `now()`), or null. */
+  default_expr: string | null;
   pk: boolean;
 }
 
@@ -123,6 +123,7 @@ const COLUMNS_SQL = `select a.attname as name,
   case when t.typcategory = 'A' then e.typname || '[]' else t.typname end as type,
   not a.attnotnull as nullable,
   (a.atthasdef or a.attidentity <> '' or a.attgenerated <> '') as has_default,
+  pg_get_expr(d.adbin, d.adrelid) as default_expr,
   coalesce(a.attnum = any(i.indkey::int2[]), false) as pk
 from pg_attribute a
 join pg_class c on c.oid = a.attrelid
@@ -130,6 +131,7 @@ join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'public'
 join pg_type t on t.oid = a.atttypid
 left join pg_type e on e.oid = t.typelem and t.typcategory = 'A'
 left join pg_index i on i.indrelid = c.oid and i.indisprimary
+left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
 where c.relname = $1 and a.attnum > 0 and not a.attisdropped
 order by a.attnum`;
 
@@ -147,8 +149,11 @@ export const api = {
   setup: (token: string, email: string, password: string) =>
     call<{ admin: Admin }>({ method: 'POST', path: '/api/v1/admin/setup', body: { token, email, password } }),
   logout: () => call<null>({ method: 'POST', path: '/api/v1/admin/logout' }),
-  /** The project keys: kept in TanStack Query's memory cache only, never in storage or URLs. */
-  keys: () => call<{ public_key: string; secret_key: string }>({ path: '/api/v1/admin/keys' }),
+  /**
+   * The project keys: kept in TanStack Query's memory cache only, never in storage or URLs.
+   * `secret_key` is null for a role that may not have it (developer, viewer).
+   */
+  keys: () => call<{ public_key: string; secret_key: string | null }>({ path: '/api/v1/admin/keys' }),
   project: () => call<Project>({ path: '/api/v1/project' }),
   sql: (query: string, params?: Array<string | number | boolean | null>) =>
     call<{ results: SqlResult[]; durationMs: number }>({
@@ -156,6 +161,23 @@ export const api = {
       path: '/api/v1/sql',
       body: params ? { query, params } : { query },
     }),
+  savedQueries: () => call<SavedQuery[]>({ path: '/api/v1/sql/saved' }),
+  saveQuery: (name: string, query: string) => call<SavedQuery>({ method: 'POST', path: '/api/v1/sql/saved', body: { name, query } }),
+  updateSavedQuery: (id: string, patch: { name?: string; query?: string }) =>
+    call<SavedQuery>({ method: 'PATCH', path: `/api/v1/sql/saved/${encodeURIComponent(id)}`, body: patch }),
+  deleteSavedQuery: (id: string) => call<null>({ method: 'DELETE', path: `/api/v1/sql/saved/${encodeURIComponent(id)}` }),
+  /** `GET /metrics` as Prometheus text (not JSON, so not through `send`); the admin cookie as for every call. */
+  async metrics(): Promise<string> {
+    let res: Response;
+    try {
+      res = await fetch(`${serverUrl}/metrics`, { headers: { 'x-plinth-admin': '1' }, credentials: 'same-origin' });
+    } catch (err) {
+      throw new ApiFailure('network_error', String(err), 0);
+    }
+    if (res.status === 401) signedOut();
+    if (!res.ok) throw new ApiFailure('metrics_unavailable', `GET /metrics answered ${res.status}.`, res.status);
+    return res.text();
+  },
   /** The OpenAPI document of the project (it asks for a key: the public one will do). */
   async openapi(publicKey: string): Promise<unknown> {
     // With a key, not the admin cookie: a 401 here is about the key, not the admin's session.
@@ -171,8 +193,20 @@ export const api = {
   settings: () => call<AuthSettings>({ path: '/api/v1/settings/auth' }),
   saveSettings: (patch: Partial<AuthSettings> | Record<string, unknown>) =>
     call<AuthSettings>({ method: 'PATCH', path: '/api/v1/settings/auth', body: patch }),
+  /** Starts a test sign-in of a saved `oidc_providers` entry: the provider's URL to open, and the test's id. */
+  startOidcTest: (id: string) =>
+    call<{ url: string; test_id: string; result_url: string; expires_in: number }>({
+      method: 'POST',
+      path: `/api/v1/settings/auth/oidc/${encodeURIComponent(id)}/test`,
+    }),
+  /** What the provider sent in a test sign-in (pending until its callback ran; kept one hour). */
+  oidcTestResult: (id: string, testId: string) =>
+    call<OidcTestResult>({ path: `/api/v1/settings/auth/oidc/${encodeURIComponent(id)}/tests/${encodeURIComponent(testId)}` }),
   previewEmail: (kind: TemplateKind, template: { subject?: string; html?: string; text?: string }) =>
     call<{ subject: string; html: string; text: string }>({ method: 'POST', path: '/api/v1/email/preview', body: { kind, template } }),
+  /** The built-in email templates by kind, as written (`{{link}}` and all): what an override starts from. */
+  templateDefaults: () =>
+    call<Record<TemplateKind, { subject: string; html: string; text: string }>>({ path: '/api/v1/email/templates/defaults' }),
   testEmail: (to: string) =>
     call<{ sent: true; to: string; transport: string; response: string }>({ method: 'POST', path: '/api/v1/email/test', body: { to } }),
   async users(search: string, limit: number, offset: number) {

@@ -1,5 +1,5 @@
 import { type QueryClient, useQuery } from '@tanstack/react-query';
-import { keysQuery } from '../router';
+import { keysQuery } from './queries';
 import { api } from './api';
 import { type ApiDoc, parseOpenApi } from './openapi';
 
@@ -45,4 +45,21 @@ export function useTableColumns(table: string | undefined, fingerprint: string) 
 export function schemaChanged(queryClient: QueryClient): void {
   void queryClient.invalidateQueries({ queryKey: ['openapi'] });
   void queryClient.invalidateQueries({ queryKey: ['table-columns'] });
+}
+
+/**
+ * Runs a script the way the SQL runner does (`POST /api/v1/sql` as the runner's role), and after
+ * DDL makes every page that shows the schema read it again. The SQL runner, the table editor
+ * and the policy editor all run their SQL here.
+ * @example const res = await runScript(queryClient, 'alter table notes add column done boolean');
+ */
+export async function runScript(queryClient: QueryClient, text: string) {
+  const res = await api.sql(text);
+  if (res.results.some((r) => /^(CREATE|ALTER|DROP|COMMENT|GRANT|REVOKE)/.test(r.command))) {
+    void queryClient.invalidateQueries({ queryKey: ['sql-columns'] });
+    void queryClient.invalidateQueries({ queryKey: ['table-structure'] });
+    void queryClient.invalidateQueries({ queryKey: ['policies'] });
+    schemaChanged(queryClient);
+  }
+  return res;
 }

@@ -60,11 +60,25 @@ export const messagesSearch = (raw: Raw): MessagesSearch => ({
   msg: str(raw.msg, 40),
 });
 
-export const AUTH_SECTIONS = ['methods', 'urls', 'providers', 'templates', 'delivery'] as const;
+export const AUTH_SECTIONS = ['methods', 'urls', 'providers', 'oidc', 'templates', 'delivery'] as const;
 export interface AuthSearch {
   section?: (typeof AUTH_SECTIONS)[number];
 }
 export const authSearch = (raw: Raw): AuthSearch => ({ section: oneOf(raw.section, AUTH_SECTIONS) });
+
+/**
+ * `/console/auth/oidc-test?provider=&test=`: the result page of a test sign-in, where the
+ * server's callback sends the browser (docs/api.md). The test id is no secret: reading the
+ * result needs the admin session.
+ */
+export interface OidcTestSearch {
+  provider?: string;
+  test?: string;
+}
+export const oidcTestSearch = (raw: Raw): OidcTestSearch => ({
+  provider: str(raw.provider, 32) || undefined,
+  test: str(raw.test, 64) || undefined,
+});
 
 // ---- the API explorer and the table browser (part 2) ----
 
@@ -142,19 +156,27 @@ export const apiSearch = (raw: Raw): ApiSearch => ({
 });
 
 export const PAGE_SIZES = [25, 50, 100, 500, 1000] as const;
-/** `/console/data/{table}`: server-side filters, order and page. */
+export const DATA_VIEWS = ['rows', 'structure', 'policies'] as const;
+/** `/console/data/{table}`: the view (rows, the table editor, the policy editor), server-side filters, order and page. */
 export interface DataSearch {
+  view?: (typeof DATA_VIEWS)[number];
   f?: FilterRow[];
   order?: OrderRow[];
   page?: number;
   size?: (typeof PAGE_SIZES)[number];
 }
 export const dataSearch = (raw: Raw): DataSearch => ({
+  view: oneOf(raw.view, DATA_VIEWS),
   f: filterRows(raw.f),
   order: orderRows(raw.order),
   page: int(raw.page, 1, 10_000_000),
   size: PAGE_SIZES.find((s) => s === int(raw.size, 1, 1000)),
 });
+/** `/console/data`: the list of tables, or the new-table form (`create`). */
+export interface DataIndexSearch {
+  create?: true;
+}
+export const dataIndexSearch = (raw: Raw): DataIndexSearch => ({ create: bool(raw.create) });
 
 /**
  * `/console/storage/{bucket}`: the folder shown (`a/b`, no leading or trailing `/`), the search
@@ -164,8 +186,11 @@ export interface StorageSearch {
   prefix?: string;
   q?: string;
   object?: string;
+  /** The bucket's policies are shown (the policy editor for storage.objects). */
+  policies?: true;
 }
 export const storageSearch = (raw: Raw): StorageSearch => ({
+  policies: bool(raw.policies),
   prefix: str(raw.prefix, 1024)?.replace(/^\/+|\/+$/g, '') || undefined,
   q: str(raw.q, 255) || undefined,
   object: str(raw.object, 1024) || undefined,

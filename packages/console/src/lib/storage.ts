@@ -8,7 +8,7 @@ import {
 import { ApiFailure, call, serverUrl, signedOut } from './api';
 
 /**
- * The storage calls of the Storage page (API.md §7), on the admin cookie like every console
+ * The storage calls of the Storage page (docs/storage.md), on the admin cookie like every console
  * call (the server takes it as the secret key on storage routes). Kept apart from lib/api.ts
  * so that only the Storage page's lazy chunk carries them. Object names go into paths one
  * percent-encoded folder at a time, the `/` between them kept (`#`, `?`, `%`, unicode work).

@@ -1,4 +1,4 @@
-/** Tokens or error carried in the fragment of the final social sign-in redirect (API.md §4). */
+/** Tokens or error carried in the fragment of the final social sign-in redirect (docs/api.md §5). */
 export type OAuthFragment =
   | { kind: 'tokens'; access_token: string; refresh_token: string; expires_in: number; token_type: string; type: string | null }
   | { kind: 'error'; error: string; error_description: string }

@@ -1,5 +1,5 @@
 import { clientError } from '../errors.js';
-import type { OAuthProvider, Result, Session, User } from '../types.js';
+import type { OAuthProvider, PlinthErrorCode, Result, Session, User } from '../types.js';
 import { type AuthContext, call, type SignInData } from './context.js';
 import { parseOAuthFragment, stripFragment } from './fragment.js';
 import { isBrowser, toSession } from './storage.js';
@@ -113,7 +113,8 @@ export async function handleOAuthCallback(ctx: AuthContext, url?: string): Promi
   }
   const flow = flowOf(href);
   if (url === undefined) clearFragment();
-  if (fragment.kind === 'error') return { data: null, error: clientError(fragment.error, fragment.error_description) };
+  // The server puts one of its codes there (oauth_failed, provider_disabled, user_banned).
+  if (fragment.kind === 'error') return { data: null, error: clientError(fragment.error as PlinthErrorCode, fragment.error_description) };
   if (!flow || !flows(ctx).take(flow)) {
     return {
       data: null,

@@ -47,7 +47,7 @@ export async function updateUser(ctx: AuthContext, attributes: UserAttributes): 
   return { data: { user }, error: null };
 }
 
-/** API.md answers the user itself; accept `{user}` too so a server wrapping it does not break clients. */
+/** The server answers the user itself (docs/api.md §5); accept `{user}` too so a server wrapping it does not break clients. */
 function unwrapUser(body: User | { user: User }): User {
   return 'user' in body && body.user && typeof body.user === 'object' ? body.user : (body as User);
 }

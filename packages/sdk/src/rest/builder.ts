@@ -1,3 +1,4 @@
+import { clientError } from '../errors.js';
 import { type HttpConfig, send } from '../fetch.js';
 import { buildQuery, formatList, formatOrder, formatValue, parseCount, preferHeader, type RequestState } from './query.js';
 import type { ColumnName, OrderOptions, RestResult } from './types.js';
@@ -64,11 +65,11 @@ export class RestRequest<R> implements PromiseLike<RestResult<R>> {
     const { expect } = this.state;
     if (expect === 'as-is' || !Array.isArray(data)) return { data: data as R, error: null, count, status };
     if (data.length > 1) {
-      const error = { code: 'too_many_rows', message: `Expected one row from "${this.state.table}", got several.`, status: 400 };
+      const error = clientError('too_many_rows', `Expected one row from "${this.state.table}", got several.`, 400);
       return { data: null, error, count: null, status };
     }
     if (data.length === 0 && expect === 'one') {
-      const error = { code: 'not_found', message: `Expected one row from "${this.state.table}", got none.`, status: 404 };
+      const error = clientError('not_found', `Expected one row from "${this.state.table}", got none.`, 404);
       return { data: null, error, count: null, status };
     }
     return { data: (data[0] ?? null) as R, error: null, count, status };

@@ -4,7 +4,7 @@ import type { CheckSelect, GenericTable, SelectRow, WriteOptions } from './types
 
 /**
  * `client.from(table)`: starts a read or a write on one table of the `public` schema
- * (API.md §2, `/api/v1/db/{table}`).
+ * (docs/api.md §2, `/api/v1/db/{table}`).
  */
 export class QueryBuilder<Table extends GenericTable> {
   constructor(

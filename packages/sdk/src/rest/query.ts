@@ -1,5 +1,5 @@
 /**
- * Pure functions that turn builder state into the wire format of API.md §2. No I/O, so the
+ * Pure functions that turn builder state into the wire format of docs/api.md §2. No I/O, so the
  * exact query strings are unit-tested.
  */
 

@@ -7,7 +7,7 @@ export { StorageBucket, encodePath, type StorageContext } from './bucket.js';
 export type * from './types.js';
 
 /**
- * `client.storage`: files in buckets (API.md §7). Object calls carry the signed-in user's
+ * `client.storage`: files in buckets (docs/storage.md). Object calls carry the signed-in user's
  * access token like database calls, so the project's policies on `storage.objects` decide.
  * The bucket methods are management calls: they work only for a client made with the secret
  * key (server-side).

@@ -1,49 +1,8 @@
-/** Shapes of the storage API (API.md §7), declared here so the SDK depends on nothing. */
-
-/** An object as the server describes it after a write (upload, copy). */
-export interface UploadedObject {
-  bucket: string;
-  name: string;
-  size: number;
-  mime_type: string;
-  /** Quoted MD5 of the bytes, the object's ETag. */
-  etag: string;
-}
-
-/** An object's full metadata (delete and move answers). */
-export interface StorageObject extends UploadedObject {
-  id: string;
-  owner: string | null;
-  metadata: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-}
-
 /**
- * One entry of `list()`: a file, or a folder (`id` and the other fields null). `name` is
- * relative to the listed prefix.
+ * Shapes of the storage API. What the server answers (buckets, objects, list entries) is
+ * `@plinth/shared`'s declaration; the options are the SDK's own.
  */
-export interface ListEntry {
-  name: string;
-  id: string | null;
-  owner: string | null;
-  size: number | null;
-  mime_type: string | null;
-  etag: string | null;
-  metadata: Record<string, unknown> | null;
-  created_at: string | null;
-  updated_at: string | null;
-}
-
-export interface Bucket {
-  id: string;
-  name: string;
-  public: boolean;
-  file_size_limit: number | null;
-  allowed_mime_types: string[] | null;
-  created_at: string;
-  updated_at: string;
-}
+export type { Bucket, ListEntry, StorageObject, UploadedObject } from '@plinth/shared';
 
 export interface BucketOptions {
   public?: boolean;

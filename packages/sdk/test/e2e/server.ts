@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { createAuthServer, lastToken, mailsTo } from '../../../server/test/auth.js';
 import type { TestServer } from '../../../server/test/harness.js';
 import { type AuthClient, createClient, type ClientOptions, memoryStorage } from '../../src/index.js';
@@ -23,12 +23,14 @@ export interface StartOptions {
   plan?: 'free' | 'pro' | 'team' | 'enterprise';
   /** More server environment, e.g. OAUTH_GITHUB_URL for a local provider. */
   env?: Record<string, string>;
+  /** The port to listen on (default any free one): set with `PUBLIC_URL` when providers must redirect a browser back here. */
+  port?: number;
 }
 
 /**
  * A whole Plinth (the server's own test harness: PGlite, or PostgreSQL with PLINTH_TEST_DB)
  * listening on a real loopback port, with the app pages of the auth emails allowlisted and
- * `settings` (auth settings, API.md §3) applied.
+ * `settings` (auth settings, docs/api.md §4) applied.
  * @example const s = await startServer(); const client = createClient(s.url, s.publicKey);
  * @example const s = await startServer({ phone_enabled: true }, { sms: true, plan: 'pro' });
  */
@@ -43,13 +45,22 @@ export async function startServer(settings: Record<string, unknown> = {}, option
       password_reset_url: `${APP}/reset`,
       ...settings,
     });
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    await t.app.listen({ port: options.port ?? 0, host: '127.0.0.1' });
   } catch (error) {
     await t.stop();
     throw error;
   }
   const { port } = t.app.server.address() as AddressInfo;
   return { t, url: `http://127.0.0.1:${port}`, publicKey: t.keys.publicKey };
+}
+
+/** A loopback port free right now (for a server whose PUBLIC_URL must be known before it starts). */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
 }
 
 /** A Node client of the server; `track` it so `afterEach` disposes it. */

@@ -86,10 +86,38 @@ export async function auth() {
   const res = await client.auth.signIn({ email: 'a@example.com', password: 'x' });
   if (res.error) expectType<string>(res.error.code);
   else expectType<string>(res.data.session.refresh_token);
-  // @ts-expect-error provider outside the union
-  client.auth.signInWithOAuth('facebook');
+  // A built-in provider, or the id of one of the project's OpenID Connect providers.
+  client.auth.signInWithOAuth('github');
+  client.auth.signInWithOAuth('corp-sso');
+  // @ts-expect-error a provider is a string
+  client.auth.signInWithOAuth(42);
   const { data } = client.auth.onAuthStateChange((event) => {
     expectType<'INITIAL_SESSION' | 'SIGNED_IN' | 'SIGNED_OUT' | 'TOKEN_REFRESHED' | 'USER_UPDATED' | 'PASSWORD_RECOVERY'>(event);
   });
   data.subscription.unsubscribe();
+}
+
+export function realtime() {
+  const sub = client.realtime.subscribe(
+    { table: 'todos', events: ['insert', 'update'], filter: 'eq.done=false', since: 10 },
+    (change) => {
+      assert<Equal<typeof change.row, Database['public']['Tables']['todos']['Row'] | null>>();
+      if (change.row) expectType<string>(change.row.title);
+      expectType<'insert' | 'update' | 'delete' | 'leave'>(change.op);
+      expectType<number>(change.seq);
+    },
+    (status, error) => {
+      expectType<'SUBSCRIBED' | 'RECONNECTING' | 'CLOSED' | 'ERROR'>(status);
+      expectType<string | undefined>(error?.code);
+    },
+  );
+  expectType<number | null>(sub.lastSeq);
+  // @ts-expect-error unknown table
+  client.realtime.subscribe({ table: 'todoz' }, () => undefined);
+  // @ts-expect-error not an event
+  client.realtime.subscribe({ table: 'todos', events: ['upsert'] }, () => undefined);
+  client.realtime.subscribe({ table: 'todos' }, (change) => {
+    // @ts-expect-error no such column
+    change.row?.titel;
+  });
 }

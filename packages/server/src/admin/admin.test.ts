@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../test/harness.js';
 
-// Console admins (API.md §6): setup link, login, cookie, CSRF rule, sessions' lifetime.
+// Console admins (docs/api.md §4.1): setup link, login, cookie, CSRF rule, sessions' lifetime.
 
 const PASSWORD = 'a long admin passphrase';
 const OWN = 'http://localhost:8080'; // the harness's PUBLIC_URL

@@ -1,8 +1,8 @@
-import type { AdminRole, ConsoleAdmin } from '@plinth/shared';
+import type { Admin, AdminRole } from '@plinth/shared';
 import type { Db } from '../db/index.js';
 import { ApiError } from '../http/index.js';
-import { type Clock, randomToken, sha256 } from '../lib/index.js';
-import { ADMIN_COLUMNS, type AdminSessions, type Client, iso } from './sessions.js';
+import { type Clock, iso, randomToken, sha256 } from '../lib/index.js';
+import { ADMIN_COLUMNS, type AdminSessions, type Client } from './sessions.js';
 
 /** What an admin password is checked and stored with: the auth area's argon2id hasher. */
 export interface Hasher {
@@ -11,8 +11,8 @@ export interface Hasher {
   dummyHash(): Promise<string>;
 }
 
-/** A console admin as the API shows it. */
-export type Admin = ConsoleAdmin;
+/** A console admin as the API answers (packages/shared). */
+export type { Admin };
 
 /** The setup link of a first start lives an hour. */
 export const SETUP_TTL_MS = 3600_000;
@@ -41,9 +41,9 @@ const SETUP_LOCK = 726_354_012;
 /**
  * Admins, their passwords and the setup link. Every secret (password, cookie, setup token) is
  * stored as a hash; the clock is injected so idle and maximum ages can be tested.
- * @example const admins = adminService({ db, clock, hasher, sessions }); const { admin, cookie } = await admins.login(email, pw, client);
+ * @example const admins = createAdminService({ db, clock, hasher, sessions }); const { admin, cookie } = await admins.login(email, pw, client);
  */
-export function adminService(deps: { db: Db; clock: Clock; hasher: Hasher; sessions: AdminSessions }) {
+export function createAdminService(deps: { db: Db; clock: Clock; hasher: Hasher; sessions: AdminSessions }) {
   const { db, clock, hasher, sessions } = deps;
   const byId = async (id: string): Promise<Admin | null> =>
     (await db.query<Admin>(`select ${ADMIN_COLUMNS} from plinth.admins a where a.id = $1`, [id])).rows[0] ?? null;
@@ -170,4 +170,4 @@ export function adminService(deps: { db: Db; clock: Clock; hasher: Hasher; sessi
   };
 }
 
-export type AdminService = ReturnType<typeof adminService>;
+export type AdminService = ReturnType<typeof createAdminService>;

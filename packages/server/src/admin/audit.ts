@@ -4,20 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
 import { ApiError, type App } from '../http/index.js';
-import type { Clock } from '../lib/index.js';
-import { iso, ts } from './sessions.js';
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /**
-     * The audit log's name for what this route does (`sql.run`, `user.update`…): every answer
-     * below 400 is recorded with who made it (admin/audit.ts). Set on the route line.
-     */
-    audit?: string;
-    /** Record only when the console's cookie made the request (storage objects: apps use them too). */
-    auditConsoleOnly?: boolean;
-  }
-}
+import { type Clock, iso, isoSql } from '../lib/index.js';
 
 export const AuditParams = Type.Object({
   limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
@@ -32,6 +19,8 @@ type Body = Record<string, unknown> | null;
 /** What each action keeps besides who and when: field names, never secret values. */
 const DETAILS: Record<string, (req: FastifyRequest, body: Body, answer: Body) => Record<string, unknown>> = {
   'sql.run': (_req, body) => ({ query: String(body?.query ?? '').slice(0, MAX_QUERY) }),
+  'sql.saved.create': (_req, _body, answer) => ({ name: answer?.name }),
+  'sql.saved.update': (_req, body, answer) => ({ fields: Object.keys(body ?? {}), name: answer?.name }),
   'settings.auth.update': (_req, body) => ({ fields: Object.keys(body ?? {}) }),
   'project.update': (_req, body) => ({ fields: Object.keys(body ?? {}) }),
   'user.create': (_req, body) => ({ fields: Object.keys(body ?? {}) }),
@@ -47,7 +36,7 @@ function targetOf(req: FastifyRequest, answer: Body): string | null {
   const p = (req.params ?? {}) as Record<string, string | undefined>;
   if (p.bucket !== undefined) return p['*'] !== undefined ? `${p.bucket}/${p['*']}` : p.bucket;
   const made = answer?.id ?? (answer?.admin as { id?: unknown } | undefined)?.id;
-  return p.id ?? p.name ?? (typeof made === 'string' ? made : null);
+  return p.id ?? p.name ?? p.table ?? (typeof made === 'string' ? made : null);
 }
 
 function parsed(payload: unknown): Body {
@@ -99,16 +88,16 @@ export function registerAudit(app: App, deps: { db: Db; clock: Clock; log: Logge
 
 /**
  * `GET /api/v1/admin/audit?limit=&offset=`: newest first; `Content-Range` carries the total.
- * @example app.get('/api/v1/admin/audit', { onRequest: guards.team }, auditLog(db))
+ * @example app.get('/api/v1/admin/audit', { onRequest: guards.team }, createAuditLog(db))
  */
-export function auditLog(db: Db) {
+export function createAuditLog(db: Db) {
   return async (req: FastifyRequest<{ Querystring: { limit?: string; offset?: string } }>, reply: FastifyReply) => {
     const limit = Math.min(Number(req.query.limit ?? 50), 1000);
     const offset = Number(req.query.offset ?? 0);
     if (limit < 1) throw new ApiError('invalid_parameter', 'limit must be 1 to 1000.');
     const [page, count] = await Promise.all([
       db.query<AuditEntry>(
-        `select l.id::text as id, ${ts('l.at')} as at, l.admin_email, l.action, l.target, l.details from plinth.admin_audit l
+        `select l.id::text as id, ${isoSql('l.at')} as at, l.admin_email, l.action, l.target, l.details from plinth.admin_audit l
          order by l.id desc limit $1 offset $2`,
         [limit, offset],
       ),

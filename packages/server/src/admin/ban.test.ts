@@ -3,7 +3,7 @@ import { call, createAuthServer, email, signIn, signUp } from '../../test/auth.j
 import type { TestServer } from '../../test/harness.js';
 
 // A ban set through the end-user administration route is enforced by the auth area at
-// sign-in and refresh (API.md §6: 403 user_banned); lifting it lets the user back in.
+// sign-in and refresh (docs/api.md §4.2: 403 user_banned); lifting it lets the user back in.
 // The enforcement lives in the auth area (the accounts module), not in admin/.
 
 let t: TestServer;

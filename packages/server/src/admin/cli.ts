@@ -1,12 +1,12 @@
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
-import { argon2Hasher } from '../auth/index.js';
+import { createArgon2Hasher } from '../auth/index.js';
 import { type Config, loadConfig } from '../config/index.js';
 import { DataDirLockedError, migrateSystem, openDatabase } from '../db/index.js';
 import { ApiError } from '../http/index.js';
 import { systemClock } from '../lib/index.js';
-import { adminPassword, adminService } from './admins.js';
-import { adminSessions } from './sessions.js';
+import { adminPassword, createAdminService } from './admins.js';
+import { createAdminSessions } from './sessions.js';
 
 const USAGE = 'usage: plinth admin create --email E [--password P] | plinth admin set-password --email E [--password P]';
 
@@ -78,11 +78,11 @@ export async function adminCommand(
   });
   try {
     await migrateSystem(db);
-    const admins = adminService({
+    const admins = createAdminService({
       db,
       clock: systemClock,
-      hasher: argon2Hasher(config.auth.argon2),
-      sessions: adminSessions({ db, clock: systemClock }),
+      hasher: createArgon2Hasher(config.auth.argon2),
+      sessions: createAdminSessions({ db, clock: systemClock }),
     });
     if (action === 'create') {
       const { admin, created } = await admins.upsert(flags.email, password);

@@ -27,7 +27,7 @@ export function clearedCookie(secure: boolean): string {
  * - `origin`: sign-in, setup, accepting an invitation: no credential yet, but from our own pages.
  * @example app.post('/api/v1/sql', { onRequest: guards.sql }, handler)
  */
-export function makeGuards(callers: CallerGuards, options: { publicOrigin: string }) {
+export function createGuards(callers: CallerGuards, options: { publicOrigin: string }) {
   const admin = async (req: FastifyRequest, _reply?: FastifyReply) => {
     if (!(await callers.consoleOf(req))) throw new ApiError('unauthorized', 'No console session: sign in at /console/login.');
   };
@@ -39,4 +39,4 @@ export function makeGuards(callers: CallerGuards, options: { publicOrigin: strin
   return { manage: callers.operator(), sql: callers.operator('sql'), team: callers.operator('manageAdmins'), admin, origin };
 }
 
-export type Guards = ReturnType<typeof makeGuards>;
+export type Guards = ReturnType<typeof createGuards>;

@@ -1,14 +1,15 @@
 /**
- * Management and the console's server side (docs/api.md §4). What this area adds:
+ * Management and the console's server side (docs/api.md §4, docs/console.md). What this area adds:
  * - endpoints: every management route, in one table (routes.ts): admin setup, login,
  *   logout, me, keys; the team (admins, their roles, invitations), the audit log, signing-key
- *   rotation; SQL runner; auth settings and project; messages, dev inbox, test email and
- *   template preview; end-user administration (`/api/v1/users…`); `GET /metrics`
- *   (Prometheus text: requests, latency, rate-limit refusals, database pool, outbox queue);
- *   the console's pages at /console (console.ts).
+ *   rotation; SQL runner and its saved queries (saved-queries.ts); auth settings and project,
+ *   test sign-ins of OpenID Connect providers; messages, dev inbox, test email and template
+ *   preview; end-user administration (`/api/v1/users…`); `GET /metrics` (Prometheus text:
+ *   requests, latency, rate-limit refusals, database pool, outbox queue); the console's pages
+ *   at /console (console.ts).
  * - tables: plinth.admins, plinth.admin_sessions, plinth.admin_setup_tokens and
  *   auth.users.banned_until (migration 0012_admins.sql); admins.role, plinth.admin_invites,
- *   plinth.admin_audit (0040_admin_roles.sql).
+ *   plinth.admin_audit (0040_admin_roles.sql); plinth.saved_queries (0100_saved_queries.sql).
  * - guards (guard.ts): the secret key, or a console admin whose role allows the route (the
  *   cookie and its CSRF rule are resolved by http/guards.ts); the audit hook (audit.ts).
  * - rate limits: failed console sign-ins like end-user sign-in (AUTH_RATE_SIGNIN_*).
@@ -22,19 +23,20 @@ import type { App, CallerGuards, Metrics, ProjectKeys } from '../http/index.js';
 import type { Clock } from '../lib/index.js';
 import type { Messaging } from '../messaging/index.js';
 import type { SettingsStore } from '../settings/index.js';
-import { adminService, type Hasher } from './admins.js';
-import { auditLog, registerAudit } from './audit.js';
-import { makeGuards } from './guard.js';
-import { messageHandlers } from './messages.js';
-import { metricsHandler } from './metrics.js';
+import { createAdminService, type Hasher } from './admins.js';
+import { createAuditLog, registerAudit } from './audit.js';
+import { createGuards } from './guard.js';
+import { createMessageHandlers } from './messages.js';
+import { createMetricsHandler } from './metrics.js';
 import { registerAdminRoutes } from './routes.js';
-import { adminSessionHandlers, type SigninLimits } from './session.js';
+import { createAdminSessionHandlers, type SigninLimits } from './session.js';
+import { createSavedQueries } from './saved-queries.js';
 import type { AdminSessions } from './sessions.js';
-import { settingsHandlers } from './settings.js';
-import { type RotationAnswer, signingKeyHandlers } from './signing-keys.js';
-import { sqlRunner } from './sql.js';
-import { teamHandlers, teamService } from './team.js';
-import { type AccountHooks, userAdmin } from './users.js';
+import { createSettingsHandlers, type OidcTestHooks } from './settings.js';
+import { createSigningKeyHandlers, type RotationAnswer } from './signing-keys.js';
+import { createSqlRunner } from './sql.js';
+import { createTeamHandlers, createTeamService } from './team.js';
+import { type AccountHooks, createUserAdmin } from './users.js';
 
 export { adminCommand, CliError } from './cli.js';
 export { registerConsole } from './console.js';
@@ -42,7 +44,7 @@ export { SQL_RUNNER_ROLE } from './sql.js';
 export type { Admin, AdminService, Hasher } from './admins.js';
 export type { AccountHooks } from './users.js';
 export type { Guards } from './guard.js';
-export { adminSessions, type AdminSessions } from './sessions.js';
+export { createAdminSessions, type AdminSessions } from './sessions.js';
 
 export interface AdminOptions {
   db: Db;
@@ -60,6 +62,8 @@ export interface AdminOptions {
     /** The auth area's signing-key rotation. */
     rotateSigningKey(options: { revoke: boolean }): Promise<RotationAnswer>;
   };
+  /** Test sign-ins of the `oidc_providers` (the auth area's). */
+  oidcTests: OidcTestHooks;
   publicUrl: string;
   statementTimeoutMs: number;
   onSchemaChange: () => Promise<unknown>;
@@ -73,8 +77,8 @@ export interface AdminOptions {
 }
 
 export interface AdminArea {
-  admins: ReturnType<typeof adminService>;
-  guards: ReturnType<typeof makeGuards>;
+  admins: ReturnType<typeof createAdminService>;
+  guards: ReturnType<typeof createGuards>;
   /** The one-time setup token printed at this start (no admin yet and no ADMIN_EMAIL), else null. */
   setupToken: string | null;
 }
@@ -86,26 +90,31 @@ export interface AdminArea {
  * @example const admin = await registerAdmin(app, { db, clock, keys, settings, messaging, callers, hasher: auth.hasher, hooks, publicUrl, … });
  */
 export async function registerAdmin(app: App, o: AdminOptions): Promise<AdminArea> {
-  const admins = adminService({ db: o.db, clock: o.clock, hasher: o.hasher, sessions: o.sessions });
+  const admins = createAdminService({ db: o.db, clock: o.clock, hasher: o.hasher, sessions: o.sessions });
   const publicOrigin = new URL(o.publicUrl).origin;
   const secure = publicOrigin.startsWith('https:');
-  const guards = makeGuards(o.callers, { publicOrigin });
+  const guards = createGuards(o.callers, { publicOrigin });
   // Before any route it records: storage's are mounted after this, and inherit the hook.
   registerAudit(app, { db: o.db, clock: o.clock, log: o.log });
-  const team = teamService({ db: o.db, clock: o.clock, hasher: o.hasher, sessions: o.sessions, publicUrl: o.publicUrl });
+  const team = createTeamService({ db: o.db, clock: o.clock, hasher: o.hasher, sessions: o.sessions, publicUrl: o.publicUrl });
   registerAdminRoutes(app, guards, {
-    session: adminSessionHandlers({ admins, keys: o.keys, limits: o.signinLimits, secure }),
-    team: teamHandlers(team, secure),
-    audit: auditLog(o.db),
-    signingKeys: signingKeyHandlers(o.hooks.rotateSigningKey),
-    sql: sqlRunner({ db: o.db, statementTimeoutMs: o.statementTimeoutMs, onSchemaChange: o.onSchemaChange }),
-    settings: settingsHandlers(o.settings, {
-      database: o.db.kind,
-      emailDelivery: o.messaging.emailMode,
-      smsConfigured: o.messaging.smsConfigured,
-    }),
-    messages: messageHandlers(o.messaging, () => o.settings.project().name),
-    users: userAdmin({
+    session: createAdminSessionHandlers({ admins, keys: o.keys, limits: o.signinLimits, secure }),
+    team: createTeamHandlers(team, secure),
+    audit: createAuditLog(o.db),
+    signingKeys: createSigningKeyHandlers(o.hooks.rotateSigningKey),
+    sql: createSqlRunner({ db: o.db, statementTimeoutMs: o.statementTimeoutMs, onSchemaChange: o.onSchemaChange }),
+    saved: createSavedQueries({ db: o.db, clock: o.clock }),
+    settings: createSettingsHandlers(
+      o.settings,
+      {
+        database: o.db.kind,
+        emailDelivery: o.messaging.emailMode,
+        smsConfigured: o.messaging.smsConfigured,
+      },
+      o.oidcTests,
+    ),
+    messages: createMessageHandlers(o.messaging, () => o.settings.project().name),
+    users: createUserAdmin({
       db: o.db,
       clock: o.clock,
       hasher: o.hasher,
@@ -113,7 +122,7 @@ export async function registerAdmin(app: App, o: AdminOptions): Promise<AdminAre
       minPasswordLength: () => o.settings.auth().min_password_length,
       verificationUrlSet: () => Boolean(o.settings.auth().email_verification_url),
     }),
-    metrics: metricsHandler(o.metrics, o.db),
+    metrics: createMetricsHandler(o.metrics, o.db),
   });
   let setupToken: string | null = null;
   if (o.initialAdmin) await admins.upsert(o.initialAdmin.email, o.initialAdmin.password);

@@ -1,3 +1,4 @@
+import { TEMPLATE_KINDS } from '@plinth/shared';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createAuthServer, email, lastToken, mailsTo, setAuth, signUp } from '../../test/auth.js';
@@ -283,6 +284,32 @@ describe('newest first past nine messages (issue 9: the ids were ordered as text
         html: '<a href="https://app.example.com/page?token=preview-token">Plinth project</a>',
         text: expect.stringContaining('Sign in to Plinth project as ada@example.com'),
       });
+    } finally {
+      await plinth.stop();
+    }
+  });
+});
+
+describe('the built-in templates (GET /api/v1/email/templates/defaults)', () => {
+  it('are the texts the renderer falls back to, with their variables, for every kind; management only', async () => {
+    const plinth = await createTestServer();
+    try {
+      const res = await plinth.app.inject({ url: '/api/v1/email/templates/defaults', headers: plinth.as.service });
+      expect(res.statusCode, res.body).toBe(200);
+      const defaults = res.json();
+      expect(Object.keys(defaults).sort()).toEqual([...TEMPLATE_KINDS].sort());
+      expect(defaults.verification.subject).toBe('Confirm your email for {{project}}');
+      expect(defaults.verification.text).toContain('{{link}}');
+      // Previewing the default as an override renders what no override renders.
+      const preview = (template?: object) =>
+        plinth.app.inject({
+          method: 'POST',
+          url: '/api/v1/email/preview',
+          headers: plinth.as.service,
+          payload: { kind: 'reset', template },
+        });
+      expect((await preview(defaults.reset)).json()).toEqual((await preview()).json());
+      expect((await plinth.app.inject({ url: '/api/v1/email/templates/defaults', headers: plinth.as.anon })).statusCode).toBe(403);
     } finally {
       await plinth.stop();
     }

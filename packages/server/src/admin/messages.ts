@@ -2,7 +2,7 @@ import { TEMPLATE_KINDS } from '@plinth/shared';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../http/index.js';
-import { SendError, type EmailKind, type ListQuery, type Messaging, renderEmail } from '../messaging/index.js';
+import { DEFAULT_TEMPLATES, SendError, type EmailKind, type ListQuery, type Messaging, renderEmail } from '../messaging/index.js';
 
 export const MessageListParams = Type.Object(
   {
@@ -60,14 +60,16 @@ type Query = FastifyRequest<{ Querystring: Record<string, string | undefined> }>
 
 /**
  * The delivery log (`GET /api/v1/messages`), the dev inbox (`GET /api/v1/dev/inbox`), a test
- * email (`POST /api/v1/email/test`) and a template preview (`POST /api/v1/email/preview`,
- * rendered by the very renderer that sends mail). Mounted by routes.ts.
- * @example const h = messageHandlers(messaging, () => 'Acme'); app.get('/api/v1/messages', { onRequest: guards.manage }, h.log)
+ * email (`POST /api/v1/email/test`), the built-in templates (`GET /api/v1/email/templates/defaults`)
+ * and a template preview (`POST /api/v1/email/preview`, rendered by the very renderer that sends mail). Mounted by routes.ts.
+ * @example const h = createMessageHandlers(messaging, () => 'Acme'); app.get('/api/v1/messages', { onRequest: guards.manage }, h.log)
  */
-export function messageHandlers(messaging: Messaging, projectName: () => string) {
+export function createMessageHandlers(messaging: Messaging, projectName: () => string) {
   return {
     log: async (req: Query) => messaging.log(listQuery(req.query)),
     devInbox: async (req: Query) => messaging.devInbox(listQuery(req.query)),
+    /** The built-in templates, by kind, as written (with their `{{variables}}`): what an override starts from. */
+    defaults: async () => Object.fromEntries(TEMPLATE_KINDS.map((k) => [k, DEFAULT_TEMPLATES[k]])),
     preview: async (req: FastifyRequest<{ Body: { kind: string; template?: { subject?: string; html?: string; text?: string } } }>) => {
       const kind = req.body.kind as EmailKind;
       const vars = {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, TEST_DB_KIND, type TestServer } from '../../test/harness.js';
 
-// GET /metrics (API.md §8): Prometheus text for the secret key or a console admin, nobody else.
+// GET /metrics (docs/operations.md): Prometheus text for the secret key or a console admin, nobody else.
 let t: TestServer;
 beforeAll(async () => {
   t = await createTestServer({ AUTH_RATE_REQUESTS_IP: '3/60' });
@@ -53,6 +53,13 @@ describe('GET /metrics', () => {
     expect(res.body).toMatch(/plinth_http_request_duration_seconds_bucket\{le="0\.005",method="GET",route="\/api\/v1\/db\/\*"\} \d+/);
   });
 
+  it('counts the requests of the last hour (the console overview shows it)', async () => {
+    const before = value((await scrape()).body, 'plinth_http_requests_last_hour');
+    for (let i = 0; i < 3; i++) await t.app.inject({ url: '/api/v1/db/metered', headers: t.as.anon });
+    // The three, and the first scrape itself (counted once answered).
+    expect(value((await scrape()).body, 'plinth_http_requests_last_hour')).toBe(before + 4);
+  });
+
   it('counts rate-limit refusals', async () => {
     const series = 'plinth_rate_limited_total{route="/v1/auth/resend-verification"}';
     const before = value((await scrape()).body, series);
@@ -75,8 +82,13 @@ describe('GET /metrics', () => {
     await t.db.query(
       `insert into plinth.outbox (channel, kind, recipient, payload, next_attempt_at) values ('email', 'test', 'q@example.com', '{}', now() + interval '1 hour')`,
     );
+    const failedBefore = value((await scrape()).body, 'plinth_outbox_failed');
+    await t.db.query(
+      `insert into plinth.outbox (channel, kind, recipient, payload, status) values ('email', 'test', 'f@example.com', '{}', 'failed')`,
+    );
     const text = (await scrape()).body;
     expect(value(text, 'plinth_outbox_queued')).toBe(before + 1);
+    expect(value(text, 'plinth_outbox_failed')).toBe(failedBefore + 1);
     if (TEST_DB_KIND === 'postgres') {
       expect(value(text, 'plinth_db_pool_size')).toBeGreaterThan(0);
       expect(text).toMatch(/^plinth_db_queries_in_flight \d+$/m);

@@ -1,25 +1,27 @@
 import type { App } from '../http/index.js';
-import { AuditParams, type auditLog } from './audit.js';
+import { AuditParams, type createAuditLog } from './audit.js';
 import type { Guards } from './guard.js';
-import type { metricsHandler } from './metrics.js';
-import { MessageListParams, type messageHandlers, PreviewBody, TestEmailBody } from './messages.js';
-import { type adminSessionHandlers, LoginBody, SetupBody } from './session.js';
-import type { settingsHandlers } from './settings.js';
-import type { signingKeyHandlers } from './signing-keys.js';
-import { SqlBody, type sqlRunner } from './sql.js';
-import { AcceptBody, IdParams, InviteBody, RoleBody, type teamHandlers } from './team.js';
-import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type userAdmin } from './users.js';
+import type { createMetricsHandler } from './metrics.js';
+import { MessageListParams, type createMessageHandlers, PreviewBody, TestEmailBody } from './messages.js';
+import { type createAdminSessionHandlers, LoginBody, SetupBody } from './session.js';
+import { SavedQueryBody, SavedQueryParams, SavedQueryPatch, type createSavedQueries } from './saved-queries.js';
+import { OidcTestParams, OidcTestResultParams, type createSettingsHandlers } from './settings.js';
+import type { createSigningKeyHandlers } from './signing-keys.js';
+import { SqlBody, type createSqlRunner } from './sql.js';
+import { AcceptBody, IdParams, InviteBody, RoleBody, type createTeamHandlers } from './team.js';
+import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type createUserAdmin } from './users.js';
 
 export interface AdminHandlers {
-  session: ReturnType<typeof adminSessionHandlers>;
-  team: ReturnType<typeof teamHandlers>;
-  audit: ReturnType<typeof auditLog>;
-  signingKeys: ReturnType<typeof signingKeyHandlers>;
-  sql: ReturnType<typeof sqlRunner>;
-  settings: ReturnType<typeof settingsHandlers>;
-  messages: ReturnType<typeof messageHandlers>;
-  users: ReturnType<typeof userAdmin>;
-  metrics: ReturnType<typeof metricsHandler>;
+  session: ReturnType<typeof createAdminSessionHandlers>;
+  team: ReturnType<typeof createTeamHandlers>;
+  audit: ReturnType<typeof createAuditLog>;
+  signingKeys: ReturnType<typeof createSigningKeyHandlers>;
+  sql: ReturnType<typeof createSqlRunner>;
+  saved: ReturnType<typeof createSavedQueries>;
+  settings: ReturnType<typeof createSettingsHandlers>;
+  messages: ReturnType<typeof createMessageHandlers>;
+  users: ReturnType<typeof createUserAdmin>;
+  metrics: ReturnType<typeof createMetricsHandler>;
 }
 
 /** The audit log's name for what a route does: recorded once it has succeeded (audit.ts). */
@@ -30,14 +32,14 @@ const audit = (action: string) => ({ config: { audit: action } });
  * on the line, run at `onRequest` so a refused request never has its body parsed, and the
  * audit log's name of every change.
  * - `manage`: the secret key, or a console admin (a `viewer` reads only);
- * - `sql`: the secret key, or a console admin but a `viewer`;
+ * - `sql`: the secret key, or a console admin but a `viewer` (the runner and its saved queries);
  * - `team`: the secret key, or an `owner` or `admin` (admins, invitations, audit, signing keys);
  * - `admin`: the admin cookie only; `origin`: no credential, but only from our own pages.
  * Storage buckets and objects join this table's rules through http/guards.ts.
  */
 export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers): void {
   const { manage, sql: runner, team: teamOnly, admin, origin } = guards;
-  const { session, team, audit: auditEntries, signingKeys, sql, settings, messages, users, metrics } = h;
+  const { session, team, audit: auditEntries, signingKeys, sql, saved, settings, messages, users, metrics } = h;
 
   // Console admins and their team (§4.1)
   app.post('/api/v1/admin/setup', { onRequest: origin, schema: { body: SetupBody }, ...audit('admin.setup') }, session.setup);
@@ -69,8 +71,38 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
 
   // SQL runner, settings, project (§3)
   app.post('/api/v1/sql', { onRequest: runner, schema: { body: SqlBody }, ...audit('sql.run') }, sql);
+  app.get('/api/v1/sql/saved', { onRequest: runner, schema: { summary: 'The saved queries, by name' } }, saved.list);
+  app.post(
+    '/api/v1/sql/saved',
+    { onRequest: runner, schema: { summary: 'Save a query', body: SavedQueryBody }, ...audit('sql.saved.create') },
+    saved.create,
+  );
+  app.patch(
+    '/api/v1/sql/saved/:id',
+    {
+      onRequest: runner,
+      schema: { summary: 'Rename or change a saved query', params: SavedQueryParams, body: SavedQueryPatch },
+      ...audit('sql.saved.update'),
+    },
+    saved.update,
+  );
+  app.delete(
+    '/api/v1/sql/saved/:id',
+    { onRequest: runner, schema: { summary: 'Delete a saved query', params: SavedQueryParams }, ...audit('sql.saved.delete') },
+    saved.remove,
+  );
   app.get('/api/v1/settings/auth', { onRequest: manage }, settings.auth);
   app.patch('/api/v1/settings/auth', { onRequest: manage, ...audit('settings.auth.update') }, settings.updateAuth);
+  app.post(
+    '/api/v1/settings/auth/oidc/:id/test',
+    { onRequest: manage, schema: { params: OidcTestParams }, ...audit('settings.auth.oidc.test') },
+    settings.startOidcTest,
+  );
+  app.get(
+    '/api/v1/settings/auth/oidc/:id/tests/:test_id',
+    { onRequest: manage, schema: { params: OidcTestResultParams } },
+    settings.oidcTestResult,
+  );
   app.get('/api/v1/project', { onRequest: manage }, settings.project);
   app.patch('/api/v1/project', { onRequest: manage, ...audit('project.update') }, settings.updateProject);
 
@@ -79,6 +111,11 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
   app.get('/api/v1/dev/inbox', { onRequest: manage, schema: { querystring: MessageListParams } }, messages.devInbox);
   app.post('/api/v1/email/test', { onRequest: manage, schema: { body: TestEmailBody }, ...audit('email.test') }, messages.testEmail);
   app.post('/api/v1/email/preview', { onRequest: manage, schema: { body: PreviewBody } }, messages.preview);
+  app.get(
+    '/api/v1/email/templates/defaults',
+    { onRequest: manage, schema: { summary: 'The built-in email templates, by kind' } },
+    messages.defaults,
+  );
 
   // End-user administration (§6)
   app.get('/api/v1/users', { onRequest: manage, schema: { querystring: UserListParams } }, users.list);

@@ -28,11 +28,11 @@ export interface SigninLimits {
 const client = (req: FastifyRequest) => ({ ip: req.ip, userAgent: req.headers['user-agent'] ?? null });
 
 /**
- * Console sign-in: setup (first admin from the link), login, logout, me, keys (API.md §6).
+ * Console sign-in: setup (first admin from the link), login, logout, me, keys (docs/api.md §4.1).
  * Mounted by routes.ts.
- * @example const h = adminSessionHandlers({ admins, keys, limits, secure: false }); app.post('/api/v1/admin/login', h.login)
+ * @example const h = createAdminSessionHandlers({ admins, keys, limits, secure: false }); app.post('/api/v1/admin/login', h.login)
  */
-export function adminSessionHandlers(deps: {
+export function createAdminSessionHandlers(deps: {
   admins: AdminService;
   keys: ProjectKeys;
   limits: SigninLimits;

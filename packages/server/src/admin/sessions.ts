@@ -1,16 +1,14 @@
-import type { ConsoleAdmin } from '@plinth/shared';
+import type { Admin } from '@plinth/shared';
 import type { Db, Queryable } from '../db/index.js';
-import { type Clock, randomToken, sha256 } from '../lib/index.js';
+import { type Clock, iso, isoSql, randomToken, sha256 } from '../lib/index.js';
 
 /** A console sign-in: 12 hours idle, 7 days at most (docs/api.md §4.1). */
 export const ADMIN_IDLE_MS = 12 * 3600_000;
 export const ADMIN_MAX_MS = 7 * 24 * 3600_000;
 const TOUCH_EVERY_MS = 60_000; // last_seen_at is written at most once a minute per session
 
-export const iso = (ms: number) => new Date(ms).toISOString();
-export const ts = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 /** An admin as the API shows it, from `plinth.admins` aliased `a`. */
-export const ADMIN_COLUMNS = `a.id, a.email, a.role, ${ts('a.created_at')} as created_at, ${ts('a.last_sign_in_at')} as last_sign_in_at`;
+export const ADMIN_COLUMNS = `a.id, a.email, a.role, ${isoSql('a.created_at')} as created_at, ${isoSql('a.last_sign_in_at')} as last_sign_in_at`;
 
 export interface Client {
   ip: string;
@@ -21,17 +19,17 @@ export interface Client {
  * The console's sessions (`plinth.admin_sessions`): the cookie holds 32 random bytes, the table
  * their SHA-256. Built before the HTTP guards, which look cookies up through `resolve` (the one
  * place a request's caller is worked out is http/guards.ts).
- * @example const sessions = adminSessions({ db, clock }); const admin = await sessions.resolve(cookieValue);
+ * @example const sessions = createAdminSessions({ db, clock }); const admin = await sessions.resolve(cookieValue);
  */
-export function adminSessions(deps: { db: Db; clock: Clock }) {
+export function createAdminSessions(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
   return {
     /** The admin of a cookie value while its session is live (idle < 12 h, age < 7 days); touches it. */
-    async resolve(raw: string): Promise<ConsoleAdmin | null> {
+    async resolve(raw: string): Promise<Admin | null> {
       if (raw.length < 20 || raw.length > 256) return null;
       const hash = sha256(raw);
       const now = clock.now();
-      const { rows } = await db.query<ConsoleAdmin & { seen: number }>(
+      const { rows } = await db.query<Admin & { seen: number }>(
         `select ${ADMIN_COLUMNS}, (extract(epoch from s.last_seen_at) * 1000)::float8 as seen
          from plinth.admin_sessions s join plinth.admins a on a.id = s.admin_id
          where s.hash = $1 and s.expires_at > $2::timestamptz and s.last_seen_at > $3::timestamptz`,
@@ -70,4 +68,4 @@ export function adminSessions(deps: { db: Db; clock: Clock }) {
   };
 }
 
-export type AdminSessions = ReturnType<typeof adminSessions>;
+export type AdminSessions = ReturnType<typeof createAdminSessions>;

@@ -1,5 +1,16 @@
+import type { OidcTestResult } from '@plinth/shared';
+import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { MASK, type AuthSettings, type SettingsStore } from '../settings/index.js';
+
+/** The auth area's test sign-ins of `oidc_providers` (handed in by app.ts). */
+export interface OidcTestHooks {
+  start(id: string): Promise<{ url: string; test_id: string; result_url: string; expires_in: number }>;
+  result(id: string, testId: string): Promise<OidcTestResult>;
+}
+
+export const OidcTestParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+export const OidcTestResultParams = Type.Object({ id: Type.String({ maxLength: 64 }), test_id: Type.String({ maxLength: 64 }) });
 
 /** Settings as sent over HTTP: every secret replaced by the mask. */
 export function maskSecrets(s: AuthSettings): AuthSettings {
@@ -8,16 +19,18 @@ export function maskSecrets(s: AuthSettings): AuthSettings {
     if (p.client_secret) p.client_secret = MASK;
     if (p.private_key) p.private_key = MASK;
   }
+  for (const p of out.oidc_providers) if (p.client_secret) p.client_secret = MASK;
   return out;
 }
 
 /**
  * `GET/PATCH /api/v1/settings/auth`, `GET/PATCH /api/v1/project` (management). Mounted by routes.ts.
- * @example const h = settingsHandlers(settings); app.get('/api/v1/project', { onRequest: guards.manage }, h.project)
+ * @example const h = createSettingsHandlers(settings); app.get('/api/v1/project', { onRequest: guards.manage }, h.project)
  */
-export function settingsHandlers(
+export function createSettingsHandlers(
   settings: SettingsStore,
   runtime: { database: 'pglite' | 'postgres'; emailDelivery: 'smtp' | 'dev_inbox'; smsConfigured: boolean },
+  oidcTests: OidcTestHooks,
 ) {
   return {
     auth: async () => maskSecrets(settings.auth()),
@@ -30,5 +43,10 @@ export function settingsHandlers(
       sms_configured: runtime.smsConfigured,
     }),
     updateProject: async (req: FastifyRequest) => settings.updateProject(req.body),
+    /** POST /api/v1/settings/auth/oidc/{id}/test: the URL of a test sign-in (docs/api.md). */
+    startOidcTest: async (req: FastifyRequest<{ Params: typeof OidcTestParams.static }>) => oidcTests.start(req.params.id),
+    /** GET /api/v1/settings/auth/oidc/{id}/tests/{test_id}: what the provider sent. */
+    oidcTestResult: async (req: FastifyRequest<{ Params: typeof OidcTestResultParams.static }>) =>
+      oidcTests.result(req.params.id, req.params.test_id),
   };
 }

@@ -14,9 +14,9 @@ export interface RotationAnswer {
  * `POST /api/v1/admin/signing-keys/rotate {revoke?}` (docs/api.md §4.1): a new ES256 key signs
  * from now on; the old one stays in the JWKS until the longest token lifetime has passed, or
  * with `revoke` goes at once. Mounted by routes.ts; the rotation itself is the auth area's.
- * @example const h = signingKeyHandlers((o) => auth.rotateSigningKey(o)); app.post('/api/v1/admin/signing-keys/rotate', h.rotate)
+ * @example const h = createSigningKeyHandlers((o) => auth.rotateSigningKey(o)); app.post('/api/v1/admin/signing-keys/rotate', h.rotate)
  */
-export function signingKeyHandlers(rotate: (options: { revoke: boolean }) => Promise<RotationAnswer>) {
+export function createSigningKeyHandlers(rotate: (options: { revoke: boolean }) => Promise<RotationAnswer>) {
   return {
     // No body schema: no body at all (curl -X POST) is a plain rotation.
     rotate: (req: FastifyRequest) => {

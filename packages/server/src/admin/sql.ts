@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { type Db, DbError } from '../db/index.js';
+import { type Db, DbError, dbErrorKind } from '../db/index.js';
 import { ApiError } from '../http/index.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { encodeRunnerAnswer } from './sql-json.js';
@@ -36,8 +36,8 @@ export interface SqlRunnerDeps {
 
 type SqlRequest = FastifyRequest<{ Body: { query: string; params?: Array<string | number | boolean | null> } }>;
 
-/** `POST /api/v1/sql` (API.md §3): the SQL runner of the console and the CLI. Mounted by routes.ts. */
-export function sqlRunner(deps: SqlRunnerDeps) {
+/** `POST /api/v1/sql` (docs/api.md §4): the SQL runner of the console and the CLI. Mounted by routes.ts. */
+export function createSqlRunner(deps: SqlRunnerDeps) {
   let types: Map<number, string> | null = null;
   return async (req: SqlRequest, reply: FastifyReply) => {
     const started = performance.now();
@@ -45,8 +45,9 @@ export function sqlRunner(deps: SqlRunnerDeps) {
     try {
       results = await deps.db.script(req.body.query, { timeoutMs: deps.statementTimeoutMs, params: req.body.params, as: SQL_RUNNER_ROLE });
     } catch (err) {
+      // The caller wrote the statement: PostgreSQL's own message and position, not the API's table.
       if (err instanceof DbError) {
-        if (err.sqlstate === '57014') {
+        if (dbErrorKind(err) === 'query_canceled') {
           throw new ApiError('statement_timeout', `The statement ran longer than ${deps.statementTimeoutMs} ms and was cancelled.`);
         }
         throw new ApiError('sql_error', err.message, {

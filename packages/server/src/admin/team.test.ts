@@ -14,6 +14,8 @@ let n = 0;
 
 beforeAll(async () => {
   t = await createTestServer({ AUTH_RATE_SIGNIN_IP: '100000/900' });
+  // A table whose realtime capture the roles switch.
+  expect((await t.sql('create table public.team_feed (id int primary key)')).statusCode).toBe(200);
 });
 afterAll(() => t?.stop());
 
@@ -31,7 +33,7 @@ async function as(role: AdminRole): Promise<{ headers: Record<string, string>; i
   return { headers: { cookie: cookieOf(accepted.headers['set-cookie']), ...CONSOLE }, id: accepted.json().admin.id, email };
 }
 
-const req = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, headers: Record<string, string>, payload?: object) =>
+const req = (method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, headers: Record<string, string>, payload?: object) =>
   t.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
 const status = async (p: ReturnType<typeof req>) => {
   const r = await p;
@@ -113,7 +115,7 @@ describe('invitations', () => {
 });
 
 describe('what each role may do', () => {
-  it.each<[string, 'GET' | 'POST' | 'PATCH', string, object | undefined, Record<AdminRole, number | string>]>([
+  it.each<[string, 'GET' | 'POST' | 'PATCH' | 'PUT', string, object | undefined, Record<AdminRole, number | string>]>([
     ['read settings', 'GET', '/api/v1/settings/auth', undefined, { owner: 200, admin: 200, developer: 200, viewer: 200 }],
     ['list users', 'GET', '/api/v1/users', undefined, { owner: 200, admin: 200, developer: 200, viewer: 200 }],
     [
@@ -128,6 +130,28 @@ describe('what each role may do', () => {
       'POST',
       '/api/v1/sql',
       { query: 'select 1' },
+      { owner: 200, admin: 200, developer: 200, viewer: '403 forbidden' },
+    ],
+    [
+      'list saved queries (the SQL runner)',
+      'GET',
+      '/api/v1/sql/saved',
+      undefined,
+      { owner: 200, admin: 200, developer: 200, viewer: '403 forbidden' },
+    ],
+    [
+      'save a query',
+      'POST',
+      '/api/v1/sql/saved',
+      { name: 'x', query: 'select 1' },
+      { owner: 201, admin: 201, developer: 201, viewer: '403 forbidden' },
+    ],
+    ['list the realtime tables', 'GET', '/api/v1/realtime/tables', undefined, { owner: 200, admin: 200, developer: 200, viewer: 200 }],
+    [
+      "switch a table's realtime capture on",
+      'PUT',
+      '/api/v1/realtime/tables/team_feed',
+      undefined,
       { owner: 200, admin: 200, developer: 200, viewer: '403 forbidden' },
     ],
     [
@@ -175,7 +199,13 @@ describe('what each role may do', () => {
   ])('%s', async (_what, method, url, payload, expected) => {
     for (const role of ['owner', 'admin', 'developer', 'viewer'] as const) {
       const who = await as(role);
-      const body = payload && 'email' in payload && payload.email === 'x' ? { ...payload, email: mail('invitee') } : payload;
+      // Names that must be new each time: an invitee's email, a saved query's name.
+      const body =
+        payload && 'email' in payload && payload.email === 'x'
+          ? { ...payload, email: mail('invitee') }
+          : payload && 'name' in payload && payload.name === 'x'
+            ? { ...payload, name: mail('saved') }
+            : payload;
       const got = await status(
         req(method, url, who.headers, method === 'POST' && url === '/api/v1/users' ? { email: mail('made') } : body),
       );
@@ -304,6 +334,29 @@ describe('the audit log', () => {
     expect(entries[0].at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(JSON.stringify(entries)).not.toContain('another user password');
     expect(JSON.stringify(entries)).not.toContain('a user password');
+  });
+
+  it('records saved queries and realtime switches with who made them (developer and up, as the SQL runner)', async () => {
+    const dev = await as('developer');
+    const saved = await req('POST', '/api/v1/sql/saved', dev.headers, { name: 'weekly signups', query: 'select count(*) from auth.users' });
+    expect(saved.statusCode, saved.body).toBe(201);
+    const id = saved.json().id;
+    expect((await req('PATCH', `/api/v1/sql/saved/${id}`, dev.headers, { name: 'signups this week' })).statusCode).toBe(200);
+    expect((await req('DELETE', `/api/v1/sql/saved/${id}`, dev.headers)).statusCode).toBeLessThan(300);
+    expect((await req('PUT', '/api/v1/realtime/tables/team_feed', dev.headers)).statusCode).toBe(200);
+    expect((await req('DELETE', '/api/v1/realtime/tables/team_feed', dev.headers)).statusCode).toBe(200);
+    const entries = (await req('GET', '/api/v1/admin/audit?limit=5', t.as.service)).json() as Array<Record<string, unknown>>;
+    expect(entries.map((e) => [e.action, e.admin_email, e.target])).toEqual([
+      ['realtime.table.disable', dev.email, 'team_feed'],
+      ['realtime.table.enable', dev.email, 'team_feed'],
+      ['sql.saved.delete', dev.email, id],
+      ['sql.saved.update', dev.email, id],
+      ['sql.saved.create', dev.email, id],
+    ]);
+    expect(entries[3].details).toMatchObject({ fields: ['name'], name: 'signups this week' });
+    expect(entries[4].details).toMatchObject({ name: 'weekly signups' });
+    // The query text is the runner's business, not the log's (it may hold data).
+    expect(JSON.stringify(entries)).not.toContain('auth.users');
   });
 
   it('records the team’s changes, sign-ins and key rotations with what changed', async () => {

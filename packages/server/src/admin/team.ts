@@ -3,10 +3,10 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Queryable } from '../db/index.js';
 import { ApiError } from '../http/index.js';
-import { type Clock, randomToken, sha256 } from '../lib/index.js';
+import { type Clock, iso, isoSql, randomToken, sha256 } from '../lib/index.js';
 import { type Admin, adminEmail, adminPassword, type Hasher } from './admins.js';
 import { sessionCookie } from './guard.js';
-import { ADMIN_COLUMNS, type AdminSessions, type Client, iso, ts } from './sessions.js';
+import { ADMIN_COLUMNS, type AdminSessions, type Client } from './sessions.js';
 
 /** An invitation link lives 7 days (docs/api.md §4.1). */
 export const INVITE_TTL_MS = 7 * 24 * 3600_000;
@@ -25,7 +25,7 @@ export const AcceptBody = Type.Object(
 export const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const INVITE_COLUMNS = `i.id, i.email, i.role, ${ts('i.created_at')} as created_at, ${ts('i.expires_at')} as expires_at,
+const INVITE_COLUMNS = `i.id, i.email, i.role, ${isoSql('i.created_at')} as created_at, ${isoSql('i.expires_at')} as expires_at,
   (select a.email from plinth.admins a where a.id = i.invited_by) as invited_by`;
 
 /** Who manages the team: a console admin (by role), or the secret key, which may do what an owner may. */
@@ -44,9 +44,9 @@ const ownersOnly = () => new ApiError('forbidden', 'Only an owner (or the secret
 /**
  * The console's team (docs/api.md §4.1): admins with their roles, invitations by one-time
  * link, role changes and removals. The last owner always stays.
- * @example const team = teamService({ db, clock, hasher, sessions, publicUrl }); await team.invite(actor, 'dev@example.com', 'developer');
+ * @example const team = createTeamService({ db, clock, hasher, sessions, publicUrl }); await team.invite(actor, 'dev@example.com', 'developer');
  */
-export function teamService(deps: { db: Db; clock: Clock; hasher: Hasher; sessions: AdminSessions; publicUrl: string }) {
+export function createTeamService(deps: { db: Db; clock: Clock; hasher: Hasher; sessions: AdminSessions; publicUrl: string }) {
   const { db, clock, sessions } = deps;
 
   async function target(q: Queryable, id: string): Promise<Admin> {
@@ -178,7 +178,7 @@ export function teamService(deps: { db: Db; clock: Clock; hasher: Hasher; sessio
   };
 }
 
-export type TeamService = ReturnType<typeof teamService>;
+export type TeamService = ReturnType<typeof createTeamService>;
 
 /** The acting admin of a `team` route: the cookie's, or the secret key acting as an owner. */
 export function actorOf(req: FastifyRequest): Actor {
@@ -189,9 +189,9 @@ type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
 /**
  * Handlers of `/api/v1/admin/admins…` and `/api/v1/admin/invites…`, mounted by routes.ts.
- * @example const h = teamHandlers(team, false); app.get('/api/v1/admin/admins', { onRequest: guards.team }, h.list)
+ * @example const h = createTeamHandlers(team, false); app.get('/api/v1/admin/admins', { onRequest: guards.team }, h.list)
  */
-export function teamHandlers(team: TeamService, secure: boolean) {
+export function createTeamHandlers(team: TeamService, secure: boolean) {
   return {
     list: () => team.list(),
     setRole: (req: FastifyRequest<{ Params: { id: string }; Body: { role: string } }>) =>

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createAuthServer, email, lastToken, mailsTo, signIn, signUp } from '../../test/auth.js';
 import type { TestServer } from '../../test/harness.js';
 
-// End-user administration (API.md §6) with the secret key; the admin cookie reaches the same
+// End-user administration (docs/api.md §4.2) with the secret key; the admin cookie reaches the same
 // handlers through the same guard (admin.test.ts).
 
 let t: TestServer;

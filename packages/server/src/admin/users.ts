@@ -1,12 +1,13 @@
+import type { EndUser, EndUserDetail, EndUserSession } from '@plinth/shared';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type Accounts, checkPassword, normalizeEmail, normalizePhone } from '../auth/index.js';
-import { type Db, DbError, type Queryable } from '../db/index.js';
-import { ApiError } from '../http/index.js';
-import type { Clock } from '../lib/index.js';
+import { type Accounts, checkPassword, normalizeEmail, normalizePhone, USER_COLUMNS } from '../auth/index.js';
+import type { Db, Queryable } from '../db/index.js';
+import { ApiError, fromDbError } from '../http/index.js';
+import { type Clock, iso, isoSql, isUuid } from '../lib/index.js';
 import type { Hasher } from './admins.js';
 
-// End-user administration (API.md §6). It reads auth.* by full name (an app's own
+// End-user administration (docs/api.md §4.2). It reads auth.* by full name (an app's own
 // public.users never shadows it); every write goes through the auth area's accounts module,
 // the one home of the rules about users, identities, passwords and sessions.
 
@@ -29,13 +30,8 @@ export interface UserAdminDeps {
   verificationUrlSet: () => boolean;
 }
 
-const ts = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const USER = `u.id, u.email, ${ts('u.email_confirmed_at')} as email_confirmed_at, u.phone, ${ts('u.phone_confirmed_at')} as phone_confirmed_at,
-  u.name, u.avatar, ${ts('u.created_at')} as created_at, ${ts('u.updated_at')} as updated_at, ${ts('u.last_sign_in_at')} as last_sign_in_at,
-  ${ts('u.banned_until')} as banned_until,
-  coalesce((select json_agg(json_build_object('provider', i.provider, 'email', i.email, 'created_at', ${ts('i.created_at')}) order by i.created_at)
-    from auth.identities i where i.user_id = u.id), '[]'::json) as identities`;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The user of the auth API, and its ban. */
+const USER = `${USER_COLUMNS}, ${isoSql('u.banned_until')} as banned_until`;
 
 export const UserListParams = Type.Object(
   { search: Type.Optional(Type.String({ maxLength: 320 })), limit: Type.Optional(Type.String()), offset: Type.Optional(Type.String()) },
@@ -64,8 +60,9 @@ export const UserPatchBody = Type.Object(
 
 export const UserIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
-type Row = { id: string; email: string | null; email_confirmed_at: string | null; identities: unknown } & Record<string, unknown>;
-const toUser = (r: Row) => ({ ...r, identities: typeof r.identities === 'string' ? JSON.parse(r.identities) : r.identities });
+/** A row of `USER`: the wire type but for the identities, which one driver hands over as JSON text. */
+type Row = Omit<EndUser, 'identities'> & { identities: EndUser['identities'] | string };
+const toUser = (r: Row): EndUser => ({ ...r, identities: typeof r.identities === 'string' ? JSON.parse(r.identities) : r.identities });
 
 function int(value: string | undefined, name: string, fallback: number, max: number): number {
   if (value === undefined) return fallback;
@@ -81,16 +78,17 @@ function bannedUntil(value: string | null): string | null {
       { field: 'banned_until', message: 'must be an ISO 8601 time or null' },
     ]);
   }
-  return new Date(ms).toISOString();
+  return iso(ms);
 }
 
-/** A unique violation on email or phone as the client's error. */
+/** A taken email or phone as the client's error; any other database error as everywhere (db/errors.ts). */
 function conflict(err: unknown): never {
-  if (err instanceof DbError && err.sqlstate === '23505') {
-    if (/phone/.test(err.message + (err.detail ?? ''))) throw new ApiError('phone_exists', 'Another user has this phone number.');
-    throw new ApiError('email_exists', 'Another user has this email address.');
-  }
-  throw err;
+  throw fromDbError(err, {
+    constraints: {
+      users_email_key: ['email_exists', 'Another user has this email address.'],
+      users_phone_key: ['phone_exists', 'Another user has this phone number.'],
+    },
+  });
 }
 
 const notFound = () => new ApiError('user_not_found', 'No user with this id.');
@@ -98,15 +96,15 @@ const notFound = () => new ApiError('user_not_found', 'No user with this id.');
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
 /**
- * The handlers of `/api/v1/users…` (API.md §6), mounted by routes.ts behind the management guard.
- * @example const users = userAdmin(deps); app.get('/api/v1/users', { onRequest: guards.manage }, users.list)
+ * The handlers of `/api/v1/users…` (docs/api.md §4.2), mounted by routes.ts behind the management guard.
+ * @example const users = createUserAdmin(deps); app.get('/api/v1/users', { onRequest: guards.manage }, users.list)
  */
-export function userAdmin(deps: UserAdminDeps) {
+export function createUserAdmin(deps: UserAdminDeps) {
   const { db, clock } = deps;
   const { accounts } = deps.hooks;
 
   async function find(q: Queryable, id: string) {
-    if (!UUID.test(id)) throw notFound();
+    if (!isUuid(id)) throw notFound();
     const { rows } = await q.query<Row>(`select ${USER} from auth.users u where u.id = $1`, [id]);
     if (!rows[0]) throw notFound();
     return toUser(rows[0]);
@@ -135,10 +133,10 @@ export function userAdmin(deps: UserAdminDeps) {
     },
 
     /** The user with identities and open sessions (agent, IP, times). */
-    async get(req: IdRequest) {
+    async get(req: IdRequest): Promise<EndUserDetail> {
       const user = await find(db, req.params.id);
-      const { rows } = await db.query(
-        `select id, user_agent, ip, ${ts('created_at')} as created_at, ${ts('refreshed_at')} as refreshed_at
+      const { rows } = await db.query<EndUserSession>(
+        `select id, user_agent, ip, ${isoSql('created_at')} as created_at, ${isoSql('refreshed_at')} as refreshed_at
          from auth.sessions where user_id = $1 and revoked_at is null order by refreshed_at desc limit 100`,
         [user.id],
       );

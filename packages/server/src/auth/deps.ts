@@ -11,6 +11,7 @@ import type { SessionState } from './sessions/state.js';
 import type { AuthLimits } from './limits/index.js';
 import type { PasswordHasher } from './password/hasher.js';
 import type { TokenService } from './sessions/jwt.js';
+import type { OidcDiscovery } from './oauth/oidc/discovery.js';
 
 /** What the composition root hands the auth area (registerAuth). */
 export interface AuthOptions {
@@ -30,12 +31,14 @@ export interface AuthOptions {
   gate: SessionGate;
   /** The social providers' endpoints (config.oauth). */
   oauth: OAuthEndpoints;
+  /** Discovery documents and key sets of OpenID Connect providers (shared with the settings check). */
+  discovery: OidcDiscovery;
   /** Tests only: count or replace the password hasher. */
   hasher?: PasswordHasher;
 }
 
 /** Everything the auth services need, built once from the options (no singletons). */
-export interface AuthDeps extends Omit<AuthOptions, 'callers' | 'gate' | 'oauth' | 'hasher'> {
+export interface AuthDeps extends Omit<AuthOptions, 'callers' | 'gate' | 'oauth' | 'discovery' | 'hasher'> {
   hasher: PasswordHasher;
   limits: AuthLimits;
   /** Every write to users, passwords and identities (accounts/). */

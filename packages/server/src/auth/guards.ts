@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { ApiError, type CallerGuards } from '../http/index.js';
+import { isUuid } from '../lib/index.js';
 import type { ClientInfo } from './deps.js';
 import type { SessionGate } from './sessions/gate.js';
 
@@ -15,27 +16,25 @@ declare module 'fastify' {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * Guards of the auth route table: `apikey` (any key of the project, as every /v1/auth call
  * carries), `user` (a user access token whose session is still open).
  * @example app.get('/v1/auth/user', { preHandler: guards.user }, handler)
  */
-export function authGuards(callers: CallerGuards, gate: SessionGate) {
+export function createAuthGuards(callers: CallerGuards, gate: SessionGate) {
   const user = async (req: FastifyRequest) => {
     const p = await callers.callerOf(req);
     if (p.role !== 'authenticated') throw new ApiError('unauthorized', 'Send the user access token: Authorization: Bearer <access_token>.');
-    const sessionId = p.sessionId && UUID.test(p.sessionId) ? p.sessionId : null;
+    const sessionId = isUuid(p.sessionId) ? p.sessionId : null;
     // The principal passed the gate's cached answer; where credentials change, ask afresh.
-    if (!sessionId || !UUID.test(p.sub) || !(await gate.isOpen(sessionId, p.sub, { fresh: true })))
+    if (!sessionId || !isUuid(p.sub) || !(await gate.isOpen(sessionId, p.sub, { fresh: true })))
       throw new ApiError('invalid_token', 'The session of this access token has ended; sign in again.');
     req.signedIn = { userId: p.sub, sessionId };
   };
   return { apikey: callers.key, user };
 }
 
-export type AuthGuards = ReturnType<typeof authGuards>;
+export type AuthGuards = ReturnType<typeof createAuthGuards>;
 
 /** The plain inputs a service gets about the caller (convention 9). */
 export function clientOf(req: FastifyRequest): ClientInfo {

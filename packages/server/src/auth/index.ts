@@ -1,12 +1,13 @@
 /**
- * End-user auth (API.md §4). What this area adds:
+ * End-user auth (docs/api.md §5). What this area adds:
  * - endpoints: signup, signin, signout, refresh, GET/PATCH user, reauthenticate, verify-email,
  *   resend-verification, forgot-password, reset-password, request-magic-link,
  *   signin-magic-link, phone/send-otp, phone/verify, oauth/{provider} and its callback
+ *   (built-in providers and those of `oidc_providers`: oauth/index.ts)
  *   (route table: routes.ts);
  *   the JWKS is served by app.ts from sessions/jwt.ts.
  * - tables: auth.users, passwords, identities, sessions, refresh_tokens, one_time_tokens
- *   (migration 0003_auth.sql), phone_codes (0005), oauth_flows (0009), reauth_codes and
+ *   (migration 0003_auth.sql), phone_codes (0005), oauth_flows (0009), oidc_tests (0090), reauth_codes and
  *   users.banned_until (0010), and the SQL runner's role `plinth_sql`.
  * - accounts/: the one home of every credential write and of the proof rule; sessions/state.ts
  *   the one home of session state (open, revoked, banned), which the gate (sessions/gate.ts)
@@ -18,52 +19,54 @@
  *   invalid_credentials, email_not_confirmed, invalid_refresh_token, refresh_token_reused,
  *   token_invalid, provider_disabled, rate_limited, magic_link_invalid, invalid_phone,
  *   invalid_code, code_expired, paid_plan_required, sms_not_configured, provider_not_found,
- *   invalid_state, oauth_failed, user_banned, reauthentication_required.
+ *   invalid_state, oauth_failed, user_banned, reauthentication_required, oidc_unreachable,
+ *   oidc_issuer_mismatch, oidc_unsupported.
  */
 import rateLimit from '@fastify/rate-limit';
 import type { Db } from '../db/index.js';
 import type { Clock } from '../lib/index.js';
 import { ApiError, type App, type TokenVerifier } from '../http/index.js';
-import { sha256 } from '../lib/index.js';
+import { isUuid, sha256 } from '../lib/index.js';
 import { type Accounts, createAccounts } from './accounts/index.js';
 import type { AuthConfig } from '../config/index.js';
 import type { AuthDeps, AuthOptions } from './deps.js';
 
 export type { AuthOptions } from './deps.js';
-import { authGuards } from './guards.js';
+import { createAuthGuards } from './guards.js';
 import {
-  authLimits,
+  createAuthLimits,
   type Counter,
-  fallbackCounter,
-  memoryCounter,
-  rateLimitStore,
+  createFallbackCounter,
+  createMemoryCounter,
+  createRateLimitStore,
   rateLimited,
-  redisCounter,
+  createRedisCounter,
   redisReady,
 } from './limits/index.js';
-import { argon2Hasher, type PasswordHasher } from './password/hasher.js';
-import { passwordService } from './password/service.js';
+import { createArgon2Hasher, type PasswordHasher } from './password/hasher.js';
+import { createPasswordService } from './password/service.js';
 import { type AuthServices, registerAuthRoutes } from './routes.js';
 import { type Rotation, rotateSigningKey, type TokenService } from './sessions/jwt.js';
 import type { SessionGate } from './sessions/gate.js';
-import { sessionService } from './sessions/service.js';
-import { sessionState } from './sessions/state.js';
-import { userService } from './users/service.js';
-import { verificationService } from './verification/service.js';
-import { magicLinkService } from './magic-link/service.js';
-import { phoneService } from './phone/service.js';
-import { oauthService } from './oauth/index.js';
-import { publicHandlers } from './public.js';
+import { createSessionService } from './sessions/service.js';
+import { createSessionState } from './sessions/state.js';
+import { createUserService } from './users/service.js';
+import { createVerificationService } from './verification/service.js';
+import { createMagicLinkService } from './magic-link/service.js';
+import { createPhoneService } from './phone/service.js';
+import { createOAuthService } from './oauth/index.js';
+import { createPublicHandlers } from './public.js';
 
 export { AUTH_DOCS, enabledProviders } from './responses.js';
+export { oidcDiscovery, type OidcDiscovery, oidcSettingsCheck } from './oauth/index.js';
 export { createTokenService, type Rotation, type TokenService } from './sessions/jwt.js';
 export { createSessionGate, type SessionGate } from './sessions/gate.js';
 export { decideRefresh } from './sessions/refresh.js';
 export type { AuthConfig } from '../config/index.js';
 export type { PasswordHasher } from './password/hasher.js';
 // The console admins (admin/) hash their passwords with the same argon2id parameters.
-export { argon2Hasher } from './password/hasher.js';
-export type { Accounts } from './accounts/index.js';
+export { createArgon2Hasher } from './password/hasher.js';
+export { type Accounts, USER_COLUMNS } from './accounts/index.js';
 export { checkPassword, normalizeEmail } from './validate.js';
 export { normalizePhone } from './phone/service.js';
 
@@ -101,7 +104,7 @@ export interface Auth {
  * @example await rotateSigningKeyOffline(db, { revoke: true });
  */
 export function rotateSigningKeyOffline(db: Db, clock: Clock, options: { revoke: boolean }): Promise<Rotation> {
-  return rotateSigningKey(db, clock, options, sessionState({ evictUser: () => undefined, sync: async () => undefined }));
+  return rotateSigningKey(db, clock, options, createSessionState({ evictUser: () => undefined, sync: async () => undefined }));
 }
 
 /** Where REDIS_URL points, for log lines: host and port, never the password. */
@@ -114,19 +117,17 @@ function redisWhere(url: string): string {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * The access-token verifier of every API area: the token's signature and expiry (TokenService),
  * then its session through the gate, so a signed-out, revoked or banned session's token is
  * refused within the same request (401 invalid_token).
- * @example const resolvePrincipal = makePrincipalResolver(keys, gatedVerifier(tokens, gate));
+ * @example const resolvePrincipal = createPrincipalResolver(keys, gatedVerifier(tokens, gate));
  */
 export function gatedVerifier(tokens: TokenService, gate: SessionGate): TokenVerifier {
   return async (token) => {
     const verified = await tokens.verify(token);
     const { sub, session_id: sid } = verified.payload;
-    if (typeof sub !== 'string' || typeof sid !== 'string' || !UUID.test(sub) || !UUID.test(sid) || !(await gate.isOpen(sid, sub))) {
+    if (!isUuid(sub) || !isUuid(sid) || !(await gate.isOpen(sid, sub))) {
       throw new ApiError('invalid_token', 'The session of this access token has ended; sign in again.');
     }
     return verified;
@@ -136,18 +137,18 @@ export function gatedVerifier(tokens: TokenService, gate: SessionGate): TokenVer
 /**
  * Builds the auth services and mounts the /v1/auth routes (in their own scope, so the per-IP
  * request limit applies to them only).
- * @example const auth = await registerAuth(app, { db, tokens, clock, settings, outbox, log, callers, config: config.auth, gate, oauth: config.oauth });
+ * @example const auth = await registerAuth(app, { db, tokens, clock, settings, outbox, log, callers, config: config.auth, gate, oauth: config.oauth, discovery });
  */
 export async function registerAuth(app: App, options: AuthOptions): Promise<Auth> {
   const { config } = options;
   // One Redis namespace per project: several projects may share a Redis. Redis down: the
   // counts fall back to this instance's (one warning), never a 5xx.
-  const redis = config.redisUrl ? redisCounter(config.redisUrl, `plinth:${sha256(options.tokens.issuer).slice(0, 12)}:auth:`) : null;
+  const redis = config.redisUrl ? createRedisCounter(config.redisUrl, `plinth:${sha256(options.tokens.issuer).slice(0, 12)}:auth:`) : null;
   if (redis) await redisReady(redis.redis, 2000);
   const counter: Counter = redis
-    ? fallbackCounter(redis, memoryCounter(options.clock), options.log, redisWhere(config.redisUrl ?? ''))
-    : memoryCounter(options.clock);
-  const hasher = options.hasher ?? argon2Hasher(config.argon2);
+    ? createFallbackCounter(redis, createMemoryCounter(options.clock), options.log, redisWhere(config.redisUrl ?? ''))
+    : createMemoryCounter(options.clock);
+  const hasher = options.hasher ?? createArgon2Hasher(config.argon2);
   await hasher.dummyHash(); // made now, so the first unknown-email sign-in is not slower than the rest
   // Work after the answer: tracked, so tests can wait for it and close() lets it finish.
   const pending = new Set<Promise<void>>();
@@ -160,29 +161,29 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
   const settled = async () => {
     while (pending.size) await Promise.all([...pending]);
   };
-  const state = sessionState(options.gate);
+  const state = createSessionState(options.gate);
   const accounts = createAccounts(state);
-  const limits = authLimits(counter, config);
+  const limits = createAuthLimits(counter, config);
   const deps: AuthDeps = { ...options, config, hasher, limits, accounts, sessionState: state, later };
-  const sessions = sessionService(deps);
+  const sessions = createSessionService(deps);
   const services: AuthServices = {
     sessions,
-    password: passwordService(deps, sessions),
-    users: userService(deps),
-    verification: verificationService(deps),
-    magicLink: magicLinkService(deps, sessions),
-    phone: phoneService(deps, sessions),
-    oauth: oauthService(deps, sessions, options.oauth),
-    public: publicHandlers(options.settings, options.tokens),
+    password: createPasswordService(deps, sessions),
+    users: createUserService(deps),
+    verification: createVerificationService(deps),
+    magicLink: createMagicLinkService(deps, sessions),
+    phone: createPhoneService(deps, sessions),
+    oauth: createOAuthService(deps, sessions, options.oauth, options.discovery),
+    public: createPublicHandlers(options.settings, options.tokens),
   };
-  const guards = authGuards(options.callers, options.gate);
+  const guards = createAuthGuards(options.callers, options.gate);
   await app.register(async (scope) => {
     await scope.register(rateLimit, {
       global: true,
       max: config.requestsPerIp.max,
       timeWindow: config.requestsPerIp.windowSeconds * 1000,
       // With Redis, the per-IP count goes through the same fallback counter.
-      ...(redis ? { store: rateLimitStore(counter, 'ip:') } : {}),
+      ...(redis ? { store: createRateLimitStore(counter, 'ip:') } : {}),
       errorResponseBuilder: (_req, ctx) => rateLimited(ctx.ttl),
     });
     registerAuthRoutes(scope as unknown as App, guards, services);

@@ -1,6 +1,5 @@
 import type { Queryable } from '../db/index.js';
-import { randomToken, sha256 } from '../lib/index.js';
-import { iso } from './validate.js';
+import { iso, randomToken, sha256 } from '../lib/index.js';
 
 export type OneTimeKind = 'verification' | 'reset' | 'magic_link' | 'email_change';
 

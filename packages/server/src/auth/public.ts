@@ -6,7 +6,7 @@ import type { TokenService } from './sessions/jwt.js';
  * What anyone may read, without a key: the sign-in methods that are on (a sign-in page offers
  * them) and the public keys that verify access tokens. The route table is auth/routes.ts.
  */
-export function publicHandlers(settings: Pick<SettingsStore, 'auth'>, tokens: Pick<TokenService, 'jwks'>) {
+export function createPublicHandlers(settings: Pick<SettingsStore, 'auth'>, tokens: Pick<TokenService, 'jwks'>) {
   return {
     /** GET /v1/auth/settings: enabled methods and providers, no secrets. */
     settings: async () => {
@@ -19,6 +19,7 @@ export function publicHandlers(settings: Pick<SettingsStore, 'auth'>, tokens: Pi
         require_email_confirmation: s.require_email_confirmation,
         // Enabled implies configured: the settings refuse `enabled` without the credentials.
         providers: enabledProviders(s.providers),
+        oidc_providers: s.oidc_providers.filter((p) => p.enabled).map((p) => ({ id: p.id, name: p.name })),
         passkeys: 'coming_soon' as const,
       };
     },

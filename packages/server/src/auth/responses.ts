@@ -4,42 +4,47 @@
  * documents them (http/route-docs.ts), so a generated client gets the exact types. A route line
  * spreads its entry of `AUTH_DOCS` into its schema: `{ body: SignUpBody, ...AUTH_DOCS.signUp }`.
  */
+import type * as Wire from '@plinth/shared';
 import { OAUTH_PROVIDERS } from '@plinth/shared';
 import { Type } from '@sinclair/typebox';
+import { Nullable, Timestamp, wireSchema } from '../http/index.js';
 
-const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339, UTC (`2026-11-23T11:13:55.563Z`).' });
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+export const Identity = wireSchema<Wire.Identity>()(
+  Type.Object({
+    provider: Type.String({ description: '`email`, `phone`, or a social provider.' }),
+    email: Nullable(Type.String()),
+    created_at: Timestamp,
+  }),
+);
 
-export const Identity = Type.Object({
-  provider: Type.String({ description: '`email`, `phone`, or a social provider.' }),
-  email: Nullable(Type.String()),
-  created_at: Timestamp,
-});
-
-/** The user (docs/api.md §5.1). */
-export const User = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  email: Nullable(Type.String()),
-  email_confirmed_at: Nullable(Timestamp),
-  phone: Nullable(Type.String({ description: 'E.164' })),
-  phone_confirmed_at: Nullable(Timestamp),
-  name: Nullable(Type.String()),
-  avatar: Nullable(Type.String()),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-  last_sign_in_at: Nullable(Timestamp),
-  identities: Type.Array(Identity),
-});
+/** The user (docs/api.md §5.1), as packages/shared declares it. */
+export const User = wireSchema<Wire.User>()(
+  Type.Object({
+    id: Type.String({ format: 'uuid' }),
+    email: Nullable(Type.String()),
+    email_confirmed_at: Nullable(Timestamp),
+    phone: Nullable(Type.String({ description: 'E.164' })),
+    phone_confirmed_at: Nullable(Timestamp),
+    name: Nullable(Type.String()),
+    avatar: Nullable(Type.String()),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    last_sign_in_at: Nullable(Timestamp),
+    identities: Type.Array(Identity),
+  }),
+);
 
 /** A session: what every sign-in and refresh answers. */
-export const Session = Type.Object({
-  access_token: Type.String({ description: 'A JWT (ES256) for `Authorization: Bearer …`.' }),
-  token_type: Type.Literal('bearer'),
-  expires_in: Type.Integer({ description: 'Seconds until the access token expires.' }),
-  expires_at: Type.Integer({ description: 'When the access token expires, in seconds since 1970.' }),
-  refresh_token: Type.String(),
-  user: User,
-});
+export const Session = wireSchema<Wire.Session>()(
+  Type.Object({
+    access_token: Type.String({ description: 'A JWT (ES256) for `Authorization: Bearer …`.' }),
+    token_type: Type.Literal('bearer'),
+    expires_in: Type.Integer({ description: 'Seconds until the access token expires.' }),
+    expires_at: Type.Integer({ description: 'When the access token expires, in seconds since 1970.' }),
+    refresh_token: Type.String(),
+    user: User,
+  }),
+);
 
 const Empty = Type.Object({}, { additionalProperties: false, description: 'Answered alike whether the address is known or not.' });
 const WithUser = Type.Object({ user: User });
@@ -55,6 +60,13 @@ export const PublicSettings = Type.Object({
   require_email_confirmation: Type.Boolean(),
   providers: Type.Object(
     Object.fromEntries(PROVIDERS.map((p) => [p, Type.Boolean()])) as Record<(typeof PROVIDERS)[number], ReturnType<typeof Type.Boolean>>,
+  ),
+  oidc_providers: Type.Array(
+    Type.Object({
+      id: Type.String({ description: 'What `signInWithOAuth(id)` and `/v1/auth/oauth/{id}` take.' }),
+      name: Type.String({ description: 'What its sign-in button says.' }),
+    }),
+    { description: 'The enabled OpenID Connect providers of `oidc_providers`, in their order.' },
   ),
   passkeys: Type.Literal('coming_soon'),
 });

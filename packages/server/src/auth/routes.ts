@@ -1,20 +1,20 @@
 import type { App } from '../http/index.js';
 import type { AuthGuards } from './guards.js';
 import { AUTH_DOCS } from './responses.js';
-import { passwordHandlers, EmailBody, ResetBody, SignInBody, SignUpBody } from './password/routes.js';
+import { createPasswordHandlers, EmailBody, ResetBody, SignInBody, SignUpBody } from './password/routes.js';
 import type { PasswordService } from './password/service.js';
-import { RefreshBody, sessionHandlers } from './sessions/routes.js';
+import { RefreshBody, createSessionHandlers } from './sessions/routes.js';
 import type { SessionService } from './sessions/service.js';
-import { UserPatchBody, userHandlers } from './users/routes.js';
+import { UserPatchBody, createUserHandlers } from './users/routes.js';
 import type { UserService } from './users/service.js';
-import { ResendBody, TokenBody, verificationHandlers } from './verification/routes.js';
+import { ResendBody, TokenBody, createVerificationHandlers } from './verification/routes.js';
 import type { VerificationService } from './verification/service.js';
-import { MagicLinkRequestBody, MagicLinkSignInBody, magicLinkHandlers } from './magic-link/routes.js';
+import { MagicLinkRequestBody, MagicLinkSignInBody, createMagicLinkHandlers } from './magic-link/routes.js';
 import type { MagicLinkService } from './magic-link/service.js';
-import { phoneHandlers, SendCodeBody, VerifyCodeBody } from './phone/routes.js';
+import { createPhoneHandlers, SendCodeBody, VerifyCodeBody } from './phone/routes.js';
 import type { PhoneService } from './phone/service.js';
-import { acceptForms, type OAuthService, oauthHandlers, StartQuery } from './oauth/index.js';
-import type { publicHandlers } from './public.js';
+import { acceptForms, type OAuthService, createOAuthHandlers, StartQuery } from './oauth/index.js';
+import type { createPublicHandlers } from './public.js';
 
 export interface AuthServices {
   password: PasswordService;
@@ -24,20 +24,20 @@ export interface AuthServices {
   magicLink: MagicLinkService;
   phone: PhoneService;
   oauth: OAuthService;
-  public: ReturnType<typeof publicHandlers>;
+  public: ReturnType<typeof createPublicHandlers>;
 }
 
 /**
- * The route table of end-user auth (API.md §4): one line per endpoint, guard on the line.
+ * The route table of end-user auth (docs/api.md §5): one line per endpoint, guard on the line.
  * `apikey`: any key of the project; `user`: a user access token of an open session.
  */
 export function registerAuthRoutes(app: App, guards: AuthGuards, s: AuthServices): void {
-  const password = passwordHandlers(s.password);
-  const sessions = sessionHandlers(s.sessions);
-  const users = userHandlers(s.users);
-  const verification = verificationHandlers(s.verification);
-  const magic = magicLinkHandlers(s.magicLink);
-  const phone = phoneHandlers(s.phone);
+  const password = createPasswordHandlers(s.password);
+  const sessions = createSessionHandlers(s.sessions);
+  const users = createUserHandlers(s.users);
+  const verification = createVerificationHandlers(s.verification);
+  const magic = createMagicLinkHandlers(s.magicLink);
+  const phone = createPhoneHandlers(s.phone);
   const { apikey, user } = guards;
 
   app.post('/v1/auth/signup', { preHandler: apikey, schema: { body: SignUpBody, ...AUTH_DOCS.signUp } }, password.signUp);
@@ -69,7 +69,7 @@ export function registerAuthRoutes(app: App, guards: AuthGuards, s: AuthServices
   app.post('/v1/auth/phone/verify', { preHandler: apikey, schema: { body: VerifyCodeBody, ...AUTH_DOCS.verifyOtp } }, phone.verify);
 
   // A browser navigates to these (no apikey); the callback also takes Apple's form_post.
-  const oauth = oauthHandlers(s.oauth);
+  const oauth = createOAuthHandlers(s.oauth);
   app.register(async (forms) => {
     acceptForms(forms as unknown as App);
     forms.get(

@@ -99,11 +99,6 @@ export function checkPassword(password: unknown, min: number): string {
   return password;
 }
 
-/** Epoch ms → the ISO text bound as `$n::timestamptz` (the clock, not the database, decides time). */
-export function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
 /**
  * A page the app asked to send the user to (`emailRedirectTo`, `redirect_url`), checked against
  * the project's `allowed_redirect_urls` with the one matcher (packages/shared, also the

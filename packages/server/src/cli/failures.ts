@@ -1,5 +1,5 @@
 import { databaseWhere } from '../config/index.js';
-import { DataDirLockedError, DbError, DbSetupError, DbUnavailableError, MigrationError } from '../db/index.js';
+import { DataDirLockedError, DbSetupError, DbUnavailableError, dbErrorKind, MigrationError } from '../db/index.js';
 import { UsageError } from './args.js';
 
 /**
@@ -27,13 +27,13 @@ export function expectedFailure(err: unknown, context: { databaseUrl?: string | 
   }
   if (context.databaseUrl) {
     const where = databaseWhere(context.databaseUrl);
-    const sqlstate = err instanceof DbError ? err.sqlstate : typeof e?.code === 'string' ? e.code : undefined;
-    if (sqlstate === '28P01' || sqlstate === '28000') {
+    const kind = dbErrorKind(err);
+    if (kind === 'login_refused') {
       return `PostgreSQL at ${where} refused the login: ${redact(e.message, context.databaseUrl)}; check the user and password in DATABASE_URL`;
     }
-    if (sqlstate === '3D000')
+    if (kind === 'unknown_database')
       return `${redact(e.message, context.databaseUrl)} on ${where}; create it, or fix the database name in DATABASE_URL`;
-    if (sqlstate === '42501' && /permission denied/.test(e.message ?? '')) {
+    if (kind === 'insufficient_privilege' && /permission denied/.test(e.message ?? '')) {
       return `PostgreSQL at ${where}: ${redact(e.message, context.databaseUrl)}; the user of DATABASE_URL needs the privileges README.md lists (Running on PostgreSQL)`;
     }
     if (err instanceof DbUnavailableError) {

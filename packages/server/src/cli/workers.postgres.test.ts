@@ -6,7 +6,7 @@ import { until } from '../../test/cluster.js';
 import { freshDbTarget, type TestDbTarget } from '../../test/db.js';
 import { freePort, spawnPlinth, waitHealthy } from '../../test/process.js';
 
-// plinth start --workers N (API.md §8): N processes on one port, PostgreSQL only; a dead worker
+// plinth start --workers N (docs/operations.md): N processes on one port, PostgreSQL only; a dead worker
 // is replaced and logged; SIGTERM stops them all.
 let target: TestDbTarget;
 beforeAll(async () => {

@@ -6,6 +6,7 @@ import { type InitialAdmin, parseInitialAdmin } from './admin.js';
 import { type AuthConfig, parseAuth } from './auth.js';
 import { type OAuthEndpoints, parseOAuth } from './oauth.js';
 import { ConfigError, type Env, int } from './parse.js';
+import { parseRealtime, type RealtimeConfig } from './realtime.js';
 import { parseSms, type SmsConfig } from './sms.js';
 import { parseStorageConfig, type StorageConfig } from './storage.js';
 
@@ -15,6 +16,7 @@ export { type InitialAdmin, parseInitialAdmin } from './admin.js';
 export { type Argon2Params, type AuthConfig, OWASP_ARGON2, parseAuth } from './auth.js';
 export { type OAuthEndpoints, parseOAuth } from './oauth.js';
 export { ConfigError, type Env, type RateRule } from './parse.js';
+export { duration, parseRealtime, type RealtimeConfig } from './realtime.js';
 export { ELKS_SENDER, parseSms, SMS_PROVIDERS, type SmsConfig } from './sms.js';
 
 /**
@@ -66,6 +68,8 @@ export interface Config {
   outboxLeaseMs: number;
   /** Processes serving the port (`WORKERS`, `plinth start --workers`; `auto`: one per core). */
   workers: number;
+  /** Realtime: change retention and the WebSocket limits (`REALTIME_*`; config/realtime.ts). */
+  realtime: RealtimeConfig;
 }
 
 /**
@@ -234,5 +238,6 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
     storage: parseStorageConfig(env),
     outboxLeaseMs: int(env, 'OUTBOX_LEASE_SECONDS', 120, { min: 1 }) * 1000,
     workers: overrides.workers !== undefined ? parseWorkers(overrides.workers, '--workers') : parseWorkers(env.WORKERS),
+    realtime: parseRealtime(env),
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The storage section of the config (API.md §7): which backend keeps the bytes, and the
+ * The storage section of the config (docs/storage.md): which backend keeps the bytes, and the
  * largest file the server accepts. Every wrong value is a one-line `config: …` error naming
  * the variable, so a start never half-works with a bad setting.
  */

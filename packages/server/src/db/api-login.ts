@@ -9,6 +9,7 @@
  * instance reads through the owner's connection.
  */
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
+import { dbErrorKind } from './errors.js';
 import { type Db, DbSetupError, type Queryable } from './types.js';
 
 /** A name in SQL text: these names come from the catalog or the operator's URL, quoted all the same. */
@@ -69,7 +70,10 @@ async function readRole(q: Queryable, name: string): Promise<LoginRole | null> {
   return rows[0] ?? null;
 }
 
-/** What the login may do: become the API roles, call run_as, connect. Idempotent. */
+/**
+ * What the login may do: become the API roles, connect, call run_as (the previous version's
+ * path, for a rolling restart; this one's role check, plinth.end_request, is everyone's). Idempotent.
+ */
 async function grantApi(q: Queryable, name: string): Promise<void> {
   const role = quoteIdent(name);
   await q.query(`grant ${API_ROLES.join(', ')} to ${role}`);
@@ -166,10 +170,7 @@ async function ensureOwnLogin(db: Db, databaseUrl: string, resetPassword: boolea
   return withLogin(databaseUrl, name, password);
 }
 
-const isAuthFailure = (err: unknown) => {
-  const code = (err as { code?: unknown })?.code;
-  return code === '28P01' || code === '28000';
-};
+const isAuthFailure = (err: unknown) => dbErrorKind(err) === 'login_refused';
 
 /**
  * Sets up the API login and switches `db.runAs` onto it (PostgreSQL only); resolves to its

@@ -5,6 +5,7 @@ import type { Db } from './types.js';
 
 export { apiLoginName } from './api-login.js';
 export { type DdlMode, type DdlWatch, ddlMode, POLL_MS } from './ddl-watch.js';
+export { type DbErrorAnswer, type DbErrorContext, type DbErrorKind, type DbRelation, dbErrorAnswer, dbErrorKind } from './errors.js';
 export { MigrationError, migrateApp, migrateSystem } from './migrate.js';
 export { prepareDatabase } from './prepare.js';
 export { DataDirLockedError } from './lock.js';

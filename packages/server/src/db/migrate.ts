@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { splitStatements } from './statements.js';
+import { dbErrorKind } from './errors.js';
 import { type Db, DbError, DbSetupError } from './types.js';
 
 /** Same path from src/db and dist/db: the SQL files are not compiled. */
@@ -66,7 +67,7 @@ export async function migrateSystem(db: Db, migrations = systemMigrations()): Pr
     })
     .catch((err) => {
       // A privilege the connecting role lacks (checkPrivileges names the usual ones first).
-      if (err instanceof DbError && err.sqlstate === '42501') {
+      if (dbErrorKind(err) === 'insufficient_privilege') {
         throw new DbSetupError(
           `PostgreSQL: preparing Plinth's system schema failed in migration ${current}: ${err.message}. ` +
             'README "Running on PostgreSQL" lists the privileges the DATABASE_URL role needs.',

@@ -13,11 +13,11 @@ import {
   type QueryResult,
   type Queryable,
   type ScriptOptions,
-  RUN_AS_SQL,
-  runAsResult,
-  runAsUid,
   setAsSql,
+  toDbError,
 } from './types.js';
+import { Reply, STATEMENT_GONE, Session } from './run-as.js';
+import { MessageReader } from './wire.js';
 
 interface Pending {
   resolve(value: unknown): void;
@@ -88,15 +88,17 @@ function wasmBaselineOnly() {
   setFlagsFromString('--liftoff-only');
 }
 
-/** Starts the worker on a data dir; resolves once PGlite answers. */
-async function startWorker(pgData: string): Promise<Worker> {
+/** Starts the worker on a data dir; resolves once PGlite answers, with its session user. */
+async function startWorker(pgData: string): Promise<{ worker: Worker; sessionUser: string }> {
   wasmBaselineOnly();
   const worker = new Worker(WORKER_URL, { workerData: { dataDir: pgData } });
+  let sessionUser = '';
   try {
     await new Promise<void>((resolve, reject) => {
-      const onMessage = (msg: { ready?: boolean; error?: WorkerError }) => {
+      const onMessage = (msg: { ready?: boolean; sessionUser?: string; error?: WorkerError }) => {
         if (msg.ready === undefined) return;
         worker.off('message', onMessage);
+        sessionUser = msg.sessionUser ?? '';
         if (msg.ready) resolve();
         else reject(new Error(`The embedded database did not open: ${msg.error?.message}`));
       };
@@ -108,7 +110,7 @@ async function startWorker(pgData: string): Promise<Worker> {
     void worker.terminate();
     throw err;
   }
-  return worker;
+  return { worker, sessionUser };
 }
 
 /**
@@ -119,11 +121,15 @@ export async function openPglite(dataDir: string): Promise<Db> {
   const pgData = join(dataDir, 'pgdata');
   const release = acquireDataDirLock(dataDir, pgData);
   let worker: Worker;
+  let session: Session;
   try {
     if (!existsSync(pgData)) await initDataDir(pgData);
     // PGlite writes its files 0666 whatever the umask, and the WAL holds the token-signing key.
     closeToOthers(pgData);
-    worker = await startWorker(pgData);
+    const started = await startWorker(pgData);
+    worker = started.worker;
+    // runAs's statements on PGlite's one session (db/run-as.ts).
+    session = new Session(started.sessionUser);
   } catch (err) {
     release();
     throw err;
@@ -179,12 +185,28 @@ export async function openPglite(dataDir: string): Promise<Db> {
       return withCommand(await call<QueryResult>({ op: 'query', sql, params }), sql) as QueryResult<R>;
     },
     async runAs(ctx, text, params, rows) {
-      const r = await call<QueryResult>({
-        op: 'query',
-        sql: RUN_AS_SQL,
-        params: [ctx.role, ctx.claims, runAsUid(ctx), text, params, rows],
-      });
-      return runAsResult(r.rows[0]);
+      // The batch PostgreSQL gets (db/run-as.ts), through PGlite's execProtocolRaw in the
+      // worker: one call into PGlite instead of plinth.run_as's five protocol steps, PL/pgSQL
+      // and an EXECUTE; measured 0.49 → 0.20 ms of CPU per read (bench's read, issue 21).
+      const once = async () => {
+        const batch = session.batch(ctx, text, params, rows);
+        const bytes = await call<Uint8Array>({ op: 'batch', bytes: batch.bytes });
+        const reply = new Reply(rows);
+        new MessageReader().push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), (m) => reply.take(m));
+        if (reply.error) session.failed(batch, reply.error, reply.parses);
+        return reply.result();
+      };
+      try {
+        try {
+          return await once();
+        } catch (err) {
+          // A script ran in between (its cleanup deallocates all): the batch ran nothing; once more.
+          if ((err as { code?: string }).code !== STATEMENT_GONE) throw err;
+          return await once();
+        }
+      } catch (err) {
+        throw toDbError(err);
+      }
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const txId = await call<number>({ op: 'begin' });

@@ -1,18 +1,8 @@
 import postgres from 'postgres';
 import { databaseWhere } from '../config/index.js';
 import { commandOf, splitStatements } from './statements.js';
-import {
-  type Db,
-  DbError,
-  DbUnavailableError,
-  type QueryResult,
-  type Queryable,
-  RUN_AS_SQL,
-  runAsResult,
-  runAsUid,
-  setAsSql,
-  toDbError,
-} from './types.js';
+import { type Db, DbError, DbUnavailableError, type QueryResult, type Queryable, setAsSql, toDbError } from './types.js';
+import { WirePool } from './wire-pool.js';
 
 type Sql = postgres.Sql<Record<string, never>>;
 type Row = Record<string, unknown>;
@@ -87,9 +77,13 @@ export async function openPostgres(url: string, options: { max?: number; connect
     }) as unknown as Sql;
   // The owner's pool: migrations, the auth service, settings, the outbox, the schema cache.
   const sql = pool(url, 'plinth');
-  // The API login's pool (useApiLogin), for runAs: the requests' SQL never runs on a
-  // connection that could switch back to the owner.
-  let api: Sql | null = null;
+  // runAs speaks the wire protocol itself (db/run-as.ts), on the API login's connections
+  // (useApiLogin): the requests' SQL never runs on a connection that could switch back to the
+  // owner. Before useApiLogin (tests, tools) on connections of the owner's login.
+  const wirePool = (login: string, applicationName: string) =>
+    new WirePool(login, { max: options.max ?? 10, connectTimeoutS, applicationName, backoff: RECONNECT_BACKOFF_S });
+  let api: WirePool | null = null;
+  let owners: WirePool | null = null;
 
   // An outage names the database (host, port, name; never the user or password) and the cause.
   const where = databaseWhere(url);
@@ -116,20 +110,9 @@ export async function openPostgres(url: string, options: { max?: number; connect
 
   const db: Db = {
     kind: 'postgres',
-    stats: () => ({ inFlight, poolSize: (options.max ?? 10) * (api ? 2 : 1) }),
+    stats: () => ({ inFlight, poolSize: (options.max ?? 10) * (api || owners ? 2 : 1) }),
     ...queryable(sql),
-    runAs: (ctx, text, params, rows) =>
-      run(async () => {
-        const r = await (api ?? sql).unsafe<Row[]>(RUN_AS_SQL, [
-          ctx.role,
-          ctx.claims,
-          runAsUid(ctx),
-          text,
-          params,
-          rows,
-        ] as postgres.ParameterOrJSON<never>[]);
-        return runAsResult(r[0]);
-      }),
+    runAs: (ctx, text, params, rows) => run(() => (api ?? (owners ??= wirePool(url, 'plinth'))).runAs(ctx, text, params, rows)),
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) => run(async () => (await sql.begin((tx) => fn(queryable(tx)))) as T),
     script: (text, options = {}) =>
       run(async () => {
@@ -221,19 +204,20 @@ export async function openPostgres(url: string, options: { max?: number; connect
       }
     },
     async useApiLogin(login: string) {
-      const next = pool(login, 'plinth-api');
+      const next = wirePool(login, 'plinth-api');
       try {
-        await next`select 1`;
+        await next.connect();
       } catch (err) {
-        await next.end({ timeout: 1 }).catch(() => undefined);
+        await next.end(1).catch(() => undefined);
         throw err;
       }
-      const previous = api;
+      const previous = [api, owners];
       api = next;
-      await previous?.end({ timeout: 5 });
+      owners = null;
+      await Promise.all(previous.map((p) => p?.end(5)));
     },
     async close() {
-      await Promise.all([sql.end({ timeout: 5 }), api?.end({ timeout: 5 })]);
+      await Promise.all([sql.end({ timeout: 5 }), api?.end(5), owners?.end(5)]);
     },
   };
   return db;

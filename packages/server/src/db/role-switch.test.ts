@@ -3,8 +3,9 @@ import { createTestServer, type TestServer } from '../../test/harness.js';
 
 // SQL that a request runs (a view over a function, a trigger) and that switches role back to the
 // connection's login must not read auth.passwords (issue 9). On PostgreSQL the API's login can
-// become nothing but the API roles; on both databases run_as refuses a statement that left the
-// role changed (api-login.postgres.test.ts covers SQL that switches back before it ends).
+// become nothing but the API roles; on both databases the role check of runAs
+// (plinth.end_request) refuses a statement that left the role changed
+// (api-login.postgres.test.ts covers SQL that switches back before it ends).
 let t: TestServer;
 let owner: string;
 

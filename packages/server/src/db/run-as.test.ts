@@ -1,11 +1,12 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHash } from 'node:crypto';
 import { openTestDb, type TestDbTarget } from '../../test/db.js';
 import { migrateSystem } from './migrate.js';
 import { openPostgres } from './postgres.js';
+import { MAX_STATEMENTS } from './run-as.js';
 import { DbError, type Db } from './types.js';
 
-// Db.runAs: the API's one round trip (plinth.run_as), on both databases.
+// Db.runAs: the API's one round trip (db/run-as.ts), on both databases.
 let db: Db;
 let cleanup: () => Promise<void>;
 let target: TestDbTarget;
@@ -77,17 +78,71 @@ describe('runAs', () => {
     expect(byHand).toBe(sub);
   });
 
-  // Migration 0030: each statement is prepared once per connection and role.
-  describe('plan cache', () => {
-    /** A Db of one connection, so that what it prepared is what it then lists. */
+  it('binds any text as a value, never as SQL (property)', async () => {
+    const echo = 'select array_to_json($1::text[])::text as body, cardinality($1::text[])::int8 as n, null::int8 as total';
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.string({ unit: 'grapheme' }).filter((v) => !v.includes('\0')),
+          { maxLength: 6 },
+        ),
+        async (values) => {
+          const r = await db.runAs(as('anon'), echo, values, true);
+          expect([JSON.parse(r.body ?? ''), r.n]).toEqual([values, values.length]);
+        },
+      ),
+      { numRuns: 60 },
+    );
+    // PostgreSQL's text cannot hold NUL: a client error (class 22), not a failure of the server.
+    const nul = await db.runAs(as('anon'), echo, ['a\0b'], true).catch((e) => e);
+    expect([nul instanceof DbError, nul.sqlstate?.slice(0, 2)]).toEqual([true, '22']);
+  });
+
+  it('a statement that changes the role is refused, and what it wrote is rolled back', async () => {
+    const note = `switched ${Math.random()}`;
+    const switched = `with w as (insert into public.notes (owner, note) values ($1[1]::text::uuid, $1[2]) returning 1)
+      select null::text as body, (select count(*) from w) as n, null::int8 as total from (select set_config('role', 'service', true)) s`;
+    const err = await db.runAs(as('authenticated'), switched, [sub, note], true).catch((e) => e);
+    expect(err).toBeInstanceOf(DbError);
+    expect([err.sqlstate, err.message]).toEqual(['42501', 'The request ran SQL that changed the role from authenticated to service.']);
+    const kept = await db.query<{ n: number }>('select count(*)::int as n from public.notes where note = $1', [note]);
+    expect(kept.rows[0].n).toBe(0);
+  });
+
+  it('a deferred trigger that changes the role is refused too (it fires before the check)', async () => {
+    await db.query('create table public.deferred (v text)');
+    await db.query('alter table public.deferred enable row level security');
+    await db.query('grant select, insert on public.deferred to authenticated');
+    await db.query('create policy anyone on public.deferred using (true) with check (true)');
+    await db.query(`create function public.switch_role() returns trigger language plpgsql as $$
+      begin perform set_config('role', 'service', false); return null; end $$`);
+    await db.query(
+      'create constraint trigger later after insert on public.deferred deferrable initially deferred for each row execute function public.switch_role()',
+    );
+    const err = await db.runAs(as('authenticated'), 'insert into public.deferred (v) values ($1[1])', ['late'], false).catch((e) => e);
+    expect([err.sqlstate, err.message]).toEqual(['42501', 'The request ran SQL that changed the role from authenticated to service.']);
+    expect((await db.query<{ n: number }>('select count(*)::int as n from public.deferred')).rows[0].n).toBe(0);
+    // The connection runs the next request as its own role again.
+    expect((await db.runAs(as('anon'), ROWS, [sub, 'all'], true)).n).toBe(0);
+  });
+
+  // db/run-as.ts: one batch per request on a session (a connection) that keeps its statements.
+  describe('statements prepared per session', () => {
+    /** A Db of one connection, so that its requests share one session. */
     const oneConnection = async (): Promise<Db> =>
       target.databaseUrl
         ? await openPostgres(target.databaseUrl, { max: 1 })
         : (Object.assign(Object.create(db), { close: async () => {} }) as Db);
+    /** What the session that runs requests has prepared, read by a request on it. */
     const prepared = async (one: Db) =>
-      Number(
-        (await one.query<{ n: number }>("select count(*)::int as n from pg_prepared_statements where name like 'plinth\\_%'")).rows[0].n,
-      );
+      (
+        await one.runAs(
+          as('service'),
+          "select null::text as body, count(*) as n, null::int8 as total from pg_prepared_statements where name like 'plinth\\_%'",
+          [],
+          true,
+        )
+      ).n;
 
     it('serves new values and each role its own rows from one prepared statement, and follows schema changes', async () => {
       const one = await oneConnection();
@@ -119,7 +174,7 @@ describe('runAs', () => {
       }
     });
 
-    it('keeps at most 200 statements per connection', async () => {
+    it('keeps at most 200 statements per session (and its own two)', async () => {
       const one = await oneConnection();
       try {
         const all = Number((await one.query<{ n: number }>('select count(*)::int as n from public.notes')).rows[0].n);
@@ -132,26 +187,51 @@ describe('runAs', () => {
           );
           expect(r.n).toBe(all);
         }
-        const n = await prepared(one);
-        expect(n).toBeGreaterThan(0);
-        expect(n).toBeLessThanOrEqual(201);
+        // The counting statement is one more of the 200, its batch closes the oldest first.
+        expect(await prepared(one)).toBe(MAX_STATEMENTS + 2);
       } finally {
         await one.close();
       }
     });
 
-    it('a statement prepared under its name by anyone else is replaced, never run', async () => {
+    it('statements dropped under the session are prepared again; one a script planted under their name is never run', async () => {
       const one = await oneConnection();
       try {
-        const name = `plinth_${createHash('md5').update(`authenticated ${ROWS}`).digest('hex')}`;
         const honest = (await one.runAs(as('authenticated'), ROWS, [sub, 'x'], true)).body;
         expect(honest).toContain('"mine"');
-        // What a script on the same connection could do (PGlite's runner cleans up after each
-        // script with RESET ALL, which forgets what run_as prepared).
-        await one.query(`deallocate ${name}`);
-        await one.query(`prepare ${name}(text[]) as select '[{"note":"planted"}]'::text, 1::int8, null::int8 where $1 is not null`);
-        await one.query('reset all');
+        // SQL a request runs that drops the session's statements: that request fails alone.
+        await one.query(`create function public.drop_prepared() returns int language plpgsql as $$
+          begin execute 'deallocate all'; return 1; end $$`);
+        const dropping = 'select null::text as body, public.drop_prepared()::int8 as n, null::int8 as total';
+        const err = await one.runAs(as('service'), dropping, [], true).catch((e) => e);
+        expect(err.sqlstate).toBe('26000');
         expect((await one.runAs(as('authenticated'), ROWS, [sub, 'x'], true)).body).toBe(honest);
+        // A script (on PGlite's one session; on PostgreSQL a connection of its own) that puts a
+        // statement of its own under each of their names.
+        await one.script(`do $$ declare r record; begin
+          for r in select name, parameter_types::text[] as types from pg_prepared_statements where name like 'plinth\\_%' loop
+            execute format('deallocate %I', r.name);
+            execute format('prepare %I(%s) as select ''[{"note":"planted"}]''::text, 1::int8, null::int8', r.name, array_to_string(r.types, ','));
+          end loop; end $$`);
+        expect((await one.runAs(as('authenticated'), ROWS, [sub, 'x'], true)).body).toBe(honest);
+      } finally {
+        await one.query('drop function if exists public.drop_prepared()');
+        await one.close();
+      }
+    });
+
+    it('leaves no setting of a request to the next one on the session', async () => {
+      const one = await oneConnection();
+      try {
+        const leak = "select null::text as body, count(*) as n, null::int8 as total from (select set_config('request.leak', 'x', true)) s";
+        expect((await one.runAs(as('authenticated'), leak, [], true)).n).toBe(1);
+        const read = `select json_build_object('leak', coalesce(current_setting('request.leak', true), ''), 'who', current_user,
+            'claims', current_setting('request.jwt.claims', true))::text as body, 1::int8 as n, null::int8 as total`;
+        expect(JSON.parse((await one.runAs({ role: 'anon', claims: '{}' }, read, [], true)).body ?? '')).toEqual({
+          leak: '',
+          who: 'anon',
+          claims: '{}',
+        });
       } finally {
         await one.close();
       }

@@ -1,4 +1,5 @@
 /** One small database interface over PGlite (embedded) and postgres.js (real PostgreSQL). */
+import { isConnectionFailure } from './errors.js';
 
 export interface Field {
   name: string;
@@ -29,7 +30,7 @@ export interface RoleContext {
   uid?: string | null;
 }
 
-/** The `_uid` argument of plinth.run_as: a uuid, '-' for no user, null for "read the claims". */
+/** What runAs sets `request.jwt.claim.sub` to: a uuid, '-' for no user, null for "read the claims" (set as ''). */
 export const runAsUid = (ctx: RoleContext): string | null => (ctx.uid === undefined ? null : (ctx.uid ?? '-'));
 
 export interface ScriptOptions {
@@ -58,10 +59,11 @@ export interface Db extends Queryable {
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /**
-   * The API's hot path in one round trip (migration 0008, `plinth.run_as`): role and claims
-   * set for the statement's own transaction, then `sql` planned and run as that role, so RLS
-   * applies. Its values are `$1[1]`, `$1[2]`, … of `params`. With `rows` the statement must
-   * return one row `(body text, n int8, total int8)`; without, `n` is its row count.
+   * The API's hot path in one round trip (db/run-as.ts): role and claims set for one
+   * transaction, `sql` (prepared once per connection and role) run as that role, so RLS
+   * applies, then a role it changed refused (42501, rolled back). Its values are `$1[1]`,
+   * `$1[2]`, … of `params` (one `text[]`). With `rows` the statement must return one row
+   * `(body text, n int8, total int8)`; without, `n` is its row count.
    */
   runAs(ctx: RoleContext, sql: string, params: string[], rows: boolean): Promise<RunAsResult>;
   /** Runs a script of one or more statements; one result per statement (SQL runner, migrations). */
@@ -101,19 +103,6 @@ export interface RunAsResult {
   body: string | null;
   n: number;
   total: number | null;
-}
-
-/** The one statement of `Db.runAs`, the same on both drivers. */
-export const RUN_AS_SQL = 'select body, n, total from plinth.run_as($1, $2, $3, $4, $5, $6)';
-
-/** Reads the one row of RUN_AS_SQL; int8 may come as a string when it is not a safe integer. */
-export function runAsResult(row: Record<string, unknown> | undefined): RunAsResult {
-  const total = row?.total;
-  return {
-    body: (row?.body as string | null | undefined) ?? null,
-    n: Number(row?.n ?? 0),
-    total: total === null || total === undefined ? null : Number(total),
-  };
 }
 
 /** A driver error normalised to what the HTTP layer needs. */
@@ -169,8 +158,10 @@ export function toDbError(err: unknown): Error {
   if (err instanceof DbError || err instanceof DbUnavailableError) return err;
   const e = err as Record<string, unknown> & { message?: string };
   const code = typeof e?.code === 'string' ? e.code : undefined;
+  // Node's EPIPE has the shape of a SQLSTATE: the connection codes are looked at first.
+  if (code && Object.hasOwn(UNAVAILABLE, code)) return unavailable(code);
   if (code && /^[0-9A-Z]{5}$/.test(code)) {
-    if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return unavailable(code);
+    if (isConnectionFailure(code)) return unavailable(code);
     const pos = e.position !== undefined ? Number(e.position) : undefined;
     return new DbError(
       String(e.message ?? 'database error'),
@@ -181,14 +172,6 @@ export function toDbError(err: unknown): Error {
       (e.column ?? e.column_name) as string | undefined,
       (e.table ?? e.table_name) as string | undefined,
     );
-  }
-  if (
-    code &&
-    /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|CONNECT_TIMEOUT|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED)$/.test(
-      code,
-    )
-  ) {
-    return unavailable(code);
   }
   return err instanceof Error ? err : new Error(String(err));
 }

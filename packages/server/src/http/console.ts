@@ -4,7 +4,7 @@
  * storage alike). Which cookie values are live sessions is the admin area's table: it hands
  * its lookup in, as auth hands in the token verifier.
  */
-import type { ConsoleAdmin } from '@plinth/shared';
+import type { Admin } from '@plinth/shared';
 import type { FastifyRequest } from 'fastify';
 
 /** The cookie of a console session (opaque, random, only its SHA-256 stored). */
@@ -15,7 +15,7 @@ const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** The admin of a cookie value while its session is live, else null. */
-export type ConsoleSessionLookup = (cookie: string) => Promise<ConsoleAdmin | null>;
+export type ConsoleSessionLookup = (cookie: string) => Promise<Admin | null>;
 
 /**
  * Whether a browser's `Origin` is this server's: the origin of PUBLIC_URL, or the origin the

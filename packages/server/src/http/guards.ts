@@ -1,4 +1,4 @@
-import { type ConsoleAdmin, ROLE_RIGHTS, type RoleRights } from '@plinth/shared';
+import { type Admin, ROLE_RIGHTS, type RoleRights } from '@plinth/shared';
 import type { FastifyRequest } from 'fastify';
 import { CONSOLE_COOKIE, type ConsoleSessionLookup, cookieProblem } from './console.js';
 import { ApiError } from './errors.js';
@@ -7,14 +7,24 @@ import { type Principal, type PrincipalResolver, SERVICE } from './principal.js'
 declare module 'fastify' {
   interface FastifyRequest {
     /** The console admin of the `plinth_admin` cookie, when that is how the request came in. */
-    admin: ConsoleAdmin | null;
+    admin: Admin | null;
+  }
+  interface FastifyContextConfig {
+    /**
+     * The audit log's name for what this route does (`sql.run`, `bucket.create`…), set on the
+     * route line of any area: every answer below 400 is recorded with who made it (the admin
+     * area's audit.ts reads it).
+     */
+    audit?: string;
+    /** Record only when the console's cookie made the request (storage objects: apps use them too). */
+    auditConsoleOnly?: boolean;
   }
 }
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * Who is calling, worked out in one place for every area (API.md §1): the REST API, storage,
+ * Who is calling, worked out in one place for every area (docs/api.md §1, keys and roles): the REST API, storage,
  * the OpenAPI document, the auth routes and the management routes all resolve the caller here,
  * once per request, and keep it on `req.principal` (and the console admin of the cookie on
  * `req.admin`). Areas compose their own guards on top (auth's `user`: an open session; admin's
@@ -39,7 +49,7 @@ export interface CallerGuards {
    * Resolved once per request, kept on `req.admin`.
    * @example const admin = await guards.consoleOf(req); if (admin?.role === 'viewer') …
    */
-  consoleOf(req: FastifyRequest): Promise<ConsoleAdmin | null>;
+  consoleOf(req: FastifyRequest): Promise<Admin | null>;
   /**
    * Who calls a route open to apps and to the console (storage objects): the principal of the
    * key headers, as everywhere; a request that carries no key at all (no Authorization, no or
@@ -75,15 +85,15 @@ export interface ConsoleOptions {
 }
 
 /**
- * @example const guards = callerGuards(makePrincipalResolver(keys, verify), { sessions, publicOrigin }); app.post('/v1/auth/signin', { preHandler: guards.key }, h)
+ * @example const guards = createCallerGuards(createPrincipalResolver(keys, verify), { sessions, publicOrigin }); app.post('/v1/auth/signin', { preHandler: guards.key }, h)
  */
-export function callerGuards(resolve: PrincipalResolver, cookies?: ConsoleOptions): CallerGuards {
+export function createCallerGuards(resolve: PrincipalResolver, cookies?: ConsoleOptions): CallerGuards {
   const callerOf = async (req: FastifyRequest): Promise<Principal> => {
     req.principal ??= await resolve(req.headers.apikey, req.headers.authorization);
     return req.principal;
   };
   const looked = new WeakSet<FastifyRequest>();
-  const consoleOf = async (req: FastifyRequest): Promise<ConsoleAdmin | null> => {
+  const consoleOf = async (req: FastifyRequest): Promise<Admin | null> => {
     if (looked.has(req)) return req.admin;
     looked.add(req);
     const raw = readCookie(req.headers.cookie, CONSOLE_COOKIE);
@@ -143,7 +153,7 @@ export function callerGuards(resolve: PrincipalResolver, cookies?: ConsoleOption
 }
 
 /** 403 for a console role that may only read. */
-export function readOnly(admin: ConsoleAdmin): ApiError {
+export function readOnly(admin: Admin): ApiError {
   return new ApiError('forbidden', `Your console role (${admin.role}) ${LACKS.change}.`);
 }
 

@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiError } from './errors.js';
+import { isUuid } from '../lib/index.js';
 
-/** Who is calling (API.md §1). `claims` is the JSON text the SQL sees as `auth.jwt()`. */
+/** Who is calling (docs/api.md §1, keys and roles). `claims` is the JSON text the SQL sees as `auth.jwt()`. */
 export type Principal =
   | { role: 'service'; claims: string; uid: null }
   | { role: 'anon'; claims: string; uid: null }
@@ -14,8 +15,6 @@ export type Principal =
       sessionId: string | null;
       payload: Record<string, unknown>;
     };
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface VerifiedToken {
   payload: Record<string, unknown>;
@@ -42,9 +41,9 @@ function digest(s: string): Buffer {
 /**
  * Resolves the principal from `apikey` and `Authorization` headers. Keys are compared in
  * constant time (digests of equal length). A user token is verified by the injected verifier.
- * @example const who = makePrincipalResolver(keys, verify); await who(req.headers.apikey, req.headers.authorization)
+ * @example const who = createPrincipalResolver(keys, verify); await who(req.headers.apikey, req.headers.authorization)
  */
-export function makePrincipalResolver(keys: ProjectKeys, verify: TokenVerifier) {
+export function createPrincipalResolver(keys: ProjectKeys, verify: TokenVerifier) {
   const pub = digest(keys.publicKey);
   const sec = digest(keys.secretKey);
   // Each header value is hashed once and compared with both keys in constant time.
@@ -84,11 +83,11 @@ export function makePrincipalResolver(keys: ProjectKeys, verify: TokenVerifier) 
       role: 'authenticated',
       claims: token.json,
       sub: p.sub,
-      uid: UUID.test(p.sub) ? p.sub : null,
+      uid: isUuid(p.sub) ? p.sub : null,
       sessionId: typeof p.session_id === 'string' ? p.session_id : null,
       payload: p,
     };
   };
 }
 
-export type PrincipalResolver = ReturnType<typeof makePrincipalResolver>;
+export type PrincipalResolver = ReturnType<typeof createPrincipalResolver>;

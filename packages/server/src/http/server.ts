@@ -5,7 +5,7 @@ import { STATUS_CODES } from 'node:http';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { DbError, DbUnavailableError } from '../db/index.js';
-import { ApiError } from './errors.js';
+import { ApiError, fromDbError } from './errors.js';
 import type { Metrics } from './metrics.js';
 import type { Principal } from './principal.js';
 
@@ -52,7 +52,7 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-/** Maps any thrown error to the one error shape (API.md §1). Unknown errors are 500 and logged. */
+/** Maps any thrown error to the one error shape (docs/api.md §1). Unknown errors are 500 and logged. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof DbUnavailableError) {
@@ -89,10 +89,10 @@ export function toApiError(err: unknown): ApiError {
   if (status === 429) return new ApiError('rate_limited', 'Too many requests; try again later.');
   if (status >= 400 && status < 500) return new ApiError('invalid_request', 'The request is invalid.', undefined, { status });
   if (err instanceof DbError) {
-    // Text PostgreSQL cannot store (NUL, or \u0000 in JSON) can only have come from the client.
-    if (err.sqlstate === '22021' || err.sqlstate === '22P05') {
-      return new ApiError('invalid_value', 'Text values cannot contain the NUL character (\\u0000).', undefined, { cause: err });
-    }
+    // An area's own statement that no route mapped: the one table decides (a trigger's raise,
+    // a value PostgreSQL refuses, a timeout…); what it calls a server fault is a logged 500.
+    const mapped = fromDbError(err);
+    if (mapped instanceof ApiError) return mapped;
     return new ApiError('internal_error', 'The database refused the request.', undefined, { cause: err });
   }
   return new ApiError('internal_error', 'Something went wrong on our side.', undefined, { cause: err });

@@ -9,8 +9,8 @@
 import type { DevMessage, LogEntry } from '@plinth/shared';
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
-import type { Clock } from '../lib/index.js';
-import { smtpTransport } from './email/smtp.js';
+import { type Clock, iso, isoSql } from '../lib/index.js';
+import { createSmtpTransport } from './email/smtp.js';
 import { SendError } from './send-error.js';
 import { createOutbox, type MessagingWorker } from './outbox.js';
 import { type EmailTemplate, renderEmail } from './templates.js';
@@ -61,14 +61,12 @@ export interface Messaging {
   close(): Promise<void>;
 }
 
-const ts = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
 /**
  * Builds the outbox worker and the transports from config.
  * @example const messaging = createMessaging({ db, clock, log, smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, sms: null, project });
  */
 export function createMessaging(o: MessagingOptions): Messaging {
-  const smtp = o.emailTransport ?? (o.smtpUrl ? smtpTransport(o.smtpUrl) : null);
+  const smtp = o.emailTransport ?? (o.smtpUrl ? createSmtpTransport(o.smtpUrl) : null);
   const outbox = createOutbox({
     db: o.db,
     clock: o.clock,
@@ -101,8 +99,8 @@ export function createMessaging(o: MessagingOptions): Messaging {
       const w = where(q, 'recipient');
       const { rows } = await o.db.query<LogEntry>(
         `select id::text as id, channel, kind, recipient as "to", status, attempts, transport, last_response,
-           ${ts('created_at')} as created_at, ${ts('updated_at')} as updated_at, ${ts('sent_at')} as sent_at,
-           case when status = 'queued' then ${ts('next_attempt_at')} end as next_attempt_at
+           ${isoSql('created_at')} as created_at, ${isoSql('updated_at')} as updated_at, ${isoSql('sent_at')} as sent_at,
+           case when status = 'queued' then ${isoSql('next_attempt_at')} end as next_attempt_at
          from plinth.outbox o ${w.sql} order by o.id desc limit $1 offset $2`,
         w.params,
       );
@@ -111,7 +109,7 @@ export function createMessaging(o: MessagingOptions): Messaging {
     async devInbox(q) {
       const w = where({ ...q, status: undefined }, 'recipient');
       const { rows } = await o.db.query<DevMessage>(
-        `select id::text as id, channel, kind, recipient as "to", subject, text_body as text, html_body as html, ${ts('created_at')} as created_at
+        `select id::text as id, channel, kind, recipient as "to", subject, text_body as text, html_body as html, ${isoSql('created_at')} as created_at
          from plinth.dev_inbox d ${w.sql} order by d.id desc limit $1 offset $2`,
         w.params,
       );
@@ -119,7 +117,7 @@ export function createMessaging(o: MessagingOptions): Messaging {
     },
     async sendTestEmail(to) {
       const mail = renderEmail('test', { project: o.project().name, email: to });
-      const now = new Date(o.clock.now()).toISOString();
+      const now = iso(o.clock.now());
       const record = (status: 'sent' | 'failed', transport: string, response: string) =>
         o.db.query(
           `insert into plinth.outbox (channel, kind, recipient, status, attempts, transport, last_response, created_at, updated_at, sent_at)

@@ -4,7 +4,7 @@ import { openTestDb } from '../../test/db.js';
 import { type SmtpSink, startSmtpSink } from '../../test/mail.js';
 import { type Db, migrateSystem } from '../db/index.js';
 import { fakeClock } from '../lib/clock.js';
-import { smtpTransport } from './email/smtp.js';
+import { createSmtpTransport } from './email/smtp.js';
 import { backoffMs, createOutbox, type MessagingWorker } from './outbox.js';
 
 // The outbox worker on a real database (PGlite or PostgreSQL) and a real SMTP server.
@@ -35,7 +35,7 @@ function worker(over: Partial<Parameters<typeof createOutbox>[0]> = {}): Messagi
     db,
     clock,
     log,
-    email: smtpTransport(sink.url),
+    email: createSmtpTransport(sink.url),
     sms: null,
     from: 'Plinth <no-reply@plinth.test>',
     project: () => ({ name: 'Acme', templates: {} }),

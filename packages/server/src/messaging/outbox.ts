@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db, Queryable } from '../db/index.js';
-import type { Clock } from '../lib/index.js';
+import { type Clock, iso } from '../lib/index.js';
 import { type EmailTemplate, isEmailKind, renderEmail, renderSms } from './templates.js';
 import type { EmailTransport, OutgoingMessage, Outbox, SmsTransport } from './types.js';
 
@@ -41,8 +41,6 @@ export interface MessagingWorker extends Outbox {
   close(): Promise<void>;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
 /** 5 s, 10 s, 20 s, … up to 10 minutes between attempts. */
 export function backoffMs(attempts: number): number {
   return Math.min(5_000 * 2 ** Math.max(0, attempts - 1), 600_000);
@@ -53,7 +51,7 @@ export function backoffMs(attempts: number): number {
  * (`FOR UPDATE SKIP LOCKED` plus a lease, so instances never take the same message and a
  * crashed instance's claim runs out), sends them, and records the answer with backoff on
  * failure. Once a message is sent or given up its payload (link, code) is emptied.
- * @example const outbox = createOutbox({ db, clock, log, email: smtpTransport(url), sms: null, from, project }); outbox.kick();
+ * @example const outbox = createOutbox({ db, clock, log, email: createSmtpTransport(url), sms: null, from, project }); outbox.kick();
  */
 export function createOutbox(o: OutboxOptions): MessagingWorker {
   const pollMs = o.pollMs ?? 1_000;

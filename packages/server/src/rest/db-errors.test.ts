@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../test/harness.js';
 
 // What the database refuses reaches the client as a 4xx with the one error shape, by
-// SQLSTATE (execute.ts mapDbError). Only a fault of the database or of Plinth is a 500.
+// SQLSTATE (db/errors.ts, the table every area uses). Only a fault of the database or of Plinth is a 500.
 let t: TestServer;
 
 const SETUP = `

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../test/harness.js';
 
 // Property tests at the HTTP level: arbitrary names and values are data, never SQL, and
-// never a 500 (API.md §1: "never a 500 for bad input").
+// never a 500 (CONTRIBUTING.md: a 500 caused by client input is a bug).
 let t: TestServer;
 
 const COLUMNS = ['id', 't', 'n', 'b', 'u', 'ts', 'j', 'arr', 'e', 'num', 'v'];

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { email, signUp } from '../../test/auth.js';
 import { createTestServer, type TestServer } from '../../test/harness.js';
 
-// Who is calling (API.md §1), seen through /api/v1/db: the secret key in `apikey`, user
+// Who is calling (docs/api.md §1), seen through /api/v1/db: the secret key in `apikey`, user
 // tokens that are signed but not for this project, and the claims policies can read.
 let t: TestServer;
 const ALICE = '11111111-1111-4111-8111-111111111111';

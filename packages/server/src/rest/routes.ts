@@ -10,7 +10,7 @@ import { toSql } from './sql/index.js';
 
 type Action = RestRequest['action'];
 
-/** The REST route table (API.md §2). The one place that says which method does what. */
+/** The REST route table (docs/api.md §2). The one place that says which method does what. */
 export const REST_ROUTES: ReadonlyArray<{ method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; path: string; action: Action }> = [
   { method: 'GET', path: '/api/v1/db/{table}', action: 'read' },
   { method: 'GET', path: '/api/v1/db/{table}/{pk}', action: 'read' },
@@ -23,11 +23,12 @@ export const REST_ROUTES: ReadonlyArray<{ method: 'GET' | 'POST' | 'PATCH' | 'DE
 
 export const REST_PREFIX = '/api/v1/db/';
 
-export interface RestRouteDeps {
+export interface RestDeps {
   db: Db;
   schema: SchemaCache;
   /** Who is calling (http/guards.ts). */
   callers: CallerGuards;
+  /** Largest `limit` (MAX_ROWS); larger values are clamped. */
   maxRows: number;
 }
 
@@ -50,10 +51,11 @@ function pathParams(url: string): { table: string; pk: string | null } | null {
 }
 
 /**
- * Mounts the REST routes: one wildcard per method, dispatched by the route table above.
- * @example registerRoutes(app, { db, schema, callers, maxRows: 1000 })
+ * Mounts `/api/v1/db/{table}` (docs/api.md §2): one wildcard per method, dispatched by the
+ * route table above; each request goes parse → plan → sql → execute → response.
+ * @example registerRestRoutes(app, { db, schema, callers, maxRows: 1000 })
  */
-export function registerRoutes(app: App, deps: RestRouteDeps): void {
+export function registerRestRoutes(app: App, deps: RestDeps): void {
   const actions = new Map<string, Action>();
   for (const r of REST_ROUTES) actions.set(`${r.method} ${r.path.endsWith('{pk}') ? 'item' : 'collection'}`, r.action);
   const options = { maxRows: deps.maxRows };

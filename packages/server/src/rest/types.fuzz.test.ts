@@ -6,7 +6,7 @@ import { createTestServer, type TestServer } from '../../test/harness.js';
 // Property tests: random JSON values — strings with NUL, lone surrogates and any unicode,
 // huge and odd numbers, nested arrays and objects — written into columns of many types and
 // used as filter values. Whatever PostgreSQL makes of them, the answer is never a 500 and
-// every error has the one shape with a known code (API.md §1).
+// every error has the one shape with a known code (docs/api.md §1).
 let t: TestServer;
 
 const COLUMNS = ['t', 'v', 'c', 'i', 'bi', 'si', 'num', 'f', 'b', 'u', 'ts', 'd', 'iv', 'j', 'js', 'ta', 'ia', 'ja', 'ua', 'by', 'ip', 'e'];

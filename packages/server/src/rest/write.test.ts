@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../test/harness.js';
 
-// Writes of /api/v1/db/{table} and every error code of API.md §2 with its status.
+// Writes of /api/v1/db/{table} and every error code of docs/api.md §2 with its status.
 let t: TestServer;
 
 const SETUP = `
@@ -12,6 +12,7 @@ create table things (
   code varchar(3) unique,
   doubled int generated always as (qty * 2) stored
 );
+create table gauges (id int primary key, level int check (level <= 10), lo int, hi int, check (lo < hi));
 create table parents (id int primary key);
 create table children (id int primary key, parent_id int not null references parents (id));
 insert into parents values (1);
@@ -141,7 +142,7 @@ describe('update and delete', () => {
   });
 });
 
-describe('errors (API.md §2)', () => {
+describe('errors (docs/api.md §2)', () => {
   const cases: Array<[string, Method, string, unknown, number, string, Record<string, unknown>?]> = [
     ['unknown table', 'GET', 'nope', undefined, 404, 'table_not_found'],
     ['table of another schema', 'GET', 'pg_class', undefined, 404, 'table_not_found'],
@@ -167,8 +168,11 @@ describe('errors (API.md §2)', () => {
     ['unique violation', 'POST', 'things', { name: 'a', code: 'AAA' }, 409, 'conflict', { constraint: 'things_code_key' }],
     ['foreign key violation', 'POST', 'children', { id: 2, parent_id: 42 }, 409, 'conflict', { constraint: 'children_parent_id_fkey' }],
     ['deleting a referenced row', 'DELETE', 'parents?eq.id=1', undefined, 409, 'conflict', { constraint: 'children_parent_id_fkey' }],
-    ['not-null violation', 'POST', 'things', { name: null }, 400, 'constraint_violation'],
-    ['check violation', 'POST', 'things', { name: 'a', qty: -1 }, 400, 'constraint_violation', { constraint: 'qty_nonneg' }],
+    ['not-null violation', 'POST', 'things', { name: null }, 400, 'constraint_violation', { column: 'name' }],
+    ['check violation', 'POST', 'things', { name: 'a', qty: -1 }, 400, 'constraint_violation', { constraint: 'qty_nonneg', column: null }],
+    // PostgreSQL names a one-column check <table>_<column>_check: the column is named.
+    ['check violation of one column', 'POST', 'gauges', { id: 1, level: 11 }, 400, 'constraint_violation', { column: 'level' }],
+    ['check violation of two columns', 'POST', 'gauges', { id: 2, lo: 2, hi: 1 }, 400, 'constraint_violation', { column: null }],
     ['check violation on update', 'PATCH', 'things?eq.id=1', { qty: -1 }, 400, 'constraint_violation', { constraint: 'qty_nonneg' }],
     ['PATCH without a filter', 'PATCH', 'things', { qty: 1 }, 400, 'filter_required'],
     ['DELETE without a filter', 'DELETE', 'things', undefined, 400, 'filter_required'],

@@ -3,7 +3,7 @@ import type { AuthSettings, OAuthProviderSettings, ProjectInfo } from './types.j
 
 const provider = (): OAuthProviderSettings => ({ enabled: false, client_id: null, client_secret: null });
 
-/** The defaults of API.md §3. */
+/** The defaults of docs/api.md §4 (auth settings). */
 export function defaultAuthSettings(): AuthSettings {
   return {
     email_password_enabled: true,
@@ -24,9 +24,13 @@ export function defaultAuthSettings(): AuthSettings {
       >),
       apple: { enabled: false, service_id: null, team_id: null, key_id: null, private_key: null },
     },
+    oidc_providers: [],
     email_templates: {},
   };
 }
+
+/** What an `oidc_providers` entry gets when a PATCH leaves these out. */
+export const OIDC_DEFAULTS = { scopes: ['openid', 'email', 'profile'], token_endpoint_auth_method: 'client_secret_basic' } as const;
 
 export function defaultProject(publicUrl: string): ProjectInfo {
   return { plan: 'free', public_url: publicUrl, name: 'Plinth project' };

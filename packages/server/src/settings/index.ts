@@ -1,5 +1,5 @@
 /**
- * Per-project settings: auth settings and plan (API.md §3), project keys.
+ * Per-project settings: auth settings and plan (docs/api.md §4), project keys.
  * Adds: tables none (uses plinth.kv); error codes invalid_settings, paid_plan_required.
  */
 export { createSettingsStore } from './store.js';

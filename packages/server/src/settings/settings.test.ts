@@ -13,7 +13,7 @@ describe('auth settings', () => {
     t.app.inject({ method: 'PATCH', url: '/api/v1/settings/auth', headers: t.as.service, payload: body as object });
   const get = async () => (await t.app.inject({ url: '/api/v1/settings/auth', headers: t.as.service })).json();
 
-  it('has the defaults of API.md §3', async () => {
+  it('has the defaults of docs/api.md §4', async () => {
     expect(await get()).toMatchObject({
       email_password_enabled: true,
       magic_link_enabled: false,

@@ -2,8 +2,9 @@ import { isUrlAllowed, OAUTH_PROVIDERS, originMatches, type OriginPattern, parse
 import type { Logger } from 'pino';
 import type { Db, Queryable } from '../db/index.js';
 import { ApiError } from '../http/index.js';
+import { singleFlight } from '../lib/index.js';
 import { defaultAuthSettings, defaultProject } from './defaults.js';
-import type { AuthSettings, ProjectInfo, SettingsStore } from './types.js';
+import type { AuthSettings, FieldProblem, ProjectInfo, RemoteSettingsCheck, SettingsStore } from './types.js';
 import { mergeAuthPatch, validateAuthSettings } from './validate.js';
 
 const AUTH_KEY = 'auth_settings';
@@ -26,9 +27,19 @@ function withDefaults(stored: Partial<AuthSettings> | null): AuthSettings {
     providers: Object.fromEntries(
       OAUTH_PROVIDERS.map((id) => [id, { ...d.providers[id], ...stored.providers?.[id] }]),
     ) as AuthSettings['providers'],
+    oidc_providers: Array.isArray(stored.oidc_providers) ? stored.oidc_providers : [],
     email_templates: { ...stored.email_templates },
   };
 }
+
+/** The settings a remote check depends on: when these are the same, its answer still holds. */
+function remoteInputs(next: AuthSettings, previous: AuthSettings): string {
+  const pick = (s: AuthSettings) => s.oidc_providers.map((p) => [p.id, p.issuer, p.enabled, p.token_endpoint_auth_method]);
+  return JSON.stringify([pick(next), pick(previous)]);
+}
+
+const refused = (problems: FieldProblem[]) =>
+  new ApiError('invalid_settings', `The settings were not saved: ${problems[0].field} ${problems[0].message}.`, problems);
 
 async function read(q: Queryable, key: string, lock = false): Promise<unknown> {
   const r = await q.query<{ value: unknown }>(`select value from plinth.kv where key = $1${lock ? ' for update' : ''}`, [key]);
@@ -44,12 +55,24 @@ async function write(q: Queryable, key: string, value: unknown): Promise<void> {
   await q.query('select pg_notify($1, $2)', [CHANNEL, key]);
 }
 
+/** The result of a PATCH on `current`: merged and valid, or ApiError invalid_settings. */
+function mergeValid(current: AuthSettings, patch: unknown): AuthSettings {
+  const { merged, problems } = mergeAuthPatch(current, patch);
+  problems.push(...validateAuthSettings(merged));
+  if (problems.length) throw refused(problems);
+  return merged;
+}
+
 /**
  * The project's settings, kept in the database and cached in memory. Reads never await; a
- * change made on any instance reaches every instance through NOTIFY.
+ * change made on any instance reaches every instance through NOTIFY. `check` is asked about
+ * every valid change before it is saved (the OpenID Connect providers' discovery: auth/oauth).
  * @example const settings = await createSettingsStore(db, { publicUrl: 'http://localhost:8080', log });
  */
-export async function createSettingsStore(db: Db, opts: { publicUrl: string; log: Logger }): Promise<SettingsStore> {
+export async function createSettingsStore(
+  db: Db,
+  opts: { publicUrl: string; log: Logger; check?: RemoteSettingsCheck },
+): Promise<SettingsStore> {
   const ownOrigin = new URL(opts.publicUrl).origin;
   let auth = defaultAuthSettings();
   let project = defaultProject(opts.publicUrl);
@@ -65,52 +88,54 @@ export async function createSettingsStore(db: Db, opts: { publicUrl: string; log
     const stored = parse<Partial<ProjectInfo>>(p);
     apply(withDefaults(parse<Partial<AuthSettings>>(a)), { ...defaultProject(opts.publicUrl), ...stored, public_url: opts.publicUrl });
   };
-  // One load at a time, and one more after the last request: overlapping loads could finish
-  // out of order and put older settings back in the cache (seen on PostgreSQL).
-  let loading: Promise<void> | null = null;
-  let again = false;
-  const reload = (): Promise<void> => {
-    if (loading) {
-      again = true;
-      return loading;
-    }
-    loading = (async () => {
-      try {
-        do {
-          again = false;
-          await load();
-        } while (again);
-      } finally {
-        loading = null;
-      }
-    })();
-    return loading;
-  };
+  // One load at a time, and one more after the last request (overlapping loads could put
+  // older settings back in the cache).
+  const reload = singleFlight(load);
   await reload();
   const unlisten = await db.listen(CHANNEL, () => {
     reload().catch((err) => opts.log.warn({ err }, 'settings reload failed'));
   });
 
+  /** Saves `patch` over the stored settings, or null when the remote check's inputs changed meanwhile. */
+  const save = (patch: unknown, approved: string | null) =>
+    db.transaction(async (tx) => {
+      const current = withDefaults(parse<Partial<AuthSettings>>(await read(tx, AUTH_KEY, true)));
+      const merged = mergeValid(current, patch);
+      if (opts.check && remoteInputs(merged, current) !== approved) return null;
+      const plan = parse<Partial<ProjectInfo>>(await read(tx, PROJECT_KEY))?.plan ?? 'free';
+      if (merged.phone_enabled && !current.phone_enabled && plan === 'free') {
+        throw new ApiError('paid_plan_required', 'Phone sign-in needs a paid plan (Pro or above); change the plan first.');
+      }
+      await write(tx, AUTH_KEY, merged);
+      return merged;
+    });
+
   return {
     auth: () => auth,
     project: () => project,
     async updateAuth(patch) {
-      const next = await db.transaction(async (tx) => {
-        const current = withDefaults(parse<Partial<AuthSettings>>(await read(tx, AUTH_KEY, true)));
-        const { merged, problems } = mergeAuthPatch(current, patch);
-        problems.push(...validateAuthSettings(merged));
-        if (problems.length) {
-          throw new ApiError('invalid_settings', `The settings were not saved: ${problems[0].field} ${problems[0].message}.`, problems);
+      // The remote check fetches documents from other servers (seconds, at worst its timeout):
+      // never inside the transaction, which on PGlite would hold every other request. What it
+      // approved is compared again under the lock; a change made meanwhile is checked anew.
+      let approved: string | null = null;
+      for (let attempt = 0; attempt < 3; attempt++) {
+        if (opts.check) {
+          const current = withDefaults(parse<Partial<AuthSettings>>(await read(db, AUTH_KEY)));
+          const merged = mergeValid(current, patch);
+          const inputs = remoteInputs(merged, current);
+          if (inputs !== approved) {
+            const problems = await opts.check(merged, current);
+            if (problems.length) throw refused(problems);
+            approved = inputs;
+          }
         }
-        const plan = parse<Partial<ProjectInfo>>(await read(tx, PROJECT_KEY))?.plan ?? 'free';
-        if (merged.phone_enabled && !current.phone_enabled && plan === 'free') {
-          throw new ApiError('paid_plan_required', 'Phone sign-in needs a paid plan (Pro or above); change the plan first.');
+        const next = await save(patch, approved);
+        if (next) {
+          await reload();
+          return next;
         }
-        await write(tx, AUTH_KEY, merged);
-        return merged;
-      });
-      await reload();
-      return next;
+      }
+      throw new ApiError('conflict', 'The settings kept changing while they were checked; save again.');
     },
     async updateProject(patch) {
       const problems: Array<{ field: string; message: string }> = [];

@@ -1,6 +1,6 @@
-import type { AuthSettings, Plan, TemplateKind } from '@plinth/shared';
+import type { AuthSettings, ErrorCode, Plan, TemplateKind } from '@plinth/shared';
 
-export type { AppleProviderSettings, AuthSettings, EmailTemplate, OAuthProviderSettings } from '@plinth/shared';
+export type { AppleProviderSettings, AuthSettings, EmailTemplate, OAuthProviderSettings, OidcProviderSettings } from '@plinth/shared';
 
 /** The email kinds a project may override (packages/shared keeps the one list). */
 export type EmailTemplateKind = TemplateKind;
@@ -15,15 +15,32 @@ export interface ProjectInfo {
  * Settings kept in the database, cached in memory, refreshed on every instance when any
  * instance changes them (NOTIFY). `get()` never awaits: it is read on the request path.
  */
+/** One refused setting: its field (`cors_origins[1]`), a sentence, and a code when more precise than invalid_settings. */
+export interface FieldProblem {
+  field: string;
+  message: string;
+  code?: ErrorCode;
+}
+
+/**
+ * A check of a settings change that needs the network (the OpenID Connect providers' discovery
+ * documents), handed in by the composition root: it runs before the change is saved, outside the
+ * database transaction.
+ */
+export type RemoteSettingsCheck = (next: AuthSettings, previous: AuthSettings) => Promise<FieldProblem[]>;
+
 export interface SettingsStore {
   auth(): AuthSettings;
   project(): ProjectInfo;
-  /** Validates the whole result; throws ApiError invalid_settings (details per field) or paid_plan_required. */
+  /**
+   * Validates the whole result (and runs the remote check); throws ApiError invalid_settings
+   * (details per field) or paid_plan_required.
+   */
   updateAuth(patch: unknown): Promise<AuthSettings>;
   updateProject(patch: unknown): Promise<ProjectInfo>;
   /** Whether a browser Origin may call the API: own origin, or `cors_origins` (loopback port wildcard). */
   isOriginAllowed(origin: string): boolean;
-  /** Whether a redirect target is allowed by `allowed_redirect_urls` (API.md §3 matching rule). */
+  /** Whether a redirect target is allowed by `allowed_redirect_urls` (docs/api.md §4, its matching rule). */
   isRedirectAllowed(url: string): boolean;
   close(): Promise<void>;
 }

@@ -1,18 +1,17 @@
 import {
   CLIENT_SECRET_PROVIDERS,
+  issuerProblem,
   isUrlAllowed,
   OAUTH_PROVIDERS,
+  oidcProviderIdProblem,
   parseOriginEntry,
   redirectEntryProblem,
   TEMPLATE_KINDS,
 } from '@plinth/shared';
-import { MASK, SECRET_FIELDS } from './defaults.js';
-import type { AuthSettings, EmailTemplateKind } from './types.js';
+import { MASK, OIDC_DEFAULTS, SECRET_FIELDS } from './defaults.js';
+import type { AuthSettings, EmailTemplateKind, FieldProblem, OidcProviderSettings } from './types.js';
 
-export interface FieldProblem {
-  field: string;
-  message: string;
-}
+export type { FieldProblem } from './types.js';
 
 const BOOLEANS = ['email_password_enabled', 'magic_link_enabled', 'phone_enabled', 'require_email_confirmation'] as const;
 const FLOW_URLS = ['email_verification_url', 'password_reset_url', 'magic_link_url'] as const;
@@ -25,8 +24,14 @@ const TOP_LEVEL = new Set<string>([
   'allowed_redirect_urls',
   'cors_origins',
   'providers',
+  'oidc_providers',
   'email_templates',
 ]);
+const OIDC_FIELDS = new Set(['id', 'name', 'issuer', 'client_id', 'client_secret', 'scopes', 'token_endpoint_auth_method', 'enabled']);
+const OIDC_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
+/** RFC 6749 §3.3 scope-token characters. */
+const SCOPE = /^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/;
+const MAX_OIDC_PROVIDERS = 20;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -66,6 +71,9 @@ export function mergeAuthPatch(current: AuthSettings, patch: unknown): { merged:
             else if (!(SECRET_FIELDS.has(f) && v === MASK)) stored[f] = v;
           }
       }
+    } else if (key === 'oidc_providers') {
+      if (!Array.isArray(value)) problems.push({ field: 'oidc_providers', message: 'must be an array of providers' });
+      else merged.oidc_providers = value.map((p) => mergeOidcEntry(current.oidc_providers, p));
     } else if (key === 'email_templates') {
       if (!isObject(value)) {
         problems.push({ field: 'email_templates', message: 'must be an object keyed by template kind' });
@@ -89,6 +97,71 @@ export function mergeAuthPatch(current: AuthSettings, patch: unknown): { merged:
   return { merged, problems };
 }
 
+/**
+ * One entry of an `oidc_providers` PATCH (the list replaces the stored one): defaults for what it
+ * leaves out, and a masked secret given back keeps the one stored for the same `id` and issuer.
+ * Another issuer needs the secret typed again: else anyone allowed to change settings, who may
+ * not read secrets (docs/security.md), could point the provider at a server of theirs and
+ * receive the stored secret with its next sign-in.
+ */
+function mergeOidcEntry(stored: readonly OidcProviderSettings[], entry: unknown): OidcProviderSettings {
+  if (!isObject(entry)) return entry as OidcProviderSettings; // reported by validateOidcProviders
+  // Without a prototype: a `__proto__` key is an own field (reported as unknown), never a prototype.
+  const out: Record<string, unknown> = Object.assign(Object.create(null), {
+    scopes: [...OIDC_DEFAULTS.scopes],
+    token_endpoint_auth_method: OIDC_DEFAULTS.token_endpoint_auth_method,
+  });
+  for (const [k, v] of Object.entries(entry)) out[k] = v;
+  if (out.client_secret === MASK) {
+    const same = stored.find((p) => p.id === out.id && p.issuer === out.issuer);
+    if (same) out.client_secret = same.client_secret;
+  }
+  return out as unknown as OidcProviderSettings;
+}
+
+function validateOidcProviders(problems: FieldProblem[], list: unknown): void {
+  if (!Array.isArray(list)) {
+    problems.push({ field: 'oidc_providers', message: 'must be an array of providers' });
+    return;
+  }
+  if (list.length > MAX_OIDC_PROVIDERS) problems.push({ field: 'oidc_providers', message: `at most ${MAX_OIDC_PROVIDERS} providers` });
+  const ids = new Set<string>();
+  list.forEach((p: unknown, i) => {
+    const at = (f: string) => `oidc_providers[${i}].${f}`;
+    if (!isObject(p)) {
+      problems.push({ field: `oidc_providers[${i}]`, message: 'must be an object {id, name, issuer, client_id, client_secret, enabled}' });
+      return;
+    }
+    for (const k of Object.keys(p))
+      if (!OIDC_FIELDS.has(k)) problems.push({ field: at(k), message: 'is not a field of an OpenID Connect provider' });
+    const idProblem = oidcProviderIdProblem(p.id);
+    if (idProblem) problems.push({ field: at('id'), message: idProblem });
+    else if (ids.has(p.id as string)) problems.push({ field: at('id'), message: 'is the id of another provider in the list' });
+    else ids.add(p.id as string);
+    if (typeof p.name !== 'string' || !p.name.trim() || p.name.length > 64)
+      problems.push({ field: at('name'), message: 'must be a name of 1 to 64 characters (the sign-in button shows it)' });
+    const issuer = issuerProblem(p.issuer);
+    if (issuer) problems.push({ field: at('issuer'), message: issuer });
+    if (typeof p.client_id !== 'string' || !p.client_id.trim() || p.client_id.length > 512)
+      problems.push({ field: at('client_id'), message: 'must be the client id the provider gave (1 to 512 characters)' });
+    if (p.client_secret === MASK)
+      problems.push({
+        field: at('client_secret'),
+        message: 'is required: the masked value keeps the stored secret only for a provider saved with this id and issuer',
+      });
+    else if (typeof p.client_secret !== 'string' || !p.client_secret || p.client_secret.length > 4096)
+      problems.push({ field: at('client_secret'), message: 'must be the client secret the provider gave (1 to 4096 characters)' });
+    const scopes = p.scopes;
+    if (!Array.isArray(scopes) || scopes.length === 0 || scopes.length > 20 || !scopes.every((x) => typeof x === 'string' && SCOPE.test(x)))
+      problems.push({ field: at('scopes'), message: 'must be 1 to 20 scope names (letters, digits and punctuation, no spaces)' });
+    else if (!scopes.includes('openid')) problems.push({ field: at('scopes'), message: 'must include openid' });
+    else if (new Set(scopes).size !== scopes.length) problems.push({ field: at('scopes'), message: 'must not repeat a scope' });
+    if (!OIDC_AUTH_METHODS.includes(p.token_endpoint_auth_method as string))
+      problems.push({ field: at('token_endpoint_auth_method'), message: `must be one of ${OIDC_AUTH_METHODS.join(', ')}` });
+    if (typeof p.enabled !== 'boolean') problems.push({ field: at('enabled'), message: 'must be true or false' });
+  });
+}
+
 function int(problems: FieldProblem[], field: string, v: unknown, min: number, max: number) {
   if (typeof v !== 'number' || !Number.isInteger(v)) problems.push({ field, message: `must be an integer from ${min} to ${max}` });
   else if (v < min || v > max) problems.push({ field, message: `must be from ${min} to ${max}` });
@@ -99,7 +172,7 @@ function nonEmpty(v: unknown): boolean {
 }
 
 /**
- * Every rule of API.md §3 on a whole settings object; an empty list means valid.
+ * Every rule of docs/api.md §4 on a whole settings object; an empty list means valid.
  * @example validateAuthSettings({ ...defaults, min_password_length: 7 }) // [{ field: 'min_password_length', … }]
  */
 export function validateAuthSettings(s: AuthSettings): FieldProblem[] {
@@ -166,6 +239,8 @@ export function validateAuthSettings(s: AuthSettings): FieldProblem[] {
   ) {
     problems.push({ field: 'providers.apple.private_key', message: 'must be the PEM text of the .p8 key file' });
   }
+
+  validateOidcProviders(problems, s.oidc_providers);
 
   for (const [kind, tpl] of Object.entries(s.email_templates ?? {})) {
     for (const [f, v] of Object.entries(tpl ?? {})) {

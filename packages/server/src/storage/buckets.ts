@@ -1,17 +1,11 @@
-/** Buckets (API.md §7): managed with the secret key or an admin session, never by end-users. */
-import { DbError, type Db } from '../db/index.js';
-import { ApiError } from '../http/index.js';
+/** Buckets (docs/storage.md): managed with the secret key or an admin session, never by end-users. */
+import type { Bucket } from '@plinth/shared';
+import type { Db } from '../db/index.js';
+import { ApiError, fromDbError } from '../http/index.js';
+import { isoSql } from '../lib/index.js';
 import { bucketName, isMimePattern } from './names.js';
 
-export interface Bucket {
-  id: string;
-  name: string;
-  public: boolean;
-  file_size_limit: number | null;
-  allowed_mime_types: string[] | null;
-  created_at: string;
-  updated_at: string;
-}
+export type { Bucket };
 
 export interface BucketFields {
   public?: boolean;
@@ -23,7 +17,7 @@ export interface BucketFields {
 const arrayOf = (p: string) => `(select array_agg(x) from jsonb_array_elements_text(${p}::jsonb) x)`;
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
 
-const COLS = `id, id as name, public, file_size_limit, allowed_mime_types, created_at::text, updated_at::text`;
+const COLS = `id, id as name, public, file_size_limit, allowed_mime_types, ${isoSql('created_at')} as created_at, ${isoSql('updated_at')} as updated_at`;
 
 function row(r: Record<string, unknown>): Bucket {
   const limit = r.file_size_limit;
@@ -55,9 +49,9 @@ const notFound = (name: string) => new ApiError('bucket_not_found', `No bucket "
 
 /**
  * Bucket reads and writes, run as the server (buckets are not under the end-users' policies).
- * @example const buckets = bucketService(db, 50 * 2 ** 20); await buckets.create('avatars', { public: true });
+ * @example const buckets = createBucketService(db, 50 * 2 ** 20); await buckets.create('avatars', { public: true });
  */
-export function bucketService(db: Db, maxFileSize: number) {
+export function createBucketService(db: Db, maxFileSize: number) {
   return {
     async list(): Promise<Bucket[]> {
       return (await db.query(`select ${COLS} from storage.buckets order by id`)).rows.map(row);
@@ -82,8 +76,7 @@ export function bucketService(db: Db, maxFileSize: number) {
         );
         return row(r.rows[0]);
       } catch (err) {
-        if (err instanceof DbError && err.sqlstate === '23505') throw new ApiError('bucket_exists', `A bucket "${id}" already exists.`);
-        throw err;
+        throw fromDbError(err, { constraints: { buckets_pkey: ['bucket_exists', `A bucket "${id}" already exists.`] } });
       }
     },
     async update(name: string, fields: BucketFields): Promise<Bucket> {
@@ -114,13 +107,12 @@ export function bucketService(db: Db, maxFileSize: number) {
         if (!r.rows[0]) throw notFound(name);
         return row(r.rows[0]);
       } catch (err) {
-        if (err instanceof DbError && err.sqlstate === '23503') {
-          throw new ApiError('bucket_not_empty', `The bucket "${name}" still has objects; delete them first.`);
-        }
-        throw err;
+        throw fromDbError(err, {
+          constraints: { objects_bucket_id_fkey: ['bucket_not_empty', `The bucket "${name}" still has objects; delete them first.`] },
+        });
       }
     },
   };
 }
 
-export type BucketService = ReturnType<typeof bucketService>;
+export type BucketService = ReturnType<typeof createBucketService>;

@@ -1,5 +1,5 @@
 /**
- * File storage (API.md §7). What this area adds:
+ * File storage (docs/storage.md). What this area adds:
  * - endpoints (route table: routes.ts, handlers in handlers/): buckets `POST|GET
  *   /api/v1/storage/buckets`, `GET|PATCH|DELETE /api/v1/storage/buckets/{name}` (secret key or
  *   admin); objects (any key or token, or the admin cookie as the secret key: http/guards.ts)
@@ -14,7 +14,9 @@
  * - backends (backends/): the disk under the data dir, or S3 (`STORAGE_BACKEND=s3`).
  * - error codes: bucket_not_found, bucket_exists, bucket_not_empty, invalid_bucket_name,
  *   object_exists, invalid_object_name, invalid_mime_type, payload_too_large,
- *   range_not_satisfiable, storage_unavailable, rls_violation, not_found, token_invalid.
+ *   range_not_satisfiable, storage_unavailable, rls_violation, not_found, token_invalid; any
+ *   other database error answers as on every route (db/errors.ts: a policy's or trigger's
+ *   raise is raised_exception).
  * - a sweep every 10 minutes (sweep.ts) of bytes no row points to.
  */
 import type { Logger } from 'pino';
@@ -24,17 +26,17 @@ import type { App, CallerGuards } from '../http/index.js';
 import type { Clock } from '../lib/index.js';
 import { createBackend } from './backends/index.js';
 import type { StorageBackend } from './backends/types.js';
-import { type BucketService, bucketService } from './buckets.js';
-import { bucketHandlers } from './handlers/buckets.js';
-import { linkHandlers } from './handlers/links.js';
-import { objectHandlers } from './handlers/objects.js';
-import { type ObjectService, objectService } from './objects.js';
+import { type BucketService, createBucketService } from './buckets.js';
+import { createBucketHandlers } from './handlers/buckets.js';
+import { createLinkHandlers } from './handlers/links.js';
+import { createObjectHandlers } from './handlers/objects.js';
+import { type ObjectService, createObjectService } from './objects.js';
 import { registerStorageRoutes } from './routes.js';
-import { signedUrls, type UrlTokens } from './signed.js';
+import { createSignedUrls, type UrlTokens } from './signed.js';
 import { createSweeper, type SweepOptions, type Sweeper } from './sweep.js';
 
 export { objectName, bucketName, STORAGE_PREFIX } from './names.js';
-export { diskBackend, keyPath, type StorageBackend } from './backends/index.js';
+export { createDiskBackend, keyPath, type StorageBackend } from './backends/index.js';
 export type { SweepOptions, SweepReport } from './sweep.js';
 
 export interface StorageOptions {
@@ -69,8 +71,8 @@ export interface Storage {
 export async function registerStorage(app: App, options: StorageOptions): Promise<Storage> {
   const backend = options.backend ?? (await createBackend(options.config, options.dataDir));
   const sweeper = createSweeper({ db: options.db, backend, clock: options.clock, log: options.log, options: options.sweep });
-  const buckets = bucketService(options.db, options.config.maxFileSize);
-  const objects = objectService({
+  const buckets = createBucketService(options.db, options.config.maxFileSize);
+  const objects = createObjectService({
     db: options.db,
     backend,
     buckets,
@@ -78,9 +80,9 @@ export async function registerStorage(app: App, options: StorageOptions): Promis
     collect: () => sweeper.kick(),
   });
   await registerStorageRoutes(app, options.callers, {
-    buckets: bucketHandlers(buckets),
-    objects: objectHandlers(objects),
-    links: linkHandlers(objects, buckets, signedUrls(options.urlTokens, options.publicUrl)),
+    buckets: createBucketHandlers(buckets),
+    objects: createObjectHandlers(objects),
+    links: createLinkHandlers(objects, buckets, createSignedUrls(options.urlTokens, options.publicUrl)),
   });
   sweeper.start();
   return {

@@ -1,4 +1,4 @@
-/** Object and bucket names (API.md §7): what a client may call things, checked before any I/O. */
+/** Object and bucket names (docs/storage.md): what a client may call things, checked before any I/O. */
 import { ApiError } from '../http/index.js';
 
 const MAX_NAME_BYTES = 1024;

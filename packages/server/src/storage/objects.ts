@@ -5,36 +5,21 @@
  * committed only once they are durable, and bytes no row points to any more are collected by
  * the garbage trigger and the sweep (sweep.ts).
  */
-import type { Static } from '@sinclair/typebox';
+import type { ListEntry, StorageObject } from '@plinth/shared';
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream';
 import type { Db, RoleContext } from '../db/index.js';
-import { ApiError } from '../http/index.js';
+import { ApiError, fromDbError } from '../http/index.js';
 import type { StorageBackend } from './backends/types.js';
 import { BackendError } from './backends/types.js';
 import type { BucketService } from './buckets.js';
 import { Meter, tooLarge } from './meter.js';
 import { mimeAllowed, mimeType, objectName } from './names.js';
-import type { ListEntry } from './schemas.js';
-import { DELETE, DRY_RUN, FIND, insertSql, LIST, likeEscape, MOVE, mapObjectError } from './sql.js';
-
-/** An object as the API shows it. */
-export interface ObjectInfo {
-  id: string;
-  bucket: string;
-  name: string;
-  owner: string | null;
-  size: number;
-  mime_type: string;
-  etag: string;
-  metadata: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-}
+import { DELETE, DRY_RUN, FIND, insertSql, LIST, likeEscape, MOVE, OBJECT_ERRORS } from './sql.js';
 
 /** An object with the key of its bytes (never sent). */
-export interface StoredObject extends ObjectInfo {
+export interface StoredObject extends StorageObject {
   version: string;
 }
 
@@ -73,17 +58,17 @@ async function run(db: Db, who: RoleContext, sql: string, params: string[], rows
   try {
     return await db.runAs(who, sql, params, rows);
   } catch (err) {
-    throw mapObjectError(err);
+    throw fromDbError(err, OBJECT_ERRORS);
   }
 }
 
 const notFound = () => new ApiError('not_found', 'No such object (or it is not visible to you).');
 
 /**
- * The object operations of API.md §7.
- * @example const objects = objectService({ db, backend, buckets, maxFileSize, collect }); await objects.find(who, 'avatars', 'me.png');
+ * The object operations of docs/storage.md.
+ * @example const objects = createObjectService({ db, backend, buckets, maxFileSize, collect }); await objects.find(who, 'avatars', 'me.png');
  */
-export function objectService(deps: ObjectDeps) {
+export function createObjectService(deps: ObjectDeps) {
   const { db, backend } = deps;
 
   /** Writes the row of an upload or a copy (as the caller); on refusal the new bytes go. */
@@ -157,22 +142,22 @@ export function objectService(deps: ObjectDeps) {
       const search = q.search === '' ? '' : `%${likeEscape(q.search)}%`;
       const params = [bucket, `${likeEscape(prefix)}%`, String([...prefix].length), search, String(q.limit), String(q.offset)];
       const r = await run(db, who, LIST, params);
-      return JSON.parse(r.body ?? '[]') as Static<typeof ListEntry>[];
+      return JSON.parse(r.body ?? '[]') as ListEntry[];
     },
 
     /** Deletes the named objects the caller may delete; returns those deleted. */
-    async remove(who: RoleContext, bucket: string, names: string[]): Promise<ObjectInfo[]> {
+    async remove(who: RoleContext, bucket: string, names: string[]): Promise<StorageObject[]> {
       const checked = names.map(objectName);
       const r = await run(db, who, DELETE, [bucket, JSON.stringify(checked)]);
       if (r.n > 0) deps.collect();
-      return JSON.parse(r.body ?? '[]') as ObjectInfo[];
+      return JSON.parse(r.body ?? '[]') as StorageObject[];
     },
 
     /** Renames an object (UPDATE policies: the old row's USING, the new row's CHECK). */
-    async move(who: RoleContext, bucket: string, from: string, to: string): Promise<ObjectInfo> {
+    async move(who: RoleContext, bucket: string, from: string, to: string): Promise<StorageObject> {
       const r = await run(db, who, MOVE, [bucket, objectName(from), objectName(to)]);
       if (r.body === null) throw notFound();
-      return JSON.parse(r.body) as ObjectInfo;
+      return JSON.parse(r.body) as StorageObject;
     },
 
     /** A new object with the bytes of another: SELECT on the source, INSERT of the copy. */
@@ -205,4 +190,4 @@ export function objectService(deps: ObjectDeps) {
   };
 }
 
-export type ObjectService = ReturnType<typeof objectService>;
+export type ObjectService = ReturnType<typeof createObjectService>;

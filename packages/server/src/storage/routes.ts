@@ -1,5 +1,5 @@
 /**
- * THE route table of /api/v1/storage (docs/api.md §5.7): one line per endpoint, its guard on
+ * THE route table of /api/v1/storage (docs/storage.md): one line per endpoint, its guard on
  * the line, run at `onRequest` (before the body is read), and the audit log's name of each
  * change. Who is calling is http/guards.ts's, as for every area:
  * - `manage`: the secret key, or a console admin (a `viewer` reads only): buckets;
@@ -9,16 +9,16 @@
  * Handlers are in handlers/; uploads are mounted in a scope whose body is the raw stream.
  */
 import type { App, CallerGuards } from '../http/index.js';
-import type { bucketHandlers } from './handlers/buckets.js';
-import type { linkHandlers } from './handlers/links.js';
-import type { objectHandlers } from './handlers/objects.js';
+import type { createBucketHandlers } from './handlers/buckets.js';
+import type { createLinkHandlers } from './handlers/links.js';
+import type { createObjectHandlers } from './handlers/objects.js';
 import { acceptRawBodies } from './handlers/raw-body.js';
 import { ROUTES as R } from './schemas.js';
 
 export interface StorageHandlers {
-  buckets: ReturnType<typeof bucketHandlers>;
-  objects: ReturnType<typeof objectHandlers>;
-  links: ReturnType<typeof linkHandlers>;
+  buckets: ReturnType<typeof createBucketHandlers>;
+  objects: ReturnType<typeof createObjectHandlers>;
+  links: ReturnType<typeof createLinkHandlers>;
 }
 
 const OBJECT = '/api/v1/storage/object/:bucket';
@@ -28,7 +28,7 @@ const audit = (action: string) => ({ config: { audit: action } });
 const consoleAudit = (action: string) => ({ config: { audit: action, auditConsoleOnly: true } });
 
 /**
- * @example await registerStorageRoutes(app, callers, { buckets: bucketHandlers(b), objects: objectHandlers(o), links: linkHandlers(o, b, signed) });
+ * @example await registerStorageRoutes(app, callers, { buckets: createBucketHandlers(b), objects: createObjectHandlers(o), links: createLinkHandlers(o, b, signed) });
  */
 export async function registerStorageRoutes(app: App, callers: CallerGuards, h: StorageHandlers): Promise<void> {
   const manage = callers.operator();

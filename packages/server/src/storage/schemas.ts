@@ -1,8 +1,10 @@
-/** TypeBox schemas of the storage routes: they validate requests and describe them in OpenAPI. */
+/**
+ * TypeBox schemas of the storage routes: they validate requests, describe them in OpenAPI, and
+ * (the answers) are checked against packages/shared's storage types.
+ */
+import type * as Wire from '@plinth/shared';
 import { Type } from '@sinclair/typebox';
-
-const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
-const Timestamp = Type.String({ description: 'ISO 8601' });
+import { Nullable, Timestamp, wireSchema } from '../http/index.js';
 const Count = (description: string) => Type.String({ pattern: '^[0-9]{1,9}$', description });
 
 export const BucketParams = Type.Object({ name: Type.String({ maxLength: 63, description: 'The bucket name' }) });
@@ -36,47 +38,55 @@ export const BucketPatch = Type.Object(
   },
   { additionalProperties: false },
 );
-export const Bucket = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  public: Type.Boolean(),
-  file_size_limit: Type.Union([Type.Integer(), Type.Null()]),
-  allowed_mime_types: Type.Union([Type.Array(Type.String()), Type.Null()]),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
+export const Bucket = wireSchema<Wire.Bucket>()(
+  Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    public: Type.Boolean(),
+    file_size_limit: Type.Union([Type.Integer(), Type.Null()]),
+    allowed_mime_types: Type.Union([Type.Array(Type.String()), Type.Null()]),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  }),
+);
 
-export const ObjectInfo = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  bucket: Type.String(),
-  name: Type.String(),
-  owner: Nullable(Type.String({ description: 'The uploader (auth.uid()); null for anon and the secret key' })),
-  size: Type.Integer(),
-  mime_type: Type.String(),
-  etag: Type.String(),
-  metadata: Type.Record(Type.String(), Type.Unknown()),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
-export const Uploaded = Type.Object({
-  bucket: Type.String(),
-  name: Type.String(),
-  size: Type.Integer(),
-  mime_type: Type.String(),
-  etag: Type.String({ description: 'Quoted MD5 of the bytes' }),
-});
+export const ObjectInfo = wireSchema<Wire.StorageObject>()(
+  Type.Object({
+    id: Type.String({ format: 'uuid' }),
+    bucket: Type.String(),
+    name: Type.String(),
+    owner: Nullable(Type.String({ description: 'The uploader (auth.uid()); null for anon and the secret key' })),
+    size: Type.Integer(),
+    mime_type: Type.String(),
+    etag: Type.String(),
+    metadata: Type.Record(Type.String(), Type.Unknown()),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  }),
+);
+export const Uploaded = wireSchema<Wire.UploadedObject>()(
+  Type.Object({
+    bucket: Type.String(),
+    name: Type.String(),
+    size: Type.Integer(),
+    mime_type: Type.String(),
+    etag: Type.String({ description: 'Quoted MD5 of the bytes' }),
+  }),
+);
 /** A list entry: a file, or a folder (`id` and the rest null). */
-export const ListEntry = Type.Object({
-  name: Type.String({ description: 'Relative to the prefix' }),
-  id: Type.Union([Type.String(), Type.Null()]),
-  owner: Type.Union([Type.String(), Type.Null()]),
-  size: Type.Union([Type.Integer(), Type.Null()]),
-  mime_type: Type.Union([Type.String(), Type.Null()]),
-  etag: Type.Union([Type.String(), Type.Null()]),
-  metadata: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
-  created_at: Type.Union([Timestamp, Type.Null()]),
-  updated_at: Type.Union([Timestamp, Type.Null()]),
-});
+export const ListEntry = wireSchema<Wire.ListEntry>()(
+  Type.Object({
+    name: Type.String({ description: 'Relative to the prefix' }),
+    id: Type.Union([Type.String(), Type.Null()]),
+    owner: Type.Union([Type.String(), Type.Null()]),
+    size: Type.Union([Type.Integer(), Type.Null()]),
+    mime_type: Type.Union([Type.String(), Type.Null()]),
+    etag: Type.Union([Type.String(), Type.Null()]),
+    metadata: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+    created_at: Type.Union([Timestamp, Type.Null()]),
+    updated_at: Type.Union([Timestamp, Type.Null()]),
+  }),
+);
 export const ListQuery = Type.Object({
   prefix: Type.Optional(Type.String({ maxLength: 1024, description: 'A folder, e.g. "photos/2024"' })),
   search: Type.Optional(Type.String({ maxLength: 255, description: 'Entries whose name contains this (case-insensitive)' })),

@@ -44,9 +44,9 @@ export function encodePath(name: string): string {
 const invalid = () => new ApiError('token_invalid', 'The signed URL is invalid or has expired; ask for a new one.');
 
 /**
- * @example const signed = signedUrls({ sign: tokens.signObjectUrl, verify: tokens.verifyObjectUrl }, 'http://localhost:8080');
+ * @example const signed = createSignedUrls({ sign: tokens.signObjectUrl, verify: tokens.verifyObjectUrl }, 'http://localhost:8080');
  */
-export function signedUrls(tokens: UrlTokens, publicUrl: string): SignedUrls {
+export function createSignedUrls(tokens: UrlTokens, publicUrl: string): SignedUrls {
   return {
     async sign(object, expiresIn) {
       const token = await tokens.sign({ b: object.bucket, o: object.name, i: object.id, e: object.etag }, expiresIn);

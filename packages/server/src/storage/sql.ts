@@ -4,11 +4,12 @@
  * upload, SELECT for a download, listing or signing, INSERT … ON CONFLICT DO UPDATE for an
  * upsert, UPDATE for a move, DELETE for a delete. Values are `$1[n]` of one text array.
  */
-import { DbError } from '../db/index.js';
-import { ApiError } from '../http/index.js';
+import type { DbErrorContext } from '../db/index.js';
+import { isoSql } from '../lib/index.js';
 
-/** What a client sees of an object (the backend key stays inside). */
-const PUBLIC_COLS = `id, bucket_id as bucket, name, owner, size, mime_type, etag, metadata, created_at, updated_at`;
+/** What a client sees of an object (the backend key stays inside), times as wire time. */
+const PUBLIC_COLS = `id, bucket_id as bucket, name, owner, size, mime_type, etag, metadata,
+  ${isoSql('created_at')} as created_at, ${isoSql('updated_at')} as updated_at`;
 
 /** One object by bucket and name; the row also carries `version`, the key of its bytes. */
 export const FIND = `select (select row_to_json(o)::text from (
@@ -34,13 +35,14 @@ export const DRY_RUN = 'select body, n, total from storage.dry_run($1[8], $1)';
 
 /** Entries directly under a folder: files and sub-folders (as prefixes), bytewise by name. */
 export const LIST = `with o as (
-    select substr(name, $1[3]::int + 1) as rest, id, owner, size, mime_type, etag, metadata, created_at, updated_at
+    select substr(name, $1[3]::int + 1) as rest, id, owner, size, mime_type, etag, metadata,
+      ${isoSql('created_at')} as created_at, ${isoSql('updated_at')} as updated_at
     from storage.objects where bucket_id = $1[1] and name like $1[2] escape '\\'
   ), e as (
     select split_part(rest, '/', 1) as entry, strpos(rest, '/') > 0 as folder, * from o
   ), items as (
     select entry as name, null::uuid as id, null::uuid as owner, null::int8 as size, null::text as mime_type,
-      null::text as etag, null::jsonb as metadata, null::timestamptz as created_at, null::timestamptz as updated_at
+      null::text as etag, null::jsonb as metadata, null::text as created_at, null::text as updated_at
     from e where folder group by entry
     union all
     select entry, id, owner, size, mime_type, etag, metadata, created_at, updated_at from e where not folder
@@ -66,34 +68,14 @@ export const MOVE = `with m as (
 export const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
- * A database error of an object operation as the API's error: a policy's refusal is 403
- * `rls_violation`, a taken name 409 `object_exists`; the rest is rethrown (logged, 500).
- * @example mapObjectError(new DbError('…', '23505')) // 409 object_exists
+ * Where an object operation's database errors happen, for db/errors.ts's table: under the
+ * project's policies on storage.objects (a policy's or trigger's refusal answers as on the
+ * REST API), and what the table's own constraints mean: a taken name, a missing bucket.
  */
-export function mapObjectError(err: unknown): unknown {
-  if (!(err instanceof DbError)) return err;
-  const cause = { cause: err };
-  const sqlstate = err.sqlstate ?? '';
-  switch (sqlstate) {
-    case '42501':
-      return /row-level security/i.test(err.message)
-        ? new ApiError('rls_violation', 'A row-level security policy on storage.objects refused this.', { sqlstate }, cause)
-        : new ApiError('permission_denied', 'Your role lacks the privilege for this operation on storage.objects.', { sqlstate }, cause);
-    case '23505':
-      return new ApiError(
-        'object_exists',
-        'An object with this name already exists; send x-upsert: true to replace it.',
-        { sqlstate },
-        cause,
-      );
-    case '23503':
-      return new ApiError('bucket_not_found', 'The bucket does not exist.', { sqlstate }, cause);
-    case '57014':
-      return new ApiError('statement_timeout', 'The statement was cancelled; retry.', { sqlstate }, cause);
-  }
-  // A `raise exception` in the project's own trigger or policy function: its message is for the client.
-  if (sqlstate === 'P0001' || sqlstate === 'P0004') {
-    return new ApiError('raised_exception', err.message, err.detail ? { sqlstate, detail: err.detail } : { sqlstate }, cause);
-  }
-  return err;
-}
+export const OBJECT_ERRORS: DbErrorContext = {
+  relation: { name: 'storage.objects', kind: 'table' },
+  constraints: {
+    objects_bucket_id_name_key: ['object_exists', 'An object with this name already exists; send x-upsert: true to replace it.'],
+    objects_bucket_id_fkey: ['bucket_not_found', 'The bucket does not exist.'],
+  },
+};

@@ -1,12 +1,12 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router';
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import { ErrorNotice, Loading, Notice } from '../../components/ui';
 import { serverUrl } from '../../lib/api';
 import type { EndpointDoc, Method, TableOp } from '../../lib/openapi';
 import { useApiDoc, useTableColumns } from '../../lib/schema';
 import type { ApiSearch, Caller } from '../../lib/search';
-import { projectQuery } from '../../router';
+import { projectQuery } from '../../lib/queries';
 import { CallerPanel, useTestUser } from './CallerPanel';
 import { makeCallers } from './callers';
 import { EndpointBuilder } from './EndpointBuilder';
@@ -21,6 +21,15 @@ const METHOD_STYLE: Record<string, string> = {
   PATCH: 'text-warn',
   DELETE: 'text-danger',
 };
+
+/**
+ * An endpoint's path as the sidebar shows it: whole (auth paths too), wrapping rather than cut,
+ * so two endpoints never read the same; the storage group's shared `/api/v1/storage` is left out.
+ * @example endpointLabel('/api/v1/storage/object/{bucket}/{path}') // '/object/{bucket}/{path}'
+ */
+export function endpointLabel(path: string): string {
+  return path.startsWith('/api/v1/storage/') ? path.slice('/api/v1/storage'.length) : path;
+}
 
 /**
  * `/console/api` and `/console/api/{table}`: every endpoint of the project from its OpenAPI
@@ -52,10 +61,14 @@ export function ApiPage() {
   const groups = new Map<string, EndpointDoc[]>();
   for (const e of doc.data?.endpoints ?? []) groups.set(e.tag, [...(groups.get(e.tag) ?? []), e]);
 
-  const setup: CallSetup | null =
-    callers.data && keys.data && project.data
-      ? { callers: callers.data, caller, keys: keys.data, revealed, user, publicBase: project.data.public_url }
-      : null;
+  // One object while nothing in it changes: the builders build their request again when it does.
+  const setup = useMemo<CallSetup | null>(
+    () =>
+      callers.data && keys.data && project.data
+        ? { callers: callers.data, caller, keys: keys.data, revealed, user, publicBase: project.data.public_url }
+        : null,
+    [callers.data, keys.data, project.data, caller, revealed, user],
+  );
   const setCaller = (as: Caller) =>
     void navigate({ to: '.', search: (prev: ApiSearch) => ({ ...prev, as: as === 'anon' ? undefined : as }), replace: true } as never);
 
@@ -69,13 +82,21 @@ export function ApiPage() {
       {error && <ErrorNotice error={error} retry={() => void Promise.all([keys.refetch(), doc.refetch()])} />}
       {isLoading && <Loading label="Reading the API document" />}
       {doc.data && (
-        <div className="grid gap-4 lg:grid-cols-[15rem_1fr]">
+        <div className="grid grid-cols-1 gap-4 lg:grid-cols-[17rem_minmax(0,1fr)]">
           <nav aria-label="Endpoints" className="space-y-4 text-sm">
             <div>
               <h2 className="mb-1 font-semibold">Tables and views</h2>
               {tables.length === 0 ? (
                 <p className="text-xs text-fg-muted">
-                  No table in the <code>public</code> schema yet. Make one in the <Link to="/sql">SQL runner</Link>.
+                  No table yet. Make one on the{' '}
+                  <Link to="/data" search={{ create: true }} className="text-accent underline">
+                    Table browser
+                  </Link>{' '}
+                  (New table), or in the{' '}
+                  <Link to="/sql" className="text-accent underline">
+                    SQL runner
+                  </Link>
+                  .
                 </p>
               ) : (
                 <ul className="space-y-1">
@@ -127,7 +148,21 @@ export function ApiPage() {
                           className="flex gap-1.5 rounded px-2 py-0.5 font-mono text-xs hover:bg-muted aria-[current=page]:bg-muted aria-[current=page]:font-semibold"
                         >
                           <span className={`w-11 shrink-0 ${METHOD_STYLE[e.method] ?? ''}`}>{e.method}</span>
-                          <span className="truncate">{e.path.replace(/^\/v1\/auth/, '')}</span>
+                          <span className="min-w-0 [overflow-wrap:anywhere]">
+                            {endpointLabel(e.path)
+                              .split('/')
+                              .map((part, i) => (
+                                // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one path, in order
+                                <span key={i}>
+                                  {i > 0 && (
+                                    <>
+                                      /<wbr />
+                                    </>
+                                  )}
+                                  {part}
+                                </span>
+                              ))}
+                          </span>
                         </Link>
                       </li>
                     );

@@ -1,11 +1,13 @@
 import { type FormEvent, useEffect, useState } from 'react';
-import { Button, Card, Field, Notice } from '../../components/ui';
+import { Button, Card, CopyButton, Field, Notice } from '../../components/ui';
 import type { Caller } from '../../lib/search';
 import type { Callers } from './callers';
 
 export interface TestUser {
   id: string;
   email: string;
+  /** Their current access token (this page's memory only), for the copy button: snippets name it $PLINTH_USER_TOKEN. */
+  accessToken: string;
 }
 
 /** Who the test user is, following the memory-only client's sign-in state. */
@@ -14,7 +16,11 @@ export function useTestUser(callers: Callers | undefined): TestUser | null {
   useEffect(() => {
     if (!callers) return;
     const sub = callers.user.auth.onAuthStateChange((_event, session) => {
-      setUser(session?.user ? { id: session.user.id, email: session.user.email ?? session.user.phone ?? session.user.id } : null);
+      setUser(
+        session?.user
+          ? { id: session.user.id, email: session.user.email ?? session.user.phone ?? session.user.id, accessToken: session.access_token }
+          : null,
+      );
     });
     return () => sub.data.subscription.unsubscribe();
   }, [callers]);
@@ -41,7 +47,8 @@ export function CallerPanel(props: {
   user: TestUser | null;
   revealed: boolean;
   onReveal: (r: boolean) => void;
-  secretKey: string | undefined;
+  /** Undefined while the keys load; null for a role that may not have it (developer, viewer). */
+  secretKey: string | null | undefined;
   inlineKeys: boolean;
   onInlineKeys: (v: boolean) => void;
 }) {
@@ -92,6 +99,7 @@ export function CallerPanel(props: {
               <span role="status">
                 Signed in as <strong>{user.email}</strong> <code className="text-xs text-fg-muted">{user.id}</code>
               </span>
+              <CopyButton value={user.accessToken} label="Copy the test user's access token" text="Copy access token" />
               <Button
                 onClick={() => {
                   void callers?.user.auth.signOut();
@@ -120,10 +128,18 @@ export function CallerPanel(props: {
             </form>
           )}
           {message && <Notice kind={message.kind}>{message.text}</Notice>}
-          <p className="text-xs text-fg-muted">The test user’s session stays in this page’s memory: never in browser storage or the URL.</p>
+          <p className="text-xs text-fg-muted">
+            The test user’s session stays in this page’s memory: never in browser storage or the URL. cURL snippets read their token from
+            $PLINTH_USER_TOKEN: copy it above, then <code>export PLINTH_USER_TOKEN='…'</code>.
+          </p>
         </div>
       )}
-      {caller === 'secret' && (
+      {caller === 'secret' && props.secretKey === null && (
+        <p className="mt-3 text-sm text-fg-muted" data-testid="secret-key-unavailable">
+          The secret key is not available for your role: call as anon or as a test user.
+        </p>
+      )}
+      {caller === 'secret' && props.secretKey !== null && (
         <div className="mt-3 flex flex-wrap items-center gap-2 text-sm">
           <code className="break-all">{revealed && props.secretKey ? props.secretKey : `sk_${'•'.repeat(24)}`}</code>
           <Button onClick={() => props.onReveal(!revealed)} aria-pressed={revealed}>

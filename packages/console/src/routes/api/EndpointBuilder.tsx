@@ -6,7 +6,8 @@ import type { EndpointDoc, JsonSchema } from '../../lib/openapi';
 import type { ApiSearch } from '../../lib/search';
 import { authSdkCall } from './auth-sdk';
 import { ResponseView, SnippetsView } from './Exchange';
-import { type CallSetup, type Sent, snippetsOf, tryIt } from './tryit';
+import { usePreview } from './preview';
+import { type CallSetup, type Job, type Sent, snippetsOf, tryIt } from './tryit';
 
 /** Body fields whose values never go into the URL (a shared link must not carry them). */
 const SECRET_FIELD = /password|token|code|secret/i;
@@ -42,7 +43,7 @@ export function EndpointBuilder(props: { endpoint: EndpointDoc; search: ApiSearc
   const hasBody = endpoint.body !== null && endpoint.method !== 'GET';
   const [body, setBody] = useState(() => props.search.body ?? (hasBody ? bodyFromSchema(endpoint.body) : ''));
   const [params, setParams] = useState<Record<string, string>>({});
-  const [sent, setSent] = useState<Sent | null>(null);
+  const [sent, setSent] = useState<(Sent & { key: string }) | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const latest = useRef(0);
@@ -61,40 +62,57 @@ export function EndpointBuilder(props: { endpoint: EndpointDoc; search: ApiSearc
     } as never);
   }, [body, endpoint, hasBody, navigate]);
 
-  async function run() {
-    setProblem(null);
-    if (!setup) return;
+  /** The request the fields make, or why they make none yet. */
+  function jobOf(): Job | { error: string } {
     let value: unknown;
     if (hasBody) {
       try {
         value = body.trim() ? JSON.parse(body) : undefined;
       } catch (err) {
-        return setProblem(`The body is not valid JSON: ${(err as Error).message}`);
+        return { error: `The body is not valid JSON: ${(err as Error).message}` };
       }
     }
     const missing = pathParams.find((p) => !params[p.name]);
-    if (missing) return setProblem(`Give ${missing.name}.`);
+    if (missing) return { error: `Give ${missing.name}.` };
     const path = endpoint.path.replace(/\{([^}]+)\}/g, (_m, name: string) => encodeURIComponent(params[name] ?? ''));
     const query = new URLSearchParams(queryParams.filter((p) => params[p.name]).map((p) => [p.name, params[p.name]])).toString();
+    const sdk = authSdkCall(endpoint.method, endpoint.path, value, params);
+    return {
+      kind: 'raw',
+      req: { method: endpoint.method, path, query, body: value },
+      sdkCode: sdk,
+      sdkNote: sdk ? 'The SDK call for this endpoint (it keeps the session it gets, and sends the token itself).' : undefined,
+    };
+  }
+  const job = jobOf();
+  const jobKey = `${JSON.stringify(job)}|${setup?.caller}|${setup?.user?.id}|${setup?.revealed}`;
+  const preview = usePreview(setup, job, jobKey);
+
+  async function run() {
+    setProblem(null);
+    if (!setup) return;
+    if ('error' in job) return setProblem(job.error);
     const id = ++latest.current;
+    const sentKey = jobKey;
     setBusy(true);
     try {
-      const sdk = authSdkCall(endpoint.method, endpoint.path, value, params);
-      const result = await tryIt(setup, {
-        kind: 'raw',
-        req: { method: endpoint.method, path, query, body: value },
-        sdkCode: sdk,
-        sdkNote: sdk ? 'The SDK call for this endpoint (it keeps the session it gets, and sends the token itself).' : undefined,
-      });
+      const result = await tryIt(setup, job);
       if (id !== latest.current) return;
       if ('error' in result) setProblem(result.error);
-      else setSent(result);
+      else setSent({ ...result, key: sentKey });
     } finally {
       if (id === latest.current) setBusy(false);
     }
   }
 
-  const snippets = sent && setup ? snippetsOf(sent, setup, props.inlineKeys) : null;
+  // After a send, the snippets of the request sent, until an edit makes another request.
+  const shown =
+    sent && sent.key === jobKey
+      ? { sent, title: 'Snippets of the request sent' }
+      : preview.sent
+        ? { sent: preview.sent, title: 'Snippets of the request as built (not sent yet)' }
+        : null;
+  const snippets = shown && setup ? snippetsOf(shown.sent, setup, props.inlineKeys) : null;
   return (
     <div className="space-y-4">
       <section aria-label={`Request to ${endpoint.path}`} className="space-y-3 rounded-lg border border-line bg-surface p-4">
@@ -128,7 +146,13 @@ export function EndpointBuilder(props: { endpoint: EndpointDoc; search: ApiSearc
         {problem && <Notice kind="error">{problem}</Notice>}
       </section>
       {sent && <ResponseView exchange={sent.exchange} />}
-      {snippets && sent && <SnippetsView curl={snippets.curl} sdk={snippets.sdk} sdkNote={sent.sdkNote} />}
+      {snippets && shown ? (
+        <SnippetsView title={shown.title} curl={snippets.curl} sdk={snippets.sdk} sdkNote={shown.sent.sdkNote} />
+      ) : (
+        <p className="text-sm text-fg-muted" data-testid="snippets-missing">
+          {preview.error ? `No snippets yet: ${preview.error}` : 'Building the request…'}
+        </p>
+      )}
     </div>
   );
 }

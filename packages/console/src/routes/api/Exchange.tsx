@@ -70,8 +70,8 @@ export function ResponseView({ exchange }: { exchange: Exchange }) {
   );
 }
 
-/** The cURL and SDK snippets of the request sent, each with a copy button. */
-export function SnippetsView({ curl, sdk, sdkNote }: { curl: string; sdk: string; sdkNote?: string }) {
+/** The cURL and SDK snippets of a request (sent, or as built), each with a copy button. */
+export function SnippetsView({ curl, sdk, sdkNote, title }: { curl: string; sdk: string; sdkNote?: string; title: string }) {
   const [tab, setTab] = useState<'curl' | 'sdk'>('curl');
   const block = (label: string, text: string, testid: string) => (
     <div className="space-y-2">
@@ -88,7 +88,9 @@ export function SnippetsView({ curl, sdk, sdkNote }: { curl: string; sdk: string
   );
   return (
     <section aria-label="Snippets" className="rounded-lg border border-line bg-surface p-4">
-      <h2 className="mb-2 text-base font-semibold">Snippets of the request sent</h2>
+      <h2 className="mb-2 text-base font-semibold" data-testid="snippets-title">
+        {title}
+      </h2>
       <Tabs
         label="Snippet language"
         value={tab}

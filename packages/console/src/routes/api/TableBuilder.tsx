@@ -9,7 +9,8 @@ import { type FilterRow, type OrderRow, renderChain } from '../../lib/rest';
 import type { ApiSearch } from '../../lib/search';
 import { ResponseView, SnippetsView } from './Exchange';
 import { bodyTemplate, planTable } from './plan';
-import { type CallSetup, type Sent, snippetsOf, tryIt } from './tryit';
+import { usePreview } from './preview';
+import { type CallSetup, type Job, type Sent, snippetsOf, tryIt } from './tryit';
 
 const OPS: Record<TableOp, [string, 'GET' | 'POST' | 'PATCH' | 'DELETE']> = {
   list: ['List rows', 'GET'],
@@ -83,7 +84,7 @@ export function TableBuilder(props: {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const [d, setD] = useState(() => draftOf(props.search, table));
-  const [sent, setSent] = useState<Sent | null>(null);
+  const [sent, setSent] = useState<(Sent & { key: string }) | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const latest = useRef(0);
@@ -107,38 +108,47 @@ export function TableBuilder(props: {
   const targetByKey = d.op === 'get' || ((d.op === 'update' || d.op === 'delete') && d.byKey);
   const base = `/api/v1/db/${encodeURIComponent(table.name)}`;
 
+  /** The request the fields make, or why they make none yet (checked again at Send). */
+  function jobOf(): Job | { error: string } {
+    const limit = d.limit === '' ? undefined : whole(d.limit);
+    const offset = d.offset === '' ? undefined : whole(d.offset);
+    if (d.limit !== '' && limit === undefined) return { error: 'Limit must be a whole number (0 or more).' };
+    if (d.offset !== '' && offset === undefined) return { error: 'Offset must be a whole number (0 or more).' };
+    const planned = planTable(table, pk, { ...d, limit, offset });
+    if ('error' in planned) return { error: planned.error };
+    const { plan } = planned;
+    return plan.kind === 'sdk'
+      ? { kind: 'chain', table: table.name, steps: plan.steps, counted: plan.counted }
+      : {
+          kind: 'raw',
+          req: {
+            method: plan.method,
+            path: plan.path,
+            query: plan.query,
+            body: plan.body,
+            headers: plan.prefer ? { prefer: plan.prefer } : undefined,
+          },
+          sdkCode: renderChain(table.name, plan.equivalent),
+          sdkNote: `The SDK has no call for ${plan.method} ${base}/{pk}: this chain reaches the same row through a filter (another URL, same rows${plan.method === 'GET' ? '; .single() answers not_found when there is none' : ''}).`,
+        };
+  }
+  const job = jobOf();
+  const jobKey = `${JSON.stringify(job)}|${setup?.caller}|${setup?.user?.id}|${setup?.revealed}`;
+  const preview = usePreview(setup, job, jobKey);
+
   async function run() {
     setProblem(null);
     if (!setup) return;
-    const limit = d.limit === '' ? undefined : whole(d.limit);
-    const offset = d.offset === '' ? undefined : whole(d.offset);
-    if (d.limit !== '' && limit === undefined) return setProblem('Limit must be a whole number (0 or more).');
-    if (d.offset !== '' && offset === undefined) return setProblem('Offset must be a whole number (0 or more).');
-    const planned = planTable(table, pk, { ...d, limit, offset });
-    if ('error' in planned) return setProblem(planned.error);
-    const { plan } = planned;
+    if ('error' in job) return setProblem(job.error);
     const id = ++latest.current;
+    const sentKey = jobKey;
     setBusy(true);
     try {
-      const result =
-        plan.kind === 'sdk'
-          ? await tryIt(setup, { kind: 'chain', table: table.name, steps: plan.steps, counted: plan.counted })
-          : await tryIt(setup, {
-              kind: 'raw',
-              req: {
-                method: plan.method,
-                path: plan.path,
-                query: plan.query,
-                body: plan.body,
-                headers: plan.prefer ? { prefer: plan.prefer } : undefined,
-              },
-              sdkCode: renderChain(table.name, plan.equivalent),
-              sdkNote: `The SDK has no call for ${plan.method} ${base}/{pk}: this chain reaches the same row through a filter (another URL, same rows${plan.method === 'GET' ? '; .single() answers not_found when there is none' : ''}).`,
-            });
+      const result = await tryIt(setup, job);
       if (id !== latest.current) return;
       if ('error' in result) setProblem(result.error);
       else {
-        setSent(result);
+        setSent({ ...result, key: sentKey });
         // A write the table browser may have cached: it reads the rows again.
         if (result.exchange.request.method !== 'GET') void queryClient.invalidateQueries({ queryKey: ['rows', table.name] });
       }
@@ -147,7 +157,14 @@ export function TableBuilder(props: {
     }
   }
 
-  const snippets = sent && setup ? snippetsOf(sent, setup, props.inlineKeys) : null;
+  // After a send, the snippets of the request sent, until an edit makes another request.
+  const shown =
+    sent && sent.key === jobKey
+      ? { sent, title: 'Snippets of the request sent' }
+      : preview.sent
+        ? { sent: preview.sent, title: 'Snippets of the request as built (not sent yet)' }
+        : null;
+  const snippets = shown && setup ? snippetsOf(shown.sent, setup, props.inlineKeys) : null;
   return (
     <div className="space-y-4">
       <section aria-label={`Request to ${table.name}`} className="space-y-4 rounded-lg border border-line bg-surface p-4">
@@ -228,7 +245,7 @@ export function TableBuilder(props: {
           </div>
         )}
         {(d.op === 'create' || d.op === 'update') && (
-          <div className="grid gap-3 lg:grid-cols-[1fr_16rem]">
+          <div className="grid grid-cols-1 gap-3 lg:grid-cols-[minmax(0,1fr)_16rem]">
             <TextArea
               label="JSON body"
               rows={8}
@@ -271,10 +288,12 @@ export function TableBuilder(props: {
         {problem && <Notice kind="error">{problem}</Notice>}
       </section>
       {sent && <ResponseView exchange={sent.exchange} />}
-      {snippets && sent ? (
-        <SnippetsView curl={snippets.curl} sdk={snippets.sdk} sdkNote={sent.sdkNote} />
+      {snippets && shown ? (
+        <SnippetsView title={shown.title} curl={snippets.curl} sdk={snippets.sdk} sdkNote={shown.sent.sdkNote} />
       ) : (
-        <p className="text-sm text-fg-muted">Send the request to get its cURL and SDK snippets.</p>
+        <p className="text-sm text-fg-muted" data-testid="snippets-missing">
+          {preview.error ? `No snippets yet: ${preview.error}` : 'Building the request…'}
+        </p>
       )}
     </div>
   );

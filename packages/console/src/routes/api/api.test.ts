@@ -326,7 +326,7 @@ create policy own on todos using (user_id = auth.uid()) with check (user_id = au
     expect(sdk).toContain(`.eq('id', ${row.id})\n  .single()`);
     expect(await page.getByText('The SDK has no call for GET /api/v1/db/todos/{pk}').count()).toBe(1);
 
-    await page.getByRole('navigation', { name: 'Endpoints' }).getByRole('link', { name: 'POST /signin', exact: true }).click();
+    await page.getByRole('navigation', { name: 'Endpoints' }).getByRole('link', { name: 'POST /v1/auth/signin', exact: true }).click();
     await callAs('Anon (public key)');
     await page.getByLabel('JSON body').fill(JSON.stringify({ email: USER.email, password: USER.password }));
     const signin = await send('/v1/auth/signin', 'POST');

@@ -37,11 +37,18 @@ function sentRequest(input: RequestInfo | URL, init: RequestInit | undefined): S
  * A `fetch` that reports each exchange to whatever `sink()` returns at call time.
  * @example const f = capturingFetch(() => (e) => log.push(e)); createClient(url, key, { fetch: f })
  */
-export function capturingFetch(sink: () => ((e: Exchange) => void) | null): typeof fetch {
+export function capturingFetch(sink: () => ((e: Exchange) => void) | null, dry: () => boolean = () => false): typeof fetch {
   return async (input, init) => {
     const request = sentRequest(input, init);
     const report = sink();
     const started = performance.now();
+    if (dry()) {
+      // A dry run (the snippets of a request not sent): the request is recorded as the SDK made
+      // it and answered here, so nothing reaches the server.
+      const headers: Array<[string, string]> = [['content-type', 'application/json']];
+      report?.({ request, status: 200, statusText: 'OK', headers, text: '[]', elapsedMs: 0 });
+      return new Response('[]', { status: 200, headers });
+    }
     try {
       const res = await globalThis.fetch(input, init);
       const text = await res.clone().text();
@@ -68,6 +75,10 @@ export interface Callers {
   secret(secretKey: string): PlinthClient;
   /** Where the next exchanges go; set by the one try-it under way. */
   sink: ((e: Exchange) => void) | null;
+  /** While true, requests are recorded and answered without leaving the browser (a dry run). */
+  dry: boolean;
+  /** Runs `fn` alone: one try-it or dry run at a time owns `sink` and `dry`. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
   /** Plain HTTP settings for endpoints the query builder does not cover (`/{pk}`, auth). */
   http(key: string): HttpConfig;
 }
@@ -81,7 +92,19 @@ export function makeCallers(base: string, publicKey: string): Callers {
     base,
     publicKey,
     sink: null,
-    fetch: capturingFetch(() => callers.sink),
+    dry: false,
+    exclusive: (fn) => {
+      const run = queue.then(fn);
+      queue = run.then(
+        () => undefined,
+        () => undefined,
+      );
+      return run;
+    },
+    fetch: capturingFetch(
+      () => callers.sink,
+      () => callers.dry,
+    ),
     anon: null as unknown as PlinthClient,
     user: null as unknown as PlinthClient,
     secret: (key) => {
@@ -91,6 +114,7 @@ export function makeCallers(base: string, publicKey: string): Callers {
     http: (key) => ({ url: base, publicKey: key, fetch: callers.fetch }),
   };
   let secretClient: { key: string; client: PlinthClient } | null = null;
+  let queue: Promise<unknown> = Promise.resolve();
   callers.anon = memoryClient(base, publicKey, callers.fetch);
   callers.user = memoryClient(base, publicKey, callers.fetch);
   return callers;

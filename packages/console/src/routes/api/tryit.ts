@@ -9,7 +9,8 @@ import type { TestUser } from './CallerPanel';
 export interface CallSetup {
   callers: Callers;
   caller: Caller;
-  keys: { public_key: string; secret_key: string };
+  /** `secret_key` is null for a role that may not have it (developer, viewer). */
+  keys: { public_key: string; secret_key: string | null };
   revealed: boolean;
   user: TestUser | null;
   /** The server's `public_url`: the base of every snippet. */
@@ -36,24 +37,48 @@ export interface Sent {
  * reason it could not be sent.
  * @example const sent = await tryIt(setup, { kind: 'chain', table: 'todos', steps, counted: false });
  */
-export async function tryIt(setup: CallSetup, job: Job): Promise<Sent | { error: string }> {
+export function tryIt(setup: CallSetup, job: Job, options: { dry?: boolean } = {}): Promise<Sent | { error: string }> {
+  return setup.callers.exclusive(() => attempt(setup, job, options.dry === true));
+}
+
+/**
+ * The request a job would send, built by the same SDK calls as `tryIt` but answered in the
+ * browser: its snippets are those of the request the builder sends, before anything is sent.
+ * @example const preview = await dryRun(setup, { kind: 'chain', table: 'todos', steps, counted: false });
+ */
+export function dryRun(setup: CallSetup, job: Job): Promise<Sent | { error: string }> {
+  return tryIt(setup, job, { dry: true });
+}
+
+async function attempt(setup: CallSetup, job: Job, dry: boolean): Promise<Sent | { error: string }> {
   const { callers, caller, keys } = setup;
-  if (caller === 'user' && !setup.user) return { error: 'Sign in a test user first (Call as: Test user).' };
-  if (caller === 'secret' && !setup.revealed) return { error: 'Reveal the secret key first (Call as: Secret key).' };
-  const client = caller === 'secret' ? callers.secret(keys.secret_key) : caller === 'user' ? callers.user : callers.anon;
+  if (caller === 'user' && !setup.user)
+    return {
+      error: dry
+        ? 'Sign in a test user (Call as: Test user): the request carries their token.'
+        : 'Sign in a test user first (Call as: Test user).',
+    };
+  if (caller === 'secret' && keys.secret_key === null) return { error: 'The secret key is not available for your role.' };
+  // A dry run sends nothing: its snippets name the secret key by its variable until Reveal.
+  if (caller === 'secret' && !setup.revealed && !dry) return { error: 'Reveal the secret key first (Call as: Secret key).' };
+  const secretKey = keys.secret_key ?? '';
+  const client = caller === 'secret' ? callers.secret(secretKey) : caller === 'user' ? callers.user : callers.anon;
   const log: Exchange[] = [];
   callers.sink = (e) => log.push(e);
+  callers.dry = dry;
   try {
     if (job.kind === 'chain') {
       await runChain(client, job.table, job.steps);
     } else {
       const token = caller === 'user' ? ((await callers.user.auth.getSession()).data?.session?.access_token ?? null) : null;
-      await send(callers.http(caller === 'secret' ? keys.secret_key : keys.public_key), { ...job.req, token });
+      await send(callers.http(caller === 'secret' ? secretKey : keys.public_key), { ...job.req, token });
     }
   } catch (err) {
-    return { error: `The request could not be made: ${(err as Error).message}` };
+    // A dry run's made-up answer may not be what the call expects: the request is what counts.
+    if (!dry) return { error: `The request could not be made: ${(err as Error).message}` };
   } finally {
     callers.sink = null;
+    callers.dry = false;
   }
   // The call's own request (a token refresh may have gone first).
   const wanted = job.kind === 'chain' ? `${callers.base}/api/v1/db/` : `${callers.base}${job.req.path}`;
@@ -74,7 +99,8 @@ export async function tryIt(setup: CallSetup, job: Job): Promise<Sent | { error:
 export function snippetsOf(sent: Sent, setup: CallSetup, inlineKeys: boolean): { curl: string; sdk: string } {
   const secrets: Secret[] = [];
   if (!inlineKeys) {
-    secrets.push({ value: setup.keys.secret_key, variable: VARS.secretKey }, { value: setup.keys.public_key, variable: VARS.publicKey });
+    if (setup.keys.secret_key) secrets.push({ value: setup.keys.secret_key, variable: VARS.secretKey });
+    secrets.push({ value: setup.keys.public_key, variable: VARS.publicKey });
   }
   const auth = sent.exchange.request.headers.find(([k]) => k === 'authorization')?.[1];
   const token = auth?.startsWith('Bearer ') ? auth.slice(7) : null;

@@ -1,10 +1,10 @@
 import { TEMPLATE_KINDS } from '@plinth/shared';
-import { useMutation } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Button, Card, ErrorNotice, Field, Notice, TextArea } from '../../components/ui';
 import { ApiFailure, api, type Project, type TemplateKind } from '../../lib/api';
 import { MailFrame } from '../../components/MailFrame';
-import type { Draft } from './AuthPage';
+import type { Draft } from './problems';
 
 /** The label of each template kind (the kinds are packages/shared's one list: a missing label is a type error). */
 const LABELS: Record<TemplateKind, string> = {
@@ -18,17 +18,28 @@ const LABELS: Record<TemplateKind, string> = {
 const KINDS = TEMPLATE_KINDS.map((k) => [k, LABELS[k]] as const);
 
 /**
- * Per kind: subject, HTML and text overrides (empty = the default), with `{{link}}`,
+ * Per kind: subject, HTML and text, starting from the built-in text (an edit makes an override;
+ * "Reset to the default" drops it), with `{{link}}`,
  * `{{email}}`, `{{project}}` (and `{{code}}`, `{{new_email}}` where the kind has them); the preview is rendered by the server's own renderer.
  */
 export function Templates({ draft, setDraft }: { draft: Draft; setDraft: (d: Draft) => void }) {
   const [kind, setKind] = useState<TemplateKind>('verification');
+  const defaults = useQuery({ queryKey: ['email-template-defaults'], queryFn: api.templateDefaults, staleTime: Number.POSITIVE_INFINITY });
   const t = draft.email_templates[kind] ?? {};
+  const base = defaults.data?.[kind];
+  // A part equal to the default is no override: a later change of the built-in text still reaches it.
   const setPart = (part: 'subject' | 'html' | 'text', value: string) => {
     const next = { ...t, [part]: value };
-    if (!value) delete next[part];
+    if (!value || value === base?.[part]) delete next[part];
     setDraft({ ...draft, email_templates: { ...draft.email_templates, [kind]: next } });
   };
+  const reset = () => {
+    const { [kind]: _dropped, ...rest } = draft.email_templates;
+    setDraft({ ...draft, email_templates: rest });
+    preview.reset();
+  };
+  const changed = Object.keys(t).length > 0;
+  const shown = (part: 'subject' | 'html' | 'text') => t[part] ?? base?.[part] ?? '';
   const preview = useMutation({ mutationFn: () => api.previewEmail(kind, t) });
   return (
     <Card title="Email templates">
@@ -51,15 +62,25 @@ export function Templates({ draft, setDraft }: { draft: Draft; setDraft: (d: Dra
             ))}
           </select>
         </div>
-        <p className="text-xs text-fg-muted">Leave a part empty to use the default. Variables: {'{{link}} {{email}} {{project}}'}.</p>
-        <Field
-          label="Subject"
-          value={t.subject ?? ''}
-          onChange={(e) => setPart('subject', e.target.value)}
-          placeholder="(default subject)"
-        />
-        <TextArea label="HTML body" value={t.html ?? ''} onChange={(e) => setPart('html', e.target.value)} placeholder="(default HTML)" />
-        <TextArea label="Text body" value={t.text ?? ''} onChange={(e) => setPart('text', e.target.value)} placeholder="(default text)" />
+        <div className="flex flex-wrap items-center gap-2 text-xs text-fg-muted">
+          <span role="status" data-testid="template-state">
+            {changed ? 'Changed from the default (saved with Save settings).' : 'The default text: edit it to make it yours.'}
+          </span>
+          <span>
+            Variables: {'{{link}} {{email}} {{project}}'}
+            {kind === 'email_change' ? ' {{new_email}}' : ''}
+            {kind === 'reauthentication' ? ' {{code}}' : ''}.
+          </span>
+          {changed && (
+            <Button className="ml-auto" onClick={reset}>
+              Reset to the default
+            </Button>
+          )}
+        </div>
+        {defaults.error && <ErrorNotice error={defaults.error} retry={() => void defaults.refetch()} />}
+        <Field label="Subject" value={shown('subject')} onChange={(e) => setPart('subject', e.target.value)} />
+        <TextArea label="HTML body" rows={6} value={shown('html')} onChange={(e) => setPart('html', e.target.value)} />
+        <TextArea label="Text body" rows={6} value={shown('text')} onChange={(e) => setPart('text', e.target.value)} />
         <Button onClick={() => preview.mutate()} disabled={preview.isPending}>
           {preview.isPending ? 'Rendering…' : 'Preview'}
         </Button>

@@ -1,7 +1,8 @@
 import { CLIENT_SECRET_PROVIDERS, type ClientSecretProviderId } from '@plinth/shared';
-import { Card, CopyButton, Field, Toggle } from '../../components/ui';
+import { Card, Field, Toggle } from '../../components/ui';
 import { MASK } from '../../lib/api';
-import type { Draft, Problems } from './AuthPage';
+import { Callback, Secret } from './fields';
+import type { Draft, Problems } from './problems';
 
 /** Label and where to create the app, per provider (the ids are packages/shared's one list). */
 const ABOUT: Record<ClientSecretProviderId, [label: string, where: string]> = {
@@ -11,34 +12,6 @@ const ABOUT: Record<ClientSecretProviderId, [label: string, where: string]> = {
   microsoft: ['Microsoft', 'Entra ID → App registrations; add the xms_edov optional claim so emails count as verified.'],
 };
 const OAUTH = CLIENT_SECRET_PROVIDERS.map((id) => [id, ...ABOUT[id]] as const);
-
-/** A write-only secret: empty means "keep what is stored"; a typed value replaces it. */
-function Secret(props: { label: string; value: string | null; onChange: (v: string) => void; error?: string }) {
-  const stored = props.value === MASK;
-  return (
-    <Field
-      label={props.label}
-      type="password"
-      autoComplete="off"
-      placeholder={stored ? 'Stored — type to replace' : 'Not set'}
-      value={stored ? '' : (props.value ?? '')}
-      onChange={(e) => props.onChange(e.target.value === '' && stored ? MASK : e.target.value)}
-      error={props.error}
-      hint={stored ? 'A secret is stored; it is never shown again.' : undefined}
-    />
-  );
-}
-
-function Callback({ publicUrl, provider }: { publicUrl: string; provider: string }) {
-  const url = `${publicUrl}/v1/auth/oauth/${provider}/callback`;
-  return (
-    <div className="flex flex-wrap items-center gap-2 text-sm">
-      <span className="text-fg-muted">Callback URL to register:</span>
-      <code className="break-all">{url}</code>
-      <CopyButton value={url} label={`Copy the ${provider} callback URL`} />
-    </div>
-  );
-}
 
 /** One form per social provider: enabled, credentials, the callback URL to copy; Apple's .p8 as a file. */
 export function Providers({

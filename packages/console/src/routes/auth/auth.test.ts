@@ -38,6 +38,9 @@ describe('auth settings', () => {
   it("shows the server's refusal at its field and saves nothing; then saves an accepted change", async () => {
     w.allow(400);
     await section('URLs');
+    // The site URL is shown with what it is and where it is set.
+    expect(await page.getByTestId('site-url').textContent()).toBe(s.url);
+    expect(await page.getByTestId('site-url-note').textContent()).toContain('PUBLIC_URL');
     const cors = page.getByLabel('CORS origins (one per line)');
     await cors.fill('https://*.example.com');
     expect((await save()).status()).toBe(400);
@@ -49,7 +52,12 @@ describe('auth settings', () => {
     await shot(page, 'auth-refused');
     expect(s.t.settings.auth().cors_origins).toEqual([]);
 
-    await cors.fill('http://localhost:*\nhttps://app.example.com');
+    // Typed as a person types: Enter at the end of a line starts the next one.
+    await cors.fill('http://localhost:*');
+    await cors.press('End');
+    await cors.press('Enter');
+    await cors.pressSequentially('https://app.example.com');
+    expect(await cors.inputValue()).toBe('http://localhost:*\nhttps://app.example.com');
     await section('Methods');
     await page.getByLabel('Minimum password length').fill('12');
     await page.getByRole('switch', { name: 'Magic links' }).click();
@@ -148,7 +156,16 @@ describe('auth settings', () => {
   it('previews an email template with the server renderer, and shows the SMTP answer to a test email', async () => {
     await section('Email templates');
     await page.getByLabel('Template', { exact: true }).selectOption('magic_link');
-    await page.getByLabel('Subject', { exact: true }).fill('Your link to {{project}}');
+    // The fields start from the built-in text, which an edit changes and Reset puts back.
+    const subject = page.getByLabel('Subject', { exact: true });
+    await expect.poll(() => subject.inputValue()).toBe('Your {{project}} sign-in link');
+    expect(await page.getByLabel('Text body').inputValue()).toContain('{{link}}');
+    await subject.fill('Your link to {{project}}');
+    await page.getByTestId('template-state').filter({ hasText: 'Changed from the default' }).waitFor();
+    await page.getByRole('button', { name: 'Reset to the default' }).click();
+    expect(await subject.inputValue()).toBe('Your {{project}} sign-in link');
+    await page.getByTestId('template-state').filter({ hasText: 'The default text' }).waitFor();
+    await subject.fill('Your link to {{project}}');
     const preview = answerOf(page, '/api/v1/email/preview', 'POST');
     await page.getByRole('button', { name: 'Preview' }).click();
     expect((await preview).status()).toBe(200);

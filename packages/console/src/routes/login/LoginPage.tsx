@@ -1,6 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
+import { LogoMark } from '../../components/Logo';
 import { Button, ErrorNotice, Field } from '../../components/ui';
 import { api } from '../../lib/api';
 
@@ -25,6 +26,7 @@ export function LoginPage() {
   };
   return (
     <main className="mx-auto mt-16 max-w-sm px-4">
+      <LogoMark className="mb-3 h-10 w-10" />
       <h1 className="mb-1 text-2xl font-semibold">Plinth console</h1>
       <p className="mb-6 text-sm text-fg-muted">Sign in as a project admin.</p>
       <form onSubmit={submit} className="space-y-4">

@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, useEffect, useState } from 'react';
 import { MailFrame } from '../../components/MailFrame';
-import { Button, ErrorNotice, Loading, Notice, Tabs, when } from '../../components/ui';
+import { Button, EmptyState, ErrorNotice, Loading, Notice, Tabs, when } from '../../components/ui';
 import { api } from '../../lib/api';
 import type { MessagesSearch } from '../../lib/search';
 
@@ -96,7 +96,7 @@ function Inbox({ search, go }: { search: MessagesSearch; go: (p: Partial<Message
   const messages = inbox.data ?? [];
   const open = messages.find((m) => m.id === search.msg) ?? null;
   return (
-    <div className="grid gap-4 lg:grid-cols-[22rem_1fr]">
+    <div className="grid grid-cols-1 gap-4 lg:grid-cols-[22rem_minmax(0,1fr)]">
       <div className="space-y-2">
         <div className="flex items-center gap-2">
           <p role="status" className="mr-auto text-sm text-fg-muted">
@@ -107,7 +107,10 @@ function Inbox({ search, go }: { search: MessagesSearch; go: (p: Partial<Message
           </Button>
         </div>
         {messages.length === 0 && (
-          <Notice kind="info">Nothing captured. Mail lands here while no SMTP_URL is set (and SMS with SMS_PROVIDER=dev).</Notice>
+          <EmptyState title="No message yet">
+            Mail lands here while no SMTP_URL is set (and SMS with SMS_PROVIDER=dev). Sign a user up, or send a test email from Auth
+            settings → Email delivery, to see one.
+          </EmptyState>
         )}
         <ul aria-label="Dev inbox" className="space-y-1">
           {messages.map((m) => (

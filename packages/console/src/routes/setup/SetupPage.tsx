@@ -1,8 +1,9 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useNavigate, useSearch } from '@tanstack/react-router';
+import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
+import { LogoMark } from '../../components/Logo';
 import { Button, ErrorNotice, Field, Notice } from '../../components/ui';
-import { api } from '../../lib/api';
+import { ApiFailure, api } from '../../lib/api';
 
 /** `/console/setup?token=…`: the first admin, from the one-time link printed at the first start. */
 export function SetupPage() {
@@ -20,17 +21,37 @@ export function SetupPage() {
       await navigate({ to: '/' });
     },
   });
+  const used = setup.error instanceof ApiFailure && setup.error.code === 'setup_link_invalid';
   const submit = (e: FormEvent) => {
     e.preventDefault();
     if (!mismatch) setup.mutate();
   };
   return (
     <main className="mx-auto mt-16 max-w-sm px-4">
+      <LogoMark className="mb-3 h-10 w-10" />
       <h1 className="mb-1 text-2xl font-semibold">Create the first admin</h1>
       <p className="mb-6 text-sm text-fg-muted">
         This link works once and for one hour. The admin signs in to this console; it is not an end-user.
       </p>
-      {!token ? (
+      {used ? (
+        <Notice kind="error" title="This setup link is used (or expired)">
+          <p>A setup link makes one admin, once, within an hour of the start that printed it. To get an admin now:</p>
+          <ul className="mt-2 list-disc space-y-1 pl-5">
+            <li>
+              You have one already?{' '}
+              <Link to="/login" search={{}} className="text-accent underline">
+                Sign in
+              </Link>
+              .
+            </li>
+            <li>
+              Run <code className="break-all">npx plinth admin create --email you@example.com</code> on the server (it asks for the
+              password; with the embedded database, stop the server first).
+            </li>
+            <li>With no admin at all, restart the server: it prints a new setup link.</li>
+          </ul>
+        </Notice>
+      ) : !token ? (
         <Notice kind="error">This page needs the setup link the server printed (…/console/setup?token=…).</Notice>
       ) : (
         <form onSubmit={submit} className="space-y-4">
@@ -55,7 +76,7 @@ export function SetupPage() {
             error={mismatch}
             onChange={(e) => setAgain(e.target.value)}
           />
-          {setup.error && <ErrorNotice error={setup.error} />}
+          {setup.error && !used && <ErrorNotice error={setup.error} />}
           <Button type="submit" variant="primary" disabled={setup.isPending} className="w-full justify-center">
             {setup.isPending ? 'Creating…' : 'Create admin and sign in'}
           </Button>

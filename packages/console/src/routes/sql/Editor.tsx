@@ -1,4 +1,4 @@
-import { autocompletion, closeBrackets, closeBracketsKeymap, completionKeymap } from '@codemirror/autocomplete';
+import { autocompletion, closeBrackets, closeBracketsKeymap, closeCompletion, completionKeymap } from '@codemirror/autocomplete';
 import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
 import { PostgreSQL, type SQLNamespace, sql } from '@codemirror/lang-sql';
 import { bracketMatching, HighlightStyle, syntaxHighlighting } from '@codemirror/language';
@@ -106,6 +106,8 @@ export const SqlEditor = forwardRef<
     runnable() {
       const v = view.current;
       if (!v) return { text: '', offset: 0 };
+      // Running is done typing: an open completion list would cover the results.
+      closeCompletion(v);
       const { from, to } = v.state.selection.main;
       if (from !== to && v.state.sliceDoc(from, to).trim()) return { text: v.state.sliceDoc(from, to), offset: from };
       return { text: v.state.doc.toString(), offset: 0 };

@@ -52,9 +52,13 @@ function Grid({ r, index }: { r: SqlResult; index: number }) {
   );
 }
 
-/** One tab per statement: command, row count ("1000 of N" when truncated), grid, copy as CSV or JSON. */
+/**
+ * One tab per statement: command, row count ("1000 of N" when truncated), grid, copy as CSV or
+ * JSON. The last statement's tab is open first (a script's last select is usually the point);
+ * the page gives each run a new `key`, so a new run opens its last tab again.
+ */
 export function Results({ results, durationMs }: { results: SqlResult[]; durationMs: number }) {
-  const [tab, setTab] = useState('0');
+  const [tab, setTab] = useState(String(Math.max(0, results.length - 1)));
   const current = Number(tab) < results.length ? tab : '0';
   return (
     <div>

@@ -3,10 +3,11 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useRef, useState } from 'react';
 import { Button, Card, Notice } from '../../components/ui';
 import { ApiFailure, api, type SqlResult } from '../../lib/api';
-import { schemaChanged } from '../../lib/schema';
+import { runScript } from '../../lib/schema';
 import { type EditorHandle, SqlEditor } from './Editor';
 import { addToHistory, readHistory } from './history';
 import { Results } from './Results';
+import { SavedQueries } from './SavedQueries';
 
 const COLUMNS_SQL = `select table_schema as s, table_name as t, column_name as c from information_schema.columns
 where table_schema in ('public', 'auth') order by table_schema, table_name, ordinal_position`;
@@ -17,12 +18,13 @@ export function usersExample(shadowed: boolean): string {
 }
 
 type Outcome =
-  | { kind: 'results'; results: SqlResult[]; durationMs: number }
+  | { kind: 'results'; results: SqlResult[]; durationMs: number; run: number }
   | { kind: 'error'; message: string; code: string; sqlstate?: string; detail?: string | null; where?: { line: number; column: number } };
 
 /**
  * `/console/sql`: run all or the selection (Ctrl/Cmd+Enter), one result tab per statement,
- * errors marked where PostgreSQL says (also inside a selection), history in this browser.
+ * errors marked where PostgreSQL says (also inside a selection), the last result's tab open,
+ * saved queries in the project's database, history in this browser.
  */
 export function SqlPage() {
   const editor = useRef<EditorHandle>(null);
@@ -58,13 +60,9 @@ export function SqlPage() {
     editor.current?.clearError();
     setHistory(addToHistory(text));
     try {
-      const res = await api.sql(text);
+      const res = await runScript(queryClient, text);
       if (id !== latest.current) return;
-      setOutcome({ kind: 'results', results: res.results, durationMs: res.durationMs });
-      if (res.results.some((r) => /^(CREATE|ALTER|DROP|COMMENT|GRANT|REVOKE)/.test(r.command))) {
-        void queryClient.invalidateQueries({ queryKey: ['sql-columns'] });
-        schemaChanged(queryClient);
-      }
+      setOutcome({ kind: 'results', results: res.results, durationMs: res.durationMs, run: id });
     } catch (err) {
       if (id !== latest.current) return;
       const e = err instanceof ApiFailure ? err : new ApiFailure('network_error', String(err), 0);
@@ -104,7 +102,8 @@ export function SqlPage() {
           {outcome.detail && <p className="text-xs">{outcome.detail}</p>}
         </Notice>
       )}
-      {outcome?.kind === 'results' && <Results results={outcome.results} durationMs={outcome.durationMs} />}
+      {outcome?.kind === 'results' && <Results key={outcome.run} results={outcome.results} durationMs={outcome.durationMs} />}
+      <SavedQueries current={() => editor.current?.runnable().text ?? ''} onLoad={(q) => editor.current?.setText(q)} />
       <Card title="History (this browser)">
         {history.length === 0 ? (
           <p className="text-sm text-fg-muted">Queries you run appear here.</p>

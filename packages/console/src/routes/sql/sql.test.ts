@@ -4,7 +4,8 @@ import { answerOf, type ConsoleServer, openPage, shot, signIn, startConsole, typ
 
 // The SQL runner in Chromium: several statements with a tab each, the spec's users query (and
 // its public.users shadowing rule), an error marked at its line inside a selection,
-// truncation, copy as CSV, and a slow answer that never overwrites a newer one.
+// truncation, copy as CSV, a slow answer that never overwrites a newer one, the completion
+// list closed by a run, and saved queries kept in the project's database.
 
 let s: ConsoleServer;
 let w: Watched;
@@ -45,7 +46,8 @@ select id, title, done from todos order by id;`);
     expect((await run()).status()).toBe(200);
     const tabs = page.getByRole('tablist', { name: 'Results, one per statement' }).getByRole('tab');
     await expect.poll(() => tabs.allTextContents()).toEqual(['1. CREATE TABLE', '2. CREATE POLICY', '3. INSERT', '4. SELECT']);
-    await tabs.nth(3).click();
+    // The script's last result is the tab open, without a click.
+    expect(await tabs.nth(3).getAttribute('aria-selected')).toBe('true');
     const grid = page.getByRole('table', { name: 'Result 4: SELECT' });
     await expect.poll(() => grid.getByRole('columnheader').allTextContents()).toEqual(['id int8', 'title text', 'done bool']);
     expect(await grid.getByRole('row').nth(1).getByRole('cell').allTextContents()).toEqual(['1', 'write the console', 'false']);
@@ -166,6 +168,57 @@ select nope from todos;`);
     expect(stored).toContain('fast');
     expect(stored).not.toContain('sk_');
     await shot(page, 'sql-history');
+    w.expectClean();
+  });
+
+  it('closes the completion list when a run starts', async () => {
+    await type('select * from ');
+    await page.keyboard.type('tod');
+    const completions = page.locator('.cm-tooltip-autocomplete');
+    await completions.waitFor();
+    expect(await completions.textContent()).toContain('todos');
+    await page.keyboard.press('Escape');
+    await page.keyboard.type('o');
+    await completions.waitFor();
+    w.allow(400);
+    expect((await run()).status()).toBe(400); // "select * from todo": no such table, and no list left over it
+    await completions.waitFor({ state: 'detached' });
+  });
+
+  it('saves a named query in the project, finds it after a reload, replaces it by name, and deletes it', async () => {
+    const saved = page.getByRole('region', { name: 'Saved queries (this project)' });
+    await saved.getByText('No saved query yet').waitFor();
+    await type('select count(*) from todos;');
+    await saved.getByLabel('Name for the editor’s query').fill('todo count');
+    let answer = answerOf(page, '/api/v1/sql/saved', 'POST');
+    await saved.getByRole('button', { name: 'Save query' }).click();
+    expect((await answer).status()).toBe(201);
+    await saved.getByRole('button', { name: 'Load todo count' }).waitFor();
+
+    await page.reload();
+    await type('select 1;');
+    await saved.getByRole('button', { name: 'Load todo count' }).click();
+    await expect.poll(() => page.getByLabel('SQL editor').textContent()).toBe('select count(*) from todos;');
+    await shot(page, 'sql-saved-queries');
+
+    // The same name again: offered to replace it.
+    w.allow(409);
+    await type('select count(*) from todos where done;');
+    await saved.getByLabel('Name for the editor’s query').fill('todo count');
+    answer = answerOf(page, '/api/v1/sql/saved', 'POST');
+    await saved.getByRole('button', { name: 'Save query' }).click();
+    expect((await answer).status()).toBe(409);
+    answer = answerOf(page, /^\/api\/v1\/sql\/saved\/[0-9a-f-]{36}$/, 'PATCH');
+    await saved.getByRole('button', { name: 'Replace it with the editor’s query' }).click();
+    expect((await answer).status()).toBe(200);
+    const stored = (await s.t.app.inject({ url: '/api/v1/sql/saved', headers: s.t.as.service })).json();
+    expect(stored).toMatchObject([{ name: 'todo count', query: 'select count(*) from todos where done;' }]);
+
+    await saved.getByRole('button', { name: 'Delete todo count' }).click();
+    answer = answerOf(page, /^\/api\/v1\/sql\/saved\/[0-9a-f-]{36}$/, 'DELETE');
+    await page.getByRole('button', { name: 'Delete saved query' }).click();
+    expect((await answer).status()).toBe(204);
+    await saved.getByText('No saved query yet').waitFor();
     w.expectClean();
   });
 });

@@ -1,17 +1,23 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
-import { type DragEvent, type FormEvent, useEffect, useRef, useState } from 'react';
+import { type FormEvent, lazy, Suspense, useEffect, useRef, useState } from 'react';
 import { Button, Confirm, ErrorNotice, Loading, Notice } from '../../components/ui';
 import type { StorageSearch } from '../../lib/search';
 import { PAGE, storage } from '../../lib/storage';
+import { Breadcrumbs } from './Breadcrumbs';
 import { AccessBadge, bucketsQuery, limitText, typesText } from './Buckets';
 import { CreateBucket } from './CreateBucket';
+import { useFileDrop } from './drop';
 import { Listing } from './Listing';
 import { NewFolder } from './NewFolder';
 import { ObjectDetails } from './ObjectDetails';
 import { UploadList, useUploads } from './Uploads';
 
-const hasFiles = (e: DragEvent | globalThis.DragEvent) => Array.from(e.dataTransfer?.types ?? []).includes('Files');
+// The policy editor is its own chunk: most visits to a bucket are for its files.
+const PolicyEditor = lazy(() => import('../../components/PolicyEditor').then((m) => ({ default: m.PolicyEditor })));
+
+/** The columns of storage.objects a policy can use (docs/storage.md). */
+const OBJECT_COLUMNS = ['name', 'owner', 'size', 'mime_type', 'bucket_id', 'id', 'created_at', 'updated_at'];
 
 /** One bucket: breadcrumbs, search, folders and files page by page, uploads, details, deletes. */
 export function BucketBrowser({ bucket }: { bucket: string }) {
@@ -46,22 +52,7 @@ export function BucketBrowser({ bucket }: { bucket: string }) {
   const [outcome, setOutcome] = useState<string | null>(null);
   const [newFolder, setNewFolder] = useState(false);
   const [editing, setEditing] = useState(false);
-  const [dragging, setDragging] = useState(false);
-  const depth = useRef(0);
   const picker = useRef<HTMLInputElement>(null);
-
-  // A file dropped next to the drop zone must not make the browser leave the console to show it.
-  useEffect(() => {
-    const stop = (e: globalThis.DragEvent) => {
-      if (hasFiles(e)) e.preventDefault();
-    };
-    window.addEventListener('dragover', stop);
-    window.addEventListener('drop', stop);
-    return () => {
-      window.removeEventListener('dragover', stop);
-      window.removeEventListener('drop', stop);
-    };
-  }, []);
 
   const remove = useMutation({
     mutationFn: (names: string[]) => storage.remove(bucket, names),
@@ -87,77 +78,14 @@ export function BucketBrowser({ bucket }: { bucket: string }) {
     if (files.length) uploads.add(bucket, folder, files);
   };
 
-  const zone = {
-    onDragEnter: (e: DragEvent) => {
-      if (!hasFiles(e)) return;
-      e.preventDefault();
-      depth.current++;
-      setDragging(true);
-    },
-    onDragOver: (e: DragEvent) => {
-      if (!hasFiles(e)) return;
-      e.preventDefault();
-      e.dataTransfer.dropEffect = 'copy';
-    },
-    onDragLeave: (e: DragEvent) => {
-      if (!hasFiles(e)) return;
-      depth.current = Math.max(0, depth.current - 1);
-      if (depth.current === 0) setDragging(false);
-    },
-    onDrop: (e: DragEvent) => {
-      e.preventDefault();
-      depth.current = 0;
-      setDragging(false);
-      addFiles(Array.from(e.dataTransfer.files));
-    },
-  };
+  const { zone, dragging } = useFileDrop(addFiles);
 
-  const segments = prefix ? prefix.split('/') : [];
   const location = `${bucket}/${folder}`;
   const open = search.object;
 
   return (
     <div className="space-y-4">
-      <nav aria-label="Breadcrumbs" className="text-sm">
-        <ol className="flex flex-wrap items-center gap-1 text-fg-muted">
-          <li>
-            <Link to="/storage" className="text-accent underline">
-              Storage
-            </Link>
-          </li>
-          <li aria-hidden="true">/</li>
-          <li>
-            {segments.length ? (
-              <Link to="/storage/$bucket" params={{ bucket }} search={{}} className="font-mono text-accent underline">
-                {bucket}
-              </Link>
-            ) : (
-              <span aria-current="page" className="font-mono text-fg">
-                {bucket}
-              </span>
-            )}
-          </li>
-          {segments.map((seg, i) => (
-            <li key={segments.slice(0, i + 1).join('/')} className="flex items-center gap-1">
-              <span aria-hidden="true">/</span>
-              {i < segments.length - 1 ? (
-                <Link
-                  to="/storage/$bucket"
-                  params={{ bucket }}
-                  search={{ prefix: segments.slice(0, i + 1).join('/') }}
-                  className="font-mono text-accent underline"
-                >
-                  {seg}
-                </Link>
-              ) : (
-                <span aria-current="page" className="font-mono text-fg">
-                  {seg}
-                </span>
-              )}
-            </li>
-          ))}
-        </ol>
-      </nav>
+      <Breadcrumbs bucket={bucket} prefix={prefix} />
       <div className="flex flex-wrap items-center gap-2">
         <h1 className="font-mono text-2xl font-semibold">{bucket}</h1>
         {info && <AccessBadge isPublic={info.public} />}
@@ -169,6 +97,9 @@ export function BucketBrowser({ bucket }: { bucket: string }) {
         {info && (
           <>
             <Button onClick={() => setEditing(true)}>Bucket settings</Button>
+            <Button aria-pressed={Boolean(search.policies)} onClick={() => go({ ...search, policies: search.policies ? undefined : true })}>
+              Policies
+            </Button>
             <CreateBucket
               key={info.updated_at}
               editing={info}
@@ -190,7 +121,12 @@ export function BucketBrowser({ bucket }: { bucket: string }) {
           .
         </Notice>
       )}
-      {info && (
+      {info && search.policies && (
+        <Suspense fallback={<Loading label="Loading the policy editor" />}>
+          <PolicyEditor target={{ kind: 'bucket', bucket }} columns={OBJECT_COLUMNS} ownerGuess="owner" />
+        </Suspense>
+      )}
+      {info && !search.policies && (
         <>
           <div className="flex flex-wrap items-center gap-2">
             {/* biome-ignore lint/a11y/useSemanticElements: a form with the search landmark role (<search> is still new) */}
@@ -234,13 +170,13 @@ export function BucketBrowser({ bucket }: { bucket: string }) {
           {outcome && <Notice kind="ok">{outcome}</Notice>}
           {remove.error && <ErrorNotice error={remove.error} />}
           <UploadList uploads={uploads} />
-          <div className={open ? 'grid items-start gap-4 lg:grid-cols-[1fr_26rem]' : ''}>
+          <div className={open ? 'grid items-start gap-4 lg:grid-cols-[minmax(0,1fr)_26rem]' : ''}>
             <section
               aria-label={`Files in ${location}`}
               data-testid="drop-zone"
               data-dragging={dragging || undefined}
               {...zone}
-              className="relative min-h-48 rounded-lg border border-line bg-surface data-[dragging]:border-2 data-[dragging]:border-dashed data-[dragging]:border-accent"
+              className="relative min-h-48 overflow-x-auto rounded-lg border border-line bg-surface data-[dragging]:border-2 data-[dragging]:border-dashed data-[dragging]:border-accent"
             >
               {dragging && (
                 <div className="pointer-events-none absolute inset-0 z-10 flex items-center justify-center rounded-lg bg-surface text-sm font-medium text-accent">

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
-import { Button, Confirm, ErrorNotice, Loading, Notice, when } from '../../components/ui';
+import { Button, Confirm, EmptyState, ErrorNotice, Loading, Notice, when } from '../../components/ui';
 import { type Bucket, formatBytes, storage } from '../../lib/storage';
 import { CreateBucket } from './CreateBucket';
 
@@ -56,9 +56,10 @@ export function Buckets() {
       {buckets.error && <ErrorNotice error={buckets.error} retry={() => void buckets.refetch()} />}
       {buckets.isLoading && <Loading label="Loading buckets" />}
       {buckets.data && buckets.data.length === 0 && (
-        <Notice kind="info" title="No bucket yet">
-          A bucket holds files, with its own size limit and allowed types. Create one to upload into it.
-        </Notice>
+        <EmptyState title="No bucket yet">
+          A bucket holds files, with its own size limit and allowed types. Create one with <strong>New bucket</strong>, upload into it, then
+          open its <strong>Policies</strong> to say who may read and write its files.
+        </EmptyState>
       )}
       {buckets.data && buckets.data.length > 0 && (
         <div className="overflow-auto rounded-md border border-line bg-surface">

@@ -1,7 +1,7 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Button, Card, CopyButton, ErrorNotice, Loading, Notice, when } from '../../components/ui';
-import { projectQuery } from '../../router';
+import { projectQuery } from '../../lib/queries';
 import { type Bucket, downloadUrl, type Entry, formatBytes, objectUrl, publicUrl, storage } from '../../lib/storage';
 import { SELECT } from './CreateBucket';
 

@@ -12,7 +12,7 @@ const BANS: Array<[string, number | null]> = [
 ];
 const FOREVER = '9999-12-31T23:59:59Z';
 
-/** One user: identities, open sessions (agent, IP, times) and every action of API.md §6. */
+/** One user: identities, open sessions (agent, IP, times) and every action of docs/api.md §4.2. */
 export function UserDetail({ id, onClosed }: { id: string; onClosed: () => void }) {
   const queryClient = useQueryClient();
   const user = useQuery({ queryKey: ['user', id], queryFn: () => api.user(id) });

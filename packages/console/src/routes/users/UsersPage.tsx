@@ -62,13 +62,13 @@ export function UsersPage() {
       {list.error && <ErrorNotice error={list.error} retry={() => void list.refetch()} />}
       {list.isLoading && <Loading label="Loading users" />}
       {list.data && (
-        <div className="grid gap-4 lg:grid-cols-[1fr_26rem]">
+        <div className="grid grid-cols-1 gap-4 lg:grid-cols-[minmax(0,1fr)_26rem]">
           <div className="space-y-2">
             <p role="status" className="text-sm text-fg-muted">
               {total === 0
                 ? q
                   ? `No user matches "${q}".`
-                  : 'No users yet.'
+                  : 'No users yet: add one with Create user, or let your app sign users up (the API page tries sign-up too).'
                 : `${first}–${last} of ${total} users${q ? ` matching "${q}"` : ''}`}
               {list.isFetching && !list.isLoading ? ' (updating…)' : ''}
             </p>

@@ -1,16 +1,16 @@
 import type { User } from '@plinth/shared';
 import type { Queryable } from '../../db/index.js';
+import { isoSql } from '../../lib/index.js';
 
-/** A timestamptz as ISO-8601 UTC text, the same on PGlite and PostgreSQL. */
-export const isoSql = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
-/** The user of API.md §4 with its identities, in one statement. `u` is auth.users. */
-export const USER_SELECT = `select u.id, u.email, ${isoSql('u.email_confirmed_at')} as email_confirmed_at, u.phone,
+/**
+ * The columns of the user (docs/api.md §5.1) with its identities, for one statement; `u` is
+ * auth.users. The management API selects the same, and the ban (admin/users.ts).
+ */
+export const USER_COLUMNS = `u.id, u.email, ${isoSql('u.email_confirmed_at')} as email_confirmed_at, u.phone,
   ${isoSql('u.phone_confirmed_at')} as phone_confirmed_at, u.name, u.avatar, ${isoSql('u.created_at')} as created_at,
   ${isoSql('u.updated_at')} as updated_at, ${isoSql('u.last_sign_in_at')} as last_sign_in_at,
   coalesce((select json_agg(json_build_object('provider', i.provider, 'email', i.email, 'created_at', ${isoSql('i.created_at')}) order by i.created_at)
-    from auth.identities i where i.user_id = u.id), '[]'::json) as identities
-  from auth.users u`;
+    from auth.identities i where i.user_id = u.id), '[]'::json) as identities`;
 
 type Row = Omit<User, 'identities'> & { identities: unknown };
 
@@ -36,7 +36,7 @@ function toUser(row: Row): User {
  * @example const user = await findUser(db, id); // User | null
  */
 export async function findUser(q: Queryable, id: string): Promise<User | null> {
-  const { rows } = await q.query<Row>(`${USER_SELECT} where u.id = $1`, [id]);
+  const { rows } = await q.query<Row>(`select ${USER_COLUMNS} from auth.users u where u.id = $1`, [id]);
   return rows[0] ? toUser(rows[0]) : null;
 }
 

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/index.js';
+import { iso } from '../../lib/index.js';
 import type { SessionState } from '../sessions/state.js';
-import { iso } from '../validate.js';
 import { findUser } from './repo.js';
 
 /** What a new user starts with; everything is optional but at least an email or a phone. */
@@ -51,7 +51,7 @@ export type ProofOutcome = 'first' | 'already' | 'moved';
  * ("a credential attached while the address was unproven never survives the first proof
  * of the address"), in one place.
  */
-export function accountWrites(sessions: SessionState) {
+export function createAccountWrites(sessions: SessionState) {
   /** Drops what a proof does not keep: passwords, provider identities, sessions, pending links and codes. */
   async function dropUnproven(tx: Queryable, userId: string, email: string, keep: ProofKeeps, now: number) {
     await tx.query('delete from auth.passwords where user_id = $1', [userId]);
@@ -315,4 +315,4 @@ async function linkEmail(tx: Queryable, userId: string, email: string, now: numb
   );
 }
 
-export type AccountWrites = ReturnType<typeof accountWrites>;
+export type AccountWrites = ReturnType<typeof createAccountWrites>;

@@ -22,9 +22,9 @@ export interface Counter {
 
 /**
  * In-process counters on the injected clock (one instance, or tests that move time).
- * @example const c = memoryCounter(systemClock); await c.hit('k', 60) // { count: 1, resetMs: 60000 }
+ * @example const c = createMemoryCounter(systemClock); await c.hit('k', 60) // { count: 1, resetMs: 60000 }
  */
-export function memoryCounter(clock: Clock, maxKeys = 100_000): Counter {
+export function createMemoryCounter(clock: Clock, maxKeys = 100_000): Counter {
   const windows = new Map<string, { count: number; resetAt: number }>();
   const live = (key: string) => {
     const w = windows.get(key);
@@ -70,11 +70,11 @@ return {c, redis.call('PTTL', KEYS[1])}`;
  * Counters in Redis, shared by every instance of the project (`REDIS_URL`). Redis keeps the
  * time (key TTL), so the fake clock does not apply here. A command fails at once while Redis
  * is not connected, and within a second when it does not answer (no queue of commands waiting
- * for a reconnection: that made every failed sign-in take ~7 s); `fallbackCounter` decides
+ * for a reconnection: that made every failed sign-in take ~7 s); `createFallbackCounter` decides
  * what happens then.
- * @example const c = redisCounter('redis://localhost:6379', 'plinth:auth:'); await c.hit('k', 60)
+ * @example const c = createRedisCounter('redis://localhost:6379', 'plinth:auth:'); await c.hit('k', 60)
  */
-export function redisCounter(url: string, prefix: string): Counter & { redis: Redis } {
+export function createRedisCounter(url: string, prefix: string): Counter & { redis: Redis } {
   const redis = new Redis(url, {
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
@@ -112,9 +112,9 @@ export function redisCounter(url: string, prefix: string): Counter & { redis: Re
  * so a Redis outage never turns a request into a 5xx or a long wait: limits hold per instance
  * meanwhile (the same as without REDIS_URL). One warning when it starts, one line when Redis is
  * back and the counts are shared again. Counts made during the outage stay local.
- * @example const c = fallbackCounter(redisCounter(url, 'p:'), memoryCounter(clock), log);
+ * @example const c = createFallbackCounter(createRedisCounter(url, 'p:'), createMemoryCounter(clock), log);
  */
-export function fallbackCounter(
+export function createFallbackCounter(
   shared: Counter & { redis: Redis },
   local: Counter,
   log: Logger,
@@ -172,7 +172,7 @@ export function redisReady(redis: Redis, ms: number): Promise<void> {
  * counts in the fallback counter too, so it is shared while Redis works and per instance while
  * it does not (the plugin's own Redis store would answer 500, or with `skipOnError` not limit at all).
  */
-export function rateLimitStore(counter: Counter, prefix: string): FastifyRateLimitStoreCtor {
+export function createRateLimitStore(counter: Counter, prefix: string): FastifyRateLimitStoreCtor {
   type Callback = (err: Error | null, res?: { current: number; ttl: number }) => void;
   return class CounterStore implements FastifyRateLimitStore {
     incr(key: string, cb: Callback, timeWindow: number) {
@@ -188,7 +188,7 @@ export function rateLimitStore(counter: Counter, prefix: string): FastifyRateLim
       );
     }
     child(options: { method?: string | string[]; url?: string }) {
-      const Store = rateLimitStore(counter, `${prefix}${String(options.method ?? '')}${options.url ?? ''}-`);
+      const Store = createRateLimitStore(counter, `${prefix}${String(options.method ?? '')}${options.url ?? ''}-`);
       return new Store({});
     }
   };

@@ -4,7 +4,14 @@ import type { AuthConfig, RateRule } from '../../config/index.js';
 import { mailboxKey } from '../validate.js';
 import type { Count, Counter } from './counter.js';
 
-export { type Counter, fallbackCounter, memoryCounter, rateLimitStore, redisCounter, redisReady } from './counter.js';
+export {
+  type Counter,
+  createFallbackCounter,
+  createMemoryCounter,
+  createRateLimitStore,
+  createRedisCounter,
+  redisReady,
+} from './counter.js';
 
 /** 429 `rate_limited` with `Retry-After` in whole seconds (at least 1). */
 export function rateLimited(resetMs: number): ApiError {
@@ -18,11 +25,11 @@ export function rateLimited(resetMs: number): ApiError {
 const key = (kind: string, value: string) => `${kind}:${sha256(value).slice(0, 32)}`;
 
 /**
- * The keyed limits of API.md §4: sign-in failures per email and per IP, auth emails per
+ * The keyed limits of docs/api.md §5.6: sign-in failures per email and per IP, auth emails per
  * recipient, phone codes per number and per IP. Counted for unknown emails exactly as for known ones, so a 429 reveals nothing.
- * @example const limits = authLimits(memoryCounter(clock), config); await limits.assertSignin(email, ip);
+ * @example const limits = createAuthLimits(createMemoryCounter(clock), config); await limits.assertSignin(email, ip);
  */
-export function authLimits(
+export function createAuthLimits(
   counter: Counter,
   config: Pick<
     AuthConfig,
@@ -104,4 +111,4 @@ export function authLimits(
   };
 }
 
-export type AuthLimits = ReturnType<typeof authLimits>;
+export type AuthLimits = ReturnType<typeof createAuthLimits>;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../http/errors.js';
 import { fakeClock } from '../../lib/clock.js';
-import { authLimits, memoryCounter } from './index.js';
+import { createAuthLimits, createMemoryCounter } from './index.js';
 
 const rules = {
   signinFailuresPerEmail: { max: 3, windowSeconds: 900 },
@@ -27,7 +27,7 @@ async function rejection(p: Promise<unknown>): Promise<ApiError> {
 describe('memory counter', () => {
   it('counts in a fixed window that resets with the clock', async () => {
     const clock = fakeClock(0);
-    const c = memoryCounter(clock);
+    const c = createMemoryCounter(clock);
     expect(await c.hit('k', 60)).toEqual({ count: 1, resetMs: 60_000 });
     clock.advance(59_000);
     expect(await c.hit('k', 60)).toEqual({ count: 2, resetMs: 1000 });
@@ -38,7 +38,7 @@ describe('memory counter', () => {
   });
 
   it('stays bounded under many distinct keys', async () => {
-    const c = memoryCounter(fakeClock(0), 100);
+    const c = createMemoryCounter(fakeClock(0), 100);
     for (let i = 0; i < 1000; i++) await c.hit(`k${i}`, 60);
     expect((await c.peek('k999')).count).toBe(1);
     expect((await c.peek('k0')).count).toBe(0);
@@ -48,7 +48,7 @@ describe('memory counter', () => {
 describe('auth limits', () => {
   it('refuses sign-in after the failures per email from one IP, with Retry-After; the owner elsewhere is not locked out', async () => {
     const clock = fakeClock(0);
-    const limits = authLimits(memoryCounter(clock), rules);
+    const limits = createAuthLimits(createMemoryCounter(clock), rules);
     for (let i = 0; i < 3; i++) {
       await limits.assertSignin('a@x.io', '10.0.0.1');
       await limits.signinFailed('a@x.io', '10.0.0.1');
@@ -64,14 +64,14 @@ describe('auth limits', () => {
   });
 
   it('refuses sign-in after the failures per email from all IPs together (a distributed guesser)', async () => {
-    const limits = authLimits(memoryCounter(fakeClock(0)), rules);
+    const limits = createAuthLimits(createMemoryCounter(fakeClock(0)), rules);
     for (let i = 0; i < 6; i++) await limits.signinFailed('a@x.io', `10.0.1.${i}`);
     expect((await rejection(limits.assertSignin('a@x.io', '10.0.2.1'))).code).toBe('rate_limited');
     await limits.assertSignin('b@x.io', '10.0.2.1');
   });
 
   it('counts emails per mailbox: +tags, and dots on Gmail, share one budget', async () => {
-    const limits = authLimits(memoryCounter(fakeClock(0)), rules);
+    const limits = createAuthLimits(createMemoryCounter(fakeClock(0)), rules);
     await limits.assertEmail('ada.lovelace@gmail.com');
     expect((await rejection(limits.assertEmail('adalovelace+x@gmail.com'))).code).toBe('rate_limited');
     expect(await limits.emailDelay('a.d.a.lovelace+y@googlemail.com')).toBeGreaterThan(0);
@@ -81,7 +81,7 @@ describe('auth limits', () => {
   });
 
   it('budgets mail to addresses without an account per IP', async () => {
-    const limits = authLimits(memoryCounter(fakeClock(0)), rules);
+    const limits = createAuthLimits(createMemoryCounter(fakeClock(0)), rules);
     expect(await limits.tryUnknownRecipient('10.3.0.1')).toBe(true);
     expect(await limits.tryUnknownRecipient('10.3.0.1')).toBe(true);
     expect(await limits.tryUnknownRecipient('10.3.0.1')).toBe(false);
@@ -89,7 +89,7 @@ describe('auth limits', () => {
   });
 
   it('refuses sign-in after the failures per IP, whatever the email', async () => {
-    const limits = authLimits(memoryCounter(fakeClock(0)), rules);
+    const limits = createAuthLimits(createMemoryCounter(fakeClock(0)), rules);
     for (let i = 0; i < 5; i++) await limits.signinFailed(`u${i}@x.io`, '10.1.1.1');
     expect((await rejection(limits.assertSignin('new@x.io', '10.1.1.1'))).code).toBe('rate_limited');
     await limits.assertSignin('new@x.io', '10.1.1.2');
@@ -97,7 +97,7 @@ describe('auth limits', () => {
 
   it('allows one email a minute per recipient', async () => {
     const clock = fakeClock(0);
-    const limits = authLimits(memoryCounter(clock), rules);
+    const limits = createAuthLimits(createMemoryCounter(clock), rules);
     await limits.assertEmail('a@x.io');
     const err = await rejection(limits.assertEmail('a@x.io'));
     expect(err.headers?.['retry-after']).toBe('60');
@@ -111,7 +111,7 @@ describe('auth limits', () => {
 
   it('phone codes: one a minute and five an hour per number, and a ceiling per IP', async () => {
     const clock = fakeClock(0);
-    const limits = authLimits(memoryCounter(clock), rules);
+    const limits = createAuthLimits(createMemoryCounter(clock), rules);
     await limits.assertPhoneCode('+46701234567', '10.2.0.1');
     const minute = await rejection(limits.assertPhoneCode('+46701234567', '10.2.0.2'));
     expect(minute.headers?.['retry-after']).toBe('60');

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, code, createAuthServer, email, signUp } from '../../../test/auth.js';
 import { createTestServer } from '../../../test/harness.js';
-import { redisCounter, redisReady } from './counter.js';
+import { createRedisCounter, redisReady } from './counter.js';
 
 // Needs a redis-server binary: scripts/test.sh installs it (scripts/ensure-packages.sh).
 const PORT = 56_379 + (process.pid % 500);
@@ -13,7 +13,7 @@ const startRedis = async () => {
   server = spawn('redis-server', ['--port', String(PORT), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], {
     stdio: 'ignore',
   });
-  const probe = redisCounter(url, 'probe:');
+  const probe = createRedisCounter(url, 'probe:');
   try {
     for (let i = 0; ; i++) {
       const up = await probe.peek('x').then(
@@ -47,8 +47,8 @@ describe('limits in Redis (REDIS_URL)', () => {
 
   it('two counters on one Redis count together, and the window expires', async () => {
     const prefix = `t${Date.now()}:`;
-    const a = redisCounter(url, prefix);
-    const b = redisCounter(url, prefix);
+    const a = createRedisCounter(url, prefix);
+    const b = createRedisCounter(url, prefix);
     // Commands are not queued while connecting (a Redis outage must not hold requests).
     await Promise.all([redisReady(a.redis, 10_000), redisReady(b.redis, 10_000)]);
     try {

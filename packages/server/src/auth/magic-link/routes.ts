@@ -10,7 +10,7 @@ export const MagicLinkRequestBody = Type.Object({
 export const MagicLinkSignInBody = Type.Object({ token: Type.String({ maxLength: 256 }) });
 
 /** Handlers of request-magic-link and signin-magic-link; the route table is auth/routes.ts. */
-export function magicLinkHandlers(magic: MagicLinkService) {
+export function createMagicLinkHandlers(magic: MagicLinkService) {
   return {
     request: async (req: FastifyRequest<{ Body: typeof MagicLinkRequestBody.static }>) => {
       await magic.request(req.body, clientOf(req));

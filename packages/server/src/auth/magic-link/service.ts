@@ -10,12 +10,12 @@ import { allowedRedirect, normalizeEmail } from '../validate.js';
 const INVALID = 'The sign-in link is invalid, expired or already used; ask for a new one.';
 
 /**
- * Magic links (API.md §4): a link mailed to `magic_link_url?token=…` signs the user in once
+ * Magic links (docs/api.md §5): a link mailed to `magic_link_url?token=…` signs the user in once
  * within 15 minutes. Unknown emails get the same answer; their account is made when the link
  * is used, and the first use proves the email (accounts.proveEmail).
- * @example const magic = magicLinkService(deps, sessions); await magic.request({ email }, client); await magic.signIn({ token }, client);
+ * @example const magic = createMagicLinkService(deps, sessions); await magic.request({ email }, client); await magic.signIn({ token }, client);
  */
-export function magicLinkService(deps: AuthDeps, sessions: SessionService) {
+export function createMagicLinkService(deps: AuthDeps, sessions: SessionService) {
   const { db, clock, settings, limits, outbox, accounts } = deps;
 
   function assertEnabled() {
@@ -84,4 +84,4 @@ export function magicLinkService(deps: AuthDeps, sessions: SessionService) {
   };
 }
 
-export type MagicLinkService = ReturnType<typeof magicLinkService>;
+export type MagicLinkService = ReturnType<typeof createMagicLinkService>;

@@ -1,13 +1,20 @@
 /**
- * Social sign-in (API.md §4): Google, GitHub, LinkedIn, Microsoft, Apple.
+ * Social sign-in (docs/api.md §5.3): Google, GitHub, LinkedIn, Microsoft, Apple, and any OpenID
+ * Connect provider of the `oidc_providers` setting (docs/oidc.md).
  * - endpoints: GET /v1/auth/oauth/{provider}?redirect_url= (302 to the provider),
  *   GET and POST /v1/auth/oauth/{provider}/callback (302 back to the app with the session, or
- *   the error, in the fragment);
- * - tables: auth.oauth_flows (migration 0009): flows in progress, single use;
+ *   the error, in the fragment); the test sign-in of an `oidc_providers` entry
+ *   (`startTest`, `testResult`: management routes in admin/routes.ts);
+ * - tables: auth.oauth_flows (migration 0009): flows in progress, single use; auth.oidc_tests
+ *   (0090): test sign-ins' results, one hour;
  * - error codes: provider_not_found, provider_disabled, redirect_not_allowed, invalid_state,
- *   oauth_failed, email_exists (in the fragment);
+ *   oauth_failed, email_exists (in the fragment); oidc_unreachable, oidc_issuer_mismatch,
+ *   oidc_unsupported (a provider of `oidc_providers` that cannot be used);
+ * - the settings check of `oidc_providers` (`oidcSettingsCheck`, handed to the settings store);
  * - config: OAUTH_<PROVIDER>_URL, OAUTH_GITHUB_API_URL (config.oauth: local servers in tests).
  */
 export { PROVIDER_IDS, type ProviderId } from './provider.js';
-export { acceptForms, oauthHandlers, StartQuery } from './routes.js';
-export { oauthService, type OAuthService } from './service.js';
+export { acceptForms, createOAuthHandlers, StartQuery } from './routes.js';
+export { createOAuthService, type OAuthService } from './service.js';
+export { oidcDiscovery, type OidcDiscovery } from './oidc/discovery.js';
+export { oidcSettingsCheck } from './oidc/check.js';

@@ -1,9 +1,10 @@
+import type { ErrorCode } from '@plinth/shared';
 import * as oidc from 'openid-client';
-import type { AppleProviderSettings, OAuthProviderSettings } from '../../settings/index.js';
+import type { AppleProviderSettings, OAuthProviderSettings, OidcProviderSettings } from '../../settings/index.js';
 
 import { OAUTH_PROVIDERS, type OAuthProviderId } from '@plinth/shared';
 
-/** The provider ids (packages/shared keeps the one list). */
+/** The built-in provider ids (packages/shared keeps the one list). */
 export const PROVIDER_IDS = OAUTH_PROVIDERS;
 export type ProviderId = OAuthProviderId;
 
@@ -28,13 +29,14 @@ export interface ProviderContext {
 }
 
 /**
- * One social provider (ENGINEERING.md convention 7): its endpoints as constants in its file,
+ * One social provider (CONTRIBUTING.md convention 7): its endpoints as constants in its file,
  * its quirks commented where they happen. `configure` gives an openid-client Configuration
  * (discovered for OpenID Connect providers, static for GitHub); `profile` reads the user from
  * the token response.
  */
 export interface OAuthProvider<S = OAuthProviderSettings> {
-  id: ProviderId;
+  /** A built-in provider's id, or an `oidc_providers` entry's. */
+  id: string;
   /** Sends a PKCE challenge (S256) when the provider supports it. */
   pkce: boolean;
   /** OpenID Connect: a nonce is sent and the ID token checked against it. */
@@ -49,7 +51,7 @@ export interface OAuthProvider<S = OAuthProviderSettings> {
 }
 
 export type TokenResponse = Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
-export type AnyProvider = OAuthProvider<OAuthProviderSettings> | OAuthProvider<AppleProviderSettings>;
+export type AnyProvider = OAuthProvider<OAuthProviderSettings> | OAuthProvider<AppleProviderSettings> | OAuthProvider<OidcProviderSettings>;
 
 const TIMEOUT_SECONDS = 10;
 
@@ -80,9 +82,9 @@ export const secretClientKey = (s: OAuthProviderSettings) => `${s.client_id}:${s
 /**
  * `clientKey` and `configure` of an OpenID Connect provider with a client id and secret (sent
  * in the form body), found by discovery at `issuer`: Google, Microsoft, LinkedIn.
- * @example export const google = { id: 'google', ...discoveredClient('https://accounts.google.com'), … };
+ * @example export const google = { id: 'google', ...createDiscoveredClient('https://accounts.google.com'), … };
  */
-export function discoveredClient(issuer: string): Pick<OAuthProvider, 'clientKey' | 'configure'> {
+export function createDiscoveredClient(issuer: string): Pick<OAuthProvider, 'clientKey' | 'configure'> {
   return {
     clientKey: secretClientKey,
     configure: (s, ctx) => discover(issuer, s.client_id ?? '', oidc.ClientSecretPost(s.client_secret ?? ''), ctx.baseUrl),
@@ -107,4 +109,14 @@ export function idClaims(tokens: TokenResponse): Record<string, unknown> {
   const claims = tokens.claims();
   if (!claims) throw new Error('the provider sent no ID token');
   return claims as Record<string, unknown>;
+}
+
+/** A failure after the state was trusted: it goes back to the app in the fragment. */
+export class FlowError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
 }

@@ -35,7 +35,7 @@ export function acceptForms(scope: App): void {
 }
 
 /** Handlers of social sign-in (a browser navigates here: no apikey); the route table is auth/routes.ts. */
-export function oauthHandlers(oauth: OAuthService) {
+export function createOAuthHandlers(oauth: OAuthService) {
   return {
     start: async (req: FastifyRequest<{ Params: Params; Querystring: typeof StartQuery.static }>, reply: FastifyReply) =>
       go(reply, await oauth.start(req.params.provider, req.query.redirect_url, readCookie(req.headers.cookie, oauth.cookieName))),

@@ -1,25 +1,39 @@
-import { type ErrorCode, isOAuthProvider } from '@plinth/shared';
+import { isOAuthProvider, type OidcProviderSettings, type OidcTestResult } from '@plinth/shared';
 import * as oidc from 'openid-client';
-import type { Queryable } from '../../db/index.js';
+import type { OAuthEndpoints } from '../../config/index.js';
 import { ApiError } from '../../http/index.js';
-import { randomToken, sha256 } from '../../lib/index.js';
+import { iso, randomToken, sha256 } from '../../lib/index.js';
 import type { AuthSettings } from '../../settings/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import type { SessionService } from '../sessions/service.js';
-import { allowedRedirect, iso, normalizeEmail } from '../validate.js';
-import type { OAuthEndpoints } from '../../config/index.js';
-import { type AnyProvider, type OAuthProvider, PROVIDER_IDS, type Profile, type ProviderContext, type ProviderId } from './provider.js';
+import { allowedRedirect } from '../validate.js';
+import { userFor } from './link.js';
+import { allowedAlgs, type OidcDiscovery, OidcProblem } from './oidc/discovery.js';
+import { IdTokenProblem, verifyIdToken } from './oidc/id-token.js';
+import {
+  type AnyProvider,
+  FlowError,
+  type OAuthProvider,
+  PROVIDER_IDS,
+  type Profile,
+  type ProviderContext,
+  type TokenResponse,
+} from './provider.js';
 import { apple } from './providers/apple.js';
 import { github } from './providers/github.js';
 import { google } from './providers/google.js';
 import { linkedin } from './providers/linkedin.js';
 import { microsoft } from './providers/microsoft.js';
+import { oidcProvider, readClaims } from './providers/oidc.js';
+import { testOutcome, testSignins } from './test-signin.js';
 
-const PROVIDERS: Record<ProviderId, AnyProvider> = { google, github, linkedin, microsoft, apple };
+const BUILT_IN: Record<string, AnyProvider> = { google, github, linkedin, microsoft, apple };
 const STATE_TTL_SECONDS = 600;
 const CLIENT_TTL_MS = 30 * 60 * 1000;
 export const BINDING_COOKIE = 'plinth_oauth';
 const BINDING = /^[A-Za-z0-9_-]{43}$/;
+/** The console page that shows a test sign-in's result (docs/api.md, "Test sign-in"). */
+const TEST_RESULT_PAGE = '/console/auth/oidc-test';
 
 /** Where the browser goes next: a redirect, and the binding cookie to set with it. */
 export interface Redirect {
@@ -34,65 +48,104 @@ interface Flow {
   nonce: string;
 }
 
-/** A failure after the state was trusted: it goes back to the app in the fragment. */
-class FlowError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
+type ProviderConf = AuthSettings['providers'][keyof AuthSettings['providers']] | OidcProviderSettings;
+
+/** A provider by its id: a built-in one, or one of `oidc_providers` (then `oidc` is its settings). */
+interface Resolved {
+  provider: AnyProvider;
+  conf: ProviderConf;
+  oidc: OidcProviderSettings | null;
+}
+
+/** An error's message with its cause's (openid-client says "unexpected JWT claim value encountered", its cause which claim). */
+function reason(err: unknown): string {
+  const cause = (err as { cause?: unknown }).cause;
+  const own = (err as Error).message;
+  return cause instanceof Error && cause.message && cause.message !== own ? `${own}: ${cause.message}` : own;
 }
 
 const badState = (why: string) => new ApiError('invalid_state', `The sign-in state is invalid: ${why}. Start the sign-in again.`);
 
 /**
- * Social sign-in (API.md §4): `start` sends the browser to the provider with a signed,
- * single-use, browser-bound state; `callback` trades the code for the provider's user, finds
- * or links or creates ours, opens a session and sends the browser back to the app with the
- * tokens in the fragment.
- * @example const oauth = oauthService(deps, sessions, endpoints); const r = await oauth.start('github', url, cookie);
+ * Social sign-in (docs/api.md §5.3): `start` sends the browser to the provider with a signed,
+ * single-use, browser-bound state; `callback` trades the code for the provider's user (the ID
+ * token's signature checked against the provider's JWKS), finds or links or creates ours, opens
+ * a session and sends the browser back to the app with the tokens in the fragment. The same
+ * path serves the built-in providers and those of `oidc_providers`, and the admins' test
+ * sign-ins of the latter (`startTest`, `testResult`), which sign nobody in.
+ * @example const oauth = createOAuthService(deps, sessions, endpoints, discovery); const r = await oauth.start('github', url, cookie);
  */
-export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints: OAuthEndpoints) {
+export function createOAuthService(deps: AuthDeps, sessions: SessionService, endpoints: OAuthEndpoints, discovery: OidcDiscovery) {
   const { db, clock, settings, tokens, log, accounts } = deps;
-  const clients = new Map<ProviderId, { key: string; config: Promise<oidc.Configuration>; at: number }>();
+  const clients = new Map<string, { key: string; config: Promise<oidc.Configuration>; at: number }>();
+  const tests = testSignins(db);
   const secureCookie = new URL(tokens.issuer).protocol === 'https:';
   // Over https the binding cookie is `__Host-` (Secure, Path=/, no Domain): no sibling
   // subdomain and no plain-http page of the host can set it. Plain http (local development)
   // cannot have that guarantee, so there a browser's cookie is never adopted as a binding.
   const cookieName = secureCookie ? `__Host-${BINDING_COOKIE}` : BINDING_COOKIE;
   const cookiePath = secureCookie ? '/' : `${new URL(tokens.issuer).pathname.replace(/\/+$/, '')}/oauth`;
+  const publicUrl = tokens.issuer.replace(/\/v1\/auth$/, '');
 
-  const redirectUri = (id: ProviderId) => `${tokens.issuer}/oauth/${id}/callback`;
-  const context = (id: ProviderId): ProviderContext => ({ ...endpoints[id], now: () => clock.now() });
+  const redirectUri = (id: string) => `${tokens.issuer}/oauth/${id}/callback`;
+  const context = (id: string): ProviderContext => ({
+    ...(isOAuthProvider(id) ? endpoints[id] : { baseUrl: null, apiUrl: null }),
+    now: () => clock.now(),
+  });
 
-  function providerSettings(s: AuthSettings, id: ProviderId) {
-    return s.providers[id] as AuthSettings['providers'][ProviderId];
-  }
-
-  /** The provider and its settings, or 404 provider_not_found / 403 provider_disabled. */
-  function lookup(name: string): { provider: AnyProvider; conf: AuthSettings['providers'][ProviderId] } {
-    if (!isOAuthProvider(name)) {
-      throw new ApiError('provider_not_found', `No social provider "${name.slice(0, 40)}"; use one of ${PROVIDER_IDS.join(', ')}.`);
+  /** The provider named `name`, or 404 provider_not_found; with `enabledOnly`, 403 provider_disabled when it is off. */
+  function resolve(name: string, enabledOnly: boolean): Resolved {
+    const s = settings.auth();
+    let r: Resolved;
+    if (isOAuthProvider(name)) {
+      r = { provider: BUILT_IN[name], conf: s.providers[name], oidc: null };
+    } else {
+      const conf = s.oidc_providers.find((p) => p.id === name);
+      if (!conf) {
+        // Not the project's other ids: a disabled provider is nobody's business (GET /v1/auth/settings lists the enabled ones).
+        throw new ApiError(
+          'provider_not_found',
+          `No provider "${name.slice(0, 40)}": use ${PROVIDER_IDS.join(', ')}, or an OpenID Connect provider of this project (GET /v1/auth/settings).`,
+        );
+      }
+      r = { provider: oidcProvider(conf, discovery), conf, oidc: conf };
     }
-    const id = name;
-    const conf = providerSettings(settings.auth(), id);
-    if (!conf.enabled) throw new ApiError('provider_disabled', `Sign-in with ${id} is disabled for this project.`);
-    return { provider: PROVIDERS[id], conf };
+    if (enabledOnly && !r.conf.enabled) throw new ApiError('provider_disabled', `Sign-in with ${name} is disabled for this project.`);
+    return r;
   }
 
-  /** The provider's client, discovered once and kept for 30 minutes, or until a credential changes. */
-  function client(provider: AnyProvider, conf: AuthSettings['providers'][ProviderId]): Promise<oidc.Configuration> {
-    const p = provider as OAuthProvider<typeof conf>;
-    const key = sha256(p.clientKey(conf));
+  /**
+   * The provider's client. Built-in ones: discovered by openid-client, kept 30 minutes or until a
+   * credential changes. `oidc_providers`: from the discovery cache, which follows the document's
+   * own caching headers, so nothing is kept here.
+   */
+  function client(r: Resolved): Promise<oidc.Configuration> {
+    const p = r.provider as OAuthProvider<ProviderConf>;
+    if (r.oidc) return p.configure(r.conf, context(p.id));
+    const key = sha256(p.clientKey(r.conf));
     const hit = clients.get(p.id);
     const now = clock.now();
     if (hit && hit.key === key && now - hit.at < CLIENT_TTL_MS) return hit.config;
-    const entry = { key, config: p.configure(conf, context(p.id)), at: now };
+    const entry = { key, config: p.configure(r.conf, context(p.id)), at: now };
     clients.set(p.id, entry);
     // A provider that was down is asked again next time.
     entry.config.catch(() => clients.get(p.id) === entry && clients.delete(p.id));
     return entry.config;
+  }
+
+  /** The client, or the start's answer when the provider cannot be used: 502 with oidc_* or oauth_failed. */
+  async function clientOrFail(r: Resolved): Promise<oidc.Configuration> {
+    try {
+      return await client(r);
+    } catch (err) {
+      log.warn({ provider: r.provider.id, err: (err as Error).message }, 'oauth: provider configuration failed');
+      if (err instanceof OidcProblem) {
+        throw new ApiError(err.code, `${r.provider.id} cannot be used now: ${err.message}.`, undefined, { status: 502 });
+      }
+      throw new ApiError('oauth_failed', `${r.provider.id} could not be reached or is misconfigured; try again later.`, undefined, {
+        status: 502,
+      });
+    }
   }
 
   function bindingCookie(value: string): string {
@@ -103,54 +156,73 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
     return attrs.join('; ');
   }
 
-  /**
-   * Finds the user for a provider profile, else links by verified email, else creates one.
-   * An email the provider does not vouch for is kept on the identity only: it never becomes
-   * the account's address, never links, and so never stands in the way of its real owner.
-   * Linking to an account whose address was unproven is its first proof (accounts.proveEmail).
-   */
-  async function userFor(tx: Queryable, id: ProviderId, profile: Profile, now: number): Promise<string> {
-    let email: string | null = null;
-    try {
-      email = profile.email ? normalizeEmail(profile.email) : null;
-    } catch {
-      email = null; // a provider's odd address is not worth refusing the sign-in over
-    }
-    const verified = email !== null && profile.emailVerified;
-    const name = profile.name?.slice(0, 200) ?? null;
-    const avatar = profile.avatar && /^https?:\/\//i.test(profile.avatar) && profile.avatar.length <= 2048 ? profile.avatar : null;
-    const identity = { provider: id, providerUserId: profile.id, email };
-    const known = await tx.query<{ user_id: string }>(
-      'select user_id from auth.identities where provider = $1 and provider_user_id = $2 for update',
-      [id, profile.id],
+  /** Records a flow and builds the provider's authorization URL for it. `test`: the test sign-in it is. */
+  async function begin(
+    r: Resolved,
+    config: oidc.Configuration,
+    redirectUrl: string,
+    binding: string,
+    test: string | null,
+  ): Promise<string> {
+    const { provider } = r;
+    const jti = randomToken(32);
+    const nonce = oidc.randomNonce();
+    const verifier = provider.pkce ? oidc.randomPKCECodeVerifier() : null;
+    const now = clock.now();
+    // One statement: the flow is recorded and abandoned ones are cleared.
+    await db.query(
+      `with gone as (delete from auth.oauth_flows where expires_at < $8::timestamptz)
+       insert into auth.oauth_flows (id, provider, redirect_url, code_verifier, nonce, binding, expires_at)
+       values ($1, $2, $3, $4, $5, $6, $7::timestamptz)`,
+      [sha256(jti), provider.id, redirectUrl, verifier, nonce, sha256(binding), iso(now + STATE_TTL_SECONDS * 1000), iso(now)],
     );
-    let userId: string | null = known.rows[0]?.user_id ?? null;
-    if (userId) {
-      await accounts.updateIdentityEmail(tx, identity);
-    } else {
-      let created = false;
-      if (verified) {
-        userId = (await tx.query<{ id: string }>('select id from auth.users where email = $1 for update', [email])).rows[0]?.id ?? null;
-      }
-      if (!userId) {
-        userId = await accounts.createUser(tx, { email: verified ? email : null, emailConfirmed: verified, name, avatar }, now);
-        created = userId !== null;
-        // Another request made the account with this (verified) email a moment ago: link to it.
-        userId ??= (await tx.query<{ id: string }>('select id from auth.users where email = $1 for update', [email])).rows[0]?.id ?? null;
-        if (!userId) throw new FlowError('oauth_failed', `${id} sign-in could not be completed; try again.`);
-      }
-      const owner = await accounts.linkIdentity(tx, userId, identity, now);
-      // The same provider account signed in twice at once: the first link wins, and only an
-      // account made by this request is dropped (one found by its email stays).
-      if (owner !== userId && created) await accounts.deleteUser(tx, userId, now);
-      userId = owner;
+    const state = await tokens.signState({ jti, p: provider.id, r: redirectUrl, ...(test ? { t: test } : {}) }, STATE_TTL_SECONDS);
+    const params: Record<string, string> = {
+      ...provider.authParams,
+      redirect_uri: redirectUri(provider.id),
+      response_type: 'code',
+      state,
+    };
+    if (provider.oidc) params.nonce = nonce;
+    if (verifier) {
+      params.code_challenge = await oidc.calculatePKCECodeChallenge(verifier);
+      params.code_challenge_method = 'S256';
     }
-    if (verified && email) {
-      await accounts.proveEmail(tx, userId, email, { identity: { provider: id, providerUserId: profile.id } }, now);
-    }
-    // Name and picture fill what the user has not set; nothing else is touched.
-    await accounts.fillProfile(tx, userId, { name, avatar }, now);
-    return userId;
+    return oidc.buildAuthorizationUrl(config, params).href;
+  }
+
+  /**
+   * Trades the code for tokens. openid-client checks the token response and the ID token's
+   * claims (issuer, audience, azp, expiry, nonce); it does not check an ID token's signature in
+   * the code flow, so we do, with jose against the provider's JWKS (oidc/id-token.ts), which
+   * also checks the claims again, with the algorithm allowlist.
+   */
+  async function exchange(r: Resolved, config: oidc.Configuration, params: Record<string, string>, state: string, flow: Flow) {
+    const current = new URL(redirectUri(r.provider.id));
+    current.searchParams.set('code', params.code);
+    current.searchParams.set('state', state);
+    if (params.iss) current.searchParams.set('iss', params.iss);
+    const tokenSet = await oidc.authorizationCodeGrant(config, current, {
+      expectedState: state,
+      ...(flow.code_verifier ? { pkceCodeVerifier: flow.code_verifier } : {}),
+      ...(r.provider.oidc ? { expectedNonce: flow.nonce, idTokenExpected: true } : {}),
+    });
+    if (r.provider.oidc) await checkSignature(r, config, tokenSet, flow.nonce);
+    return tokenSet;
+  }
+
+  async function checkSignature(r: Resolved, config: oidc.Configuration, tokenSet: TokenResponse, nonce: string) {
+    const meta = config.serverMetadata();
+    if (!tokenSet.id_token) throw new IdTokenProblem('the provider sent no ID token');
+    if (!meta.jwks_uri) throw new IdTokenProblem('the provider has no jwks_uri to verify the ID token with');
+    const jwksUri = meta.jwks_uri;
+    await verifyIdToken(tokenSet.id_token, {
+      algorithms: allowedAlgs(meta),
+      keys: (refresh) => discovery.keys(jwksUri, refresh ? { refresh: true } : { allowStale: true }),
+      // Microsoft's issuer is a template (…/{tenantid}/v2.0) that openid-client fills from the
+      // token; for the built-in providers openid-client's issuer check is the one that counts.
+      expect: { issuer: r.oidc?.issuer ?? null, clientId: config.clientMetadata().client_id, nonce },
+    });
   }
 
   /** The app page with the tokens, or the error, in its fragment. */
@@ -160,52 +232,55 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
     return { location: url.href };
   }
 
+  /** The end of a test sign-in: what the provider sent is stored for the console, nobody is signed in. */
+  async function finishTest(testId: string, id: string, params: Record<string, string>, state: string, flow: Flow): Promise<Redirect> {
+    const page = { location: flow.redirect_url };
+    const fail = async (code: string, message: string) => {
+      await tests.finish(testId, 'failed', { error: { code, message } }, clock.now());
+      return page;
+    };
+    if (params.error)
+      return fail(
+        'oauth_failed',
+        `The provider did not authorize the sign-in: ${(params.error_description || params.error).slice(0, 300)}`,
+      );
+    if (!params.code) return fail('oauth_failed', 'The provider sent no authorization code.');
+    let r: Resolved;
+    try {
+      r = resolve(id, false);
+    } catch {
+      return fail('provider_not_found', `The provider ${id} was removed from the settings during the test.`);
+    }
+    const issuer = (r.oidc as OidcProviderSettings).issuer;
+    try {
+      const config = await client(r);
+      const tokenSet = await exchange(r, config, params, state, flow);
+      const outcome = testOutcome(issuer, await readClaims(config, tokenSet, 'always'));
+      await tests.finish(testId, 'done', outcome, clock.now());
+      return page;
+    } catch (err) {
+      log.warn({ provider: id, err: reason(err) }, 'oauth: test sign-in failed');
+      const code = err instanceof OidcProblem ? err.code : 'oauth_failed';
+      // For the admin only (the management API): what exactly the provider got wrong.
+      return fail(code, reason(err).slice(0, 500));
+    }
+  }
+
   return {
     /** The name of the browser-binding cookie (`__Host-plinth_oauth` over https). */
     cookieName,
     /** GET /v1/auth/oauth/{provider}?redirect_url=: 302 to the provider's consent screen. */
     async start(name: string, redirectUrl: unknown, cookie: string | null): Promise<Redirect> {
-      const { provider, conf } = lookup(name);
+      const r = resolve(name, true);
       if (typeof redirectUrl !== 'string' || redirectUrl === '') {
         throw new ApiError('invalid_request', 'redirect_url is required: the app page that receives the session.');
       }
       allowedRedirect(settings, redirectUrl, 'redirect_url');
-      let config: oidc.Configuration;
-      try {
-        config = await client(provider, conf);
-      } catch (err) {
-        log.warn({ provider: provider.id, err: (err as Error).message }, 'oauth: provider configuration failed');
-        throw new ApiError('oauth_failed', `${provider.id} could not be reached or is misconfigured; try again later.`, undefined, {
-          status: 502,
-        });
-      }
+      const config = await clientOrFail(r);
       // Adopting a cookie the browser already has lets two sign-ins run in one browser; only a
       // `__Host-` cookie can be trusted not to have been planted (login CSRF).
       const binding = secureCookie && cookie && BINDING.test(cookie) ? cookie : randomToken(32);
-      const jti = randomToken(32);
-      const nonce = oidc.randomNonce();
-      const verifier = provider.pkce ? oidc.randomPKCECodeVerifier() : null;
-      const now = clock.now();
-      // One statement: the flow is recorded and abandoned ones are cleared.
-      await db.query(
-        `with gone as (delete from auth.oauth_flows where expires_at < $8::timestamptz)
-         insert into auth.oauth_flows (id, provider, redirect_url, code_verifier, nonce, binding, expires_at)
-         values ($1, $2, $3, $4, $5, $6, $7::timestamptz)`,
-        [sha256(jti), provider.id, redirectUrl, verifier, nonce, sha256(binding), iso(now + STATE_TTL_SECONDS * 1000), iso(now)],
-      );
-      const state = await tokens.signState({ jti, p: provider.id, r: redirectUrl }, STATE_TTL_SECONDS);
-      const params: Record<string, string> = {
-        ...provider.authParams,
-        redirect_uri: redirectUri(provider.id),
-        response_type: 'code',
-        state,
-      };
-      if (provider.oidc) params.nonce = nonce;
-      if (verifier) {
-        params.code_challenge = await oidc.calculatePKCECodeChallenge(verifier);
-        params.code_challenge_method = 'S256';
-      }
-      const location = oidc.buildAuthorizationUrl(config, params).href;
+      const location = await begin(r, config, redirectUrl, binding, null);
       return { location, setCookie: binding === cookie ? undefined : bindingCookie(binding) };
     },
 
@@ -215,21 +290,23 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
      * to the app as `#error=<code>&error_description=…`.
      */
     async callback(name: string, params: Record<string, string>, cookie: string | null, who: ClientInfo): Promise<Redirect> {
-      if (!isOAuthProvider(name)) throw new ApiError('provider_not_found', `No social provider "${name.slice(0, 40)}".`);
-      const id = name;
+      const id = resolve(name, false).provider.id;
       const state = params.state;
       if (!state || state.length > 4096) throw badState('it is missing');
       const payload = await tokens.verifyState(state);
       if (!payload || typeof payload.jti !== 'string' || payload.p !== id || typeof payload.r !== 'string') {
         throw badState('it was not issued here for this provider, or it expired');
       }
+      const test = typeof payload.t === 'string' ? payload.t : null;
       // Redeemed only with the browser's cookie (its hash is looked up, like every token here):
-      // a callback URL replayed from elsewhere leaves the flow to the browser that owns it.
+      // a callback URL replayed from elsewhere leaves the flow to the browser that owns it. A
+      // test sign-in signs nobody in, and its result is for the management API only: any browser
+      // may finish it (the admin may open its URL wherever they are signed in at the provider).
       const flowId = sha256(payload.jti);
       const { rows } = await db.query<Flow>(
-        `delete from auth.oauth_flows where id = $1 and binding = $2 and expires_at > $3::timestamptz
+        `delete from auth.oauth_flows where id = $1 and ($4::boolean or binding = $2) and expires_at > $3::timestamptz
          returning provider, redirect_url, code_verifier, nonce`,
-        [flowId, sha256(cookie ?? ''), iso(clock.now())],
+        [flowId, sha256(cookie ?? ''), iso(clock.now()), test !== null],
       );
       const flow = rows[0];
       if (!flow) {
@@ -240,6 +317,7 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
         throw badState(pending.rows.length ? 'the sign-in was started in another browser' : 'it was already used or expired');
       }
       if (flow.provider !== id || flow.redirect_url !== payload.r) throw badState('it does not match its sign-in');
+      if (test) return finishTest(test, id, params, state, flow);
 
       try {
         if (params.error) {
@@ -247,27 +325,23 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
           throw new FlowError('oauth_failed', `${id} did not authorize the sign-in: ${why}`);
         }
         if (!params.code) throw new FlowError('oauth_failed', `${id} sent no authorization code.`);
-        const conf = providerSettings(settings.auth(), id);
-        if (!conf.enabled) throw new FlowError('provider_disabled', `Sign-in with ${id} is disabled for this project.`);
-        const provider = PROVIDERS[id];
+        let r: Resolved;
+        try {
+          r = resolve(id, true);
+        } catch (err) {
+          if (err instanceof ApiError) throw new FlowError(err.code, err.message);
+          throw err;
+        }
         let profile: Profile;
         try {
-          const config = await client(provider, conf);
-          const current = new URL(redirectUri(id));
-          current.searchParams.set('code', params.code);
-          current.searchParams.set('state', state);
-          if (params.iss) current.searchParams.set('iss', params.iss);
-          const tokenSet = await oidc.authorizationCodeGrant(config, current, {
-            expectedState: state,
-            ...(flow.code_verifier ? { pkceCodeVerifier: flow.code_verifier } : {}),
-            ...(provider.oidc ? { expectedNonce: flow.nonce, idTokenExpected: true } : {}),
-          });
-          profile = await provider.profile(config, tokenSet, params, context(id));
+          const config = await client(r);
+          const tokenSet = await exchange(r, config, params, state, flow);
+          profile = await r.provider.profile(config, tokenSet, params, context(id));
         } catch (err) {
-          log.warn({ provider: id, err: (err as Error).message, code: (err as { code?: string }).code }, 'oauth: code exchange failed');
+          log.warn({ provider: id, err: reason(err), code: (err as { code?: string }).code }, 'oauth: code exchange failed');
           throw new FlowError('oauth_failed', `${id} sign-in could not be completed; try again.`);
         }
-        const session = await sessions.signInWith(who, (tx, now) => userFor(tx, id, profile, now));
+        const session = await sessions.signInWith(who, (tx, now) => userFor(accounts, tx, id, profile, now));
         return back(flow.redirect_url, {
           access_token: session.access_token,
           refresh_token: session.refresh_token,
@@ -283,7 +357,32 @@ export function oauthService(deps: AuthDeps, sessions: SessionService, endpoints
         return back(flow.redirect_url, { error: err.code, error_description: err.message });
       }
     },
+
+    /**
+     * POST /api/v1/settings/auth/oidc/{id}/test (management): a test sign-in of an
+     * `oidc_providers` entry, enabled or not. Answers the URL to open in a browser (the
+     * provider's sign-in page) and the test's id; the callback stores what the provider sent and
+     * sends the browser to the console's result page.
+     */
+    async startTest(name: string): Promise<{ url: string; test_id: string; result_url: string; expires_in: number }> {
+      if (isOAuthProvider(name)) {
+        throw new ApiError('provider_not_found', `${name} is a built-in provider; test sign-ins are for oidc_providers.`);
+      }
+      const r = resolve(name, false);
+      const config = await clientOrFail(r);
+      const testId = await tests.create(r.provider.id, (r.oidc as OidcProviderSettings).issuer, clock.now());
+      const resultUrl = `${publicUrl}${TEST_RESULT_PAGE}?provider=${encodeURIComponent(r.provider.id)}&test=${testId}`;
+      const url = await begin(r, config, resultUrl, randomToken(32), testId);
+      return { url, test_id: testId, result_url: resultUrl, expires_in: STATE_TTL_SECONDS };
+    },
+
+    /** GET /api/v1/settings/auth/oidc/{id}/tests/{test_id} (management): the stored result, or 404 not_found. */
+    async testResult(name: string, testId: string): Promise<OidcTestResult> {
+      const result = await tests.read(name, testId, clock.now());
+      if (!result) throw new ApiError('not_found', 'No test sign-in with this id for this provider (results are kept one hour).');
+      return result;
+    },
   };
 }
 
-export type OAuthService = ReturnType<typeof oauthService>;
+export type OAuthService = ReturnType<typeof createOAuthService>;

@@ -18,9 +18,9 @@ const ARGON2ID = 2; // Algorithm.Argon2id (a const enum, unusable under isolated
 
 /**
  * argon2id with the given parameters (OWASP: m=19456 KiB, t=2, p=1).
- * @example const h = argon2Hasher(OWASP_ARGON2); await h.verify(await h.hash('pw'), 'pw') // true
+ * @example const h = createArgon2Hasher(OWASP_ARGON2); await h.verify(await h.hash('pw'), 'pw') // true
  */
-export function argon2Hasher(params: Argon2Params): PasswordHasher {
+export function createArgon2Hasher(params: Argon2Params): PasswordHasher {
   const options = { algorithm: ARGON2ID, memoryCost: params.memoryCost, timeCost: params.timeCost, parallelism: params.parallelism };
   let dummy: Promise<string> | null = null;
   const self: PasswordHasher = {

@@ -19,7 +19,7 @@ export const ResetBody = Type.Object({ token: Type.String({ maxLength: 256 }), p
 type Req<B> = FastifyRequest<{ Body: B }>;
 
 /** Handlers of the email-and-password endpoints; the route table is auth/routes.ts. */
-export function passwordHandlers(password: PasswordService) {
+export function createPasswordHandlers(password: PasswordService) {
   return {
     signUp: (req: Req<typeof SignUpBody.static>) => password.signUp(req.body, clientOf(req)),
     signIn: (req: Req<typeof SignInBody.static>) => password.signIn(req.body, clientOf(req)),

@@ -1,12 +1,13 @@
 import type { Session, User } from '@plinth/shared';
-import { DbError, type Queryable } from '../../db/index.js';
+import { dbErrorKind, type Queryable } from '../../db/index.js';
 import { ApiError } from '../../http/index.js';
 import { decoyUser, findCredentials, findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { queueAuthEmail, linkWithToken } from '../mail.js';
 import { consumeOneTimeToken, issueOneTimeToken } from '../one-time.js';
 import type { SessionService } from '../sessions/service.js';
-import { allowedRedirect, checkPassword, checkUserData, iso, normalizeEmail } from '../validate.js';
+import { iso } from '../../lib/index.js';
+import { allowedRedirect, checkPassword, checkUserData, normalizeEmail } from '../validate.js';
 
 export interface SignUpInput {
   email: unknown;
@@ -18,10 +19,10 @@ export interface SignUpInput {
 const INVALID_CREDENTIALS = 'The email or password is wrong.';
 
 /**
- * Email and password: sign-up, sign-in, forgot and reset (API.md §4).
- * @example const pw = passwordService(deps, sessions); await pw.signIn({ email, password }, { ip, userAgent: null });
+ * Email and password: sign-up, sign-in, forgot and reset (docs/api.md §5).
+ * @example const pw = createPasswordService(deps, sessions); await pw.signIn({ email, password }, { ip, userAgent: null });
  */
-export function passwordService(deps: AuthDeps, sessions: SessionService) {
+export function createPasswordService(deps: AuthDeps, sessions: SessionService) {
   const { db, clock, hasher, limits, settings, outbox, accounts } = deps;
 
   /**
@@ -164,7 +165,7 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
           return used.userId;
         })
         .catch((err) => {
-          if (err instanceof DbError && err.sqlstate === '23503') return null; // user deleted meanwhile
+          if (dbErrorKind(err) === 'foreign_key_violation') return null; // user deleted meanwhile
           throw err;
         });
       if (!userId) throw new ApiError('token_invalid', 'The reset link is invalid, expired or already used; ask for a new one.');
@@ -175,4 +176,4 @@ export function passwordService(deps: AuthDeps, sessions: SessionService) {
   };
 }
 
-export type PasswordService = ReturnType<typeof passwordService>;
+export type PasswordService = ReturnType<typeof createPasswordService>;

@@ -7,7 +7,7 @@ export const SendCodeBody = Type.Object({ phone: Type.String({ maxLength: 32 }) 
 export const VerifyCodeBody = Type.Object({ phone: Type.String({ maxLength: 32 }), code: Type.String({ maxLength: 16 }) });
 
 /** Handlers of phone/send-otp and phone/verify; the route table is auth/routes.ts. */
-export function phoneHandlers(phone: PhoneService) {
+export function createPhoneHandlers(phone: PhoneService) {
   return {
     send: (req: FastifyRequest<{ Body: typeof SendCodeBody.static }>) => phone.sendCode(req.body, clientOf(req)),
     verify: (req: FastifyRequest<{ Body: typeof VerifyCodeBody.static }>) => phone.verify(req.body, clientOf(req)),

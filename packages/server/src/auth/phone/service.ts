@@ -1,10 +1,9 @@
 import type { Session } from '@plinth/shared';
 import { isValidPhoneNumber, parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { ApiError } from '../../http/index.js';
-import { randomDigits, safeEqual, sha256 } from '../../lib/index.js';
+import { iso, randomDigits, safeEqual, sha256 } from '../../lib/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import type { SessionService } from '../sessions/service.js';
-import { iso } from '../validate.js';
 
 const E164 = /^\+[1-9]\d{6,14}$/;
 const INVALID_CODE = 'The code is wrong or no longer valid; ask for a new one.';
@@ -26,11 +25,11 @@ export function normalizePhone(input: unknown): string {
 const codeHash = (phone: string, code: string) => sha256(`${phone}:${code}`);
 
 /**
- * Phone sign-in with a texted 6-digit code (API.md §4). Paid plans only; the code goes out
+ * Phone sign-in with a texted 6-digit code (docs/api.md §5). Paid plans only; the code goes out
  * through the outbox, in the transaction that stores its hash.
- * @example const phone = phoneService(deps, sessions); await phone.sendCode({ phone: '+46701234567' }, client);
+ * @example const phone = createPhoneService(deps, sessions); await phone.sendCode({ phone: '+46701234567' }, client);
  */
-export function phoneService(deps: AuthDeps, sessions: SessionService) {
+export function createPhoneService(deps: AuthDeps, sessions: SessionService) {
   const { db, clock, settings, limits, outbox, config, accounts } = deps;
 
   return {
@@ -102,4 +101,4 @@ export function phoneService(deps: AuthDeps, sessions: SessionService) {
   };
 }
 
-export type PhoneService = ReturnType<typeof phoneService>;
+export type PhoneService = ReturnType<typeof createPhoneService>;

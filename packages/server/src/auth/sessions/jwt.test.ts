@@ -6,7 +6,7 @@ import { ApiError } from '../../http/index.js';
 import { fakeClock } from '../../lib/clock.js';
 import { createTokenService, type TokenService } from './jwt.js';
 
-// The token service (API.md §4): access tokens and social sign-in states, signed with the
+// The token service (docs/api.md §5): access tokens and social sign-in states, signed with the
 // project's ES256 key kept in the database for every instance. Each kind has its own typ and
 // audience and is refused where the other belongs.
 let db: Db;

@@ -1,8 +1,7 @@
 import { type JWK, SignJWT, createLocalJWKSet, errors, exportJWK, generateKeyPair, importJWK, jwtVerify } from 'jose';
 import type { Db } from '../../db/index.js';
 import { ApiError, type VerifiedToken } from '../../http/index.js';
-import { type Clock, randomToken } from '../../lib/index.js';
-import { iso } from '../validate.js';
+import { type Clock, iso, randomToken } from '../../lib/index.js';
 import type { SessionState } from './state.js';
 
 const KEY_LOCK = 726_354_010;
@@ -119,7 +118,7 @@ export interface Rotation {
  * the JWKS until the longest life of a token they signed has passed (RETIRE_AFTER_MS), or with
  * `revoke` are removed at once, and every session ends (every token they signed is refused:
  * access tokens, signed URLs, OAuth states under way). Every instance hears of it (NOTIFY).
- * @example const r = await rotateSigningKey(db, clock, { revoke: false }, sessionState(gate)); // r.kid signs from now on
+ * @example const r = await rotateSigningKey(db, clock, { revoke: false }, createSessionState(gate)); // r.kid signs from now on
  */
 export async function rotateSigningKey(db: Db, clock: Clock, options: { revoke: boolean }, sessions: SessionState): Promise<Rotation> {
   const key = await newKey();

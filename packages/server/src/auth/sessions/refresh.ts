@@ -23,7 +23,7 @@ export type RefreshDecision =
   | { action: 'reject'; reason: 'revoked' | 'session_expired' };
 
 /**
- * The refresh rule of API.md §4 as a pure function of the stored state and the time.
+ * The refresh rule of docs/api.md §5.2 as a pure function of the stored state and the time.
  * @example decideRefresh({ revoked: false, rotatedAt: null, sessionRevokedAt: null, sessionActiveAt: t0 }, t0 + 1000, policy) // { action: 'rotate' }
  * @example decideRefresh({ ...s, rotatedAt: t0 }, t0 + 11_000, { graceMs: 10_000, idleMs }) // { action: 'revoke-family' }
  */

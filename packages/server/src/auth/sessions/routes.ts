@@ -6,7 +6,7 @@ import type { SessionService } from './service.js';
 export const RefreshBody = Type.Object({ refresh_token: Type.String({ maxLength: 512 }) });
 
 /** Handlers of refresh and sign-out; the route table is auth/routes.ts. */
-export function sessionHandlers(sessions: SessionService) {
+export function createSessionHandlers(sessions: SessionService) {
   return {
     refresh: (req: FastifyRequest<{ Body: typeof RefreshBody.static }>) => sessions.refresh(req.body.refresh_token),
     // No body schema: clients may send no body at all (scope defaults to local).

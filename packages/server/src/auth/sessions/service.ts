@@ -1,9 +1,8 @@
 import type { Session, User } from '@plinth/shared';
 import type { Queryable } from '../../db/index.js';
 import { ApiError } from '../../http/index.js';
-import { randomToken, sha256 } from '../../lib/index.js';
+import { iso, randomToken, sha256 } from '../../lib/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
-import { iso } from '../validate.js';
 import { decideRefresh, openSuccessor, sealSuccessor } from './refresh.js';
 import { banned, bannedSql } from './state.js';
 
@@ -57,10 +56,10 @@ const invalid = (why = 'The refresh token is invalid or the session has ended; s
 
 /**
  * Sessions and their tokens: one session per sign-in, access tokens signed for it, refresh
- * tokens rotated on every use with a grace window (API.md §4).
- * @example const sessions = sessionService(deps); const set = await sessions.signIn(userId, { ip, userAgent });
+ * tokens rotated on every use with a grace window (docs/api.md §5.2).
+ * @example const sessions = createSessionService(deps); const set = await sessions.signIn(userId, { ip, userAgent });
  */
-export function sessionService(deps: Deps) {
+export function createSessionService(deps: Deps) {
   const { db, clock } = deps;
 
   /** An access token for `sessionId` that lives `session_duration_seconds`. */
@@ -235,4 +234,4 @@ export function sessionService(deps: Deps) {
   };
 }
 
-export type SessionService = ReturnType<typeof sessionService>;
+export type SessionService = ReturnType<typeof createSessionService>;

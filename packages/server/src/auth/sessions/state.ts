@@ -8,9 +8,8 @@
  */
 import type { Queryable } from '../../db/index.js';
 import { ApiError } from '../../http/index.js';
-import { randomToken, sha256 } from '../../lib/index.js';
+import { iso, randomToken, sha256 } from '../../lib/index.js';
 import type { ClientInfo } from '../deps.js';
-import { iso } from '../validate.js';
 
 /** NOTIFY channel on which a revocation (or a ban) names the user whose sessions changed; `*`: every user. */
 export const SESSIONS_CHANNEL = 'plinth_sessions';
@@ -69,9 +68,9 @@ export async function isSessionOpen(q: Queryable, sessionId: string, userId: str
 
 /**
  * Opening and ending sessions, in the caller's transaction.
- * @example const state = sessionState(gate); await db.transaction((tx) => state.revokeSessions(tx, userId, {}, clock.now()));
+ * @example const state = createSessionState(gate); await db.transaction((tx) => state.revokeSessions(tx, userId, {}, clock.now()));
  */
-export function sessionState(gate: Evicts) {
+export function createSessionState(gate: Evicts) {
   /** The user's sessions changed (`*`: everyone's): this gate forgets them now, every instance's at commit. */
   async function notifyChanged(tx: Queryable, userId: string): Promise<void> {
     await tx.query('select pg_notify($1, $2)', [SESSIONS_CHANNEL, userId]);
@@ -145,4 +144,4 @@ export function sessionState(gate: Evicts) {
   };
 }
 
-export type SessionState = ReturnType<typeof sessionState>;
+export type SessionState = ReturnType<typeof createSessionState>;

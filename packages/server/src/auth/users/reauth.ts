@@ -1,7 +1,6 @@
 import { ApiError } from '../../http/index.js';
-import { randomDigits, safeEqual, sha256 } from '../../lib/index.js';
+import { iso, randomDigits, safeEqual, sha256 } from '../../lib/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
-import { iso } from '../validate.js';
 
 /** What a change of password or email may carry to prove the caller is still the account's owner. */
 export interface ReauthProof {
@@ -22,7 +21,7 @@ const codeHash = (userId: string, code: string) => sha256(`${userId}:${code}`);
  * with a 6-digit code sent to the confirmed email (or phone) by `sendCode`.
  * @example await reauth.assert(userId, sessionId, { current_password }, client);
  */
-export function reauthService(deps: AuthDeps) {
+export function createReauthService(deps: AuthDeps) {
   const { db, clock, hasher, limits, outbox, config } = deps;
   return {
     /** Resolves when the caller may change credentials; 403 `reauthentication_required`, 400 `invalid_credentials` / `invalid_code` otherwise. */
@@ -103,4 +102,4 @@ export function reauthService(deps: AuthDeps) {
   };
 }
 
-export type ReauthService = ReturnType<typeof reauthService>;
+export type ReauthService = ReturnType<typeof createReauthService>;

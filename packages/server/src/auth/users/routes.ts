@@ -25,7 +25,7 @@ function signedIn(req: FastifyRequest): SignedIn {
 }
 
 /** Handlers of GET and PATCH /v1/auth/user; the route table is auth/routes.ts. */
-export function userHandlers(users: UserService) {
+export function createUserHandlers(users: UserService) {
   return {
     get: (req: FastifyRequest) => users.get(signedIn(req).userId),
     patch: (req: FastifyRequest<{ Body: typeof UserPatchBody.static }>) => {

@@ -5,7 +5,7 @@ import type { AuthDeps, ClientInfo } from '../deps.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';
 import { issueOneTimeToken } from '../one-time.js';
 import { allowedRedirect, checkPassword, normalizeEmail, storableText } from '../validate.js';
-import { type ReauthProof, reauthService } from './reauth.js';
+import { type ReauthProof, createReauthService } from './reauth.js';
 
 export interface UserPatch extends ReauthProof {
   email?: unknown;
@@ -51,11 +51,11 @@ function avatarUrl(value: unknown): string | null {
 
 /**
  * The signed-in user's own record: GET and PATCH /v1/auth/user, POST /v1/auth/reauthenticate.
- * @example const users = userService(deps); await users.update(sub, sessionId, { name: 'Ann' }, client);
+ * @example const users = createUserService(deps); await users.update(sub, sessionId, { name: 'Ann' }, client);
  */
-export function userService(deps: AuthDeps) {
+export function createUserService(deps: AuthDeps) {
   const { db, clock, settings, outbox, hasher, limits, accounts } = deps;
-  const reauth = reauthService(deps);
+  const reauth = createReauthService(deps);
   return {
     async get(userId: string): Promise<User> {
       const user = await findUser(db, userId);
@@ -137,4 +137,4 @@ export function userService(deps: AuthDeps) {
   };
 }
 
-export type UserService = ReturnType<typeof userService>;
+export type UserService = ReturnType<typeof createUserService>;

@@ -1,6 +1,6 @@
 import type { User } from '@plinth/shared';
-import { DbError } from '../../db/index.js';
-import { ApiError } from '../../http/index.js';
+import { dbErrorKind } from '../../db/index.js';
+import { ApiError, fromDbError } from '../../http/index.js';
 import { findCredentials, findUser } from '../accounts/index.js';
 import type { AuthDeps } from '../deps.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';
@@ -11,9 +11,9 @@ const TOKEN_INVALID = 'The verification link is invalid, expired or already used
 
 /**
  * Email verification: the link of sign-up and of an email change, and resending it.
- * @example const v = verificationService(deps); await v.verifyEmail({ token });
+ * @example const v = createVerificationService(deps); await v.verifyEmail({ token });
  */
-export function verificationService(deps: AuthDeps) {
+export function createVerificationService(deps: AuthDeps) {
   const { db, clock, outbox, settings, limits, accounts } = deps;
   return {
     /**
@@ -43,11 +43,12 @@ export function verificationService(deps: AuthDeps) {
         })
         .catch((err) => {
           // The new address was taken by another account meanwhile: say so, not "invalid link".
-          if (err instanceof DbError && err.sqlstate === '23505') {
-            throw new ApiError('email_exists', 'Another account has used this email address in the meantime; choose another one.');
-          }
-          if (err instanceof DbError && err.sqlstate === '23503') return null; // the user was deleted
-          throw err;
+          if (dbErrorKind(err) === 'foreign_key_violation') return null; // the user was deleted
+          throw fromDbError(err, {
+            constraints: {
+              users_email_key: ['email_exists', 'Another account has used this email address in the meantime; choose another one.'],
+            },
+          });
         });
       const user = userId ? await findUser(db, userId) : null;
       if (!user) throw new ApiError('token_invalid', TOKEN_INVALID);
@@ -98,4 +99,4 @@ export function verificationService(deps: AuthDeps) {
   };
 }
 
-export type VerificationService = ReturnType<typeof verificationService>;
+export type VerificationService = ReturnType<typeof createVerificationService>;

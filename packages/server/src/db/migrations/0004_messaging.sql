@@ -29,7 +29,7 @@ create index if not exists outbox_created on plinth.outbox (created_at desc);
 alter table plinth.outbox enable row level security;
 
 -- Messages captured while no SMTP server / SMS provider is configured, as they would have
--- been sent (API.md §5 dev inbox). Kept for the console and for local development only.
+-- been sent (docs/api.md §4, dev inbox). Kept for the console and for local development only.
 create table if not exists plinth.dev_inbox (
   id bigint generated always as identity primary key,
   outbox_id bigint,

@@ -1,4 +1,4 @@
--- Console admins (src/admin, API.md §6): the project's operators, separate from end-users.
+-- Console admins (src/admin, docs/api.md §4.1): the project's operators, separate from end-users.
 -- Own table, own sessions, the one-time setup link of a first start. Internal schema, RLS
 -- on, no grants: neither the API roles nor the SQL runner's role can read them.
 

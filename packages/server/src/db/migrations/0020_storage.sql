@@ -1,4 +1,4 @@
--- File storage (API.md §7, src/storage/). Buckets and object metadata live here; the bytes live
+-- File storage (docs/storage.md, src/storage/). Buckets and object metadata live here; the bytes live
 -- in the storage backend (disk or S3) under the key `<bucket_id>/<version>`, never under a name
 -- a client chose, so no object name can reach outside the storage root. Access to objects is
 -- decided by the project's row-level security policies on storage.objects, exactly as for its

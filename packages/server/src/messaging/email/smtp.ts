@@ -18,9 +18,9 @@ function envelopeFrom(from: string): string {
 /**
  * An SMTP transport from `SMTP_URL` (`smtp://user:pass@host:587`, `smtps://…:465`; query
  * options as nodemailer reads them). Short timeouts: a dead server must not hold the outbox.
- * @example const smtp = smtpTransport('smtp://127.0.0.1:2525'); await smtp.send({ to, from, subject, html, text });
+ * @example const smtp = createSmtpTransport('smtp://127.0.0.1:2525'); await smtp.send({ to, from, subject, html, text });
  */
-export function smtpTransport(url: string, headers: Record<string, string> = {}): EmailTransport & { close(): void } {
+export function createSmtpTransport(url: string, headers: Record<string, string> = {}): EmailTransport & { close(): void } {
   // The URL was checked when the config was loaded (config/index.ts).
   const withTimeouts = new URL(url);
   for (const [key, ms] of Object.entries(TIMEOUTS)) {

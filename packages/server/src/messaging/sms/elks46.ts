@@ -22,9 +22,9 @@ export interface ElksOptions extends HttpOptions {
 
 /**
  * Sends through 46elks.
- * @example const sms = elks46Transport({ username: 'u…', password, from: 'Plinth' }); await sms.send({ to: '+46701234567', body: 'Code: 123456' });
+ * @example const sms = createElks46Transport({ username: 'u…', password, from: 'Plinth' }); await sms.send({ to: '+46701234567', body: 'Code: 123456' });
  */
-export function elks46Transport(o: ElksOptions): SmsTransport {
+export function createElks46Transport(o: ElksOptions): SmsTransport {
   const url = `${o.baseUrl ?? ELKS_API}${SMS_PATH}`;
   const authorization = basicAuth(o.username, o.password);
   const secrets = [o.password, o.username, authorization.slice('Basic '.length)];

@@ -5,15 +5,15 @@
  */
 import type { SmsTransport } from '../types.js';
 import type { SmsConfig } from '../../config/index.js';
-import { elks46Transport } from './elks46.js';
-import { twilioTransport } from './twilio.js';
-import { vonageTransport } from './vonage.js';
-import { webhookTransport } from './webhook.js';
+import { createElks46Transport } from './elks46.js';
+import { createTwilioTransport } from './twilio.js';
+import { createVonageTransport } from './vonage.js';
+import { createWebhookTransport } from './webhook.js';
 
-export { elks46Transport, type ElksOptions } from './elks46.js';
-export { twilioTransport, type TwilioOptions } from './twilio.js';
-export { vonageTransport, type VonageOptions } from './vonage.js';
-export { signWebhook, webhookTransport, type WebhookOptions } from './webhook.js';
+export { createElks46Transport, type ElksOptions } from './elks46.js';
+export { createTwilioTransport, type TwilioOptions } from './twilio.js';
+export { createVonageTransport, type VonageOptions } from './vonage.js';
+export { signWebhook, createWebhookTransport, type WebhookOptions } from './webhook.js';
 
 export { SMS_PROVIDERS } from '../../config/index.js';
 
@@ -30,12 +30,12 @@ export function createSmsTransport(sms: SmsConfig): SmsTransport | 'dev' | null 
     case 'dev':
       return 'dev';
     case 'twilio':
-      return twilioTransport(sms);
+      return createTwilioTransport(sms);
     case '46elks':
-      return elks46Transport(sms);
+      return createElks46Transport(sms);
     case 'vonage':
-      return vonageTransport(sms);
+      return createVonageTransport(sms);
     case 'webhook':
-      return webhookTransport(sms);
+      return createWebhookTransport(sms);
   }
 }

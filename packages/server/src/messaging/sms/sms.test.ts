@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SmsTransport } from '../types.js';
 import { SendError } from '../send-error.js';
 import { parseSms } from '../../config/index.js';
-import { createSmsTransport, twilioTransport } from './index.js';
+import { createSmsTransport, createTwilioTransport } from './index.js';
 
 /** The transport a server with this environment gets (config parsed as at start). */
 const fromEnv = (env: Record<string, string | undefined>) => createSmsTransport(parseSms(env));
@@ -329,7 +329,7 @@ describe('provider specifics', () => {
   it('a provider that never answers times out, retryably', async () => {
     const peer = peers.get('twilio')!;
     peer.next = 'hang';
-    const sms = twilioTransport({ accountSid: S.sid, authToken: S.token, from: '+15005550006', baseUrl: peer.base, timeoutMs: 150 });
+    const sms = createTwilioTransport({ accountSid: S.sid, authToken: S.token, from: '+15005550006', baseUrl: peer.base, timeoutMs: 150 });
     const err = await failure(sms.send({ to: TO, body: 'x' }));
     expect([err.retryable, err.response]).toEqual([true, 'no answer within 150 ms']);
   });

@@ -20,9 +20,9 @@ export interface TwilioOptions extends HttpOptions {
 
 /**
  * Sends through Twilio. Needs `from` or `messagingServiceSid` (createSmsTransport checks).
- * @example const sms = twilioTransport({ accountSid: 'AC…', authToken, from: '+15005550006' }); await sms.send({ to: '+46701234567', body: 'Code: 123456' });
+ * @example const sms = createTwilioTransport({ accountSid: 'AC…', authToken, from: '+15005550006' }); await sms.send({ to: '+46701234567', body: 'Code: 123456' });
  */
-export function twilioTransport(o: TwilioOptions): SmsTransport {
+export function createTwilioTransport(o: TwilioOptions): SmsTransport {
   const url = `${o.baseUrl ?? TWILIO_API}${messagesPath(o.accountSid)}`;
   const authorization = basicAuth(o.accountSid, o.authToken);
   const secrets = [o.authToken, o.accountSid, authorization.slice('Basic '.length)];

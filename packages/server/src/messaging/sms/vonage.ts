@@ -25,9 +25,9 @@ export interface VonageOptions extends HttpOptions {
 
 /**
  * Sends through Vonage's SMS API.
- * @example const sms = vonageTransport({ apiKey, apiSecret, from: 'Plinth' }); await sms.send({ to: '+46701234567', body: 'Code: 123456' });
+ * @example const sms = createVonageTransport({ apiKey, apiSecret, from: 'Plinth' }); await sms.send({ to: '+46701234567', body: 'Code: 123456' });
  */
-export function vonageTransport(o: VonageOptions): SmsTransport {
+export function createVonageTransport(o: VonageOptions): SmsTransport {
   const url = `${o.baseUrl ?? VONAGE_API}${SMS_PATH}`;
   const secrets = [o.apiSecret, o.apiKey];
   return {

@@ -29,9 +29,9 @@ export function signWebhook(secret: string, timestamp: number, rawBody: string):
 
 /**
  * POSTs `{"to": "+…", "body": "…"}` to `url`; any 2xx is success.
- * @example const sms = webhookTransport({ url: 'https://sms.example.com/send', secret }); await sms.send({ to: '+46701234567', body: 'Code: 123456' });
+ * @example const sms = createWebhookTransport({ url: 'https://sms.example.com/send', secret }); await sms.send({ to: '+46701234567', body: 'Code: 123456' });
  */
-export function webhookTransport(o: WebhookOptions): SmsTransport {
+export function createWebhookTransport(o: WebhookOptions): SmsTransport {
   const endpoint = new URL(o.url);
   // Query values are often the receiver's access token: keep them out of the delivery log.
   const secrets = [...(o.secret ? [o.secret] : []), ...endpoint.searchParams.values()];

@@ -1,7 +1,7 @@
 import { ApiError } from '../../http/index.js';
 import type { ColumnInfo, TableInfo } from '../schema-cache/index.js';
 
-/** Largest bulk create (API.md §2). */
+/** Largest bulk create (docs/api.md §2). */
 export const MAX_BULK_ROWS = 1000;
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

@@ -8,7 +8,7 @@ import type { Plan, PlannedFilter, PlannedOrder, RestRequest } from './types.js'
 export { MAX_BULK_ROWS } from './body.js';
 export type { DeletePlan, InsertPlan, Plan, PlannedFilter, PlannedOrder, ReadPlan, RestRequest, UpdatePlan } from './types.js';
 
-/** `limit` when the client sends none (API.md §2). */
+/** `limit` when the client sends none (docs/api.md §2). */
 export const DEFAULT_LIMIT = 100;
 
 export interface PlanOptions {

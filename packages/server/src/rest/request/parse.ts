@@ -8,7 +8,7 @@ const IS_VALUES = new Set<string>(['null', 'true', 'false', 'unknown']);
 const DIGITS = /^[0-9]+$/;
 
 export interface ParseOptions {
-  /** Largest `limit`; larger values are clamped to it (API.md §2). */
+  /** Largest `limit`; larger values are clamped to it (docs/api.md §2). */
   maxRows: number;
 }
 

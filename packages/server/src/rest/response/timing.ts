@@ -1,5 +1,5 @@
 /**
- * Stage times of one request for the `Server-Timing` header (ENGINEERING.md convention 1).
+ * Stage times of one request for the `Server-Timing` header (CONTRIBUTING.md convention 1).
  * @example const t = new StageTimer(); parse(); t.lap('parse'); t.header() // 'parse;dur=0.04'
  */
 export class StageTimer {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../db/index.js';
+import { singleFlight } from '../../lib/index.js';
 
 export interface ColumnInfo {
   name: string;
@@ -136,29 +137,13 @@ export interface SchemaCache {
 export async function createSchemaCache(db: Db, log: Logger): Promise<SchemaCache> {
   let version = 1;
   let snapshot = await loadSchema(db, version);
-  let inflight: Promise<SchemaSnapshot> | null = null;
-  let again = false;
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
 
-  const reload = (): Promise<SchemaSnapshot> => {
-    if (inflight) {
-      again = true;
-      return inflight;
-    }
-    inflight = (async () => {
-      try {
-        do {
-          again = false;
-          snapshot = await loadSchema(db, ++version);
-        } while (again);
-        return snapshot;
-      } finally {
-        inflight = null;
-      }
-    })();
-    return inflight;
-  };
+  const reload = singleFlight(async () => {
+    snapshot = await loadSchema(db, ++version);
+    return snapshot;
+  });
 
   const onNotify = () => {
     if (closed || timer) return;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../../test/harness.js';
 
-// Schema changes are served within one second, without a restart (API.md §2), whether they
+// Schema changes are served within one second, without a restart (docs/api.md §2), whether they
 // come through the SQL runner or straight to the database.
 let t: TestServer;
 

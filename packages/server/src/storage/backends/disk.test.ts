@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { diskBackend } from './disk.js';
+import { createDiskBackend } from './disk.js';
 import type { StorageBackend } from './types.js';
 
 // The disk backend keeps the descriptors of small files open for the next download (a key's
@@ -40,7 +40,7 @@ afterEach(async () => {
 async function backend(openIdleMs = 3_600_000): Promise<{ b: StorageBackend; root: string }> {
   const root = mkdtempSync(join(tmpdir(), 'plinth-disk-'));
   dirs.push(root);
-  const b = await diskBackend(root, { openIdleMs });
+  const b = await createDiskBackend(root, { openIdleMs });
   backends.push(b);
   return { b, root };
 }

@@ -58,9 +58,9 @@ const wrap = (what: string, err: unknown) =>
  * `<root>/tmp/` the uploads under way. An upload is written to a temporary file, flushed
  * (fsync), renamed into place and its directory flushed, so a crash leaves either the whole
  * file or only a temporary one for the sweep.
- * @example const backend = diskBackend(join(config.dataDir, 'storage'));
+ * @example const backend = createDiskBackend(join(config.dataDir, 'storage'));
  */
-export async function diskBackend(root: string, options: { openIdleMs?: number } = {}): Promise<StorageBackend> {
+export async function createDiskBackend(root: string, options: { openIdleMs?: number } = {}): Promise<StorageBackend> {
   const objectsDir = join(root, 'objects');
   const tmpDir = join(root, 'tmp');
   await mkdir(objectsDir, { recursive: true });

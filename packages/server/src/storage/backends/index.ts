@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import type { StorageConfig } from '../../config/index.js';
-import { diskBackend } from './disk.js';
+import { createDiskBackend } from './disk.js';
 import type { StorageBackend } from './types.js';
 
 export { BackendError, type ByteRange, type StorageBackend } from './types.js';
-export { diskBackend, diskTempFiles, keyPath } from './disk.js';
+export { createDiskBackend, diskTempFiles, keyPath } from './disk.js';
 
 /**
  * The configured backend: the disk under `<dataDir>/storage`, or S3. The S3 client is loaded
@@ -13,8 +13,8 @@ export { diskBackend, diskTempFiles, keyPath } from './disk.js';
  */
 export async function createBackend(config: StorageConfig, dataDir: string): Promise<StorageBackend> {
   if (config.backend === 's3' && config.s3) {
-    const { s3Backend } = await import('./s3.js');
-    return s3Backend(config.s3);
+    const { createS3Backend } = await import('./s3.js');
+    return createS3Backend(config.s3);
   }
-  return diskBackend(join(dataDir, 'storage'));
+  return createDiskBackend(join(dataDir, 'storage'));
 }

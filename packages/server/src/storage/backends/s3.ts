@@ -39,9 +39,9 @@ const failed = (what: string, err: unknown) =>
  * when the body fails. S3 acknowledges only stored bytes, so an acknowledged upload is durable.
  * Checksums are asked for only where S3 requires them: S3-compatible services often do not
  * know the SDK's newer default (CRC32 trailers).
- * @example const backend = await s3Backend(config.storage.s3);
+ * @example const backend = await createS3Backend(config.storage.s3);
  */
-export async function s3Backend(config: S3Config): Promise<StorageBackend> {
+export async function createS3Backend(config: S3Config): Promise<StorageBackend> {
   // On Node 20 the SDK prints a 7-line warning that its releases after January 2027 need Node
   // 22. The installed version works on 20 (tested there), and a start prints one line per
   // problem, so it stays quiet unless the operator set the variable themselves.

@@ -7,9 +7,9 @@ type NameRequest = FastifyRequest<{ Params: Static<typeof S.BucketParams> }>;
 
 /**
  * Buckets (docs/api.md §5.7): management only; the guard of routes.ts says who.
- * @example const h = bucketHandlers(buckets); app.get('/api/v1/storage/buckets', { onRequest: callers.operator() }, h.list)
+ * @example const h = createBucketHandlers(buckets); app.get('/api/v1/storage/buckets', { onRequest: callers.operator() }, h.list)
  */
-export function bucketHandlers(buckets: BucketService) {
+export function createBucketHandlers(buckets: BucketService) {
   return {
     async create(req: FastifyRequest<{ Body: Static<typeof S.BucketCreate> }>, reply: FastifyReply) {
       const { name, ...fields } = req.body;

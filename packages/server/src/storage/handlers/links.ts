@@ -17,9 +17,9 @@ const PUBLIC = 'public, no-cache';
 /**
  * Reads without a key (docs/api.md §5.7): signed URLs, made by whoever may read the object and
  * bound to that very object, and objects of public buckets.
- * @example const h = linkHandlers(objects, buckets, signed); app.get('/api/v1/storage/public/:bucket/*', h.publicDownload)
+ * @example const h = createLinkHandlers(objects, buckets, signed); app.get('/api/v1/storage/public/:bucket/*', h.publicDownload)
  */
-export function linkHandlers(objects: ObjectService, buckets: BucketService, signed: SignedUrls) {
+export function createLinkHandlers(objects: ObjectService, buckets: BucketService, signed: SignedUrls) {
   return {
     /** POST /sign/{bucket}/{path}: a URL for the object the caller may read, as it is now. */
     async sign(req: FastifyRequest<{ Body: Static<typeof S.SignBody> }>) {

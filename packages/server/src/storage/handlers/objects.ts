@@ -27,9 +27,9 @@ type BucketRequest<B = unknown> = FastifyRequest<{ Params: Static<typeof S.Bucke
 /**
  * Objects, as the caller (docs/api.md §5.7): every statement runs under the caller's role, so
  * the project's policies on storage.objects decide. The caller is the route guard's.
- * @example const h = objectHandlers(objects); app.get('/api/v1/storage/object/:bucket/*', { onRequest: caller }, h.download)
+ * @example const h = createObjectHandlers(objects); app.get('/api/v1/storage/object/:bucket/*', { onRequest: caller }, h.download)
  */
-export function objectHandlers(objects: ObjectService) {
+export function createObjectHandlers(objects: ObjectService) {
   return {
     /** GET and HEAD of an object's bytes. */
     async download(req: FastifyRequest<{ Querystring: Static<typeof S.DownloadQuery> }>, reply: FastifyReply) {

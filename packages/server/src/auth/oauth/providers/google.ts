@@ -1,5 +1,5 @@
 import type { OAuthProviderSettings } from '../../../settings/index.js';
-import { discoveredClient, idClaims, type OAuthProvider, str } from '../provider.js';
+import { createDiscoveredClient, idClaims, type OAuthProvider, str } from '../provider.js';
 
 const ISSUER = 'https://accounts.google.com';
 
@@ -9,7 +9,7 @@ export const google: OAuthProvider<OAuthProviderSettings> = {
   pkce: true,
   oidc: true,
   authParams: { scope: 'openid email profile' },
-  ...discoveredClient(ISSUER),
+  ...createDiscoveredClient(ISSUER),
   async profile(_config, tokens) {
     const c = idClaims(tokens);
     return {

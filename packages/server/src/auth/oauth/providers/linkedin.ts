@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import type { OAuthProviderSettings } from '../../../settings/index.js';
-import { discoveredClient, idClaims, type OAuthProvider, str } from '../provider.js';
+import { createDiscoveredClient, idClaims, type OAuthProvider, str } from '../provider.js';
 
 const ISSUER = 'https://www.linkedin.com/oauth';
 
@@ -14,7 +14,7 @@ export const linkedin: OAuthProvider<OAuthProviderSettings> = {
   pkce: false,
   oidc: true,
   authParams: { scope: 'openid profile email' },
-  ...discoveredClient(ISSUER),
+  ...createDiscoveredClient(ISSUER),
   async profile(config, tokens) {
     let c = idClaims(tokens);
     // The ID token may lack email or picture: the userinfo endpoint has them.

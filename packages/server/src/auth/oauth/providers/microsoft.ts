@@ -1,5 +1,5 @@
 import type { OAuthProviderSettings } from '../../../settings/index.js';
-import { discoveredClient, idClaims, type OAuthProvider, str } from '../provider.js';
+import { createDiscoveredClient, idClaims, type OAuthProvider, str } from '../provider.js';
 
 /**
  * Any Microsoft account (work, school or personal): the `common` endpoint. Its discovery
@@ -18,7 +18,7 @@ export const microsoft: OAuthProvider<OAuthProviderSettings> = {
   pkce: true,
   oidc: true,
   authParams: { scope: 'openid email profile' },
-  ...discoveredClient(ISSUER),
+  ...createDiscoveredClient(ISSUER),
   async profile(_config, tokens) {
     const c = idClaims(tokens);
     const email = str(c.email) ?? str(c.preferred_username);

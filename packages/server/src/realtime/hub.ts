@@ -1,0 +1,325 @@
+/**
+ * The subscriptions of this instance and the delivery of changes to them (docs/realtime.md).
+ *
+ * Each subscription has a cursor: the seq up to which every change of its table has been
+ * considered for it. Live, the change log hands batches in seq order and the hub delivers each
+ * change to the subscriptions whose cursor is below it. A subscription that starts with `since`,
+ * comes back from an expired token, or could not be served live (the database failed during an
+ * authorization) replays instead: it reads its table's changes after its cursor up to what the
+ * log has fetched, and goes live once that read finds nothing newer, in the same tick, so no
+ * change falls between the two and none comes twice.
+ */
+import type { Principal } from '../http/index.js';
+import { type Audience, type Authorizer, Images } from './authorize.js';
+import type { CompiledFilter } from './filter.js';
+import { rowText } from './json-row.js';
+import type { Change, ChangeLog } from './log.js';
+import type { TableAccess } from './policies.js';
+import { type ChangeEvent, type ChangeOp, changeMessage } from './protocol.js';
+
+/** The connection side of a subscription (connection.ts). */
+export interface Subscriber {
+  principal: Principal;
+  /** The token expired: deliveries wait (the cursor stays) until a fresh one arrives. */
+  paused: boolean;
+  /** Sends a message (a Buffer: UTF-8 text, encoded once for many); false when the client was dropped (too slow, or gone). */
+  send(text: string | Buffer): boolean;
+  /** Resolves once what was sent so far left for the network (replay paces itself on it). */
+  flushed(): Promise<void>;
+}
+
+export interface Subscription extends Audience {
+  id: string;
+  table: string;
+  events: ReadonlySet<ChangeEvent>;
+  filter: CompiledFilter;
+  conn: Subscriber;
+  cursor: number;
+  replaying: boolean;
+  /** A `subscribed` message is owed once the replay has caught up. */
+  announce: boolean;
+  closed: boolean;
+  /** A replay loop is running for it. */
+  replayRunning: boolean;
+  /** The connection's principal now (it changes with each `auth` message). */
+  readonly principal: Principal;
+}
+
+export interface HubMetrics {
+  delivered(n: number): void;
+  lag(seconds: number): void;
+}
+
+export interface HubOptions {
+  log: ChangeLog;
+  authorizer: Authorizer;
+  /** The access rules of a table, cached; null when it is gone. */
+  access(table: string): Promise<TableAccess | null>;
+  metrics: HubMetrics;
+  onError(err: unknown, what: string): void;
+}
+
+/** Seqs read per replay statement. */
+const REPLAY_WINDOW = 2000;
+const RETRY_MS = 500;
+
+/** Whether a role sees a row only through owner policies: then its subscribers are found by user id. */
+function ownerOnly(access: TableAccess, role: Principal['role']): string[] | null {
+  const r = access.roles[role];
+  if (!r.rls || r.restrictive.length > 0 || r.permissive.length === 0) return null;
+  const cols: string[] = [];
+  for (const p of r.permissive) {
+    if (p.kind !== 'owner') return null;
+    cols.push(p.column);
+  }
+  return cols;
+}
+
+/**
+ * The subscriptions of a table that can see a change, found without looking at the others: with
+ * owner policies, those whose user id is in the row's (or the old row's) owner column; every
+ * subscription of a role the policies do not narrow that way.
+ */
+class Routes {
+  private readonly byUid = new Map<string, Subscription[]>();
+  private readonly others: Subscription[] = [];
+  private readonly ownerColumns = new Set<string>();
+  constructor(subs: Iterable<Subscription>, access: TableAccess) {
+    const owner: Partial<Record<Principal['role'], string[] | null>> = {};
+    for (const sub of subs) {
+      const role = sub.principal.role;
+      if (!(role in owner)) owner[role] = ownerOnly(access, role);
+      const cols = owner[role];
+      if (!cols) {
+        this.others.push(sub);
+        continue;
+      }
+      for (const c of cols) this.ownerColumns.add(c);
+      const uid = sub.principal.uid;
+      if (uid === null) continue; // no user: an owner policy shows it nothing
+      const list = this.byUid.get(uid);
+      if (list) list.push(sub);
+      else this.byUid.set(uid, [sub]);
+    }
+  }
+  audience(images: Images): Subscription[] {
+    if (this.byUid.size === 0) return this.others;
+    const found = new Set<Subscription>(this.others);
+    for (const fields of [images.row, images.old]) {
+      if (!fields) continue;
+      for (const col of this.ownerColumns) {
+        const v = fields.get(col);
+        if (v === undefined || v.length < 3 || v[0] !== '"') continue;
+        for (const sub of this.byUid.get(v.slice(1, -1)) ?? []) found.add(sub);
+      }
+    }
+    return [...found];
+  }
+}
+
+/**
+ * The messages of one change, built once per distinct (subscription id, role, op) and encoded
+ * once: a thousand subscribers of a public table under the SDK's ids share a handful of them.
+ */
+class Messages {
+  private readonly cache = new Map<string, Buffer>();
+  constructor(
+    private readonly access: TableAccess,
+    private readonly images: Images,
+  ) {}
+  for(sub: Subscription, op: ChangeOp): Buffer {
+    const role = sub.principal.role;
+    const key = `${role}\u0000${op}\u0000${sub.id}`;
+    let m = this.cache.get(key);
+    if (!m) {
+      const r = this.access.roles[role];
+      const c = this.images.change;
+      let row: string | null = null;
+      // As PostgreSQL wrote it when the role may select every column; else its columns only.
+      if (op === 'insert' || op === 'update') row = r.allColumns ? c.row : this.images.row && rowText(this.images.row, r.columns);
+      let old: string | null = null;
+      if (op !== 'insert') {
+        const fields = this.images.old ?? this.images.row;
+        if (fields) old = rowText(fields, new Set(this.access.pk.filter((k) => r.columns.has(k))));
+      }
+      m = Buffer.from(changeMessage(sub.id, c.seq, op, c.table, row, old, c.writtenAt));
+      this.cache.set(key, m);
+    }
+    return m;
+  }
+}
+
+export class Hub {
+  private readonly byTable = new Map<string, Set<Subscription>>();
+  constructor(private readonly o: HubOptions) {}
+
+  /** Live subscriptions (for GET /metrics). */
+  count(): number {
+    let n = 0;
+    for (const s of this.byTable.values()) n += s.size;
+    return n;
+  }
+
+  /**
+   * Adds a subscription: live from the log's frontier, or replaying from `since`. The
+   * `subscribed` message goes out when it is live (after the replayed changes).
+   */
+  add(sub: Subscription, since: number | null): void {
+    let set = this.byTable.get(sub.table);
+    if (!set) {
+      set = new Set();
+      this.byTable.set(sub.table, set);
+    }
+    set.add(sub);
+    const frontier = this.o.log.frontier();
+    if (since === null || since >= frontier) {
+      sub.cursor = Math.max(frontier, since ?? 0);
+      sub.replaying = false;
+      this.announce(sub);
+      return;
+    }
+    sub.cursor = since;
+    sub.replaying = true;
+    sub.announce = true;
+    void this.replay(sub);
+  }
+
+  remove(sub: Subscription): void {
+    sub.closed = true;
+    const set = this.byTable.get(sub.table);
+    set?.delete(sub);
+    if (set?.size === 0) this.byTable.delete(sub.table);
+  }
+
+  /** Ends every subscription of a table (its capture was switched off, or it was dropped). */
+  subscriptionsOf(table: string): Subscription[] {
+    return [...(this.byTable.get(table) ?? [])];
+  }
+
+  /** A connection's token was renewed after it expired: its subscriptions catch up from their cursors. */
+  resume(subs: Iterable<Subscription>): void {
+    for (const sub of subs) {
+      if (sub.closed) continue;
+      sub.replaying = true;
+      void this.replay(sub);
+    }
+  }
+
+  private announce(sub: Subscription): void {
+    if (sub.closed) return;
+    sub.conn.send(`{"type":"subscribed","id":${JSON.stringify(sub.id)},"seq":${sub.cursor}}`);
+    sub.announce = false;
+  }
+
+  /** A batch from the log, in seq order: each change to each live subscription of its table. */
+  async dispatch(changes: Change[]): Promise<void> {
+    const items: Array<{ images: Images; access: TableAccess; audiences: Subscription[] }> = [];
+    const routes = new Map<string, Routes>();
+    for (const change of changes) {
+      const set = this.byTable.get(change.table);
+      if (!set) continue;
+      const access = await this.o.access(change.table);
+      if (!access) continue;
+      let route = routes.get(change.table);
+      if (!route) {
+        route = new Routes(set, access);
+        routes.set(change.table, route);
+      }
+      const images = new Images(change);
+      const audiences = route.audience(images).filter((s) => !s.replaying && !s.closed && s.cursor < change.seq && !s.conn.paused);
+      if (audiences.length === 0) continue;
+      items.push({ images, access, audiences });
+    }
+    // Subscriptions passed over (not in an audience) are considered too: their cursors move on.
+    const advance = () => {
+      const last = changes[changes.length - 1]?.seq ?? 0;
+      for (const table of new Set(changes.map((c) => c.table))) {
+        for (const sub of this.byTable.get(table) ?? []) {
+          if (!sub.replaying && !sub.conn.paused && sub.cursor < last) sub.cursor = last;
+        }
+      }
+    };
+    if (items.length === 0) {
+      advance();
+      return;
+    }
+    let ops: Array<Array<ChangeOp | null>>;
+    try {
+      ops = await this.o.authorizer.decide(items);
+    } catch (err) {
+      // Nothing is delivered that was not authorized, and nothing is lost: these subscriptions
+      // read the batch again from the log once the database answers.
+      this.o.onError(err, 'authorizing changes');
+      const behind = new Set(items.flatMap((i) => i.audiences));
+      for (const sub of behind) sub.replaying = true;
+      setTimeout(() => this.resume(behind), RETRY_MS).unref();
+      return;
+    }
+    const now = Date.now();
+    let delivered = 0;
+    items.forEach(({ images, access, audiences }, i) => {
+      const seq = images.change.seq;
+      const lag = (now - Date.parse(images.change.writtenAt)) / 1000;
+      const messages = new Messages(access, images);
+      audiences.forEach((sub, j) => {
+        // Replaying, paused or gone since the batch began: the replay (or nothing) takes it.
+        if (sub.closed || sub.replaying || sub.conn.paused || sub.cursor >= seq) return;
+        const op = ops[i][j];
+        sub.cursor = seq;
+        if (op === null) return;
+        if (sub.conn.send(messages.for(sub, op))) {
+          delivered++;
+          this.o.metrics.lag(lag);
+        }
+      });
+    });
+    advance();
+    this.o.metrics.delivered(delivered);
+  }
+
+  /** Reads the subscription's table after its cursor until it has caught up with the live feed. */
+  private async replay(sub: Subscription): Promise<void> {
+    if (sub.replayRunning) return;
+    sub.replayRunning = true;
+    try {
+      for (;;) {
+        if (sub.closed || sub.conn.paused) return;
+        const frontier = this.o.log.frontier();
+        // A window of seqs at a time (of every table: the log is numbered as one).
+        const upto = Math.min(frontier, sub.cursor + REPLAY_WINDOW);
+        const page = upto > sub.cursor ? await this.o.log.read(sub.table, sub.cursor, upto) : [];
+        if (sub.closed || sub.conn.paused) return;
+        if (page.length > 0) {
+          const access = await this.o.access(sub.table);
+          if (!access) return;
+          const items = page.map((change) => ({ images: new Images(change), access, audiences: [sub] }));
+          const ops = await this.o.authorizer.decide(items);
+          if (sub.closed || sub.conn.paused) return;
+          let delivered = 0;
+          for (const [i, { images }] of items.entries()) {
+            const op = ops[i][0];
+            sub.cursor = images.change.seq;
+            if (op !== null) {
+              if (!sub.conn.send(new Messages(access, images).for(sub, op))) return;
+              delivered++;
+            }
+          }
+          this.o.metrics.delivered(delivered);
+          await sub.conn.flushed();
+        }
+        sub.cursor = Math.max(sub.cursor, upto);
+        // Caught up when nothing newer was fetched meanwhile: live from here, in this same tick.
+        if (upto === frontier && this.o.log.frontier() === frontier) {
+          sub.replaying = false;
+          if (sub.announce) this.announce(sub);
+          return;
+        }
+      }
+    } catch (err) {
+      this.o.onError(err, 'replaying changes');
+      if (!sub.closed) setTimeout(() => void this.replay(sub), RETRY_MS).unref();
+    } finally {
+      sub.replayRunning = false;
+    }
+  }
+}

@@ -1,0 +1,272 @@
+/**
+ * Realtime (docs/realtime.md). What this area adds:
+ * - endpoints (route table: routes.ts): the WebSocket `GET /api/v1/realtime` and
+ *   `GET /api/v1/realtime/tables`, `PUT|DELETE /api/v1/realtime/tables/{table}` (secret key or
+ *   a console admin, a viewer lists only; a switch is in the admin audit log);
+ * - tables and functions (migration 0080_realtime.sql): the change log realtime.changes fed by a
+ *   trigger on each enabled table, realtime.enable/disable, the numbering (realtime.sequence),
+ *   retention (realtime.trim), the batched policy check (realtime.authorize), and
+ *   realtime.captured / realtime.cursors for other consumers of the log (database webhooks);
+ * - metrics: connections, subscriptions, changes captured and delivered, delivery lag;
+ * - error codes: realtime_disabled, resume_gap, too_many_subscriptions, too_many_connections,
+ *   table_not_found, column_not_found, permission_denied, invalid_parameter, invalid_value,
+ *   invalid_json, invalid_request, invalid_token, token_expired, unauthorized, forbidden.
+ * Depends on db, http and the schema cache; the principal arrives as for REST (app.ts hands in
+ * the resolver that checks keys, tokens and their session).
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { WebSocket } from 'ws';
+import type { RealtimeConfig } from '../config/index.js';
+import { type Db, ddlMode, POLL_MS } from '../db/index.js';
+import { ApiError, type App, type Metrics, type PrincipalResolver } from '../http/index.js';
+import type { Clock } from '../lib/index.js';
+import type { SchemaCache } from '../rest/index.js';
+import { createAuthorizer } from './authorize.js';
+import { Connection, type ConnectionDeps } from './connection.js';
+import { Hub } from './hub.js';
+import { type ChangeLog, openChangeLog } from './log.js';
+import { loadAccess, type TableAccess } from './policies.js';
+import { registerRealtimeRoutes } from './routes.js';
+import { type RealtimeTables, realtimeTables } from './tables.js';
+
+export { type Change, type ChangeLog, openChangeLog } from './log.js';
+export { parseClientMessage, type ClientMessage } from './protocol.js';
+export { splitRow, rowText } from './json-row.js';
+export { REALTIME_PATH } from './routes.js';
+export { CLOSE_SESSION_ENDED, CLOSE_TOO_SLOW } from './connection.js';
+
+export interface RealtimeOptions {
+  db: Db;
+  schema: SchemaCache;
+  config: RealtimeConfig;
+  /** Keys and tokens to a principal, the session of a token checked (what REST's guards use). */
+  resolvePrincipal: PrincipalResolver;
+  /** Secret key or console admin whose role may change things (admin's `guards.manage`). */
+  manage(req: FastifyRequest): Promise<void>;
+  /** A browser's Origin may open a connection (the project's CORS setting). */
+  isOriginAllowed(origin: string): boolean;
+  clock: Clock;
+  log: Logger;
+  metrics?: Metrics;
+  /** Tests: how often sessions are checked again (default 1 s). */
+  sessionCheckMs?: number;
+}
+
+export interface Realtime {
+  tables: RealtimeTables;
+  log: ChangeLog;
+  /** Open connections on this instance. */
+  connections(): number;
+  close(): Promise<void>;
+}
+
+/** How often each connection's session is asked again (sign-out, revocation, ban end it within this). */
+const SESSION_CHECK_MS = 1000;
+
+/**
+ * Starts reading the change log and mounts the realtime routes.
+ * @example const realtime = await registerRealtime(app, { db, schema, config: config.realtime, resolvePrincipal, manage, isOriginAllowed, clock, log, metrics });
+ */
+export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Realtime> {
+  const { db, log: logger, config } = o;
+  const m = o.metrics;
+  const statements = m?.counter(
+    'plinth_realtime_db_statements_total',
+    'Database statements realtime sent (numbering, fetching, replay, policy checks)',
+  );
+  const delivered = m?.counter('plinth_realtime_delivered_total', 'Changes sent to subscribers');
+  const captured = m?.counter('plinth_realtime_fetched_total', 'Changes read from the change log by this instance');
+  const dropped = m?.counter('plinth_realtime_dropped_total', 'Clients dropped as too slow to take their changes');
+  const lag = m?.histogram(
+    'plinth_realtime_lag_seconds',
+    'From the write of a row to its change sent to a subscriber',
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  );
+  const onError = (what: string) => {
+    let last = 0;
+    return (err: unknown) => {
+      if (Date.now() - last > 60_000) logger.warn({ err }, `realtime: ${what} failed; retrying`);
+      last = Date.now();
+    };
+  };
+
+  // Access rules per table, read once per version of the schema cache (which the SQL runner
+  // reloads before it answers, and a DDL notification or poll everywhere else).
+  const accessCache = new Map<string, { version: number; rules: Promise<TableAccess | null> }>();
+  const access = (table: string): Promise<TableAccess | null> => {
+    const version = o.schema.get().version;
+    const hit = accessCache.get(table);
+    if (hit && hit.version === version) return hit.rules;
+    const rules = loadAccess(db, table).catch((err) => {
+      accessCache.delete(table);
+      throw err;
+    });
+    accessCache.set(table, { version, rules });
+    return rules;
+  };
+
+  let hub: Hub | null = null;
+  const log = await openChangeLog({
+    db,
+    log: logger,
+    retentionMs: config.retentionMs,
+    onStatement: () => statements?.inc(),
+    onChanges: async (batch) => {
+      captured?.inc(batch.length);
+      await hub?.dispatch(batch);
+    },
+  });
+  const authorizer = createAuthorizer(db, () => statements?.inc());
+  hub = new Hub({
+    log,
+    authorizer,
+    access,
+    metrics: { delivered: (n) => delivered?.inc(n), lag: (s) => lag?.observe(s) },
+    onError: (err, what) => onError(what)(err),
+  });
+  const connections = new Set<Connection>();
+  const perIp = new Map<string, number>();
+
+  const tables = await realtimeTables(db, (enabled) => {
+    for (const conn of connections) {
+      for (const sub of conn.subscriptions()) {
+        if (!enabled.has(sub.table)) {
+          conn.end(sub, new ApiError('realtime_disabled', `Changes of "${sub.table}" are no longer captured (realtime.disable).`));
+        }
+      }
+    }
+  });
+
+  // After a schema change: fresh access rules, and subscriptions whose role lost the table or a
+  // filtered column end with permission_denied.
+  const onSchemaChange = async () => {
+    accessCache.clear();
+    for (const conn of connections) {
+      for (const sub of conn.subscriptions()) {
+        const a = await access(sub.table).catch(() => undefined);
+        if (a === undefined) continue;
+        const cols = a?.roles[sub.principal.role].columns;
+        if (!a || !cols || cols.size === 0 || sub.filter.columns.some((c) => !cols.has(c))) {
+          conn.end(sub, new ApiError('permission_denied', `The access to "${sub.table}" changed: this subscription ended.`));
+        }
+      }
+    }
+    await tables.reload().catch(() => undefined);
+  };
+  const unlistenSchema = await db.listen('plinth_schema', () => void onSchemaChange().catch(() => undefined));
+  // Without event triggers (hosted PostgreSQL) a policy change makes no NOTIFY: its catalog is
+  // polled, as src/db/ddl-watch.ts polls the rest.
+  let policyPoll: NodeJS.Timeout | null = null;
+  if (db.kind === 'postgres' && (await ddlMode(db)) === 'poll') {
+    const fingerprint = async () =>
+      (await db.query<{ f: string }>(`select count(*) || ':' || coalesce(sum(xmin::text::int8), 0) as f from pg_policy`)).rows[0]?.f ?? '';
+    let last = await fingerprint();
+    policyPoll = setInterval(() => {
+      fingerprint().then(
+        (f) => {
+          if (f !== last) {
+            last = f;
+            void onSchemaChange().catch(() => undefined);
+          }
+        },
+        () => undefined,
+      );
+    }, POLL_MS);
+    policyPoll.unref();
+  }
+
+  const connectionDeps: ConnectionDeps = {
+    db,
+    hub,
+    log,
+    schema: o.schema,
+    resolve: o.resolvePrincipal,
+    access,
+    isEnabled: (t) => tables.isEnabled(t),
+    clock: o.clock,
+    logger,
+    maxSubscriptions: config.maxSubscriptions,
+    maxBufferedBytes: config.maxBufferedBytes,
+    onDropped: () => dropped?.inc(),
+  };
+
+  const heartbeat = setInterval(() => {
+    for (const conn of connections) {
+      if (conn.missed >= 2) {
+        conn.close();
+        conn.socket.terminate();
+        continue;
+      }
+      conn.missed++;
+      conn.socket.ping();
+    }
+  }, config.heartbeatMs);
+  heartbeat.unref();
+  const sessions = setInterval(() => {
+    for (const conn of connections) void conn.checkSession();
+  }, o.sessionCheckMs ?? SESSION_CHECK_MS);
+  sessions.unref();
+
+  const keyOf = (req: FastifyRequest): string | undefined => {
+    const q = (req.query as Record<string, unknown> | undefined)?.apikey;
+    if (typeof q === 'string') return q;
+    const h = req.headers.apikey;
+    return typeof h === 'string' ? h : undefined;
+  };
+
+  await registerRealtimeRoutes(app, {
+    tables,
+    manage: o.manage,
+    maxMessageBytes: config.maxMessageBytes,
+    async admit(req) {
+      const origin = req.headers.origin;
+      if (origin !== undefined && !o.isOriginAllowed(origin)) {
+        throw new ApiError('forbidden', `The origin ${origin.slice(0, 200)} may not connect: add it to the cors_origins auth setting.`);
+      }
+      if (keyOf(req) === undefined) throw new ApiError('unauthorized', 'Connect with ?apikey=<public key> (or the apikey header).');
+      req.principal = await o.resolvePrincipal(keyOf(req), req.headers.authorization);
+      if ((perIp.get(req.ip) ?? 0) >= config.maxConnectionsPerIp) {
+        throw new ApiError('too_many_connections', `At most ${config.maxConnectionsPerIp} realtime connections per client address.`);
+      }
+    },
+    accept(socket: WebSocket, req: FastifyRequest) {
+      const ip = req.ip;
+      perIp.set(ip, (perIp.get(ip) ?? 0) + 1);
+      const principal = req.principal ?? { role: 'anon' as const, claims: '{"role":"anon"}', uid: null };
+      const bearer = /^bearer\s+(.+)$/i.exec(req.headers.authorization?.trim() ?? '')?.[1] ?? null;
+      // Its session is checked like that of a token sent in an auth message.
+      const conn = new Connection(socket, keyOf(req), principal, connectionDeps, bearer);
+      connections.add(conn);
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        conn.close();
+        connections.delete(conn);
+        const n = (perIp.get(ip) ?? 1) - 1;
+        if (n <= 0) perIp.delete(ip);
+        else perIp.set(ip, n);
+      });
+    },
+  });
+  m?.gauge('plinth_realtime_connections', 'Open realtime WebSockets', () => connections.size);
+  m?.gauge('plinth_realtime_subscriptions', 'Realtime subscriptions', () => hub?.count() ?? 0);
+
+  let closing: Promise<void> | null = null;
+  return {
+    tables,
+    log,
+    connections: () => connections.size,
+    close() {
+      closing ??= (async () => {
+        clearInterval(heartbeat);
+        clearInterval(sessions);
+        if (policyPoll) clearInterval(policyPoll);
+        for (const conn of connections) conn.close(1001, 'server closing');
+        await unlistenSchema().catch(() => undefined);
+        await tables.close().catch(() => undefined);
+        await log.close();
+      })();
+      return closing;
+    },
+  };
+}

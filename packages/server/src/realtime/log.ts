@@ -1,0 +1,222 @@
+/**
+ * The change log (migration 0080_realtime.sql): what one instance does with it. It numbers
+ * changes (realtime.sequence, one run at a time across instances), fetches what was numbered in
+ * seq order and hands each batch to its listener before fetching the next, trims what is older
+ * than REALTIME_RETENTION, and reads a table's changes after a seq for a replay.
+ *
+ * Wake-ups: each instance polls realtime.sequence() (writers do not NOTIFY: migration 0080 says
+ * why), every 10 ms while changes come, backing off to every 100 ms when idle; a run that
+ * numbered changes NOTIFYs plinth_realtime with the highest seq (→ fetch, on every instance). A
+ * fetch every second covers a notification lost while the database connection was down.
+ */
+import type { Logger } from 'pino';
+import type { Db } from '../db/index.js';
+import { isoSql } from '../lib/index.js';
+import type { ChangeEvent } from './protocol.js';
+
+/** One captured change, as numbered. `row` and `old` are PostgreSQL's JSON text (json-row.ts). */
+export interface Change {
+  seq: number;
+  table: string;
+  op: ChangeEvent;
+  row: string | null;
+  old: string | null;
+  /** When the row was written (ISO 8601); the transaction commits at or after it. */
+  writtenAt: string;
+}
+
+export interface LogOptions {
+  db: Db;
+  log: Logger;
+  retentionMs: number;
+  /** Called with each fetched batch, in seq order; the next batch waits for it. */
+  onChanges(changes: Change[]): Promise<void>;
+  /** Counts each statement the feed sends (GET /metrics, and the bench's statements per change). */
+  onStatement?(): void;
+}
+
+export interface ChangeLog {
+  /** The highest seq fetched so far (its batch may still be in `onChanges`). */
+  frontier(): number;
+  /** A table's changes with `after < seq <= upto`, oldest first (keep the range to a few thousand seqs). */
+  read(table: string, after: number, upto: number): Promise<Change[]>;
+  /** The highest seq given out, and the highest trimmed (a `since` below it is a resume gap). */
+  bounds(): Promise<{ lastSeq: number; trimmedUpto: number }>;
+  /** Numbers and fetches now (tests; the SQL runner after a write). */
+  poke(): void;
+  close(): Promise<void>;
+}
+
+const CHANGE_COLUMNS = `seq, table_name, op, "row"::text as row_text, old::text as old_text,
+  ${isoSql('written_at')} as written_at`;
+
+interface ChangeRow {
+  seq: number | string;
+  table_name: string;
+  op: ChangeEvent;
+  row_text: string | null;
+  old_text: string | null;
+  written_at: string;
+}
+
+const toChange = (r: ChangeRow): Change => ({
+  seq: Number(r.seq),
+  table: r.table_name,
+  op: r.op,
+  row: r.row_text,
+  old: r.old_text,
+  writtenAt: r.written_at,
+});
+
+/** Fetched per statement: a batch the dispatcher handles in one go. */
+const FETCH_LIMIT = 1000;
+/**
+ * The numbering's poll: every 10 ms while runs find changes, doubling to 100 ms when idle. At
+ * 500 writes/s that is about one numbering statement per five changes; idle, ten a second.
+ */
+const SEQ_BUSY_MS = 10;
+const SEQ_IDLE_MS = 100;
+const POLL_MS = 1000;
+const TRIM_MS = 60_000;
+
+/**
+ * A loop that runs `work` when kicked: never two at once, and a kick during a run runs it again
+ * after, so no kick is lost.
+ */
+function loop(work: () => Promise<void>, onError: (err: unknown) => void) {
+  let running = false;
+  let again = false;
+  let closed = false;
+  let idle: Promise<void> = Promise.resolve();
+  const kick = () => {
+    if (closed) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    idle = (async () => {
+      try {
+        do {
+          again = false;
+          try {
+            await work();
+          } catch (err) {
+            onError(err);
+          }
+        } while (again && !closed);
+      } finally {
+        running = false;
+      }
+    })();
+  };
+  return {
+    kick,
+    async close() {
+      closed = true;
+      await idle;
+    },
+  };
+}
+
+/**
+ * Starts this instance's work on the change log; `close()` stops it.
+ * @example const changes = await openChangeLog({ db, log, retentionMs: 86_400_000, onChanges: (batch) => hub.dispatch(batch) });
+ */
+export async function openChangeLog(options: LogOptions): Promise<ChangeLog> {
+  const { db, log } = options;
+  const counted = <T>(p: Promise<T>) => {
+    options.onStatement?.();
+    return p;
+  };
+  const state = await db.query<{ last_seq: number | string }>('select last_seq from realtime.state where id = 1');
+  let frontier = Number(state.rows[0]?.last_seq ?? 0);
+  let closed = false;
+  let seqDelay = SEQ_BUSY_MS;
+  let seqTimer: NodeJS.Timeout | null = null;
+  let failing = false;
+  const failed = (what: string) => (err: unknown) => {
+    if (!failing) log.warn({ err }, `realtime: ${what} failed; retrying`);
+    failing = true;
+  };
+
+  const fetcher = loop(async () => {
+    for (;;) {
+      const { rows } = await counted(
+        db.query<ChangeRow>(`select ${CHANGE_COLUMNS} from realtime.read($1, $2)`, [frontier, frontier + FETCH_LIMIT]),
+      );
+      failing = false;
+      if (rows.length === 0 || closed) return;
+      const batch = rows.map(toChange);
+      frontier = batch[batch.length - 1].seq;
+      await options.onChanges(batch);
+      if (rows.length < FETCH_LIMIT) return;
+    }
+  }, failed('fetching changes'));
+
+  const sequencer = loop(async () => {
+    const { rows } = await counted(
+      db.query<{ last_seq: number | string; numbered: number | string; waiting: number | string }>(
+        'select last_seq, numbered, waiting from realtime.sequence(false)',
+      ),
+    );
+    failing = false;
+    const r = rows[0];
+    const busy = Number(r?.numbered ?? 0) > 0 || Number(r?.waiting ?? 0) > 0;
+    if (Number(r?.numbered ?? 0) > 0) fetcher.kick();
+    seqDelay = busy ? SEQ_BUSY_MS : Math.min(seqDelay * 2, SEQ_IDLE_MS);
+  }, failed('numbering changes'));
+  const scheduleSequence = () => {
+    if (closed) return;
+    seqTimer = setTimeout(() => {
+      sequencer.kick();
+      scheduleSequence();
+    }, seqDelay);
+    seqTimer.unref();
+  };
+
+  const trimmer = loop(async () => {
+    for (;;) {
+      const { rows } = await db.query<{ n: number | string }>('select realtime.trim($1::interval) as n', [
+        `${options.retentionMs} milliseconds`,
+      ]);
+      if (Number(rows[0]?.n ?? 0) === 0 || closed) return;
+    }
+  }, failed('trimming changes'));
+
+  const unlisten = [await db.listen('plinth_realtime', () => fetcher.kick())];
+  const poll = setInterval(() => fetcher.kick(), POLL_MS);
+  poll.unref();
+  const trim = setInterval(() => trimmer.kick(), TRIM_MS);
+  trim.unref();
+  sequencer.kick();
+  scheduleSequence();
+  trimmer.kick();
+
+  return {
+    frontier: () => frontier,
+    async read(table, after, upto) {
+      const { rows } = await counted(db.query<ChangeRow>(`select ${CHANGE_COLUMNS} from realtime.read($1, $2, $3)`, [after, upto, table]));
+      return rows.map(toChange);
+    },
+    async bounds() {
+      const { rows } = await db.query<{ last_seq: number | string; trimmed_upto: number | string }>(
+        'select last_seq, trimmed_upto from realtime.state where id = 1',
+      );
+      return { lastSeq: Number(rows[0]?.last_seq ?? 0), trimmedUpto: Number(rows[0]?.trimmed_upto ?? 0) };
+    },
+    poke() {
+      seqDelay = SEQ_BUSY_MS;
+      sequencer.kick();
+      fetcher.kick();
+    },
+    async close() {
+      closed = true;
+      clearInterval(poll);
+      clearInterval(trim);
+      if (seqTimer) clearTimeout(seqTimer);
+      for (const u of unlisten) await u().catch(() => undefined);
+      await Promise.all([fetcher.close(), sequencer.close(), trimmer.close()]);
+    },
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * Which tables' changes are pushed: `realtime.enable('t')` / `realtime.disable('t')` (migration
+ * 0080), kept in memory and reloaded when either runs (NOTIFY plinth_realtime_tables) anywhere.
+ */
+import type { Db } from '../db/index.js';
+import { DbError } from '../db/index.js';
+import { ApiError } from '../http/index.js';
+
+export interface RealtimeTables {
+  /** Every plain table of public, with whether realtime captures it. */
+  list(): Promise<Array<{ table: string; enabled: boolean }>>;
+  /** Whether `table` is captured for realtime; asks the database when the cache says no (a fresh enable). */
+  isEnabled(table: string): Promise<boolean>;
+  enable(table: string): Promise<{ table: string; enabled: boolean }>;
+  disable(table: string): Promise<{ table: string; enabled: boolean }>;
+  /** Reloads; resolves with the tables enabled now. */
+  reload(): Promise<ReadonlySet<string>>;
+  close(): Promise<void>;
+}
+
+/** The database's answer to enable/disable as the API's error (a missing table, no primary key). */
+function refused(err: unknown): never {
+  if (err instanceof DbError) {
+    if (err.sqlstate === '42P01') throw new ApiError('table_not_found', err.message);
+    if (err.sqlstate === '42809' || err.sqlstate === '55000') throw new ApiError('invalid_parameter', err.message, { field: 'table' });
+  }
+  throw err;
+}
+
+/**
+ * @example const tables = await realtimeTables(db, (enabled) => hub.endDisabled(enabled));
+ */
+export async function realtimeTables(db: Db, onChange: (enabled: ReadonlySet<string>) => void): Promise<RealtimeTables> {
+  let enabled: ReadonlySet<string> = new Set();
+  const load = async () => {
+    const { rows } = await db.query<{ table_name: string }>('select table_name from realtime.tables() where enabled');
+    enabled = new Set(rows.map((r) => r.table_name));
+    return enabled;
+  };
+  await load();
+  const reload = async () => {
+    const now = await load();
+    onChange(now);
+    return now;
+  };
+  const unlisten = await db.listen('plinth_realtime_tables', () => void reload().catch(() => undefined));
+  const entry = (table: string) => ({ table, enabled: enabled.has(table) });
+  return {
+    async list() {
+      await load();
+      const { rows } = await db.query<{ name: string }>(
+        `select relname::text as name from pg_class where relnamespace = 'public'::regnamespace and relkind = 'r' order by relname`,
+      );
+      return rows.map((r) => entry(r.name));
+    },
+    async isEnabled(table) {
+      if (enabled.has(table)) return true;
+      return (await load()).has(table);
+    },
+    async enable(table) {
+      await db.query('select realtime.enable($1)', [table]).catch(refused);
+      await reload();
+      return entry(table);
+    },
+    async disable(table) {
+      await db.query('select realtime.disable($1)', [table]).catch(refused);
+      await reload();
+      return entry(table);
+    },
+    reload,
+    close: () => unlisten(),
+  };
+}

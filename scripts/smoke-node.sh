@@ -1,21 +1,7 @@
 #!/usr/bin/env bash
 # The smoke test (scripts/smoke.mjs) on another Node version, installed from the npm registry
-# (the `node` package brings the official binary) into .tmp/node-<major>, kept for the next
-# run. Needs the build (npm run build). Usage: scripts/smoke-node.sh 24
+# by scripts/node-version.sh. Needs the build (npm run build). Usage: scripts/smoke-node.sh 24
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MAJOR="${1:-24}"
-DIR=".tmp/node-$MAJOR"
-NODE="$DIR/node_modules/node/bin/node"
-if ! [ -x "$NODE" ] || [ "$("$NODE" -p 'process.versions.node.split(".")[0]' 2>/dev/null)" != "$MAJOR" ]; then
-  rm -rf "$DIR"; mkdir -p "$DIR"
-  # A package.json of its own, so npm installs here and not into the workspace above.
-  echo '{ "private": true }' >"$DIR/package.json"
-  echo "[smoke] installing Node $MAJOR from the npm registry (node@$MAJOR) into $DIR" >&2
-  if ! (cd "$DIR" && npm install --no-audit --no-fund --no-package-lock "node@$MAJOR" >install.log 2>&1); then
-    tail -n 20 "$DIR/install.log" >&2
-    echo "[smoke] npm install node@$MAJOR failed" >&2
-    exit 1
-  fi
-fi
+NODE=$(scripts/node-version.sh "${1:-24}")
 "$NODE" scripts/smoke.mjs

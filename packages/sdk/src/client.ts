@@ -3,9 +3,6 @@ import { layeredLock, navigatorLock, processLock, storageLock } from './auth/loc
 import { SessionManager } from './auth/session-manager.js';
 import { browserStorage, defaultStorageKey, isBrowser, memoryStorage } from './auth/storage.js';
 import { type HttpConfig, normalizeUrl } from './fetch.js';
-import type { RestContext } from './rest/builder.js';
-import { QueryBuilder } from './rest/query-builder.js';
-import type { GenericDatabase, TableDef, TableName, UntypedDatabase } from './rest/types.js';
 import { RealtimeClient } from './realtime/client.js';
 import type {
   RealtimeChange,
@@ -14,6 +11,10 @@ import type {
   RealtimeSubscribeOptions,
   RealtimeSubscription,
 } from './realtime/types.js';
+import type { RestContext } from './rest/builder.js';
+import { QueryBuilder } from './rest/query-builder.js';
+import { type RpcBuilder, type RpcOptions, rpcBuilder } from './rest/rpc.js';
+import type { FunctionDef, FunctionName, FunctionResult, GenericDatabase, TableDef, TableName, UntypedDatabase } from './rest/types.js';
 import { StorageClient } from './storage/index.js';
 import type { LockFunction, SupportedStorage } from './types.js';
 
@@ -71,7 +72,20 @@ export interface PlinthClient<DB extends GenericDatabase = UntypedDatabase> {
    * Starts a query on a table or view of the `public` schema.
    * @example const { data, error } = await client.from('todos').select('id,title').eq('done', false);
    */
-  from<T extends TableName<DB>>(table: T): QueryBuilder<TableDef<DB, T>>;
+  from<T extends TableName<DB>>(table: T): QueryBuilder<DB['public'], T>;
+  /**
+   * Calls a function of the `public` schema with named arguments (POST; `{ get: true }` for
+   * stable ones). Resolves to its value, its row, or its rows — which, for a set, take
+   * `select()`, filters, `order()` and `range()` like a table. Functions are closed until the
+   * project grants them (`grant execute on function … to authenticated`).
+   * @example const { data } = await client.rpc('add', { a: 1, b: 2 }); // 3
+   * @example const { data } = await client.rpc('posts_by', { author: 1 }).select('id, title').order('id').limit(10);
+   */
+  rpc<F extends FunctionName<DB>, A extends FunctionDef<DB, F>['Args']>(
+    fn: F,
+    args?: A & NoExtraKeys<A, FunctionDef<DB, F>['Args']>,
+    options?: RpcOptions,
+  ): RpcCall<FunctionResult<FunctionDef<DB, F>, A>>;
   /**
    * Files in buckets, under the project's policies on `storage.objects`.
    * @example const { data, error } = await client.storage.from('avatars').upload(`${userId}/me.png`, file, { upsert: true });
@@ -80,6 +94,22 @@ export interface PlinthClient<DB extends GenericDatabase = UntypedDatabase> {
   /** Changes of tables as they happen (docs/realtime.md). */
   realtime: RealtimeApi<DB>;
 }
+
+/** Keys of any overload's arguments. */
+type KeysOfAny<U> = U extends unknown ? keyof U : never;
+/** Refuses keys no overload takes (`A` is inferred, so TypeScript would not check excess keys by itself). */
+type NoExtraKeys<A, Args> = { [K in Exclude<keyof A, KeysOfAny<Args>>]: never };
+
+/** The builder `rpc()` gives: rows to filter for a set, a value otherwise. */
+export type RpcCall<Res> = [Res] extends [{ returns: infer R; set: infer S }]
+  ? boolean extends S
+    ? // biome-ignore lint/suspicious/noExplicitAny: an untyped client's function: anything goes
+      RpcBuilder<Record<string, any>, any>
+    : [S] extends [true]
+      ? RpcBuilder<R extends object ? R : Record<string, never>, R[]>
+      : RpcBuilder<Record<string, never>, R>
+  : // biome-ignore lint/suspicious/noExplicitAny: overloads whose arguments do not tell them apart
+    RpcBuilder<Record<string, any>, any>;
 
 /**
  * Creates a client for one Plinth project. The stored session (if any) is loaded at once;
@@ -129,6 +159,7 @@ export function createClient<DB extends GenericDatabase = UntypedDatabase>(
       dispose: () => realtime.dispose(),
     },
     from: (table) => new QueryBuilder(rest, table),
+    rpc: (fn, args, options = {}) => rpcBuilder(rest, fn, args ?? {}, options) as never,
     // The same token and refresh as the database: storage requests are decided by RLS too.
     storage: new StorageClient(rest),
   };

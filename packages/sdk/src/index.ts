@@ -25,8 +25,11 @@ export { parseOAuthFragment, type OAuthFragment } from './auth/fragment.js';
 export { memoryStorage } from './auth/storage.js';
 // The one request function every SDK call goes through, for management tools (the console).
 export { send, normalizeUrl, type HttpConfig, type HttpRequest, type HttpResponse } from './fetch.js';
-export { FilterBuilder, RestRequest } from './rest/builder.js';
-export { QueryBuilder } from './rest/query-builder.js';
+export { FilterBuilder, RestRequest, type FilterOperator, type ReferencedTable } from './rest/builder.js';
+export { QueryBuilder, type UpsertOptions } from './rest/query-builder.js';
+export { RpcBuilder, type RpcOptions } from './rest/rpc.js';
+export type { RpcCall } from './client.js';
+export type { CheckSelectOf, FilterColumns, JsonValue, SelectErrors, SelectResult } from './rest/select.js';
 export { encodePath, StorageBucket, StorageClient } from './storage/index.js';
 export type {
   Bucket,
@@ -42,7 +45,12 @@ export type {
 export type {
   CheckSelect,
   ColumnName,
+  FunctionDef,
+  FunctionName,
+  FunctionResult,
   GenericDatabase,
+  GenericFunction,
+  GenericRelationship,
   GenericSchema,
   GenericTable,
   GenericView,
@@ -50,6 +58,7 @@ export type {
   RestResult,
   SelectRow,
   TableDef,
+  TableDefOf,
   TableName,
   UntypedDatabase,
   WriteOptions,

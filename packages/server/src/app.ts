@@ -14,7 +14,7 @@ import {
   type TokenService,
 } from './auth/index.js';
 import type { Config } from './config/index.js';
-import { type Db, DbUnavailableError, type DdlWatch, openDatabase, prepareDatabase } from './db/index.js';
+import { type Db, DbUnavailableError, type DdlWatch, openDatabase, outageLogHook, prepareDatabase } from './db/index.js';
 import {
   type App,
   createCallerGuards,
@@ -63,7 +63,8 @@ export interface Plinth {
   close(): Promise<void>;
 }
 
-const SDK_BUNDLE = fileURLToPath(new URL('../../sdk/dist/plinth.js', import.meta.url));
+/** The SDK's single-file build, wherever npm put @plinth/sdk (the workspace, or the installed package's own copy). */
+const SDK_BUNDLE = fileURLToPath(import.meta.resolve('@plinth/sdk/plinth.js'));
 
 /** The redaction every log line gets: no secret, token or password is ever written. */
 export const LOG_REDACT = [
@@ -79,8 +80,19 @@ export const LOG_REDACT = [
   '*.private_key',
 ];
 
-export function createLogger(level: string): Logger {
-  return pino({ level, redact: { paths: LOG_REDACT, censor: '[redacted]' }, base: { service: 'plinth' } });
+/**
+ * The server's logger: JSON lines on stdout (or `destination`), secrets redacted, and a
+ * database outage folded into one line a minute (db/outage-log.ts).
+ * @example const log = createLogger('info');
+ */
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  const options = {
+    level,
+    redact: { paths: LOG_REDACT, censor: '[redacted]' },
+    base: { service: 'plinth' },
+    hooks: { logMethod: outageLogHook() },
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /**
@@ -116,6 +128,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       logger: log,
       bodyLimit: config.bodyLimit,
       isOriginAllowed: settings.isOriginAllowed,
+      corsAdvice: settings.corsAdvice,
       trustProxy: config.trustProxy,
       requestTimeoutMs: config.requestTimeoutMs,
     });
@@ -155,9 +168,13 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
         return { status: 'ok' };
       } catch (err) {
         reply.code(503);
-        // Names the database and the cause (the operator reads this, not an end-user).
+        // Names the database and the cause (the operator reads this, not an end-user); an
+        // outage is one line a minute in the log, however often /health is asked.
         const message = err instanceof DbUnavailableError ? err.message : 'The database is unavailable.';
-        log.warn({ reason: message }, 'health: database unavailable');
+        log.warn(
+          { err: err instanceof DbUnavailableError ? err : new DbUnavailableError(message, 'health') },
+          'health: database unavailable',
+        );
         return { code: 'database_unavailable', message, status: 'unavailable' };
       }
     });
@@ -212,6 +229,12 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       initialAdmin: config.admin.initial,
       metrics,
       log,
+      // Storage is mounted after admin (it takes admin's guards): its sweeper is looked up per backup.
+      backups: {
+        dataDir: config.dataDir,
+        storage: config.storage,
+        hold: () => (storage ? storage.sweeper.hold() : Promise.resolve(() => undefined)),
+      },
     });
 
     // File storage (docs/storage.md): objects under the project's policies on storage.objects.

@@ -147,14 +147,14 @@ describe('embedded data dir (real processes)', () => {
         [bare, {}], // neither: the running server's keys
       ] as const) {
         const k = await plinthIn(where, ['keys', '--json', '--data-dir', dir], extra);
-        expect(k.stderr).toBe('');
+        expect(k.stderr).toBe(`project: embedded database in ${dir}\n`);
         expect(k.code).toBe(0);
         expect(JSON.parse(k.stdout)).toEqual(configured);
       }
       const viaServer = await plinthIn(bare, ['sql', 'create table cfg_t (v int); select 1 as one', '--data-dir', dir]);
-      expect(viaServer.stderr).toBe('');
+      expect(viaServer.stderr).toBe(`project: embedded database in ${dir}\n`);
       expect(viaServer.code).toBe(0);
-      expect(viaServer.stdout).toContain('SELECT 1');
+      expect(viaServer.stdout).toBe('CREATE TABLE\n\n one\n-----\n   1\n(1 row)\n');
       const types = await plinthIn(bare, ['gen', 'types', '--data-dir', dir]);
       expect(types.code).toBe(0);
       expect(types.stdout).toMatch(/cfg_t/);
@@ -170,18 +170,18 @@ describe('embedded data dir (real processes)', () => {
     const unconfigured = await plinthIn(bare, ['keys', '--json', '--data-dir', dir]);
     expect(unconfigured.code).toBe(1);
     expect(unconfigured.stdout).toBe('');
-    expect(unconfigured.stderr).toMatch(/^plinth: no keys yet in .*PLINTH_PUBLIC_KEY and PLINTH_SECRET_KEY\n$/);
+    expect(unconfigured.stderr).toMatch(/^project: .*\nplinth: no keys yet in .*PLINTH_PUBLIC_KEY and PLINTH_SECRET_KEY\n$/);
     expect(existsSync(join(dir, 'keys.json'))).toBe(false);
   }, 90_000);
 
-  it('plinth keys never makes keys: one line and exit 1 before the first start; a configured key wins over its made one', async () => {
+  it('plinth keys never makes a project or keys: one line and exit 1 before the first start; a configured key wins over its made one', async () => {
     const dir = tmp();
     const cwd = tmp();
     const before = await plinthIn(cwd, ['keys', '--json', '--data-dir', dir]);
     expect(before.code).toBe(1);
     expect(before.stdout).toBe('');
-    expect(before.stderr).toMatch(
-      /^plinth: no keys yet in .*: start the server once \(plinth start\), or set PLINTH_PUBLIC_KEY and PLINTH_SECRET_KEY\n$/,
+    expect(before.stderr).toBe(
+      `plinth: no Plinth database in ${dir}: plinth start --data-dir ${dir} makes one there (only start and init make projects)\n`,
     );
     expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
 
@@ -198,7 +198,7 @@ describe('embedded data dir (real processes)', () => {
       expect(running.code).toBe(0);
       expect(JSON.parse(running.stdout)).toEqual(used);
       const viaServer = await plinthIn(cwd, ['sql', 'select 1 as one', '--data-dir', dir]);
-      expect(viaServer.stderr).toBe('');
+      expect(viaServer.stderr).toBe(`project: embedded database in ${dir}\n`);
       expect(viaServer.code).toBe(0);
     } finally {
       s.proc.kill('SIGTERM');
@@ -356,11 +356,11 @@ describe('embedded data dir (real processes)', () => {
       dir,
     ]);
     expect(await viaServer.exited).toBe(0);
-    expect(viaServer.stdout()).toContain('SELECT 1');
+    expect(viaServer.stdout()).toBe('CREATE TABLE\n\nINSERT 0 1\n\n v\n---\n 7\n(1 row)\n');
     const migrateBusy = spawnPlinth(['migrate', join(dir, 'none'), '--data-dir', dir]);
     expect(await migrateBusy.exited).toBe(1);
     expect(migrateBusy.stderr()).toMatch(
-      /^plinth: the embedded database in .* is held by the running server \(pid \d+\); stop it, then run plinth migrate, or restart it with plinth start --migrate .*\n$/,
+      /^project: .*\nplinth: the embedded database in .* is held by the running server \(pid \d+\); stop it, then run plinth migrate, or restart it with plinth start --migrate .*\n$/,
     );
     s.proc.kill('SIGTERM');
     await s.exited;
@@ -382,33 +382,33 @@ describe('embedded data dir (real processes)', () => {
     expect(changed.stderr()).toMatch(/001_init.sql was changed after it was applied/);
     const direct = spawnPlinth(['sql', 'select v from m_t order by v', '--data-dir', dir]);
     expect(await direct.exited).toBe(0);
-    expect(direct.stdout()).toContain('SELECT 2');
+    expect(direct.stdout()).toBe(' v\n---\n 1\n 2\n(2 rows)\n');
   }, 90_000);
 
-  it('plinth gen types writes the table types, from the running server or from the data dir', async () => {
+  it('plinth gen types writes the table types (making the folder), from the running server or from the data dir', async () => {
     const dir = tmp();
-    const seed = spawnPlinth([
-      'sql',
-      'create table todos (id bigserial primary key, title text not null, done boolean default false)',
-      '--data-dir',
-      dir,
-    ]);
-    expect(await seed.exited).toBe(0);
-    const offline = spawnPlinth(['gen', 'types', '--data-dir', dir]);
-    expect(await offline.exited).toBe(0);
-    expect(offline.stdout()).toMatch(/todos/);
-    expect(offline.stdout()).toMatch(/title: string/);
+    const out = join(tmp(), 'src', 'generated', 'db.ts');
     const s = spawnPlinth(['start', '--port', String(await freePort()), '--data-dir', dir]);
     try {
       await waitHealthy(s.url, 60_000);
-      const out = join(dir, 'db.ts');
+      const seed = spawnPlinth([
+        'sql',
+        'create table todos (id bigserial primary key, title text not null, done boolean default false)',
+        '--data-dir',
+        dir,
+      ]);
+      expect(await seed.exited).toBe(0);
       const online = spawnPlinth(['gen', 'types', '--out', out, '--data-dir', dir]);
       expect(await online.exited).toBe(0);
-      expect(readFileSync(out, 'utf8')).toBe(offline.stdout());
+      expect(online.stderr()).toBe(`project: embedded database in ${dir}\nwrote ${out}\n`);
     } finally {
       s.proc.kill('SIGTERM');
       await s.exited;
     }
+    expect(readFileSync(out, 'utf8')).toMatch(/title: string/);
+    const offline = spawnPlinth(['gen', 'types', '--data-dir', dir]);
+    expect(await offline.exited).toBe(0);
+    expect(offline.stdout()).toBe(readFileSync(out, 'utf8'));
   }, 90_000);
 });
 
@@ -444,6 +444,6 @@ describe('migrations at start (real processes)', () => {
     );
     const check = spawnPlinth(['sql', 'select count(*)::int as n from m_t', '--data-dir', dir]);
     expect(await check.exited).toBe(0);
-    expect(check.stdout()).toMatch(/│\s+0\s+│\s+1\s+│/); // only the row of 001
+    expect(check.stdout()).toBe(' n\n---\n 1\n(1 row)\n'); // only the row of 001
   }, 90_000);
 });

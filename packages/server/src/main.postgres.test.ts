@@ -24,7 +24,12 @@ describe('plinth keys with DATABASE_URL (real processes)', () => {
     const before = await keys({ DATABASE_URL: url });
     expect(before.code).toBe(1);
     expect(before.stdout).toBe('');
-    expect(before.stderr).toMatch(/^plinth: no keys yet in the database of DATABASE_URL: start the server once .*\n$/);
+    // The project named first: where DATABASE_URL points, never its password.
+    const where = `${new URL(url).hostname}:${new URL(url).port}${new URL(url).pathname}`;
+    expect(before.stderr).toMatch(
+      /^project [^\n]*: PostgreSQL at [^\n]+ \(DATABASE_URL\)\nplinth: no keys yet in the database of DATABASE_URL: start the server once .*\n$/,
+    );
+    expect(before.stderr.split('\n')[0].endsWith(`PostgreSQL at ${where} (DATABASE_URL)`)).toBe(true);
     const sql = postgres(url, { max: 1, onnotice: () => undefined });
     try {
       expect((await sql`select to_regnamespace('plinth')::text as s`)[0].s).toBeNull(); // not migrated by `keys`
@@ -58,6 +63,10 @@ describe('plinth keys with DATABASE_URL (real processes)', () => {
     const r = await keys({ DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/none` });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/^plinth: cannot read the keys from DATABASE_URL: .+\n$/);
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^project [^\\n]*: PostgreSQL at 127\\.0\\.0\\.1:${port}/none \\(DATABASE_URL\\)\\nplinth: cannot read the keys from DATABASE_URL: .+\\n$`,
+      ),
+    );
   }, 30_000);
 });

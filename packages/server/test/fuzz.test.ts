@@ -98,7 +98,15 @@ beforeAll(async () => {
           create policy own on canary using (owner = auth.uid()) with check (owner = auth.uid());
           create table notes (id bigserial primary key, owner uuid not null default auth.uid(), title text, n int, tags text[], doc jsonb);
           create policy own on notes using (owner = auth.uid()) with check (owner = auth.uid());
-          create view note_titles as select id, owner, title from notes;`,
+          create view note_titles as select id, owner, title from notes;
+          create table note_links (id bigserial primary key, owner uuid not null default auth.uid(),
+            note_id bigint references notes, canary_id bigint references canary, label text);
+          create policy own on note_links using (owner = auth.uid()) with check (owner = auth.uid());
+          create function notes_like(q text) returns setof notes language sql stable as $$ select * from notes where title ilike q $$;
+          create function canary_peek() returns text language sql stable as $$ select string_agg(secret, ',') from canary $$;
+          create function fail_with(msg text) returns void language plpgsql as $$ begin raise exception '%', msg using hint = 'h'; end $$;
+          create function closed_fn() returns text language sql as $$ select secret from canary limit 1 $$;
+          grant execute on function notes_like(text), canary_peek(), fail_with(text) to anon, authenticated;`,
       },
       { authorization: `Bearer ${SK}` },
     );
@@ -112,6 +120,8 @@ beforeAll(async () => {
     const me = await inject('POST', '/v1/auth/signup', { email: 'fuzzer@example.com', password: 'fuzzer password 1' });
     const asMe = { apikey: PK, authorization: `Bearer ${me.session.access_token}` };
     const note = await inject('POST', '/api/v1/db/notes', { title: 'mine', n: 1, tags: ['a'], doc: { k: 1 } }, asMe);
+    // A link from my note to the victim's canary: embedding it must show null, never the secret.
+    await inject('POST', '/api/v1/db/note_links', { note_id: note.id, canary_id: canary.id, label: 'to the canary' }, asMe);
     const sessionId = JSON.parse(Buffer.from(me.session.access_token.split('.')[1], 'base64url').toString()).session_id;
     const claims = { sub: me.user.id, session_id: sessionId, role: 'authenticated' };
     const expired = (await setup.tokens.sign(claims, -120)).token;
@@ -312,6 +322,8 @@ const restPath = () =>
     ),
     junk.map((t) => `/api/v1/db/${encodeURIComponent(t)}`),
     fc.constantFrom('/api/v1/db/', '/api/v1/db//x', '/api/v1/db/canary/1/2', '/api/v1/db/%E0%A4%A'),
+    fc.constantFrom('notes_like', 'canary_peek', 'fail_with', 'closed_fn', 'nope').map((f) => `/api/v1/rpc/${f}`),
+    junk.map((f) => `/api/v1/rpc/${encodeURIComponent(f)}`),
   );
 const anyPath = () =>
   fc.oneof(
@@ -345,6 +357,36 @@ const queryPart = () =>
       fc.oneof(junk, id(), token()),
     ),
     fc.tuple(junk, junk),
+    // The grammar of docs/api.md §2 and §2.1: embedding, logic, negation, JSON paths, search, aggregates, upsert keys, arguments.
+    fc.tuple(
+      fc.constant('select'),
+      fc.oneof(
+        fc.constantFrom(
+          'id,note_links(id,canary(secret))',
+          'id,canary!inner(secret)',
+          '*,notes(*),canary(*)',
+          'secret,note_links(count())',
+          'owner,count(),max(n)',
+          'doc->k,doc->>k,tags->0',
+          'x:note_links!note_links_canary_id_fkey(label)',
+          'notes(canary(secret)',
+        ),
+        junk.map((j) => `id,${j}(${j})`),
+      ),
+    ),
+    fc
+      .tuple(
+        fc.constantFrom('not.eq', 'not.in', 'fts', 'fts(simple)', 'note_links.eq', 'canary.eq', 'note_links.not.is', 'notes.like'),
+        fc.constantFrom('id', 'title', 'secret', 'label', 'doc->>k', 'doc->k', 'nope'),
+      )
+      .chain(([o, c]) => fc.oneof(id(), junk).map((v) => [`${o}.${c}`, v] as [string, string])),
+    fc.tuple(
+      fc.constantFrom('or', 'and', 'not.or', 'note_links.or', 'on_conflict', 'note_links.order', 'note_links.limit', 'q', 'msg'),
+      fc.oneof(
+        fc.constantFrom('(eq.id.1,and(like.title.*a*,is.n.null))', '(not.eq.secret."x,y")', 'id', 'owner,id', '(in.id.(1,2))', '%', '2'),
+        junk,
+      ),
+    ),
   );
 const query = () =>
   fc.oneof(
@@ -452,7 +494,16 @@ const requestArb = () =>
           fc.oneof(
             { arbitrary: junk, weight: 40 },
             {
-              arbitrary: fc.constantFrom('return=minimal', 'count=exact', 'return=representation', '1', 'same-origin', 'http://fuzz.test'),
+              arbitrary: fc.constantFrom(
+                'return=minimal',
+                'count=exact',
+                'return=representation',
+                'resolution=merge-duplicates',
+                'resolution=ignore-duplicates',
+                '1',
+                'same-origin',
+                'http://fuzz.test',
+              ),
               weight: 30,
             },
             { arbitrary: huge, weight: 1 },

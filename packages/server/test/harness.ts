@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { LOG_REDACT, type Plinth, buildApp } from '../src/app.js';
+import { createLogger, type Plinth, buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/index.js';
 import { fakeClock } from '../src/lib/clock.js';
 import { TEST_DB_KIND, freshDbTarget } from './db.js';
@@ -55,7 +55,7 @@ export function capturingLogger(level: string, lines: string[]) {
       cb();
     },
   });
-  return pino({ level, redact: { paths: LOG_REDACT, censor: '[redacted]' } }, sink);
+  return createLogger(level, sink);
 }
 
 export async function createTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {

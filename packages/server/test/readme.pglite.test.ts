@@ -9,9 +9,10 @@ import { freePort } from './process.js';
 
 // README.md as a newcomer meets it: on a fresh clone (of the committed tree), its quick start
 // `npm ci && npm start` and then its walk-through, taken from README.md itself so the two
-// cannot drift, run verbatim with bash, twice (every block must run again as it is). Then the
-// server stops on SIGTERM and on SIGINT sent to the `npm start` process, as a process manager
-// or a terminal would.
+// cannot drift, run verbatim with bash, twice (every block must run again as it is); then the
+// command blocks of docs/api.md and docs/storage.md. Then the server stops on SIGTERM and on
+// SIGINT sent to the `npm start` process, as a process manager or a terminal would. (README's
+// "Plinth in your app's folder" is run by package.pglite.test.ts.)
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const work = mkdtempSync(join(tmpdir(), 'plinth-readme-'));
@@ -22,6 +23,11 @@ afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   rmSync(work, { recursive: true, force: true });
 });
+
+/** Every ```sh block of a file of docs/. */
+function docBlocks(file: string): string[] {
+  return [...readFileSync(join(ROOT, 'docs', file), 'utf8').matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
+}
 
 /** The ```sh blocks of a `## ` section of README.md. */
 function shellBlocks(section: string): string[] {
@@ -120,6 +126,26 @@ describe('README.md on a fresh clone', () => {
       expect(r.out, `run ${run}`).toMatch(/^hello, file$/m); // the user's file, uploaded and read back
       expect(r.out, `run ${run}`).toMatch(/"access_token":"ey[^"]+".*"email":"grace-\d*@example\.com"/s); // magic link
       if (run === 2) expect(r.out).toMatch(/"code":"email_exists"/);
+    }
+
+    // The docs' command blocks in the same clone and terminal: docs/api.md's after the
+    // walk-through's (they use its $API, $PK, $SK, $TOKEN and todos table); docs/storage.md's
+    // sets up its own, and runs twice (it can be run again as it is). Not run: docs/api.md's
+    // `npx openapi-typescript` (a tool from the npm registry, for the user's own project) and
+    // the placeholder-key snippets docs/console.md shows the console's format with.
+    const apiBlocks = docBlocks('api.md').filter((b) => !b.includes('npx openapi-typescript'));
+    expect(apiBlocks.length).toBeGreaterThanOrEqual(5);
+    const api = await bash([...walk, ...apiBlocks].join('\n'), clone, env);
+    expect(api.code, api.out).toBe(0);
+    expect(api.out).not.toMatch(/internal_error|Something went wrong/);
+    expect(api.out).toMatch(/content-range: 0-\d+\/\d+/i);
+    const [storage] = docBlocks('storage.md');
+    for (const run of [1, 2]) {
+      const r = await bash(storage, clone, env);
+      expect(r.code, `docs/storage.md, run ${run}:\n${r.out}`).toBe(0);
+      expect(r.out).toMatch(/"name":"[0-9a-f-]{36}\/me\.png"/);
+      expect(r.out).toMatch(/^the same bytes came back$/m);
+      if (run === 2) expect(r.out).toMatch(/"code":"bucket_exists"/);
     }
 
     // The SDK, installed the way the README says, in an app beside the clone.

@@ -22,12 +22,15 @@ const NOT_WALKED: Record<string, string> = {
   'GET /metrics': 'Prometheus text',
   'GET /api/v1/openapi.json': 'the API description (no data)',
   'GET|POST|PATCH|DELETE|PUT /api/v1/db/*': "rows of the project's tables: sent as PostgreSQL writes them (docs/api.md §1)",
+  'GET|POST|PATCH|DELETE|PUT /api/v1/rpc/*':
+    "what the project's functions return: sent as PostgreSQL writes it, like rows (docs/api.md §1)",
   'POST /api/v1/sql': "the SQL runner's rows: as PostgreSQL writes them (docs/api.md §1)",
   'GET /api/v1/storage/object/:bucket/*': 'the bytes of an object',
   'GET /api/v1/storage/sign/:bucket/*': 'the bytes of an object',
   'GET /api/v1/storage/public/:bucket/*': 'the bytes of an object',
   'GET /v1/auth/oauth/:provider': 'a redirect to the provider',
   'GET|POST /v1/auth/oauth/:provider/callback': 'a redirect back to the app (the session in the fragment)',
+  'GET /api/v1/backups/:name': 'the bytes of a backup (application/gzip)',
   'GET /api/v1/realtime': "the WebSocket upgrade; its messages' commit_time is written by isoSql (realtime/log.ts)",
   'POST /api/v1/settings/auth/oidc/:id/test': 'needs a live OpenID provider (auth/oauth/oidc.test.ts); no timestamps but expires_in',
   'GET /api/v1/settings/auth/oidc/:id/tests/:test_id':
@@ -194,6 +197,13 @@ describe('every timestamp leaving the server is RFC 3339 UTC with milliseconds',
     const withdrawn = (await as('POST /api/v1/admin/invites', '/api/v1/admin/invites', sk, { email: email('gone'), role: 'admin' })).json();
     await as('DELETE /api/v1/admin/invites/:id', `/api/v1/admin/invites/${withdrawn.id}`, sk);
     await as('POST /api/v1/admin/signing-keys/rotate', '/api/v1/admin/signing-keys/rotate', sk, {});
+    await as('POST /api/v1/admins', '/api/v1/admins', sk, { email: 'second@example.com', password: 'another long passphrase' });
+    await as('POST /api/v1/admins/password', '/api/v1/admins/password', sk, {
+      email: 'second@example.com',
+      password: 'a third long passphrase',
+    });
+    await as('POST /api/v1/backups', '/api/v1/backups', sk);
+    await as('GET /api/v1/backups', '/api/v1/backups', sk);
     await as('GET /api/v1/admin/audit', '/api/v1/admin/audit', sk);
     await as('POST /api/v1/admin/logout', '/api/v1/admin/logout', admin());
     for (const route of [
@@ -206,6 +216,8 @@ describe('every timestamp leaving the server is RFC 3339 UTC with milliseconds',
       'GET /api/v1/dev/inbox',
       'POST /api/v1/admin/login',
       'GET /api/v1/sql/saved',
+      'POST /api/v1/backups',
+      'GET /api/v1/backups',
     ]) {
       expect(walked.get(route), route).toBeGreaterThan(0);
     }

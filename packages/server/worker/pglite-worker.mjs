@@ -50,6 +50,7 @@ function errorOf(err) {
     code: e.code,
     detail: e.detail,
     constraint: e.constraint,
+    hint: e.hint,
     position: e.position,
     column: e.column,
     table: e.table,
@@ -64,7 +65,8 @@ function shape(r) {
   };
 }
 
-const reply = (id, result) => parentPort.postMessage({ id, ok: true, result }, result instanceof Uint8Array ? [result.buffer] : undefined);
+// A dump's bytes are handed over, not copied (tens of MB).
+const reply = (id, result) => parentPort.postMessage({ id, ok: true, result }, result instanceof Uint8Array ? [result.buffer] : []);
 const fail = (id, err) => parentPort.postMessage({ id, ok: false, error: errorOf(err) });
 
 // One connection serves every request, so a script (SQL runner, CLI, migrations) runs alone:
@@ -186,6 +188,16 @@ async function handle(msg) {
       if (unsub) await unsub();
       return null;
     }
+    case 'dump':
+      // A backup (plinth backup): alone, like a script. The checkpoint writes what the WAL
+      // holds into the data files, so a restore has little to replay; PGlite then copies the
+      // files while no statement runs (its query lock), which is a state PostgreSQL recovers
+      // from as after a crash: every committed transaction in, none half.
+      return exclusively(async () => {
+        await pg.exec('checkpoint');
+        const file = await pg.dumpDataDir('none');
+        return new Uint8Array(await file.arrayBuffer());
+      });
     case 'close':
       await pg.close();
       return null;

@@ -35,11 +35,21 @@ export const ERROR_STATUS = {
   too_many_rows: 400,
   /** A `raise exception` (or assert, or an owner-defined SQLSTATE) in the project's SQL: its message is for the client. */
   raised_exception: 400,
+  /** An embedded relation (`select=author(name)`) matches several foreign keys: `details.candidates` lists them. */
+  ambiguous_relation: 400,
+  /** `select=` embeds a name that is no relation of the table (no foreign key either way, no join table). */
+  relation_not_found: 400,
+  /** `/api/v1/rpc/{function}`: no function of `public` with that name and those argument names; `details.signatures` lists the known ones. */
+  function_not_found: 404,
+  /** `/api/v1/rpc/{function}`: several overloads take the arguments given; `details.signatures` lists them. */
+  ambiguous_function: 400,
   // management
   sql_error: 400,
   statement_timeout: 400,
   invalid_settings: 400,
   paid_plan_required: 402,
+  /** Backups through Plinth (POST /api/v1/backups) are of the embedded database; PostgreSQL is backed up with pg_dump. */
+  backups_unavailable: 409,
   // auth
   redirect_not_allowed: 400,
   weak_password: 400,

@@ -91,6 +91,12 @@ export interface AuthSettings {
   session_duration_seconds: number;
   allowed_redirect_urls: string[];
   cors_origins: string[];
+  /**
+   * While PUBLIC_URL is a loopback address (development): pages on `localhost`, `127.0.0.1`
+   * and `[::1]`, any port, may call the API without being listed in `cors_origins`. On by
+   * default; no effect once PUBLIC_URL is another host.
+   */
+  cors_allow_localhost: boolean;
   email_verification_url: string | null;
   password_reset_url: string | null;
   magic_link_url: string | null;

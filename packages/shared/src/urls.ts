@@ -106,6 +106,16 @@ export function parseOriginEntry(value: string): OriginPattern | { problem: stri
 }
 
 /**
+ * Whether a URL or an origin is on a loopback host (`localhost`, `127.0.0.1`, `[::1]`), http or https.
+ * @example isLoopback('http://localhost:5173') // true
+ * @example isLoopback('https://app.example.com') // false
+ */
+export function isLoopback(urlOrOrigin: string): boolean {
+  const u = parseHttpUrl(urlOrOrigin);
+  return u !== null && LOOPBACK.has(u.hostname.toLowerCase());
+}
+
+/**
  * Whether a browser `Origin` header matches one of the parsed patterns.
  * @example originMatches('http://localhost:5173', [{ scheme: 'http', host: 'localhost', port: '*' }]) // true
  */

@@ -14,9 +14,20 @@ describe('generateTypes', () => {
 
   it('takes tables from /api/v1/db paths, views from paths without post, and skips auth schemas', () => {
     const source = generateTypes(JSON.parse(readFileSync(fixture, 'utf8')));
-    expect(source).toMatch(/Tables: \{\n {6}profiles: \{[\s\S]*\n {6}todos: \{/);
+    expect(source).toMatch(/Tables: \{\n {6}comments: \{[\s\S]*\n {6}lists: \{[\s\S]*\n {6}profiles: \{[\s\S]*\n {6}todos: \{/);
     expect(source).toMatch(/Views: \{\n {6}open_todos: \{\n {8}Row: \{/);
     expect(source).not.toContain('User');
+  });
+
+  it('writes Relationships from x-plinth-relationships and Functions from x-plinth-overloads', () => {
+    const source = generateTypes(JSON.parse(readFileSync(fixture, 'utf8')));
+    expect(source).toContain("          comments: { table: 'comments'; cardinality: 'many' };");
+    expect(source).toContain("          'lists!todos_list_id_fkey': { table: 'lists'; cardinality: 'one' };");
+    // A table without relations embeds nothing (rather than anything, unchecked).
+    expect(source).toMatch(/ {6}profiles: \{[\s\S]*?Relationships: Record<never, never>;/);
+    expect(source).toContain("        Returns: Database['public']['Tables']['todos']['Row'];\n        SetOf: true;");
+    expect(source).toMatch(/ {6}greet:\n {8}\| \{\n {12}Args: \{\n {14}name: string;/);
+    expect(source).toContain('      touch: {\n        Args: Record<string, never>;\n        Returns: null;');
   });
 
   it('falls back to every object schema without paths, and honours x-plinth-kind', () => {

@@ -1,7 +1,15 @@
 import { clientError } from '../errors.js';
 import { type HttpConfig, send } from '../fetch.js';
-import { buildQuery, formatList, formatOrder, formatValue, parseCount, preferHeader, type RequestState } from './query.js';
+import { buildQuery, filterName, formatList, formatOrder, formatValue, parseCount, preferHeader, type RequestState } from './query.js';
 import type { ColumnName, OrderOptions, RestResult } from './types.js';
+
+/** The operators `not()` and `filter()` take (docs/api.md, "Filters"). */
+export type FilterOperator = 'eq' | 'neq' | 'gt' | 'lt' | 'gte' | 'lte' | 'like' | 'ilike' | 'in' | 'is' | 'fts' | `fts(${string})`;
+
+/** Applies to an embedded relation instead of the rows: `{ referencedTable: 'comments' }` (supabase-js's name). */
+export interface ReferencedTable {
+  referencedTable?: string;
+}
 
 /** How database requests get their bearer token (from the auth session, refreshed when due). */
 export interface RestContext {
@@ -52,7 +60,7 @@ export class RestRequest<R> implements PromiseLike<RestResult<R>> {
     const prefer = preferHeader(this.state);
     return send<unknown>(this.ctx.http, {
       method: this.state.method,
-      path: `/api/v1/db/${encodeURIComponent(this.state.table)}`,
+      path: this.state.path,
       query: buildQuery(this.state),
       body: this.state.body,
       token,
@@ -77,83 +85,136 @@ export class RestRequest<R> implements PromiseLike<RestResult<R>> {
 }
 
 /**
- * A request that still takes filters and modifiers: `select()`, `update()`, `delete()`.
- * Filter columns are checked against the table's Row type; values against the column's type.
+ * A request that still takes filters and modifiers: `select()`, `update()`, `delete()`, `rpc()`.
+ * Filter columns are checked against `Cols`: the table's columns and, after `select()`,
+ * `<relation>.<column>` of the relations it may embed. Values are checked against the column's type.
  */
-export class FilterBuilder<Row, R> extends RestRequest<R> {
-  /** @example client.from('todos').select().eq('id', 1) // ?eq.id=1 */
-  eq<K extends ColumnName<Row>>(column: K, value: NonNullable<Row[K]>): this {
-    return this.filter('eq', column, formatValue(value));
+export class FilterBuilder<Cols, R> extends RestRequest<R> {
+  /** @example client.from('todos').select().eq('id', 1) // ?eq.id=1; .eq('comments.approved', true) // ?comments.eq.approved=true */
+  eq<K extends ColumnName<Cols>>(column: K, value: NonNullable<Cols[K]>): this {
+    return this.filter(column, 'eq', formatValue(value));
   }
 
   /** @example .neq('status', 'done') // ?neq.status=done */
-  neq<K extends ColumnName<Row>>(column: K, value: NonNullable<Row[K]>): this {
-    return this.filter('neq', column, formatValue(value));
+  neq<K extends ColumnName<Cols>>(column: K, value: NonNullable<Cols[K]>): this {
+    return this.filter(column, 'neq', formatValue(value));
   }
 
   /** @example .gt('priority', 2) // ?gt.priority=2 */
-  gt<K extends ColumnName<Row>>(column: K, value: NonNullable<Row[K]>): this {
-    return this.filter('gt', column, formatValue(value));
+  gt<K extends ColumnName<Cols>>(column: K, value: NonNullable<Cols[K]>): this {
+    return this.filter(column, 'gt', formatValue(value));
   }
 
   /** @example .gte('priority', 2) // ?gte.priority=2 */
-  gte<K extends ColumnName<Row>>(column: K, value: NonNullable<Row[K]>): this {
-    return this.filter('gte', column, formatValue(value));
+  gte<K extends ColumnName<Cols>>(column: K, value: NonNullable<Cols[K]>): this {
+    return this.filter(column, 'gte', formatValue(value));
   }
 
   /** @example .lt('created_at', '2024-01-01') // ?lt.created_at=2024-01-01 */
-  lt<K extends ColumnName<Row>>(column: K, value: NonNullable<Row[K]>): this {
-    return this.filter('lt', column, formatValue(value));
+  lt<K extends ColumnName<Cols>>(column: K, value: NonNullable<Cols[K]>): this {
+    return this.filter(column, 'lt', formatValue(value));
   }
 
   /** @example .lte('priority', 5) // ?lte.priority=5 */
-  lte<K extends ColumnName<Row>>(column: K, value: NonNullable<Row[K]>): this {
-    return this.filter('lte', column, formatValue(value));
+  lte<K extends ColumnName<Cols>>(column: K, value: NonNullable<Cols[K]>): this {
+    return this.filter(column, 'lte', formatValue(value));
   }
 
   /** SQL LIKE; `%` and `_` are wildcards (`*` also means `%`). @example .like('title', '%milk%') */
-  like(column: ColumnName<Row>, pattern: string): this {
-    return this.filter('like', column, pattern);
+  like(column: ColumnName<Cols>, pattern: string): this {
+    return this.filter(column, 'like', pattern);
   }
 
   /** Case-insensitive LIKE. @example .ilike('title', '%MILK%') */
-  ilike(column: ColumnName<Row>, pattern: string): this {
-    return this.filter('ilike', column, pattern);
+  ilike(column: ColumnName<Cols>, pattern: string): this {
+    return this.filter(column, 'ilike', pattern);
   }
 
   /** @example .in('status', ['open', 'blocked']) // ?in.status=open,blocked */
-  in<K extends ColumnName<Row>>(column: K, values: ReadonlyArray<NonNullable<Row[K]>>): this {
-    return this.filter('in', column, formatList(values));
+  in<K extends ColumnName<Cols>>(column: K, values: ReadonlyArray<NonNullable<Cols[K]>>): this {
+    return this.filter(column, 'in', formatList(values));
   }
 
   /** `IS NULL`, `IS TRUE`, `IS FALSE`. @example .is('deleted_at', null) // ?is.deleted_at=null */
-  is(column: ColumnName<Row>, value: null | boolean): this {
-    return this.filter('is', column, String(value));
+  is(column: ColumnName<Cols>, value: null | boolean): this {
+    return this.filter(column, 'is', String(value));
   }
 
-  /** Adds a sort key; call again for the next key. @example .order('done').order('created_at', { ascending: false }) */
-  order(column: ColumnName<Row>, options: OrderOptions = {}): this {
-    this.state.order.push(formatOrder(column, options));
+  /**
+   * The negation of any filter. `in` takes an array.
+   * @example .not('status', 'in', ['done', 'archived']) // ?not.in.status=done,archived
+   * @example .not('deleted_at', 'is', null) // ?not.is.deleted_at=null
+   */
+  not(column: ColumnName<Cols>, operator: FilterOperator, value: unknown): this {
+    const v = operator === 'in' && Array.isArray(value) ? formatList(value) : formatValue(value);
+    return this.filter(column, `not.${operator}`, v);
+  }
+
+  /**
+   * Rows matching at least one condition, written `<op>.<column>.<value>` (operator first, as
+   * everywhere in this API), nestable with `and(…)`; double-quote a value holding `,` `.` `(` `)`.
+   * @example .or('eq.status.open,and(gt.priority.3,is.owner.null)') // ?or=(eq.status.open,and(…))
+   * @example .or('eq.approved.true,eq.author_id.7', { referencedTable: 'comments' }) // ?comments.or=(…)
+   */
+  or(conditions: string, options: ReferencedTable = {}): this {
+    const name = options.referencedTable ? `${options.referencedTable}.or` : 'or';
+    this.state.filters.push([name, `(${conditions})`]);
     return this;
   }
 
-  /** @example .limit(10) */
-  limit(count: number): this {
-    this.state.limit = count;
+  /**
+   * Full-text search with websearch_to_tsquery syntax (`"a phrase" or word -excluded`), on a
+   * text or tsvector column; `config` picks a text search configuration.
+   * @example .textSearch('body', 'cats -dogs', { config: 'english' }) // ?fts(english).body=cats%20-dogs
+   */
+  textSearch(column: ColumnName<Cols>, query: string, options: { config?: string } = {}): this {
+    return this.filter(column, options.config ? `fts(${options.config})` : 'fts', query);
+  }
+
+  /** Any operator, the value as the server reads it. @example .filter('tags', 'in', 'a,b') // ?in.tags=a,b */
+  filter(column: string, operator: FilterOperator | `not.${FilterOperator}`, value: string): this {
+    this.state.filters.push([filterName(operator, column), value]);
+    return this;
+  }
+
+  /**
+   * Adds a sort key; call again for the next key. With `referencedTable`, sorts that embedded
+   * relation's array instead.
+   * @example .order('done').order('created_at', { ascending: false })
+   * @example .order('created_at', { referencedTable: 'comments', ascending: false }) // ?comments.order=created_at.desc
+   */
+  order(column: ColumnName<Cols>, options?: OrderOptions): this;
+  order(column: string, options: OrderOptions & { referencedTable: string }): this;
+  order(column: string, options: OrderOptions & ReferencedTable = {}): this {
+    const term = formatOrder(column, options);
+    if (!options.referencedTable) {
+      this.state.order.push(term);
+      return this;
+    }
+    const key = `${options.referencedTable}.order`;
+    const terms = this.state.embedded.get(key);
+    this.state.embedded.set(key, Array.isArray(terms) ? [...terms, term] : [term]);
+    return this;
+  }
+
+  /** @example .limit(10); .limit(3, { referencedTable: 'comments' }) // ?comments.limit=3 */
+  limit(count: number, options: ReferencedTable = {}): this {
+    if (options.referencedTable) this.state.embedded.set(`${options.referencedTable}.limit`, count);
+    else this.state.limit = count;
     return this;
   }
 
   /** @example .offset(20) */
-  offset(count: number): this {
-    this.state.offset = count;
+  offset(count: number, options: ReferencedTable = {}): this {
+    if (options.referencedTable) this.state.embedded.set(`${options.referencedTable}.offset`, count);
+    else this.state.offset = count;
     return this;
   }
 
   /** Rows `from` to `to`, both inclusive and 0-based. @example .range(0, 9) // ?limit=10&offset=0 */
-  range(from: number, to: number): this {
-    this.state.offset = from;
-    this.state.limit = Math.max(0, to - from + 1);
-    return this;
+  range(from: number, to: number, options: ReferencedTable = {}): this {
+    this.offset(from, options);
+    return this.limit(Math.max(0, to - from + 1), options);
   }
 
   /**
@@ -174,11 +235,6 @@ export class FilterBuilder<Row, R> extends RestRequest<R> {
   private expectOne(expect: 'one' | 'maybe-one'): this {
     this.state.expect = expect;
     if (this.state.method === 'GET' && this.state.limit === null) this.state.limit = 2;
-    return this;
-  }
-
-  private filter(op: string, column: string, value: string): this {
-    this.state.filters.push([`${op}.${column}`, value]);
     return this;
   }
 }

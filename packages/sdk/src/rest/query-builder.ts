@@ -1,26 +1,37 @@
 import { FilterBuilder, type RestContext, RestRequest } from './builder.js';
 import { formatSelect, initialState } from './query.js';
-import type { CheckSelect, GenericTable, SelectRow, WriteOptions } from './types.js';
+import type { CheckSelectOf, FilterColumns, SelectResult } from './select.js';
+import type { GenericSchema, GenericTable, TableDefOf, WriteOptions } from './types.js';
+
+/** Options of `upsert()` (supabase-js's names). */
+export interface UpsertOptions extends WriteOptions {
+  /** The unique key a duplicate is found on, comma-separated columns (default the primary key). */
+  onConflict?: string;
+  /** Skip rows whose key exists instead of updating them. */
+  ignoreDuplicates?: boolean;
+}
 
 /**
  * `client.from(table)`: starts a read or a write on one table of the `public` schema
  * (docs/api.md §2, `/api/v1/db/{table}`).
  */
-export class QueryBuilder<Table extends GenericTable> {
+export class QueryBuilder<Schema extends GenericSchema, Name extends string, Table extends GenericTable = TableDefOf<Schema, Name>> {
   constructor(
     private readonly ctx: RestContext,
     private readonly table: string,
   ) {}
 
   /**
-   * Reads rows (GET). `columns` is a comma-separated list checked against the table's columns;
+   * Reads rows (GET). `columns` is the select grammar — columns, `alias:column`, JSON paths
+   * (`meta->>kind`), aggregates (`count()`), related tables by foreign key (`author(name)`,
+   * `comments!inner(body)`) — checked against the table's columns and relations, and typed;
    * `{count: 'exact'}` also returns the total number of matching rows in `count`.
-   * @example const { data, count } = await client.from('todos').select('id,title', { count: 'exact' }).range(0, 9);
+   * @example const { data } = await client.from('posts').select('id, title, author(name), comments(body)').limit(20);
    */
   select<Q extends string = '*'>(
-    columns?: CheckSelect<Table['Row'], Q>,
+    columns?: CheckSelectOf<Schema, Name, Q>,
     options: { count?: 'exact' } = {},
-  ): FilterBuilder<Table['Row'], SelectRow<Table['Row'], Q>[]> {
+  ): FilterBuilder<FilterColumns<Schema, Name>, SelectResult<Schema, Name, Q>[]> {
     const state = initialState('GET', this.table);
     state.select = formatSelect(columns);
     state.count = options.count === 'exact';
@@ -37,6 +48,23 @@ export class QueryBuilder<Table extends GenericTable> {
   insert(values: Table['Insert'], options?: WriteOptions): RestRequest<Table['Row']>;
   insert(values: Table['Insert'] | Table['Insert'][], options: WriteOptions = {}): RestRequest<unknown> {
     return new RestRequest(this.ctx, this.write('POST', values, options));
+  }
+
+  /**
+   * Creates rows, or updates those whose key exists (`ignoreDuplicates`: leaves them). Row-level
+   * security applies to both: a row of another user is refused (`rls_violation`), never changed.
+   * A skipped single row resolves to `data: null`.
+   * @example await client.from('profiles').upsert({ id: userId, name: 'Ada' });
+   * @example await client.from('tags').upsert([{ name: 'pg' }], { onConflict: 'name', ignoreDuplicates: true });
+   */
+  upsert(values: Table['Insert'] | Table['Insert'][], options: UpsertOptions & { returning: 'minimal' }): RestRequest<null>;
+  upsert(values: Table['Insert'][], options?: UpsertOptions): RestRequest<Table['Row'][]>;
+  upsert(values: Table['Insert'], options?: UpsertOptions): RestRequest<Table['Row'] | null>;
+  upsert(values: Table['Insert'] | Table['Insert'][], options: UpsertOptions = {}): RestRequest<unknown> {
+    const state = this.write('POST', values, options);
+    state.resolution = options.ignoreDuplicates ? 'ignore' : 'merge';
+    state.onConflict = options.onConflict?.replace(/\s+/g, '') ?? null;
+    return new RestRequest(this.ctx, state);
   }
 
   /**

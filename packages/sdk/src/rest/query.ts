@@ -10,13 +10,22 @@ export type Expect = 'as-is' | 'one' | 'maybe-one';
 
 export interface RequestState {
   method: Method;
+  /** The table (or function) named in messages. */
   table: string;
+  /** Where the request goes: `/api/v1/db/{table}` or `/api/v1/rpc/{function}`. */
+  path: string;
   select: string | null;
-  /** `[param, value]` pairs such as `['eq.id', '1']`, in call order. */
+  /** `[param, value]` pairs such as `['eq.id', '1']` or `['comments.eq.approved', 'true']`, in call order. */
   filters: Array<[string, string]>;
   order: string[];
   limit: number | null;
   offset: number | null;
+  /** Order terms, limits and offsets of embedded relations (`comments.order`, `comments.limit`), by parameter. */
+  embedded: Map<string, string[] | number>;
+  /** `on_conflict=` of an upsert. */
+  onConflict: string | null;
+  /** `Prefer: resolution=…` (an upsert). */
+  resolution: 'merge' | 'ignore' | null;
   body?: unknown;
   count: boolean;
   minimal: boolean;
@@ -24,11 +33,47 @@ export interface RequestState {
 }
 
 /**
- * Fresh state for one request on `table`.
- * @example initialState('GET', 'todos') // { method: 'GET', table: 'todos', filters: [], ... }
+ * Fresh state for one request on `table` (or, with `path`, on a function).
+ * @example initialState('GET', 'todos') // { method: 'GET', table: 'todos', path: '/api/v1/db/todos', filters: [], ... }
  */
-export function initialState(method: Method, table: string): RequestState {
-  return { method, table, select: null, filters: [], order: [], limit: null, offset: null, count: false, minimal: false, expect: 'as-is' };
+export function initialState(method: Method, table: string, path = `/api/v1/db/${encodeURIComponent(table)}`): RequestState {
+  return {
+    method,
+    table,
+    path,
+    select: null,
+    filters: [],
+    order: [],
+    limit: null,
+    offset: null,
+    embedded: new Map(),
+    onConflict: null,
+    resolution: null,
+    count: false,
+    minimal: false,
+    expect: 'as-is',
+  };
+}
+
+/**
+ * The wire name of a filter on a column, or on a column of an embedded relation:
+ * `comments.approved` with `eq` is `comments.eq.approved` (every dot but in a JSON path
+ * separates relations; the last part is the column).
+ * @example filterName('eq', 'comments.author.name') // 'comments.author.eq.name'
+ */
+export function filterName(op: string, column: string): string {
+  const dot = column.lastIndexOf('.');
+  return dot === -1 ? `${op}.${column}` : `${column.slice(0, dot)}.${op}.${column.slice(dot + 1)}`;
+}
+
+/**
+ * Renders a value for a group of `or()`/`and()`: double-quoted when it holds `.`, `,`, `(`, `)`
+ * or a quote.
+ * @example groupValue('a,b') // '"a,b"'
+ */
+export function groupValue(value: unknown): string {
+  const s = formatValue(value);
+  return /[.,()"\\]/.test(s) || s === '' ? `"${s.replace(/[\\"]/g, '\\$&')}"` : s;
 }
 
 /**
@@ -67,11 +112,12 @@ export function formatOrder(column: string, options: { ascending?: boolean; null
 }
 
 /**
- * Normalises a select list: whitespace dropped, `*` or nothing means every column (no parameter).
- * @example formatSelect(' id, title ') // 'id,title'
+ * Normalises a select list: whitespace outside double quotes dropped, `*` or nothing means
+ * every column (no parameter).
+ * @example formatSelect(' id, author ( name ) ') // 'id,author(name)'
  */
 export function formatSelect(columns: string | undefined): string | null {
-  const list = (columns ?? '*').replace(/\s+/g, '');
+  const list = (columns ?? '*').replace(/"(?:[^"\\]|\\.)*"|\s+/g, (m) => (m.startsWith('"') ? m : ''));
   return list === '' || list === '*' ? null : list;
 }
 
@@ -90,6 +136,9 @@ export function buildQuery(state: RequestState): string {
   if (state.select !== null) parts.push(`select=${encode(state.select)}`);
   for (const [name, value] of state.filters) parts.push(`${encode(name)}=${encode(value)}`);
   if (state.order.length > 0) parts.push(`order=${encode(state.order.join(','))}`);
+  for (const [name, value] of state.embedded)
+    parts.push(`${encode(name)}=${encode(Array.isArray(value) ? value.join(',') : String(value))}`);
+  if (state.onConflict !== null) parts.push(`on_conflict=${encode(state.onConflict)}`);
   if (state.limit !== null) parts.push(`limit=${state.limit}`);
   if (state.offset !== null) parts.push(`offset=${state.offset}`);
   return parts.join('&');
@@ -103,6 +152,7 @@ export function preferHeader(state: RequestState): string | null {
   const prefs: string[] = [];
   if (state.count) prefs.push('count=exact');
   if (state.minimal) prefs.push('return=minimal');
+  if (state.resolution) prefs.push(`resolution=${state.resolution}-duplicates`);
   return prefs.length > 0 ? prefs.join(', ') : null;
 }
 

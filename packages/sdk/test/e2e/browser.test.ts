@@ -37,7 +37,10 @@ const CHROMIUM_ARGS = [
 
 let s: E2eServer;
 let pages: Server;
-/** The app's origin: another port of 127.0.0.1, allowed by `cors_origins: ['http://127.0.0.1:*']`. */
+/**
+ * The app's origin: another port of 127.0.0.1, allowed by `cors_origins: ['http://127.0.0.1:*']`
+ * (local pages in general are not: `cors_allow_localhost` is off here, see cors-browser.test.ts).
+ */
 let app: string;
 let browser: Browser;
 
@@ -71,7 +74,7 @@ function appPage(): string {
 }
 
 beforeAll(async () => {
-  s = await startServer({ cors_origins: ['http://127.0.0.1:*'] });
+  s = await startServer({ cors_origins: ['http://127.0.0.1:*'], cors_allow_localhost: false });
   const res = await s.t.sql(`
     create table todos (id bigserial primary key, title text not null, user_id uuid default auth.uid());
     create policy own on todos using (user_id = auth.uid()) with check (user_id = auth.uid());`);

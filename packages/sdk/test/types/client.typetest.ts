@@ -3,7 +3,7 @@
  * scripts/test.sh). Each `@ts-expect-error` line must fail to compile; if the SDK's types stop
  * rejecting it, tsc reports the directive as unused and the check fails. Nothing here runs.
  */
-import { createClient } from '../../src/index.js';
+import { createClient, type JsonValue } from '../../src/index.js';
 import type { Database } from './database.generated.js';
 
 declare function expectType<T>(value: T): void;
@@ -95,6 +95,73 @@ export async function auth() {
     expectType<'INITIAL_SESSION' | 'SIGNED_IN' | 'SIGNED_OUT' | 'TOKEN_REFRESHED' | 'USER_UPDATED' | 'PASSWORD_RECOVERY'>(event);
   });
   data.subscription.unsubscribe();
+}
+
+export async function embedding() {
+  const { data } = await client.from('todos').select('id, list(name), comments(body, approved)');
+  if (data) {
+    assert<Equal<typeof data, { id: number; list: { name: string } | null; comments: { body: string; approved: boolean }[] }[]>>();
+  }
+  // Aliases, hints, !inner (never null), nesting, JSON paths and aggregates.
+  const shaped = await client.from('comments').select('text:body, todo!inner(title, owner:list(name)), kind:todo(meta->kind), n:count()');
+  if (shaped.data) {
+    type Shaped = { text: string; todo: { title: string; owner: { name: string } | null }; kind: { kind: JsonValue } | null; n: number };
+    assert<Equal<typeof shaped.data, Shaped[]>>();
+  }
+  const hinted = await client.from('todos').select('lists!todos_list_id_fkey(id)');
+  if (hinted.data) assert<Equal<typeof hinted.data, { lists: { id: number } | null }[]>>();
+  const counted = await client.from('todos').select('state, count(), max(priority), text:meta->>kind');
+  if (counted.data)
+    assert<Equal<typeof counted.data, { state: 'open' | 'closed'; count: number; max: number | null; text: string | null }[]>>();
+  // @ts-expect-error not a relation of todos
+  client.from('todos').select('id, owner(name)');
+  // @ts-expect-error not a column of lists
+  client.from('todos').select('id, list(nme)');
+  // @ts-expect-error profiles has no relations
+  client.from('profiles').select('id, todos(id)');
+  // @ts-expect-error sum() of nothing
+  client.from('todos').select('sum()');
+}
+
+export function embeddedFilters() {
+  const q = client.from('todos').select('id, comments(body)');
+  q.eq('comments.approved', true).order('body', { referencedTable: 'comments' }).limit(3, { referencedTable: 'comments' });
+  q.not('state', 'in', ['closed']).or('eq.done.true,is.priority.null').textSearch('title', 'milk -oat', { config: 'english' });
+  q.or('eq.approved.false', { referencedTable: 'comments' });
+  // @ts-expect-error not a column of comments
+  q.eq('comments.nope', 1);
+  // @ts-expect-error wrong value type for comments.approved
+  q.eq('comments.approved', 'yes');
+}
+
+export async function upserts() {
+  const one = await client.from('todos').upsert({ id: 1, title: 'x' });
+  expectType<Database['public']['Tables']['todos']['Row'] | null>(one.data);
+  const many = await client.from('todos').upsert([{ title: 'a' }], { onConflict: 'title', ignoreDuplicates: true });
+  if (many.data) expectType<number>(many.data[0].id);
+  // @ts-expect-error `title` is required
+  client.from('todos').upsert({ id: 1 });
+}
+
+export async function functions() {
+  const sum = await client.rpc('add', { a: 1 });
+  assert<Equal<typeof sum.data, number | null>>();
+  const hi = await client.rpc('greet', { first: 'Ada', last: 'Lovelace' });
+  assert<Equal<typeof hi.data, string | null>>();
+  const rows = await client.rpc('todos_in', { list: 1 }).eq('done', false).order('id').range(0, 9);
+  if (rows.data) expectType<string>(rows.data[0].title);
+  const picked = await client.rpc('todos_in', { list: 1 }).select('id, title');
+  if (picked.data) assert<Equal<typeof picked.data, { id: number; title: string }[]>>();
+  const ids = await client.rpc('ids', { n: 3 }, { get: true });
+  if (ids.data) expectType<number | null>(ids.data[0]);
+  const none = await client.rpc('touch');
+  expectType<null>(none.data);
+  // @ts-expect-error unknown function
+  client.rpc('nope', {});
+  // @ts-expect-error `a` is a number
+  client.rpc('add', { a: 'one' });
+  // @ts-expect-error unknown argument
+  client.rpc('add', { a: 1, c: 2 });
 }
 
 export function realtime() {

@@ -5,6 +5,47 @@ export type Json = string | number | boolean | null | { [key: string]: Json | un
 export type Database = {
   public: {
     Tables: {
+      comments: {
+        Row: {
+          id: number;
+          todo_id: number;
+          body: string;
+          approved: boolean;
+        };
+        Insert: {
+          todo_id: number;
+          body: string;
+          approved?: boolean;
+        };
+        Update: {
+          id?: number;
+          todo_id?: number;
+          body?: string;
+          approved?: boolean;
+        };
+        Relationships: {
+          todo: { table: 'todos'; cardinality: 'one' };
+          todo_id: { table: 'todos'; cardinality: 'one' };
+          todos: { table: 'todos'; cardinality: 'one' };
+        };
+      };
+      lists: {
+        Row: {
+          id: number;
+          name: string;
+        };
+        Insert: {
+          id?: number;
+          name: string;
+        };
+        Update: {
+          id?: number;
+          name?: string;
+        };
+        Relationships: {
+          todos: { table: 'todos'; cardinality: 'many' };
+        };
+      };
       profiles: {
         Row: {
           id: string;
@@ -22,6 +63,7 @@ export type Database = {
           'display name'?: string | null;
           score?: number;
         };
+        Relationships: Record<never, never>;
       };
       todos: {
         Row: {
@@ -34,6 +76,7 @@ export type Database = {
           state: 'open' | 'closed';
           user_id: string | null;
           created_at: string;
+          list_id: number | null;
         };
         Insert: {
           id?: number;
@@ -45,6 +88,7 @@ export type Database = {
           state?: 'open' | 'closed';
           user_id?: string | null;
           created_at?: string;
+          list_id?: number | null;
         };
         Update: {
           id?: number;
@@ -56,6 +100,14 @@ export type Database = {
           state?: 'open' | 'closed';
           user_id?: string | null;
           created_at?: string;
+          list_id?: number | null;
+        };
+        Relationships: {
+          comments: { table: 'comments'; cardinality: 'many' };
+          list: { table: 'lists'; cardinality: 'one' };
+          list_id: { table: 'lists'; cardinality: 'one' };
+          lists: { table: 'lists'; cardinality: 'one' };
+          'lists!todos_list_id_fkey': { table: 'lists'; cardinality: 'one' };
         };
       };
     };
@@ -65,6 +117,51 @@ export type Database = {
           id: number;
           title: string;
         };
+      };
+    };
+    Functions: {
+      add: {
+        Args: {
+          a: number;
+          b?: number;
+        };
+        Returns: number | null;
+        SetOf: false;
+      };
+      greet:
+        | {
+            Args: {
+              name: string;
+            };
+            Returns: string | null;
+            SetOf: false;
+          }
+        | {
+            Args: {
+              first: string;
+              last: string;
+            };
+            Returns: string | null;
+            SetOf: false;
+          };
+      ids: {
+        Args: {
+          n: number;
+        };
+        Returns: number | null;
+        SetOf: true;
+      };
+      todos_in: {
+        Args: {
+          list: number;
+        };
+        Returns: Database['public']['Tables']['todos']['Row'];
+        SetOf: true;
+      };
+      touch: {
+        Args: Record<string, never>;
+        Returns: null;
+        SetOf: false;
       };
     };
   };

@@ -27,6 +27,9 @@ const DETAILS: Record<string, (req: FastifyRequest, body: Body, answer: Body) =>
   'user.update': (_req, body) => ({ fields: Object.keys(body ?? {}) }),
   'admin.invite': (_req, _body, answer) => ({ email: answer?.email, role: answer?.role }),
   'admin.role': (_req, body) => ({ role: body?.role }),
+  'admin.create': (_req, body) => ({ email: body?.email }),
+  'admin.password': (_req, body) => ({ email: body?.email }),
+  'backup.create': (_req, _body, answer) => ({ name: answer?.name }),
   'email.test': (_req, body) => ({ to: body?.to }),
   'signing_keys.rotate': (_req, _body, answer) => ({ kid: answer?.kid, revoke: answer?.revoked === true }),
 };

@@ -38,7 +38,11 @@ describe('plinth admin', () => {
     await first.exited;
 
     const short = await plinth(['admin', 'create', '--email', 'ops@example.com', '--password', 'short', '--data-dir', dir]);
-    expect([short.code, short.stderr.trim()]).toEqual([1, 'plinth: An admin password must be 12 to 128 characters long.']);
+    // Every command names the project it acts on first.
+    expect([short.code, short.stderr]).toEqual([
+      1,
+      `project: embedded database in ${dir}\nplinth: An admin password must be 12 to 128 characters long.\n`,
+    ]);
     const made = await plinth([
       'admin',
       'create',
@@ -64,7 +68,7 @@ describe('plinth admin', () => {
       dir,
     ]);
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toMatch(/^plinth: no admin nobody@example.com: create it with plinth admin create/);
+    expect(unknown.stderr).toMatch(/^plinth: no admin nobody@example.com: create it with plinth admin create/m);
     const usage = await plinth(['admin', 'delete', '--data-dir', dir]);
     expect([usage.code, usage.stderr]).toEqual([1, expect.stringMatching(/^plinth: usage: plinth admin create --email E/)]);
 
@@ -72,19 +76,23 @@ describe('plinth admin', () => {
     try {
       await waitHealthy(second.url, 60_000);
       expect(second.stdout()).not.toContain('/console/setup');
-      // While the server holds the data dir, the CLI says what to do instead.
-      const locked = await plinth([
-        'admin',
-        'create',
-        '--email',
-        'two@example.com',
-        '--password',
-        'a long admin passphrase',
-        '--data-dir',
-        dir,
+      // While the server holds the data dir, the CLI goes through it (POST /api/v1/admins), as plinth sql does.
+      const through = (args: string[], stdin?: string) => plinth(['admin', ...args, '--data-dir', dir], stdin);
+      const two = await through(['create', '--email', 'Two@Example.com', '--password', 'a long admin passphrase']);
+      expect([two.code, two.stdout]).toEqual([0, 'admin two@example.com created\n']);
+      const again = await through(['create', '--email', 'two@example.com'], 'yet another passphrase\n');
+      expect([again.code, again.stdout]).toEqual([0, 'admin two@example.com existed: its password is set\n']);
+      const weak = await through(['set-password', '--email', 'two@example.com', '--password', 'short']);
+      expect([weak.code, weak.stderr]).toEqual([
+        1,
+        expect.stringMatching(/^plinth: An admin password must be 12 to 128 characters long\.$/m),
       ]);
-      expect(locked.code).toBe(1);
-      expect(locked.stderr).toMatch(/Stop it first, or set ADMIN_EMAIL and ADMIN_PASSWORD/);
+      const none = await through(['set-password', '--email', 'nobody@example.com', '--password', 'another long passphrase']);
+      expect([none.code, none.stderr]).toEqual([
+        1,
+        expect.stringMatching(/^plinth: no admin nobody@example.com: create it with plinth admin create/m),
+      ]);
+      expect((await login(second.url, 'two@example.com', 'yet another passphrase')).status).toBe(200);
       expect((await login(second.url, 'ops@example.com', 'another long passphrase')).status).toBe(200);
       expect((await login(second.url, 'ops@example.com', 'a long admin passphrase')).status).toBe(400);
     } finally {

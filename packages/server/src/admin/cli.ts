@@ -8,7 +8,7 @@ import { systemClock } from '../lib/index.js';
 import { adminPassword, createAdminService } from './admins.js';
 import { createAdminSessions } from './sessions.js';
 
-const USAGE = 'usage: plinth admin create --email E [--password P] | plinth admin set-password --email E [--password P]';
+export const ADMIN_USAGE = 'usage: plinth admin create --email E [--password P] | plinth admin set-password --email E [--password P]';
 
 type Flags = Record<string, string | boolean>;
 
@@ -19,7 +19,7 @@ export class CliError extends Error {}
  * Reads a password: on a terminal it asks twice without echo; from a pipe it reads one line
  * (`echo "$PW" | plinth admin create --email a@b.c`), so scripts need not put it in argv.
  */
-async function askPassword(input: NodeJS.ReadStream, output: NodeJS.WriteStream): Promise<string> {
+export async function askPassword(input: NodeJS.ReadStream, output: NodeJS.WriteStream): Promise<string> {
   if (!input.isTTY) {
     const rl = createInterface({ input, terminal: false });
     for await (const line of rl) {
@@ -60,10 +60,13 @@ export async function adminCommand(
   flags: Flags,
   env: Record<string, string | undefined>,
   io: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStream } = { stdin: process.stdin, stdout: process.stdout },
+  /** The project's configuration, when the CLI has found it (else read from `env`). */
+  projectConfig?: Config,
 ): Promise<string> {
   const action = positional[0];
-  if ((action !== 'create' && action !== 'set-password') || typeof flags.email !== 'string') throw new CliError(USAGE);
-  const config: Config = loadConfig(env, { dataDir: typeof flags['data-dir'] === 'string' ? flags['data-dir'] : undefined });
+  if ((action !== 'create' && action !== 'set-password') || typeof flags.email !== 'string') throw new CliError(ADMIN_USAGE);
+  const config: Config =
+    projectConfig ?? loadConfig(env, { dataDir: typeof flags['data-dir'] === 'string' ? flags['data-dir'] : undefined });
   const password = typeof flags.password === 'string' ? flags.password : await askPassword(io.stdin, io.stdout);
   try {
     adminPassword(password);

@@ -3,8 +3,14 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { App } from '../http/index.js';
 
-/** packages/console/dist, from src/admin (tests) and dist/admin (built) alike. */
-const DIST = fileURLToPath(new URL('../../../console/dist/', import.meta.url));
+/**
+ * The built console: `console/` in the installed package (scripts/pack.mjs puts it there), else
+ * packages/console/dist of the repository, from src/admin (tests) and dist/admin (built) alike.
+ */
+const DIST =
+  [new URL('../../console/', import.meta.url), new URL('../../../console/dist/', import.meta.url)]
+    .map((u) => fileURLToPath(u))
+    .find((dir) => existsSync(`${dir}index.html`)) ?? fileURLToPath(new URL('../../../console/dist/', import.meta.url));
 
 /**
  * The console's Content-Security-Policy: scripts, fonts, connections and frames from this

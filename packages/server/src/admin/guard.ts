@@ -23,6 +23,8 @@ export function clearedCookie(secure: boolean): string {
  * - `manage`: every management route; a `viewer` reads only.
  * - `sql`: the SQL runner; not a `viewer` (the runner is no sandbox: docs/security.md).
  * - `team`: admins, invitations, the audit log, signing keys: `owner` and `admin`.
+ * - `owners`: making an admin (an owner) or setting any admin's password: `owner` only (and the
+ *   secret key: `plinth admin` through a running server).
  * - `admin`: the cookie only, any role (me, keys, logout).
  * - `origin`: sign-in, setup, accepting an invitation: no credential yet, but from our own pages.
  * @example app.post('/api/v1/sql', { onRequest: guards.sql }, handler)
@@ -36,7 +38,14 @@ export function createGuards(callers: CallerGuards, options: { publicOrigin: str
       throw new ApiError('csrf_rejected', 'Refused: console sign-in is accepted from the console page only.');
     }
   };
-  return { manage: callers.operator(), sql: callers.operator('sql'), team: callers.operator('manageAdmins'), admin, origin };
+  return {
+    manage: callers.operator(),
+    sql: callers.operator('sql'),
+    team: callers.operator('manageAdmins'),
+    owners: callers.operator('manageOwners'),
+    admin,
+    origin,
+  };
 }
 
 export type Guards = ReturnType<typeof createGuards>;

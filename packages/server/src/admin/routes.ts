@@ -1,5 +1,7 @@
 import type { App } from '../http/index.js';
+import { AdminAccountBody, type createAdminAccountHandlers } from './accounts.js';
 import { AuditParams, type createAuditLog } from './audit.js';
+import { BackupParams, type createBackupHandlers } from './backups.js';
 import type { Guards } from './guard.js';
 import type { createMetricsHandler } from './metrics.js';
 import { MessageListParams, type createMessageHandlers, PreviewBody, TestEmailBody } from './messages.js';
@@ -16,6 +18,8 @@ export interface AdminHandlers {
   team: ReturnType<typeof createTeamHandlers>;
   audit: ReturnType<typeof createAuditLog>;
   signingKeys: ReturnType<typeof createSigningKeyHandlers>;
+  accounts: ReturnType<typeof createAdminAccountHandlers>;
+  backups: ReturnType<typeof createBackupHandlers>;
   sql: ReturnType<typeof createSqlRunner>;
   saved: ReturnType<typeof createSavedQueries>;
   settings: ReturnType<typeof createSettingsHandlers>;
@@ -38,8 +42,8 @@ const audit = (action: string) => ({ config: { audit: action } });
  * Storage buckets and objects join this table's rules through http/guards.ts.
  */
 export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers): void {
-  const { manage, sql: runner, team: teamOnly, admin, origin } = guards;
-  const { session, team, audit: auditEntries, signingKeys, sql, saved, settings, messages, users, metrics } = h;
+  const { manage, sql: runner, team: teamOnly, owners, admin, origin } = guards;
+  const { session, team, audit: auditEntries, signingKeys, accounts, backups, sql, saved, settings, messages, users, metrics } = h;
 
   // Console admins and their team (§4.1)
   app.post('/api/v1/admin/setup', { onRequest: origin, schema: { body: SetupBody }, ...audit('admin.setup') }, session.setup);
@@ -68,6 +72,14 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
   );
   app.get('/api/v1/admin/audit', { onRequest: teamOnly, schema: { querystring: AuditParams } }, auditEntries);
   app.post('/api/v1/admin/signing-keys/rotate', { onRequest: teamOnly, ...audit('signing_keys.rotate') }, signingKeys.rotate);
+  // `plinth admin create|set-password` through a running server (with the secret key): it makes
+  // owners and sets any admin's password, so an `admin` may not (it could make itself an owner).
+  app.post('/api/v1/admins', { onRequest: owners, schema: { body: AdminAccountBody }, ...audit('admin.create') }, accounts.create);
+  app.post(
+    '/api/v1/admins/password',
+    { onRequest: owners, schema: { body: AdminAccountBody }, ...audit('admin.password') },
+    accounts.setPassword,
+  );
 
   // SQL runner, settings, project (§3)
   app.post('/api/v1/sql', { onRequest: runner, schema: { body: SqlBody }, ...audit('sql.run') }, sql);
@@ -134,6 +146,14 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
     users.resendVerification,
   );
 
+  // Backups of the embedded project (§3; docs/operations.md): they hold the keys, so the team's
+  app.post('/api/v1/backups', { onRequest: teamOnly, ...audit('backup.create') }, backups.create);
+  app.get('/api/v1/backups', { onRequest: teamOnly }, backups.list);
+  app.get(
+    '/api/v1/backups/:name',
+    { onRequest: teamOnly, schema: { params: BackupParams }, ...audit('backup.download') },
+    backups.download,
+  );
   // Operations (§8): Prometheus text
   app.get('/metrics', { onRequest: manage }, metrics);
 }

@@ -196,6 +196,27 @@ describe('what each role may do', () => {
       {},
       { owner: 200, admin: 200, developer: '403 forbidden', viewer: '403 forbidden' },
     ],
+    [
+      'make an admin with a password (it is an owner)',
+      'POST',
+      '/api/v1/admins',
+      { email: 'x', password: PASSWORD },
+      { owner: 201, admin: '403 forbidden', developer: '403 forbidden', viewer: '403 forbidden' },
+    ],
+    [
+      "set an admin's password",
+      'POST',
+      '/api/v1/admins/password',
+      { email: 'nobody-yet@example.com', password: PASSWORD },
+      { owner: '404 not_found', admin: '403 forbidden', developer: '403 forbidden', viewer: '403 forbidden' },
+    ],
+    [
+      'list the backups (they hold the keys)',
+      'GET',
+      '/api/v1/backups',
+      undefined,
+      { owner: 200, admin: 200, developer: '403 forbidden', viewer: '403 forbidden' },
+    ],
   ])('%s', async (_what, method, url, payload, expected) => {
     for (const role of ['owner', 'admin', 'developer', 'viewer'] as const) {
       const who = await as(role);

@@ -1,7 +1,9 @@
 /**
  * The CLI's command line: each command's flags are declared, so a mistyped flag, a flag
- * without its value or an unknown command is one line naming it, never a silent default.
+ * without its value or an unknown command is one line naming it, never a silent default. The
+ * commands themselves are the table in commands.ts.
  */
+import { COMMANDS } from './commands.js';
 
 /** A mistake on the command line: printed as one line, exit code 2. */
 export class UsageError extends Error {
@@ -12,25 +14,14 @@ export class UsageError extends Error {
 }
 
 /** `value`: needs one; `optional`: takes the next word unless it is another flag; `bool`: none. */
-type FlagKind = 'value' | 'optional' | 'bool';
+export type FlagKind = 'value' | 'optional' | 'bool';
 
-interface CommandSpec {
+/** What parseArgs needs of a command: its flags and how many words it takes. */
+export interface CommandShape {
   flags: Record<string, FlagKind>;
   /** How many positional words the command takes at most. */
   positional: number;
 }
-
-const DATA_DIR = { 'data-dir': 'value' } as const;
-
-export const COMMANDS: Record<string, CommandSpec> = {
-  start: { flags: { port: 'value', migrate: 'optional', workers: 'value', ...DATA_DIR }, positional: 0 },
-  keys: { flags: { json: 'bool', revoke: 'bool', ...DATA_DIR }, positional: 1 },
-  sql: { flags: { ...DATA_DIR }, positional: Number.POSITIVE_INFINITY },
-  migrate: { flags: { ...DATA_DIR }, positional: 1 },
-  gen: { flags: { out: 'value', ...DATA_DIR }, positional: 1 },
-  admin: { flags: { email: 'value', password: 'value', ...DATA_DIR }, positional: 1 },
-  help: { flags: {}, positional: 1 },
-};
 
 export interface Args {
   command: string;
@@ -46,11 +37,11 @@ const FLAG = /^--([a-z][a-z0-9-]*)(?:=(.*))?$/s;
  * Parses `plinth <command> [words] [--flags]` against COMMANDS; throws UsageError.
  * @example parseArgs(['start', '--port', '9000']) // { command: 'start', positional: [], flags: { port: '9000' } }
  */
-export function parseArgs(argv: string[]): Args {
+export function parseArgs(argv: string[], commands: Record<string, CommandShape> = COMMANDS): Args {
   const [first = 'help', ...rest] = argv;
   const command = first === '--help' || first === '-h' ? 'help' : first;
-  const spec = COMMANDS[command];
-  if (!spec) throw new UsageError(`unknown command "${command}"; the commands are ${Object.keys(COMMANDS).join(', ')} (plinth help)`);
+  const spec = Object.hasOwn(commands, command) ? commands[command] : undefined;
+  if (!spec) throw new UsageError(`unknown command "${command}"; the commands are ${Object.keys(commands).join(', ')} (plinth help)`);
   const positional: string[] = [];
   const flags: Record<string, string | true> = {};
   for (let i = 0; i < rest.length; i++) {
@@ -93,6 +84,8 @@ export function parseArgs(argv: string[]): Args {
 
 const EXAMPLES: Record<string, string> = {
   port: '--port 8080',
+  url: '--url http://localhost:8080',
+  key: '--key sk_…',
   workers: '--workers 4 (or auto: one per core)',
   'data-dir': '--data-dir ./data',
   out: '--out src/database.ts',

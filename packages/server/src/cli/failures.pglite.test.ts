@@ -19,12 +19,15 @@ afterAll(() => {
 
 const plinth = (args: string[], env: Record<string, string> = {}, cwd = tmp()) => runPlinth(args, { cwd, env });
 
-/** Exactly one line, `plinth: …`, matching `pattern`; nothing on stdout; the exit code given. */
+/**
+ * Exactly one line, `plinth: …`, matching `pattern`; nothing on stdout but, for start, the line
+ * naming the project it was starting; the exit code given.
+ */
 function expectOneLine(r: { code: number | null; stdout: string; stderr: string }, code: number, pattern: RegExp) {
   expect(r.stderr).toMatch(/^plinth: [^\n]+\n$/);
   expect(r.stderr).toMatch(pattern);
   expect(r.stderr).not.toMatch(/\bat .+:\d+:\d+/); // no stack frame
-  expect(r.stdout).toBe('');
+  expect(r.stdout.replace(/^project: [^\n]+\n/, '')).toBe('');
   expect(r.code).toBe(code);
 }
 
@@ -86,7 +89,7 @@ describe('CLI failures are one line', () => {
     async (_name, env, pattern) => {
       const r = await plinth(['start', '--data-dir', tmp()], env);
       expectOneLine(r, 1, pattern);
-      expect(r.stderr).not.toContain('hunter2');
+      expect(r.stderr + r.stdout).not.toContain('hunter2');
     },
     60_000,
   );
@@ -99,7 +102,7 @@ describe('CLI failures are one line', () => {
       1,
       new RegExp(`cannot reach PostgreSQL at 127\\.0\\.0\\.1:${port}/app \\(DATABASE_URL\\): connection refused \\(ECONNREFUSED\\)`),
     );
-    expect(r.stderr).not.toContain('hunter2');
+    expect(r.stderr + r.stdout).not.toContain('hunter2');
   }, 60_000);
 
   it('a wrong password names the host and the variable, never the password', async () => {
@@ -113,7 +116,7 @@ describe('CLI failures are one line', () => {
         `PostgreSQL at 127\\.0\\.0\\.1:${refusing.port}/app refused the login: password authentication failed for user "app"; check the user and password in DATABASE_URL`,
       ),
     );
-    expect(r.stderr).not.toContain('hunter2');
+    expect(r.stderr + r.stdout).not.toContain('hunter2');
   }, 60_000);
 
   it('a HOST that is no address of this machine', async () => {
@@ -121,10 +124,10 @@ describe('CLI failures are one line', () => {
     expectOneLine(r, 1, /cannot listen on HOST=192\.0\.2\.1 \(EADDRNOTAVAIL\): it is no address of this machine/);
   }, 60_000);
 
-  it('gen types --out into a missing folder', async () => {
-    const dir = tmp();
-    const r = await plinth(['gen', 'types', '--out', join(dir, 'nope', 'db.ts'), '--data-dir', dir]);
-    expectOneLine(r, 1, /cannot write .*nope\/db\.ts: the folder .*nope does not exist; create it first/);
+  it('gen types from a URL where nothing answers names the URL', async () => {
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const r = await plinth(['gen', 'types', '--url', url, '--key', 'sk_whatever', '--out', join(tmp(), 'db.ts')]);
+    expectOneLine(r, 1, new RegExp(`cannot read the tables of ${url}: it does not answer`));
   }, 60_000);
 
   it.each([
@@ -133,7 +136,11 @@ describe('CLI failures are one line', () => {
     ['--out without a value', ['gen', 'types', '--out'], /--out needs a value, e\.g\. --out src\/database\.ts/],
     ['--port without a value', ['start', '--port'], /--port needs a value/],
     ['--port that is no number', ['start', '--port', 'eighty'], /--port must be a port number \(0–65535\), got "eighty"/],
-    ['an unknown command', ['strat'], /unknown command "strat"; the commands are start, keys, sql, migrate, gen, admin, help/],
+    [
+      'an unknown command',
+      ['strat'],
+      /unknown command "strat"; the commands are init, start, dev, keys, sql, migrate, gen, admin, backup, restore, help/,
+    ],
     [
       'an unknown flag',
       ['start', '--prot', '8080'],
@@ -141,6 +148,10 @@ describe('CLI failures are one line', () => {
     ],
     ['gen of something else', ['gen', 'client'], /plinth gen makes types only/],
     ['sql without a query', ['sql'], /plinth sql needs a query/],
+    ['gen types --url that is no URL', ['gen', 'types', '--url', 'localhost:8080', '--key', 'sk_x'], /--url must be the server's base URL/],
+    ['gen types --key without --url', ['gen', 'types', '--key', 'sk_x'], /--key goes with --url/],
+    ['sql with --json and --csv', ['sql', 'select 1', '--json', '--csv'], /takes --json or --csv, not both/],
+    ['restore without a file', ['restore'], /plinth restore needs the backup file/],
   ])(
     '%s: exit 2',
     async (_name, args, pattern) => {

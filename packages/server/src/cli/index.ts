@@ -1,4 +1,8 @@
-/** The command line's parts below main.ts: the flags each command takes, and expected failures as one line. */
+/**
+ * The command line below main.ts: the table of commands (commands.ts), their flags (args.ts),
+ * the project each acts on (context.ts), failures as one line (failures.ts, loaded on failure).
+ * Light on purpose: a command's own modules load only when it runs.
+ */
 export { type Args, flagValue, parseArgs, UsageError } from './args.js';
-export { expectedFailure } from './failures.js';
-export { isWorker, runPrimary, tellPrimary, type WorkerMessage } from './workers.js';
+export { COMMANDS } from './commands.js';
+export { runCli } from './run.js';

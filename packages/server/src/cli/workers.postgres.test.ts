@@ -87,7 +87,8 @@ describe('plinth start --workers', () => {
         const now = childrenOf(p.proc.pid ?? 0);
         return now.length === 2 && !now.includes(workers[0]);
       });
-      expect(p.stdout()).toMatch(new RegExp(`worker ${workers[0]} died \\(SIGKILL\\); starting another`));
+      // The primary's log line reaches this process through a pipe, maybe after the new worker shows.
+      await expect.poll(() => p.stdout()).toMatch(new RegExp(`worker ${workers[0]} died \\(SIGKILL\\); starting another`));
       await waitHealthy(p.url, 30_000);
       for (let i = 0; i < 10; i++) expect((await fetch(`${p.url}/health`, { headers: { connection: 'close' } })).status).toBe(200);
 

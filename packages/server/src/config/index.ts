@@ -6,6 +6,7 @@ import { type InitialAdmin, parseInitialAdmin } from './admin.js';
 import { type AuthConfig, parseAuth } from './auth.js';
 import { type OAuthEndpoints, parseOAuth } from './oauth.js';
 import { ConfigError, type Env, int } from './parse.js';
+import type { Project } from './project.js';
 import { parseRealtime, type RealtimeConfig } from './realtime.js';
 import { parseSms, type SmsConfig } from './sms.js';
 import { parseStorageConfig, type StorageConfig } from './storage.js';
@@ -16,6 +17,15 @@ export { type InitialAdmin, parseInitialAdmin } from './admin.js';
 export { type Argon2Params, type AuthConfig, OWASP_ARGON2, parseAuth } from './auth.js';
 export { type OAuthEndpoints, parseOAuth } from './oauth.js';
 export { ConfigError, type Env, type RateRule } from './parse.js';
+export {
+  DEFAULT_PROJECT,
+  findProject,
+  PROJECT_FILE,
+  type Project,
+  type ProjectSettings,
+  parseProjectFile,
+  projectFileText,
+} from './project.js';
 export { duration, parseRealtime, type RealtimeConfig } from './realtime.js';
 export { ELKS_SENDER, parseSms, SMS_PROVIDERS, type SmsConfig } from './sms.js';
 
@@ -70,6 +80,10 @@ export interface Config {
   workers: number;
   /** Realtime: change retention and the WebSocket limits (`REALTIME_*`; config/realtime.ts). */
   realtime: RealtimeConfig;
+  /** The project folder (plinth.json) this configuration was read for, or null. */
+  project: Project | null;
+  /** The variable DATABASE_URL was read from (a project's `database_url_env`), for messages. */
+  databaseUrlVariable: string;
 }
 
 /**
@@ -115,8 +129,8 @@ export function parseDotenv(text: string): Record<string, string> {
   return out;
 }
 
-function port(env: Env): number {
-  const n = int(env, 'PORT', 8080);
+function port(env: Env, fallback: number): number {
+  const n = int(env, 'PORT', fallback);
   if (n > 65535) throw new ConfigError(`PORT must be a port number (0–65535), got "${env.PORT}"`);
   return n;
 }
@@ -198,25 +212,39 @@ export interface ConfigOverrides {
   migrationsDir?: string | null;
   /** `plinth start --workers`, as given. */
   workers?: string;
+  /**
+   * The project (plinth.json) the command acts on: its `.env` is read instead of the working
+   * directory's, and its settings come before the defaults (the environment and flags win).
+   */
+  project?: Project | null;
 }
 
 /**
- * Loads config from the environment, with `.env` in the working directory filling gaps.
+ * Loads config from the environment, with the `.env` of the project (or else of the working
+ * directory) filling gaps, then the project's plinth.json, then the defaults.
  * @example const config = loadConfig(process.env, { port: 8080 });
  */
 export function loadConfig(processEnv: Record<string, string | undefined>, overrides: ConfigOverrides = {}, cwd = process.cwd()): Config {
-  const dotenvPath = resolve(cwd, '.env');
+  const project = overrides.project ?? null;
+  const base = project?.root ?? cwd;
+  const dotenvPath = resolve(base, '.env');
   const fileEnv = existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath, 'utf8')) : {};
   const env: Record<string, string | undefined> = { ...fileEnv, ...processEnv };
-  const listenPort = overrides.port ?? port(env);
+  const listenPort = overrides.port ?? port(env, project?.settings.port ?? 8080);
   const redisUrl = env.REDIS_URL || null;
   const publicUrl = (overrides.publicUrl ?? env.PUBLIC_URL ?? `http://localhost:${listenPort}`).replace(/\/+$/, '');
+  const databaseUrlVariable = project?.settings.database_url_env ?? 'DATABASE_URL';
   return {
     port: listenPort,
     host: env.HOST ?? '0.0.0.0',
     publicUrl,
-    dataDir: resolve(cwd, overrides.dataDir ?? env.DATA_DIR ?? './data'),
-    databaseUrl: overrides.databaseUrl !== undefined ? overrides.databaseUrl : databaseUrl(env.DATABASE_URL),
+    dataDir:
+      overrides.dataDir !== undefined
+        ? resolve(cwd, overrides.dataDir)
+        : resolve(base, env.DATA_DIR ?? project?.settings.data_dir ?? './data'),
+    databaseUrl: overrides.databaseUrl !== undefined ? overrides.databaseUrl : databaseUrl(env[databaseUrlVariable], databaseUrlVariable),
+    databaseUrlVariable,
+    project,
     logLevel: env.LOG_LEVEL ?? 'info',
     maxRows: int(env, 'MAX_ROWS', 1000, { min: 1 }),
     bodyLimit: int(env, 'BODY_LIMIT', 1024 * 1024),
@@ -227,7 +255,7 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
     redisUrl,
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, { min: 1 }),
     migrationsDir:
-      overrides.migrationsDir !== undefined ? overrides.migrationsDir : env.MIGRATIONS_DIR ? resolve(cwd, env.MIGRATIONS_DIR) : null,
+      overrides.migrationsDir !== undefined ? overrides.migrationsDir : env.MIGRATIONS_DIR ? resolve(base, env.MIGRATIONS_DIR) : null,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 120_000),
     authenticatorUrl: databaseUrl(env.DATABASE_AUTHENTICATOR_URL, 'DATABASE_AUTHENTICATOR_URL'),

@@ -117,6 +117,29 @@ describe('a database owner without event triggers', () => {
     }
   });
 
+  it('functions (migration 0070): closed in public whoever makes them, PostgreSQL default elsewhere, grants kept on replace', async () => {
+    const may = async (fn: string) => {
+      const [row] = await direct.unsafe(`select has_function_privilege('anon', $1, 'execute') as ok`, [fn]);
+      return row.ok as boolean;
+    };
+    expect((await runner(`create function r_fn() returns int language sql as 'select 1'`)).statusCode).toBe(200);
+    expect(await may('public.r_fn()')).toBe(false);
+    await direct.unsafe(`create function public.d_fn() returns int language sql as 'select 1'`);
+    expect(await may('public.d_fn()')).toBe(false);
+    await direct.unsafe(`create schema fns`);
+    await direct.unsafe(`create function fns.helper() returns int language sql as 'select 1'`);
+    // The catalog poll gives it PostgreSQL's default back.
+    await expect.poll(() => may('fns.helper()'), { timeout: 15_000, interval: 50 }).toBe(true);
+    await direct.unsafe(`grant execute on function public.d_fn() to anon`);
+    await direct.unsafe(`create or replace function public.d_fn() returns int language sql as 'select 2'`);
+    await p.schema.reload();
+    expect(await may('public.d_fn()')).toBe(true);
+    const call = await p.app.inject({ method: 'POST', url: '/api/v1/rpc/d_fn', headers: { apikey: p.keys.publicKey }, payload: {} });
+    expect(call.json()).toBe(2);
+    const closed = await p.app.inject({ method: 'POST', url: '/api/v1/rpc/r_fn', headers: { apikey: p.keys.publicKey }, payload: {} });
+    expect(closed.json().code).toBe('permission_denied');
+  });
+
   it('another client (CREATE TABLE, AS, SELECT INTO, partitions, SET SCHEMA): closed, then served with RLS on', async () => {
     await direct.begin(async (tx) => {
       await tx.unsafe(`create table d1 (id int primary key, v text)`);

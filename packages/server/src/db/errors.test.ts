@@ -15,6 +15,17 @@ describe('dbErrorKind: what a SQLSTATE means', () => {
     ['42501', 'new row violates row-level security policy for table "t"', 'rls_violation'],
     ['42501', 'permission denied for table t', 'insufficient_privilege'],
     ['42601', 'syntax error in tsquery: "a & & b"', 'value_syntax'],
+    // The text-search parsers' other words for a malformed value, and jsonpath's and ltree's.
+    ['42601', 'no operand in tsquery: "!"', 'value_syntax'],
+    ['42601', 'wrong position info in tsvector: "a:0"', 'value_syntax'],
+    ['42601', 'there is no escaped character: "a\\"', 'value_syntax'],
+    ['42601', 'syntax error at end of jsonpath input', 'value_syntax'],
+    ['42601', 'lquery syntax error at character 3', 'value_syntax'],
+    ['42704', 'text search configuration "klingon" does not exist', 'undefined_text_search_config'],
+    ['42704', 'type "nope" does not exist', 'statement_refused'],
+    ['42803', 'column "posts.title" must appear in the GROUP BY clause', 'grouping_error'],
+    ['42P10', 'there is no unique or exclusion constraint matching the ON CONFLICT specification', 'invalid_conflict_target'],
+    ['21000', 'ON CONFLICT DO UPDATE command cannot affect row a second time', 'cardinality_violation'],
     ['42601', 'syntax error at or near "selec"', 'syntax_error'],
     ['22P05', 'unsupported Unicode escape sequence', 'nul_in_text'],
     ['22023', 'invalid parameter value', 'invalid_value'],
@@ -65,12 +76,14 @@ describe('dbErrorAnswer: the one table', () => {
     expect(dbErrorAnswer(check, todos)?.details).toEqual({ constraint: 'todos_title_check', column: 'title', sqlstate: '23514' });
   });
 
-  it("sends a raise's own message, and only that one", () => {
+  it("sends a raise's own message, detail and hint, and only those", () => {
     expect(dbErrorAnswer(new DbError('no more seats', 'U0A42', 'row 3'))).toEqual({
       code: 'raised_exception',
       message: 'no more seats',
       details: { sqlstate: 'U0A42', detail: 'row 3' },
     });
+    const hinted = new DbError('Refused', 'P0001', 'the detail', undefined, undefined, undefined, undefined, 'the hint');
+    expect(dbErrorAnswer(hinted)?.details).toEqual({ sqlstate: 'P0001', detail: 'the detail', hint: 'the hint' });
     expect(dbErrorAnswer(new DbError('relation "secret_table" …', '22023'))?.message).not.toContain('secret_table');
   });
 
@@ -79,6 +92,59 @@ describe('dbErrorAnswer: the one table', () => {
     expect(dbErrorAnswer(new DbError('dup', '23505', undefined, 'buckets_pkey'), own)?.code).toBe('bucket_exists');
     expect(dbErrorAnswer(new DbError('dup', '23505', undefined, 'other_key'), own)?.code).toBe('conflict');
     expect(dbErrorAnswer(new DbError('dup', '23505'), own)?.code).toBe('conflict');
+  });
+
+  it('answers what a REST query shapes: a bad text-search value or configuration, grouping, on_conflict, a row changed twice', () => {
+    const cases: Array<[string, string, string]> = [
+      ['42601', 'syntax error in tsvector: "a:"', 'invalid_value'],
+      ['42704', 'text search configuration "klingon" does not exist', 'invalid_value'],
+      ['42803', 'column "t.x" must appear in the GROUP BY clause', 'invalid_parameter'],
+      ['42P10', 'there is no unique or exclusion constraint matching the ON CONFLICT specification', 'invalid_parameter'],
+      ['21000', 'ON CONFLICT DO UPDATE command cannot affect row a second time', 'invalid_request'],
+      ['42704', 'type "nope" does not exist', 'invalid_request'],
+    ];
+    for (const [state, message, code] of cases) expect(dbErrorAnswer(new DbError(message, state), todos)?.code, message).toBe(code);
+    // Without a project relation the statement is Plinth's own: grouping and on_conflict there are bugs.
+    for (const state of ['42803', '42P10', '21000']) expect(dbErrorAnswer(new DbError('x', state)), state).toBeNull();
+  });
+
+  describe("a call of the project's function (RPC)", () => {
+    const add = { function: 'add' };
+    it('names the function, and the grant that opens a closed one', () => {
+      const closed = dbErrorAnswer(new DbError('permission denied for function add', '42501'), add);
+      expect(closed).toEqual({
+        code: 'permission_denied',
+        message: expect.stringContaining('grant execute on function add to authenticated'),
+        details: { function: 'add', sqlstate: '42501' },
+      });
+      // Another function it calls, or a table it reads, is denied: no grant hint for the wrong one.
+      for (const message of ['permission denied for function helper', 'permission denied for table secrets']) {
+        expect(dbErrorAnswer(new DbError(message, '42501'), add)).toEqual({
+          code: 'permission_denied',
+          message: 'Your role lacks the privilege for this operation.',
+          details: { function: 'add', sqlstate: '42501' },
+        });
+      }
+      expect(dbErrorAnswer(new DbError('new row violates row-level security policy for table "t"', '42501'), add)?.details).toEqual({
+        function: 'add',
+        sqlstate: '42501',
+      });
+    });
+
+    it('answers 400 for what the function does wrong, never 405 (nothing is written through a function)', () => {
+      for (const state of ['42P01', '42P17', '42704', '42809', '55000', '0A000', '42P10']) {
+        const answer = dbErrorAnswer(new DbError('x', state), add);
+        expect(answer?.code, state).toBe('invalid_request');
+        expect(answer?.message, state).toContain('"add"');
+      }
+      expect(dbErrorAnswer(new DbError('x', 'P0002'), add)?.message).toBe('The function "add" failed on this request (SQLSTATE P0002).');
+      expect(dbErrorAnswer(new DbError('x', '42703'), add)?.code).toBe('column_not_found');
+      // Its value errors and raises answer as anywhere.
+      expect(dbErrorAnswer(new DbError('x', '22P02'), add)?.code).toBe('invalid_value');
+      expect(dbErrorAnswer(new DbError('no', 'P0001'), add)?.code).toBe('raised_exception');
+      // A server fault stays a 500.
+      for (const state of ['XX000', '58030']) expect(dbErrorAnswer(new DbError('x', state), add), state).toBeNull();
+    });
   });
 
   it("is null (a logged 500) for the server's faults, and for a wrong statement of Plinth's own", () => {

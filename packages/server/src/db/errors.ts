@@ -21,8 +21,10 @@ export type DbErrorKind =
   | 'check_option_violation'
   /** A value the column's type refuses (class 22 and its kin). */
   | 'invalid_value'
-  /** A value whose own syntax is wrong: 42601 from a type's input function (tsquery, tsvector, jsonpath). */
+  /** A value whose own syntax is wrong: 42601 from a type's input function (tsquery, tsvector, jsonpath, ltree). */
   | 'value_syntax'
+  /** 42704 for a text search configuration: a bound value cast to `regconfig` names none. */
+  | 'undefined_text_search_config'
   /** Text with NUL (`\u0000`), which PostgreSQL cannot store. */
   | 'nul_in_text'
   /** The project's own refusal: `raise exception` (P0001), `assert` (P0004), a SQLSTATE of its own. */
@@ -46,6 +48,12 @@ export type DbErrorKind =
   | 'program_limit'
   | 'function_failed'
   | 'statement_refused'
+  /** 42803: a column neither grouped nor aggregated (REST's aggregates). */
+  | 'grouping_error'
+  /** 42P10: `on conflict (…)` names no unique key. */
+  | 'invalid_conflict_target'
+  /** 21000: a row changed twice by one statement (an upsert with two rows of one key), or a subquery with several rows. */
+  | 'cardinality_violation'
   // Connecting (the CLI's and migrations' concern, never a request's).
   | 'login_refused'
   | 'unknown_database'
@@ -93,6 +101,9 @@ const BY_STATE: Record<string, DbErrorKind> = {
   '55000': 'not_in_prerequisite_state',
   '0A000': 'feature_not_supported',
   '42601': 'syntax_error',
+  '42803': 'grouping_error',
+  '42P10': 'invalid_conflict_target',
+  '21000': 'cardinality_violation',
   '28P01': 'login_refused',
   '28000': 'login_refused',
   '3D000': 'unknown_database',
@@ -114,8 +125,13 @@ const BY_CLASS: Record<string, DbErrorKind> = {
   P0: 'function_failed',
 };
 
-/** 42601 raised by a type's input function (tsquery, tsvector, jsonpath): the value, not the statement, is malformed. */
-const VALUE_SYNTAX = /syntax error in (tsquery|tsvector)|jsonpath input/i;
+/**
+ * 42601 raised by a type's input function: the value, not the statement, is malformed. The
+ * text-search parsers say so in several ways (`syntax error in tsvector`, `wrong position info
+ * in tsvector`, `no operand in tsquery`, `there is no escaped character: "a\"`); jsonpath and
+ * ltree in theirs. Any other 42601 is a statement's (ours: a bug; a trigger's: its bug).
+ */
+const VALUE_SYNTAX = /in (tsquery|tsvector)|there is no escaped character|jsonpath input|(ltree|lquery|ltxtquery) syntax error/i;
 
 /**
  * The SQLSTATE of a `DbError` (`sqlstate`), or of a driver's own error object (`code`, with a
@@ -138,6 +154,7 @@ export function dbErrorKind(err: unknown): DbErrorKind | null {
   const message = String((err as { message?: unknown }).message ?? '');
   if (state === '42501') return /row-level security/i.test(message) ? 'rls_violation' : 'insufficient_privilege';
   if (state === '42601' && VALUE_SYNTAX.test(message)) return 'value_syntax';
+  if (state === '42704' && /text search configuration/i.test(message)) return 'undefined_text_search_config';
   const known = BY_STATE[state];
   if (known) return known;
   if (!PG_CLASSES.has(state.slice(0, 2))) return 'raised';
@@ -183,7 +200,12 @@ export interface DbErrorContext {
    * a bug, answered 500.
    */
   relation?: DbRelation;
-  /** The statement writes (a view that cannot take writes is then 405). */
+  /**
+   * The project's function the statement calls (REST's `/rpc/{function}`): as with `relation`,
+   * an error of the statement is the request's, told in the function's name.
+   */
+  function?: string;
+  /** The statement writes to `relation` (a view that cannot take writes is then 405). */
   writes?: boolean;
   /** What the area's own constraints mean, by constraint name: `{ buckets_pkey: ['bucket_exists', 'A bucket … exists.'] }`. */
   constraints?: Readonly<Record<string, readonly [ErrorCode, string]>>;
@@ -264,11 +286,18 @@ export function dbErrorAnswer(err: DbError, ctx: DbErrorContext = {}): DbErrorAn
       return answer('invalid_value', 'A value does not fit the type of its column, is too large, or the operator does not apply to it.');
     case 'value_syntax':
       return answer('invalid_value', 'A value is not valid input for the type of its column.');
+    case 'undefined_text_search_config':
+      // fts(<config>): the configuration is a bound value cast to regconfig.
+      return answer('invalid_value', 'No such text search configuration (try simple or english).');
     case 'nul_in_text':
       return answer('invalid_value', 'Text values cannot contain the NUL character (\\u0000).');
     case 'raised':
-      // The project's own refusal (trigger, function, policy): its message is meant for the client.
-      return { code: 'raised_exception', message: err.message, details: err.detail ? { sqlstate, detail: err.detail } : { sqlstate } };
+      // The project's own refusal (trigger, function, policy): its message, detail and hint are meant for the client.
+      return {
+        code: 'raised_exception',
+        message: err.message,
+        details: { sqlstate, ...(err.detail ? { detail: err.detail } : {}), ...(err.hint ? { hint: err.hint } : {}) },
+      };
     case 'query_canceled':
       return answer(
         'statement_timeout',
@@ -279,8 +308,10 @@ export function dbErrorAnswer(err: DbError, ctx: DbErrorContext = {}): DbErrorAn
     case 'out_of_resources':
       return { ...answer('database_unavailable', 'The database is out of resources; try again shortly.'), retryAfter: 1 };
   }
-  // What follows is about the statement and the relation it works on: the request's only when
-  // the relation is the project's (else Plinth's own SQL is wrong: a 500).
+  // What follows is about the statement and the relation or function it works on: the
+  // request's only when that is the project's (else Plinth's own SQL is wrong: a 500).
+  const fn = ctx.function;
+  if (fn !== undefined) return functionAnswer(kind, err, fn, answer);
   if (!rel) return null;
   const table = { table: rel.name };
   const atFault = () =>
@@ -309,12 +340,77 @@ export function dbErrorAnswer(err: DbError, ctx: DbErrorContext = {}): DbErrorAn
         return refused(`The materialized view "${rel.name}" has not been populated yet: run \`refresh materialized view\` on it.`);
       }
       return atFault();
+    case 'grouping_error':
+      return answer(
+        'invalid_parameter',
+        'With aggregates in select, order by the grouped columns or the aggregates, and filter on columns.',
+      );
+    case 'invalid_conflict_target':
+      // The cache's unique keys were checked: the key went away meanwhile.
+      return answer('invalid_parameter', 'on_conflict names no unique key of the table (any more).');
+    case 'cardinality_violation':
+      return refused(CARDINALITY);
     case 'statement_refused':
       return atFault();
     case 'program_limit':
       return refused('The request is too complex for the database (too many values or columns).');
     case 'function_failed':
       return refused(`A function or trigger of "${rel.name}" failed on this request (SQLSTATE ${sqlstate}).`);
+  }
+  return null;
+}
+
+const CARDINALITY = 'A row was to be changed twice, or one was expected where several came: an upsert with two rows of the same key?';
+
+/**
+ * The answer for an error of a call of the project's function `fn` (REST's RPC): what is
+ * refused is the call, and the function may be at fault. Nothing is written "through" a
+ * function, so the not-writable answers of relations (405) do not apply.
+ */
+function functionAnswer(
+  kind: DbErrorKind | null,
+  err: DbError,
+  fn: string,
+  answer: (code: ErrorCode, message: string, details?: Record<string, unknown>) => DbErrorAnswer,
+): DbErrorAnswer | null {
+  const sqlstate = err.sqlstate ?? '';
+  const subject = { function: fn };
+  const refused = (message: string) => answer('invalid_request', message);
+  switch (kind) {
+    case 'rls_violation':
+      return answer('rls_violation', 'A row-level security policy refused this row.', subject);
+    case 'insufficient_privilege':
+      // `permission denied for function add`: the called one, closed until granted (docs/security.md).
+      if (/permission denied for function/i.test(err.message) && err.message.endsWith(` ${fn}`)) {
+        return answer(
+          'permission_denied',
+          `Your role may not execute the function "${fn}": functions are closed until granted ` +
+            `(grant execute on function ${fn} to authenticated).`,
+          subject,
+        );
+      }
+      return answer('permission_denied', 'Your role lacks the privilege for this operation.', subject);
+    case 'undefined_column':
+      return answer('column_not_found', 'A column of the request does not exist (any more).', { column: err.column ?? null });
+    case 'undefined_table':
+      return refused(`The function "${fn}" uses a table that does not exist (SQLSTATE ${sqlstate}).`);
+    case 'grouping_error':
+      return answer(
+        'invalid_parameter',
+        'With aggregates in select, order by the grouped columns or the aggregates, and filter on columns.',
+      );
+    case 'cardinality_violation':
+      return refused(CARDINALITY);
+    case 'wrong_object_type':
+    case 'not_in_prerequisite_state':
+    case 'feature_not_supported':
+    case 'invalid_conflict_target':
+    case 'statement_refused':
+      return refused(`The database refused the call (SQLSTATE ${sqlstate}); the function "${fn}" may be at fault.`);
+    case 'program_limit':
+      return refused('The request is too complex for the database (too many values or columns).');
+    case 'function_failed':
+      return refused(`The function "${fn}" failed on this request (SQLSTATE ${sqlstate}).`);
   }
   return null;
 }

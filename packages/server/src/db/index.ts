@@ -8,8 +8,9 @@ export { type DdlMode, type DdlWatch, ddlMode, POLL_MS } from './ddl-watch.js';
 export { type DbErrorAnswer, type DbErrorContext, type DbErrorKind, type DbRelation, dbErrorAnswer, dbErrorKind } from './errors.js';
 export { MigrationError, migrateApp, migrateSystem } from './migrate.js';
 export { prepareDatabase } from './prepare.js';
-export { DataDirLockedError } from './lock.js';
+export { acquireDataDirLock, DataDirLockedError } from './lock.js';
 export { commandOf, splitStatements } from './statements.js';
+export { OUTAGE_LOG_INTERVAL_MS, outageLogHook } from './outage-log.js';
 export * from './types.js';
 
 /**

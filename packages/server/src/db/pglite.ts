@@ -32,6 +32,7 @@ interface WorkerError {
   position?: string | number;
   column?: string;
   table?: string;
+  hint?: string;
 }
 
 const WORKER_URL = new URL('../../worker/pglite-worker.mjs', import.meta.url);
@@ -40,7 +41,7 @@ const INIT_URL = new URL('../../worker/pglite-init.mjs', import.meta.url);
 function fromWorker(e: WorkerError): Error {
   if (e.code && /^[0-9A-Z]{5}$/.test(e.code)) {
     const pos = e.position !== undefined ? Number(e.position) : undefined;
-    return new DbError(e.message, e.code, e.detail, e.constraint, Number.isFinite(pos) ? pos : undefined, e.column, e.table);
+    return new DbError(e.message, e.code, e.detail, e.constraint, Number.isFinite(pos) ? pos : undefined, e.column, e.table, e.hint);
   }
   return new Error(e.message);
 }
@@ -240,7 +241,16 @@ export async function openPglite(dataDir: string): Promise<Db> {
         results = await call<QueryResult[]>({ op: 'script', sql: prefix + sql, params: options?.params });
       } catch (err) {
         if (!prefix || !(err instanceof DbError) || err.position === undefined) throw err;
-        throw new DbError(err.message, err.sqlstate, err.detail, err.constraint, err.position - prefix.length, err.column, err.table);
+        throw new DbError(
+          err.message,
+          err.sqlstate,
+          err.detail,
+          err.constraint,
+          err.position - prefix.length,
+          err.column,
+          err.table,
+          err.hint,
+        );
       }
       results = results.slice(as.length);
       const commands = splitStatements(sql).map(commandOf);
@@ -285,6 +295,9 @@ export async function openPglite(dataDir: string): Promise<Db> {
         ),
       ]);
       if (!check.ok) throw brokenSession(check.reason);
+    },
+    async dumpDataDir() {
+      return call<Uint8Array>({ op: 'dump' });
     },
     async close() {
       if (dead) return;

@@ -161,7 +161,7 @@ export async function openPostgres(url: string, options: { max?: number; connect
               } catch (err) {
                 const e = toDbError(err);
                 if (e instanceof DbError && e.position !== undefined && at >= 0) {
-                  throw new DbError(e.message, e.sqlstate, e.detail, e.constraint, e.position + at, e.column, e.table);
+                  throw new DbError(e.message, e.sqlstate, e.detail, e.constraint, e.position + at, e.column, e.table, e.hint);
                 }
                 throw e;
               }

@@ -11,7 +11,8 @@ beforeAll(async () => {
   t = await createAuthServer();
   const res = await t.sql(`create function leak_role() returns int language sql as $$ select length(set_config('role', 'anon', false)) $$;
     create view leaky as select leak_role() as x;
-    grant select on leaky to anon;`);
+    grant select on leaky to anon;
+    grant execute on function leak_role() to anon;`);
   expect(res.statusCode, res.body).toBe(200);
   addr = email('session');
   await signUp(t, addr);

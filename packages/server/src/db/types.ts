@@ -78,6 +78,11 @@ export interface Db extends Queryable {
    * become anon, authenticated and service (src/db/api-login.ts). Rejects when it cannot log in.
    */
   useApiLogin?(url: string): Promise<void>;
+  /**
+   * PGlite only: a consistent copy of the whole database as a tar archive of its data folder,
+   * taken while it serves (a checkpoint, then the files while no statement runs; backups).
+   */
+  dumpDataDir?(): Promise<Uint8Array>;
   /** PostgreSQL: statements under way (queued for or running on a connection) and the pools' size, for GET /metrics. */
   stats?(): { inFlight: number; poolSize: number };
   /**
@@ -115,6 +120,8 @@ export class DbError extends Error {
     readonly position?: number,
     readonly column?: string,
     readonly table?: string,
+    /** The HINT of the error (`raise exception … using hint = '…'`). */
+    readonly hint?: string,
   ) {
     super(message);
     this.name = 'DbError';
@@ -171,6 +178,7 @@ export function toDbError(err: unknown): Error {
       Number.isFinite(pos) ? pos : undefined,
       (e.column ?? e.column_name) as string | undefined,
       (e.table ?? e.table_name) as string | undefined,
+      e.hint as string | undefined,
     );
   }
   return err instanceof Error ? err : new Error(String(err));

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { toDbError } from './types.js';
 import { type BackendMessage, bind, dataRowText, errorOf, MessageReader, tagCount } from './wire.js';
 
 // The wire protocol runAs speaks (db/wire.ts): what PostgreSQL sends, read back whole however
@@ -37,7 +38,7 @@ describe('MessageReader', () => {
 
 describe('backend messages', () => {
   it('an ErrorResponse keeps the fields toDbError reads', () => {
-    const fields = 'SERROR\0VERROR\0C23505\0Mduplicate key\0Dalready there\0P7\0tnotes\0cnote\0nnotes_pkey\0\0';
+    const fields = 'SERROR\0VERROR\0C23505\0Mduplicate key\0Dalready there\0Htry another\0P7\0tnotes\0cnote\0nnotes_pkey\0\0';
     const err = errorOf(Buffer.from(fields));
     expect(err).toBeInstanceOf(Error);
     expect({ ...err, message: err.message }).toEqual({
@@ -45,10 +46,21 @@ describe('backend messages', () => {
       code: '23505',
       message: 'duplicate key',
       detail: 'already there',
+      hint: 'try another',
       position: '7',
       table_name: 'notes',
       column_name: 'note',
       constraint_name: 'notes_pkey',
+    });
+    // …and the DbError made of it carries them on (a raise's detail and hint reach the client).
+    expect(toDbError(err)).toMatchObject({
+      sqlstate: '23505',
+      detail: 'already there',
+      hint: 'try another',
+      position: 7,
+      table: 'notes',
+      column: 'note',
+      constraint: 'notes_pkey',
     });
   });
 

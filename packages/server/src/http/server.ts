@@ -8,6 +8,7 @@ import { DbError, DbUnavailableError } from '../db/index.js';
 import { ApiError, fromDbError } from './errors.js';
 import type { Metrics } from './metrics.js';
 import type { Principal } from './principal.js';
+import { type KnownRoute, suggestRoute, supabasePath } from './route-hints.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,6 +21,8 @@ export interface HttpOptions {
   bodyLimit: number;
   /** Decides per request whether a browser Origin may call the API (settings may change any time). */
   isOriginAllowed: (origin: string) => boolean;
+  /** What would allow a refused origin (the setting to change), for the 403 and the log line. */
+  corsAdvice?: (origin: string) => string;
   /** Whose `X-Forwarded-For` decides the client IP (config TRUST_PROXY); none by default. */
   trustProxy?: boolean | string[];
   /**
@@ -98,7 +101,11 @@ export function toApiError(err: unknown): ApiError {
   return new ApiError('internal_error', 'Something went wrong on our side.', undefined, { cause: err });
 }
 
-/** 5xx codes that describe the server's state: warned about once (0), or once a minute while it lasts. */
+/**
+ * 5xx codes that describe the server's state: warned about once (0), or once a minute while it
+ * lasts. A database outage is folded by the logger itself (db/outage-log.ts), with every other
+ * part of the instance that meets it.
+ */
 const EXPECTED_5XX: Partial<Record<string, number>> = { sms_not_configured: 0, database_unavailable: 60_000 };
 
 /**
@@ -157,7 +164,9 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
   app.setErrorHandler((err, request, reply) => {
     const api = toApiError(err);
     const expected = EXPECTED_5XX[api.code];
-    if (expected !== undefined) {
+    if (api.code === 'database_unavailable' && api.cause instanceof DbUnavailableError) {
+      request.log.warn({ err: api.cause }, `answering ${api.status} ${api.code}`);
+    } else if (expected !== undefined) {
       // A known state of the server (no SMS provider, the database down), not a bug: one
       // warning naming the cause, not an error with a stack per request.
       const reason = api.cause instanceof Error ? api.cause.message : api.message;
@@ -207,19 +216,44 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     });
   }
 
+  // Every route, for the "did you mean" of a path that matches none (route-hints.ts).
+  const routes: KnownRoute[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+  });
+
+  // A refused origin is logged once (per process, up to 1000 origins): the browser's own
+  // message ("Failed to fetch") names no setting, the server's log does.
+  const refusedOrigins = new Set<string>();
   app.setNotFoundHandler((request, reply) => {
     // @fastify/cors hands a preflight from an origin it refused to the not-found handler.
     const origin = request.headers.origin;
     if (request.method === 'OPTIONS' && origin && request.headers['access-control-request-method']) {
-      reply.code(403).send({
-        code: 'forbidden',
-        message: `The origin ${origin.slice(0, 200)} may not call this API: add it to the cors_origins auth setting.`,
-      });
+      const advice = options.corsAdvice?.(origin) ?? 'add it to the cors_origins auth setting';
+      if (!refusedOrigins.has(origin) && refusedOrigins.size < 1000) {
+        refusedOrigins.add(origin);
+        request.log.warn(
+          { origin: origin.slice(0, 200) },
+          `CORS: refused a request from the page origin ${origin.slice(0, 200)}: ${advice}`,
+        );
+      }
+      reply.code(403).send({ code: 'forbidden', message: `The origin ${origin.slice(0, 200)} may not call this API: ${advice}.` });
       return;
     }
-    reply
-      .code(ERROR_STATUS.route_not_found)
-      .send({ code: 'route_not_found', message: `No route ${request.method} ${request.url.split('?')[0]}.` });
+    const path = request.url.split('?')[0];
+    const query = request.url.slice(path.length + 1);
+    const supabase = supabasePath(path, query);
+    const meant = supabase ?? suggestRoute(request.method, path, routes);
+    const shown = path.slice(0, 300);
+    reply.code(ERROR_STATUS.route_not_found).send({
+      code: 'route_not_found',
+      message: supabase
+        ? `No route ${request.method} ${shown}: that is Supabase's path; Plinth serves it at ${supabase.slice(0, 300)} (docs/api.md).`
+        : meant
+          ? `No route ${request.method} ${shown}; did you mean ${request.method} ${meant.slice(0, 300)}?`
+          : `No route ${request.method} ${shown}.`,
+      ...(meant ? { details: { did_you_mean: meant.slice(0, 300) } } : {}),
+    });
   });
 
   return app;

@@ -1,10 +1,12 @@
 /**
  * App-agnostic helpers: time (clock.ts: the injected clock, so token decisions test with a
  * fake one, and the wire format of time, `iso` and `isoSql`), crypto (CSPRNG tokens and codes,
- * SHA-256, constant-time comparison), `singleFlight` (a reload run one at a time) and `isUuid`.
- * Imports nothing of src.
+ * SHA-256, constant-time comparison), `singleFlight` (a reload run one at a time), `isUuid`,
+ * the tar format of backups, "did you mean" suggestions. Imports nothing of src.
  */
 export { type Clock, iso, isoSql, systemClock } from './clock.js';
 export { randomDigits, randomToken, safeEqual, sha256 } from './crypto.js';
 export { singleFlight } from './single-flight.js';
+export { readTar, TAR_END, type TarEntry, type TarHeader, tarHeader, tarPadding } from './tar.js';
+export { closest, editDistance } from './suggest.js';
 export { isUuid } from './uuid.js';

@@ -1,4 +1,4 @@
-/** Execute stage: the only stage that touches the database. Its errors: db/errors.ts's table, told the relation. */
+/** Execute stage: the only stage that touches the database. Its errors: db/errors.ts's table, told the relation or the function. */
 import type { Db, RoleContext } from '../db/index.js';
 import { fromDbError } from '../http/index.js';
 import type { Plan } from './plan/index.js';
@@ -22,6 +22,6 @@ export async function execute(db: Db, who: RoleContext, plan: Plan, stmt: SqlSta
     const r = await db.runAs(who, stmt.text, stmt.values, plan.returning !== null);
     return { body: plan.returning === null ? null : r.body, rows: r.n, total: r.total };
   } catch (err) {
-    throw fromDbError(err, { relation: plan.table, writes: plan.kind !== 'read' });
+    throw fromDbError(err, plan.kind === 'rpc' ? { function: plan.fn.name } : { relation: plan.table, writes: plan.kind !== 'read' });
   }
 }

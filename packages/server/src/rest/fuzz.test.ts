@@ -30,7 +30,11 @@ beforeAll(async () => {
     create table fz (id serial primary key, t text, n int, b bool, u uuid, ts timestamptz, j jsonb, arr text[], e mood, num numeric, v varchar(5));
     create table sentinel (id int primary key);
     insert into sentinel values (1);
-    insert into fz (t, n, b) values ('seed', 1, true);`);
+    insert into fz (t, n, b) values ('seed', 1, true);
+    create table fz_child (id serial primary key, fz_id int references fz, other_id int references fz, t text, tsv tsvector, j jsonb);
+    insert into fz_child (fz_id, t, tsv, j) values (1, 'child', 'a:1 b:2', '{"k": [1, 2]}');
+    create function fz_find(q text, lim int default 1) returns setof fz language sql stable as $$ select * from fz where t like q limit lim $$;
+    create function fz_raise(msg text) returns int language plpgsql as $$ begin raise exception '%', msg; end $$;`);
   expect(res.statusCode, res.body).toBe(200);
 });
 afterAll(() => t?.stop());
@@ -164,6 +168,117 @@ describe('arbitrary requests', () => {
       }
     }
     await sentinelIntact();
+  });
+});
+
+// The grammar of docs/api.md §2 and §2.1 built at random: select trees with embedding, aggregates and JSON
+// paths; conditions with not., or/and groups (nested, quoted), fts; embedded parameters; RPC
+// calls and upserts. Never a 500, every error {code, message} with a known code.
+const rel = fc.constantFrom('fz_child', 'fz', 'fz_child!fz_child_fz_id_fkey', 'fz!other_id', 'fz_id', 'other', 'nope');
+const selectItem: fc.Arbitrary<string> = fc.letrec<{ item: string }>((tie) => ({
+  item: fc.oneof(
+    {
+      arbitrary: fc.constantFrom(...COLUMNS, '*', 'j->k', 'j->>k', 'j->k->0', 'arr->0', 't->x', 'count()', 'sum(n)', 'avg(t)', 'max(id)'),
+      weight: 6,
+    },
+    { arbitrary: fc.tuple(name, name).map(([a, c]) => `${a}:${c}`), weight: 1 },
+    {
+      arbitrary: fc
+        .tuple(
+          fc.option(name, { nil: undefined }),
+          rel,
+          fc.constantFrom('', '!inner', '!left', '!x!y'),
+          fc.array(tie('item'), { maxLength: 3 }),
+        )
+        .map(([alias, r, mod, inner]) => `${alias ? `${alias}:` : ''}${r}${mod}(${inner.join(',')})`),
+      weight: 2,
+    },
+  ),
+})).item;
+const quoted = (s: string) => `"${s.replace(/[\\"]/g, '\\$&')}"`;
+const condition: fc.Arbitrary<string> = fc.letrec<{ cond: string }>((tie) => ({
+  cond: fc.oneof(
+    {
+      arbitrary: fc
+        .tuple(
+          fc.constantFrom('', 'not.'),
+          fc.constantFrom('eq', 'neq', 'gt', 'like', 'is', 'fts', 'fts(simple)', 'in', 'zz'),
+          fc.oneof(fc.constantFrom(...COLUMNS, 'j->>k'), nasty),
+          nasty,
+        )
+        .map(([n, o, c, v]) => `${n}${o}.${/[.,()"]/.test(c) ? quoted(c) : c}.${o === 'in' ? `(${quoted(v)},x)` : quoted(v)}`),
+      weight: 4,
+    },
+    {
+      arbitrary: fc
+        .tuple(fc.constantFrom('or', 'and', 'not.or', 'not.and'), fc.array(tie('cond'), { minLength: 1, maxLength: 3 }))
+        .map(([g, items]) => `${g}(${items.join(',')})`),
+      weight: 1,
+    },
+    { arbitrary: nasty, weight: 1 },
+  ),
+})).cond;
+const grammarParam: fc.Arbitrary<[string, string]> = fc.oneof(
+  fc.array(selectItem, { minLength: 1, maxLength: 4 }).map((items): [string, string] => ['select', items.join(',')]),
+  fc.tuple(fc.constant('select'), nasty),
+  rel.map((r): [string, string] => ['select', `id,${r}(*)`]),
+  fc
+    .tuple(fc.constantFrom('or', 'and', 'not.or', 'fz_child.or', 'fz.and'), fc.array(condition, { minLength: 1, maxLength: 3 }))
+    .map(([g, items]): [string, string] => [g, `(${items.join(',')})`]),
+  fc.tuple(fc.constantFrom('or', 'and'), nasty),
+  fc
+    .tuple(
+      fc.constantFrom('', 'fz_child.', 'fz.', 'nope.'),
+      fc.constantFrom('not.eq', 'not.in', 'not.is', 'fts', 'fts(english)', 'fts(nope)', 'eq', 'not.fts'),
+      fc.constantFrom(...COLUMNS, 'tsv', 'j->>k', 'j->k', 'j->k->0'),
+      nasty,
+    )
+    .map(([r, o, c, v]): [string, string] => [`${r}${o}.${c}`, v]),
+  fc.tuple(fc.constantFrom('fz_child.order', 'fz_child.limit', 'fz_child.offset', 'fz.order', 'on_conflict'), fc.oneof(name, nasty)),
+);
+
+describe('the relation, logic, search, aggregate and function grammar', () => {
+  it('GET with random select trees, groups and embedded parameters is never a 500', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('fz', 'fz_child'), fc.array(grammarParam, { maxLength: 4 }), async (table, params) => {
+        expectClean(await t.app.inject({ url: url(table, params), headers: t.as.service }));
+      }),
+      { numRuns: 300 },
+    );
+    await sentinelIntact();
+    expect([...seen.keys()]).toEqual(
+      expect.arrayContaining(['200', '400 relation_not_found', '400 ambiguous_relation', '400 invalid_parameter', '400 column_not_found']),
+    );
+  });
+
+  it('RPC calls and upserts with random arguments, keys and preferences are never a 500', async () => {
+    const arg = fc.oneof(fc.jsonValue({ maxDepth: 2 }), nasty);
+    const rpcArgs = fc.oneof(
+      fc.record({ q: arg }),
+      fc.record({ q: arg, lim: arg }),
+      fc.record({ msg: arg }),
+      fc.dictionary(fc.oneof(fc.constantFrom('q', 'lim', 'msg'), name), arg, { maxKeys: 3 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('fz_find', 'fz_raise', 'fz_raise', 'nope', '%20', 'fz'),
+        rpcArgs,
+        fc.array(grammarParam, { maxLength: 2 }),
+        fc.constantFrom('resolution=merge-duplicates', 'resolution=ignore-duplicates', 'count=exact', ''),
+        async (fn, args, params, prefer) => {
+          const headers = { ...t.as.service, 'content-type': 'application/json', prefer };
+          const qs = new URLSearchParams(params).toString();
+          expectClean(await t.app.inject({ method: 'POST', url: `/api/v1/rpc/${fn}?${qs}`, headers, payload: JSON.stringify(args) }));
+          const asQuery = new URLSearchParams(Object.entries(args).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+          expectClean(await t.app.inject({ url: `/api/v1/rpc/${fn}?${asQuery}&${qs}`, headers: t.as.service }));
+          const body = JSON.stringify({ id: 1, ...args });
+          expectClean(await t.app.inject({ method: 'POST', url: `/api/v1/db/fz?${qs}`, headers, payload: body }));
+        },
+      ),
+      { numRuns: 150 },
+    );
+    await sentinelIntact();
+    expect([...seen.keys()]).toEqual(expect.arrayContaining(['404 function_not_found', '400 raised_exception']));
   });
 });
 

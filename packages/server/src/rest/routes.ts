@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/index.js';
 import { ApiError, type App, type CallerGuards } from '../http/index.js';
 import { execute } from './execute.js';
-import { type Plan, type RestRequest, planRequest } from './plan/index.js';
+import { withHint } from './hints.js';
+import { type Plan, type RestRequest, type RpcRequest, planRequest, planRpc } from './plan/index.js';
 import { parsePrefer, parseQuery } from './request/index.js';
 import { StageTimer, respond } from './response/index.js';
 import type { SchemaCache } from './schema-cache/index.js';
@@ -22,6 +23,16 @@ export const REST_ROUTES: ReadonlyArray<{ method: 'GET' | 'POST' | 'PATCH' | 'DE
 ];
 
 export const REST_PREFIX = '/api/v1/db/';
+export const RPC_PREFIX = '/api/v1/rpc/';
+
+/** The RPC routes (docs/api.md): GET for stable and immutable functions, POST for any. */
+export const RPC_ROUTES: ReadonlyArray<{ method: 'GET' | 'POST'; path: string }> = [
+  { method: 'GET', path: '/api/v1/rpc/{function}' },
+  { method: 'POST', path: '/api/v1/rpc/{function}' },
+];
+
+/** Codes a brand-new table, column, relation or function could cause: the cache may be a moment behind. */
+const MAYBE_STALE = new Set(['table_not_found', 'column_not_found', 'relation_not_found', 'function_not_found']);
 
 export interface RestDeps {
   db: Db;
@@ -60,17 +71,18 @@ export function registerRestRoutes(app: App, deps: RestDeps): void {
   for (const r of REST_ROUTES) actions.set(`${r.method} ${r.path.endsWith('{pk}') ? 'item' : 'collection'}`, r.action);
   const options = { maxRows: deps.maxRows };
 
-  /** A table or column the cache does not know may be brand new: reload (at most once a second) and retry. */
-  const plan = async (request: RestRequest): Promise<Plan> => {
+  /** A table, column, relation or function the cache does not know may be brand new: reload (at most once a second) and retry. */
+  const withReload = async (planOnce: () => Plan): Promise<Plan> => {
     try {
-      return planRequest(request, deps.schema.get(), options);
+      return planOnce();
     } catch (err) {
       const stale = Date.now() - deps.schema.get().loadedAt > 1000;
-      if (!stale || !(err instanceof ApiError) || (err.code !== 'table_not_found' && err.code !== 'column_not_found')) throw err;
+      if (!stale || !(err instanceof ApiError) || !MAYBE_STALE.has(err.code)) throw err;
       await deps.schema.reload();
-      return planRequest(request, deps.schema.get(), options);
+      return planOnce();
     }
   };
+  const plan = (request: RestRequest) => withReload(() => planRequest(request, deps.schema.get(), options));
 
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const timer = new StageTimer();
@@ -88,7 +100,9 @@ export function registerRestRoutes(app: App, deps: RestDeps): void {
     const query = parseQuery(q === -1 ? '' : req.url.slice(q + 1), options);
     const prefer = parsePrefer(req.headers.prefer);
     timer.lap('parse');
-    const planned = await plan({ action, table: params.table, pk: params.pk, query, prefer, body: req.body });
+    const planned = await plan({ action, table: params.table, pk: params.pk, query, prefer, body: req.body }).catch(async (err) => {
+      throw await withHint(err, { db: deps.db, schema: deps.schema.get(), principal, table: params.table });
+    });
     timer.lap('plan');
     const stmt = toSql(planned);
     timer.lap('sql');
@@ -99,4 +113,56 @@ export function registerRestRoutes(app: App, deps: RestDeps): void {
 
   const url = `${REST_PREFIX}*`;
   app.route({ method: ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'], url, handler: handle });
+
+  const rpc = async (req: FastifyRequest, reply: FastifyReply) => {
+    const timer = new StageTimer();
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    const name = rpcName(req.url);
+    if (method !== 'GET' && method !== 'POST') {
+      throw new ApiError('method_not_allowed', `${req.method} is not allowed on /rpc/{function}: use POST (or GET for stable functions).`);
+    }
+    const principal = await deps.callers.callerOf(req);
+    req.principal = principal;
+    timer.lap('auth');
+    const q = req.url.indexOf('?');
+    const query = parseQuery(q === -1 ? '' : req.url.slice(q + 1), { ...options, args: method === 'GET' });
+    const prefer = parsePrefer(req.headers.prefer);
+    timer.lap('parse');
+    const request: RpcRequest = {
+      function: name,
+      method,
+      query,
+      prefer,
+      args: method === 'GET' ? Object.fromEntries(query.args ?? []) : rpcBody(req.body),
+    };
+    const planned = await withReload(() => planRpc(request, deps.schema.get(), options));
+    timer.lap('plan');
+    const stmt = toSql(planned);
+    timer.lap('sql');
+    const outcome = await execute(deps.db, principal, planned, stmt);
+    timer.lap('execute');
+    return respond(reply, planned, outcome, timer);
+  };
+  app.route({ method: ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'], url: `${RPC_PREFIX}*`, handler: rpc });
+}
+
+/** `{function}` from the raw path, percent-decoded. */
+function rpcName(url: string): string {
+  const q = url.indexOf('?');
+  const raw = url.slice(RPC_PREFIX.length, q === -1 ? url.length : q);
+  if (raw === '' || raw.includes('/')) throw new ApiError('route_not_found', `No route ${url.split('?')[0]}.`);
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new ApiError('invalid_request', 'The path is not valid percent-encoding.');
+  }
+}
+
+/** A POST's arguments: a JSON object of names to values (no body: no arguments). */
+function rpcBody(body: unknown): Record<string, unknown> {
+  if (body === undefined || body === null || body === '') return {};
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw new ApiError('invalid_request', 'The body of an RPC call must be a JSON object of argument names to values.');
+  }
+  return body as Record<string, unknown>;
 }

@@ -9,7 +9,32 @@ import { createTestServer, type TestServer } from '../../test/harness.js';
 // every error has the one shape with a known code (docs/api.md §1).
 let t: TestServer;
 
-const COLUMNS = ['t', 'v', 'c', 'i', 'bi', 'si', 'num', 'f', 'b', 'u', 'ts', 'd', 'iv', 'j', 'js', 'ta', 'ia', 'ja', 'ua', 'by', 'ip', 'e'];
+const COLUMNS = [
+  't',
+  'v',
+  'c',
+  'i',
+  'bi',
+  'si',
+  'num',
+  'f',
+  'b',
+  'u',
+  'ts',
+  'd',
+  'iv',
+  'j',
+  'js',
+  'ta',
+  'ia',
+  'ja',
+  'ua',
+  'by',
+  'ip',
+  'e',
+  'tv',
+  'tq',
+];
 
 beforeAll(async () => {
   t = await createTestServer();
@@ -19,7 +44,7 @@ beforeAll(async () => {
       id serial primary key,
       t text unique, v varchar(8), c char(3), i int check (i is distinct from 13), bi bigint, si smallint,
       num numeric(8, 2), f float8, b bool, u uuid, ts timestamptz, d date, iv interval, j jsonb, js json,
-      ta text[], ia int[], ja jsonb[], ua uuid[], by bytea, ip inet, e hue
+      ta text[], ia int[], ja jsonb[], ua uuid[], by bytea, ip inet, e hue, tv tsvector, tq tsquery
     );
     create function typed_guard() returns trigger language plpgsql as $$
     begin
@@ -72,6 +97,19 @@ const typed = fc.constantFrom(
   'é',
   "'; drop table typed; --",
   '"',
+  // Text-search input: every way the tsvector and tsquery parsers refuse a value (issue 22).
+  'a:0',
+  'a\\',
+  "'",
+  'a:',
+  'a:1A b:x',
+  '!',
+  'a & & b',
+  'a <-1> b',
+  'a <99999> b',
+  'a:*ZZ',
+  '"first post" or cats -dogs',
+  'x'.repeat(3000),
 );
 const text = fc.oneof(
   typed,
@@ -122,6 +160,8 @@ const FITTING: Record<string, fc.Arbitrary<unknown>> = {
   by: fc.uint8Array({ maxLength: 16 }).map((b) => `\\x${Buffer.from(b).toString('hex')}`),
   ip: fc.oneof(fc.ipV4(), fc.ipV6()),
   e: fc.constantFrom('red', 'green'),
+  tv: fc.constantFrom('a:1 b:2', 'cat dog', "'quoted lexeme':3A"),
+  tq: fc.constantFrom('a & b', 'cat | dog', '!x'),
 };
 const cell = column.chain((c) =>
   fc.tuple(fc.constant(c), fc.oneof({ arbitrary: json(FITTING[c]), weight: 2 }, { arbitrary: value, weight: 1 })),
@@ -134,13 +174,37 @@ const rows = fc.oneof(
   row,
   fc.array(row, { minLength: 1, maxLength: 3 }).map((r) => `[${r.join(',')}]`),
 );
-const op = fc.constantFrom('eq', 'neq', 'gt', 'lt', 'gte', 'lte', 'like', 'ilike', 'in', 'is');
+const op = fc.constantFrom(
+  'eq',
+  'neq',
+  'gt',
+  'lt',
+  'gte',
+  'lte',
+  'like',
+  'ilike',
+  'in',
+  'is',
+  'not.eq',
+  'not.in',
+  'not.is',
+  'fts',
+  'fts(simple)',
+  'fts(english)',
+  'fts(nope)',
+  'not.fts',
+);
+/** Columns, and JSON paths into the json columns (docs/api.md). */
+const filterColumn = fc.oneof(
+  { arbitrary: column, weight: 4 },
+  { arbitrary: fc.constantFrom('j->a', 'j->>a', 'js->0', 'j->a->>b', 'js->>x', 't->a'), weight: 1 },
+);
 const filterValue = fc.oneof(
   text,
   number.map(String),
   fc.array(text, { maxLength: 3 }).map((a) => a.join(',')),
 );
-const filter: fc.Arbitrary<[string, string]> = fc.tuple(op, column, filterValue).map(([o, c, v]) => [`${o}.${c}`, v]);
+const filter: fc.Arbitrary<[string, string]> = fc.tuple(op, filterColumn, filterValue).map(([o, c, v]) => [`${o}.${c}`, v]);
 
 /** What the properties produced, to check they reached PostgreSQL both ways. */
 const seen = new Map<string, number>();
@@ -201,6 +265,34 @@ describe('random values into typed columns', () => {
       headers: t.as.service,
     });
     expect(seed.json()).toEqual([{ i: 1, j: { a: 1 } }]);
+  });
+
+  it('text-search input (tsvector and tsquery values, fts queries): 2xx or 400 invalid_value, never a 500', async () => {
+    // Strings made of what the text-search parsers give meaning to.
+    const tsText = fc.oneof(
+      fc.constantFrom('a:0', 'a\\', "'", 'a:', 'a:1A b:x', '!', 'a & & b', 'a <-1> b', 'a <99999> b', 'a:*ZZ', ''),
+      fc
+        .array(fc.constantFrom('a', 'b', ':', '1', '0', 'A', 'D', '*', "'", '\\', '&', '|', '!', '<', '>', '-', '(', ')', ' ', '"', 'or'), {
+          maxLength: 12,
+        })
+        .map((a) => a.join('')),
+    );
+    const ops = fc.constantFrom('eq', 'neq', 'in', 'not.eq', 'gt', 'fts', 'fts(simple)', 'not.fts');
+    await fc.assert(
+      fc.asyncProperty(ops, fc.constantFrom('tv', 'tq', 't'), tsText, async (o, c, v) => {
+        const res = await t.app.inject({ url: url([[`${o}.${c}`, v]]), headers: t.as.service });
+        expectClean(res, `GET ${o}.${c}=${v}`);
+        if (res.statusCode >= 400) expect(res.json().code, `${o}.${c}=${v}`).toMatch(/^invalid_(value|parameter)$/);
+        const post = await t.app.inject({
+          method: 'POST',
+          url: '/api/v1/db/typed',
+          headers: headers(),
+          payload: JSON.stringify({ [c]: v }),
+        });
+        expectClean(post, `POST ${c}=${v}`);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   // A `json` column keeps the escape `\\u0000` as text, so it is not in this list.

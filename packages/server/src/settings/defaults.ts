@@ -14,6 +14,7 @@ export function defaultAuthSettings(): AuthSettings {
     session_duration_seconds: 3600,
     allowed_redirect_urls: [],
     cors_origins: [],
+    cors_allow_localhost: true,
     email_verification_url: null,
     password_reset_url: null,
     magic_link_url: null,

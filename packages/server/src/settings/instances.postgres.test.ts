@@ -20,7 +20,7 @@ describe('settings across instances on one PostgreSQL', () => {
   });
 
   it('a CORS change saved on one instance applies on the other within a second', async () => {
-    const origin = 'http://localhost:5173';
+    const origin = 'https://app.example.com';
     const preflight = () =>
       b.app.inject({ method: 'OPTIONS', url: '/api/v1/db/x', headers: { origin, 'access-control-request-method': 'GET' } });
     expect((await preflight()).headers['access-control-allow-origin']).toBeUndefined();
@@ -28,7 +28,7 @@ describe('settings across instances on one PostgreSQL', () => {
       method: 'PATCH',
       url: '/api/v1/settings/auth',
       headers: { authorization: `Bearer ${a.keys.secretKey}` },
-      payload: { cors_origins: ['http://localhost:*'], min_password_length: 12 },
+      payload: { cors_origins: ['https://app.example.com'], min_password_length: 12 },
     });
     expect(res.statusCode).toBe(200);
     await expect.poll(async () => (await preflight()).headers['access-control-allow-origin'], { timeout: 1000, interval: 50 }).toBe(origin);

@@ -23,6 +23,7 @@ describe('auth settings', () => {
       session_duration_seconds: 3600,
       allowed_redirect_urls: [],
       cors_origins: [],
+      cors_allow_localhost: true,
       email_verification_url: null,
       providers: { google: { enabled: false }, apple: { enabled: false } },
     });
@@ -55,6 +56,8 @@ describe('auth settings', () => {
     ['relative redirect entry', { allowed_redirect_urls: ['/auth'] }, false],
     ['cors exact origin', { cors_origins: ['https://app.example.com'] }, true],
     ['cors loopback port wildcard', { cors_origins: ['http://localhost:*', 'http://127.0.0.1:*', 'http://[::1]:*'] }, true],
+    ['cors_allow_localhost off', { cors_allow_localhost: false }, true],
+    ['cors_allow_localhost as a string', { cors_allow_localhost: 'no' }, false],
     ['cors wildcard on non-loopback host', { cors_origins: ['https://app.example.com:*'] }, false],
     ['cors subdomain wildcard', { cors_origins: ['https://*.example.com'] }, false],
     ['cors with a path', { cors_origins: ['https://app.example.com/x'] }, false],
@@ -138,12 +141,22 @@ describe('auth settings', () => {
     const own = await preflight('http://localhost:8080');
     expect(own.statusCode).toBe(204);
     expect(own.headers['access-control-allow-origin']).toBe('http://localhost:8080');
+    // PUBLIC_URL is on localhost (development): local pages on any port are allowed by default
+    // (the table above left its last accepted values: back to the defaults).
+    await patch({ cors_allow_localhost: true, cors_origins: [] });
+    for (const local of ['http://localhost:5173', 'http://127.0.0.1:3000', 'http://[::1]:4321', 'https://localhost:8443']) {
+      expect((await preflight(local)).headers['access-control-allow-origin'], local).toBe(local);
+    }
+    expect((await preflight('https://app.example.com')).headers['access-control-allow-origin']).toBeUndefined();
+    await patch({ cors_allow_localhost: false });
     const refused = await preflight('http://localhost:5173');
     expect(refused.headers['access-control-allow-origin']).toBeUndefined();
-    // Answered, with a reason a developer can read in the network tab.
+    // Answered, with a reason a developer can read in the network tab: the setting that allows it.
     expect(refused.statusCode).toBe(403);
     expect(refused.json()).toMatchObject({ code: 'forbidden' });
-    expect(refused.json().message).toContain('cors_origins');
+    expect(refused.json().message).toBe(
+      'The origin http://localhost:5173 may not call this API: cors_allow_localhost is off: turn it on, or add http://localhost:5173 to the cors_origins auth setting.',
+    );
     await patch({ cors_origins: ['http://localhost:*', 'https://app.example.com'] });
     const ok = await preflight('http://localhost:5173');
     expect(ok.headers['access-control-allow-origin']).toBe('http://localhost:5173');
@@ -157,6 +170,8 @@ describe('auth settings', () => {
     expect((await preflight('http://localhost:5173')).headers['access-control-allow-origin']).toBeUndefined();
     await patch({ cors_origins: [] });
     expect((await preflight('http://localhost:5173')).headers['access-control-allow-origin']).toBeUndefined();
+    await patch({ cors_allow_localhost: true });
+    expect((await preflight('http://localhost:5173')).headers['access-control-allow-origin']).toBe('http://localhost:5173');
   });
 
   it('arbitrary PATCH bodies never produce a 500', async () => {

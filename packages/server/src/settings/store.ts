@@ -1,4 +1,4 @@
-import { isUrlAllowed, OAUTH_PROVIDERS, originMatches, type OriginPattern, parseOriginEntry } from '@plinth/shared';
+import { isLoopback, isUrlAllowed, OAUTH_PROVIDERS, originMatches, type OriginPattern, parseOriginEntry } from '@plinth/shared';
 import type { Logger } from 'pino';
 import type { Db, Queryable } from '../db/index.js';
 import { ApiError } from '../http/index.js';
@@ -74,6 +74,8 @@ export async function createSettingsStore(
   opts: { publicUrl: string; log: Logger; check?: RemoteSettingsCheck },
 ): Promise<SettingsStore> {
   const ownOrigin = new URL(opts.publicUrl).origin;
+  // Development: a server on localhost lets pages on any local port call it (cors_allow_localhost).
+  const developing = isLoopback(opts.publicUrl);
   let auth = defaultAuthSettings();
   let project = defaultProject(opts.publicUrl);
   let origins: OriginPattern[] = [];
@@ -165,7 +167,19 @@ export async function createSettingsStore(
       await reload();
       return next;
     },
-    isOriginAllowed: (origin) => origin === ownOrigin || originMatches(origin, origins),
+    isOriginAllowed: (origin) =>
+      origin === ownOrigin || originMatches(origin, origins) || (developing && auth.cors_allow_localhost && isLoopback(origin)),
+    corsAdvice(origin) {
+      const o = origin.slice(0, 200);
+      if (developing && isLoopback(origin)) {
+        return `cors_allow_localhost is off: turn it on, or add ${o} to the cors_origins auth setting`;
+      }
+      return `add ${o} to the cors_origins auth setting (console: Auth → URLs; or PATCH /api/v1/settings/auth)${
+        isLoopback(origin)
+          ? `; local pages are allowed by default only while PUBLIC_URL is a localhost address, and it is ${ownOrigin}`
+          : ''
+      }`;
+    },
     isRedirectAllowed: (url) => isUrlAllowed(url, auth.allowed_redirect_urls),
     async close() {
       await unlisten();

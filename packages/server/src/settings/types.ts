@@ -38,8 +38,13 @@ export interface SettingsStore {
    */
   updateAuth(patch: unknown): Promise<AuthSettings>;
   updateProject(patch: unknown): Promise<ProjectInfo>;
-  /** Whether a browser Origin may call the API: own origin, or `cors_origins` (loopback port wildcard). */
+  /**
+   * Whether a browser Origin may call the API: own origin, `cors_origins` (loopback port
+   * wildcard), or, while PUBLIC_URL is a loopback address, any loopback origin (`cors_allow_localhost`).
+   */
   isOriginAllowed(origin: string): boolean;
+  /** What would allow a refused origin, for the refusal's answer and log line. */
+  corsAdvice(origin: string): string;
   /** Whether a redirect target is allowed by `allowed_redirect_urls` (docs/api.md §4, its matching rule). */
   isRedirectAllowed(url: string): boolean;
   close(): Promise<void>;

@@ -13,7 +13,13 @@ import type { AuthSettings, EmailTemplateKind, FieldProblem, OidcProviderSetting
 
 export type { FieldProblem } from './types.js';
 
-const BOOLEANS = ['email_password_enabled', 'magic_link_enabled', 'phone_enabled', 'require_email_confirmation'] as const;
+const BOOLEANS = [
+  'email_password_enabled',
+  'magic_link_enabled',
+  'phone_enabled',
+  'require_email_confirmation',
+  'cors_allow_localhost',
+] as const;
 const FLOW_URLS = ['email_verification_url', 'password_reset_url', 'magic_link_url'] as const;
 const APPLE_FIELDS = ['service_id', 'team_id', 'key_id', 'private_key'] as const;
 const TOP_LEVEL = new Set<string>([

@@ -46,10 +46,13 @@ export function createSweeper(deps: { db: Db; backend: StorageBackend; clock: Cl
   let again = false;
   let closed = false;
   let sweeping: Promise<unknown> | null = null;
+  /** Backups under way: while one copies the files, no bytes are deleted (the garbage stays queued). */
+  let holds = 0;
 
   async function drainOnce(): Promise<number> {
     let total = 0;
     for (;;) {
+      if (holds) return total;
       const { rows } = await db.query<{ key: string }>(
         `delete from storage.garbage where key in (select key from storage.garbage order by at limit ${BATCH} for update skip locked) returning key`,
       );
@@ -110,6 +113,7 @@ export function createSweeper(deps: { db: Db; backend: StorageBackend; clock: Cl
      * orphans, abandoned uploads. Returns what it deleted, or null when it was not its turn.
      */
     async sweep(force = false): Promise<SweepReport | null> {
+      if (holds) return null;
       const now = deps.clock.now();
       const turn = await db.query(
         `update storage.sweeps set last_at = to_timestamp($1::float8 / 1000) where id = 1 and ($2 or last_at <= to_timestamp(($1::float8 - $3::float8) / 1000)) returning 1`,
@@ -136,6 +140,24 @@ export function createSweeper(deps: { db: Db; backend: StorageBackend; clock: Cl
       };
       timers.push(setInterval(tick, options.intervalMs), setTimeout(tick, 5000));
       for (const t of timers) t.unref();
+    },
+    /**
+     * Stops deleting bytes until the returned function is called, once the deletions under way
+     * have ended: a backup copies the database first and the files after, and every file a row
+     * of that copy names must still be there. The garbage queued meanwhile is deleted after.
+     * @example const release = await sweeper.hold(); try { … } finally { release(); }
+     */
+    async hold(): Promise<() => void> {
+      holds++;
+      await draining?.catch(() => undefined);
+      await sweeping;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        holds--;
+        if (!holds) sweeper.kick();
+      };
     },
     /** Right after a commit that left garbage; never throws (the sweep retries). */
     kick() {

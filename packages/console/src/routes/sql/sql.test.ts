@@ -31,8 +31,15 @@ async function type(text: string) {
   await page.keyboard.insertText(text);
 }
 
+/** Runs the editor's query (or selection) and answers its response: not the page's own read of the column list, which it may redo at any time. */
 async function run() {
-  const answer = answerOf(page, '/api/v1/sql', 'POST');
+  const answer = page.waitForResponse(
+    (r) =>
+      new URL(r.url()).pathname === '/api/v1/sql' &&
+      r.request().method() === 'POST' &&
+      !String(r.request().postData()).includes('information_schema.columns'),
+    { timeout: 20_000 },
+  );
   await page.keyboard.press('ControlOrMeta+Enter');
   return answer;
 }

@@ -50,3 +50,16 @@ export async function relationAccess(db: Db, role: 'anon' | 'authenticated'): Pr
     ]),
   );
 }
+
+const FUNCTIONS_SQL = `
+select coalesce(array_agg(p.oid::int8), '{}') as oids from pg_proc p
+where p.pronamespace = 'public'::regnamespace and has_function_privilege($1, p.oid, 'EXECUTE')`;
+
+/**
+ * The functions of public `role` may execute, by oid.
+ * @example (await functionAccess(db, 'anon')).has(fn.oid)
+ */
+export async function functionAccess(db: Db, role: 'anon' | 'authenticated'): Promise<Set<number>> {
+  const { rows } = await db.query<{ oids: Array<string | number> | string }>(FUNCTIONS_SQL, [role]);
+  return new Set(list(rows[0]?.oids as string[] | string).map(Number));
+}

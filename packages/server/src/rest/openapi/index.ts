@@ -1,13 +1,14 @@
 /**
- * `GET /api/v1/openapi.json`: OpenAPI 3.1 of the tables and of the routes other areas document
- * (http/route-docs.ts), rebuilt when the schema changes. The public key and users see what their
+ * `GET /api/v1/openapi.json`: OpenAPI 3.1 of the tables, the functions (`/api/v1/rpc/…`) and of the
+ * routes other areas document (http/route-docs.ts), rebuilt when the schema changes. The public key and users see what their
  * role may use (its privileges); the secret key sees everything, management routes included.
  */
 import type { Db } from '../../db/index.js';
 import { type App, type CallerGuards, type Principal, type RouteDocs, SECURITY_SCHEMES } from '../../http/index.js';
-import type { SchemaCache, SchemaSnapshot } from '../schema-cache/index.js';
-import { type RelationAccess, relationAccess } from './access.js';
+import { addressableRelations, type SchemaCache, type SchemaSnapshot, type TableInfo } from '../schema-cache/index.js';
+import { functionAccess, type RelationAccess, relationAccess } from './access.js';
 import { tablePaths } from './paths.js';
+import { rpcPath } from './rpc.js';
 import { type JsonSchema, tableSchemas } from './schema.js';
 
 export { columnSchema, tableSchemas, type JsonSchema } from './schema.js';
@@ -52,22 +53,49 @@ function componentKeys(names: string[]): Map<string, { row: string; insert: stri
   return out;
 }
 
+/** What a role may use: its privileges on relations, and the functions it may execute. */
+export interface RoleAccess {
+  relations: Map<string, RelationAccess>;
+  functions: Set<number>;
+}
+
+/**
+ * `x-plinth-relationships` of a table's row: each way `select=` may embed a relation the caller
+ * may read, with what it gives (`plinth gen types` types embedded results from it).
+ */
+function relationships(snapshot: SchemaSnapshot, table: TableInfo, readable: (name: string) => boolean): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = {};
+  for (const [name, r] of addressableRelations(snapshot.relations.get(table.name) ?? [])) {
+    if (!readable(r.target)) continue;
+    out[name] = {
+      table: r.target,
+      cardinality: r.cardinality,
+      kind: r.kind,
+      constraint: r.via ? r.via.fk.name : r.fk.name,
+      ...(r.via ? { via: r.via.table } : {}),
+    };
+  }
+  return out;
+}
+
 /**
  * The OpenAPI document of a schema snapshot. Deterministic: tables and paths in code-point order.
- * `access` (a role's privileges per relation) limits it to what that role may use; without it
- * every table and every documented route is in it.
+ * `access` (a role's privileges per relation and function) limits it to what that role may use;
+ * without it every table, function and documented route is in it.
  * @example buildOpenApi(cache.get(), 'http://localhost:8080').components.schemas.todos
  */
 export function buildOpenApi(
   snapshot: SchemaSnapshot,
   publicUrl: string,
   routes: RouteDocs = { paths: {}, schemas: {} },
-  access?: Map<string, RelationAccess>,
+  roleAccess?: RoleAccess,
 ): JsonSchema {
+  const access = roleAccess?.relations;
   const schemas: Record<string, JsonSchema> = { ...routes.schemas };
   const paths: Record<string, JsonSchema> = {};
   const names = [...snapshot.tables.keys()].sort(byName);
   const keys = componentKeys(names);
+  const readableTable = (name: string) => !access || (access.get(name)?.select.size ?? 0) > 0;
   for (const name of names) {
     const table = snapshot.tables.get(name);
     const k = keys.get(name);
@@ -79,13 +107,21 @@ export function buildOpenApi(
       : { read: true, insert: true, update: true, delete: true };
     if (!can.read && !can.insert && !can.update && !can.delete) continue;
     const s = tableSchemas(table, a);
-    schemas[k.row] = s.row;
+    const rels = relationships(snapshot, table, readableTable);
+    schemas[k.row] = Object.keys(rels).length ? { ...s.row, 'x-plinth-relationships': rels } : s.row;
     if (table.kind === 'table') {
       if (can.insert) schemas[k.insert] = s.insert;
       if (can.update) schemas[k.update] = s.update;
     }
-    const readable = table.columnList.map((c) => c.name).filter((c) => !a || a.select.has(c));
-    Object.assign(paths, tablePaths({ table, keys: k, readable, can }));
+    const readable = table.columnList.filter((c) => !a || a.select.has(c.name));
+    Object.assign(paths, tablePaths({ table, keys: k, readable, relations: Object.keys(rels), can }));
+  }
+  // Functions: those the role may execute (all for the secret key), one path per name.
+  const rowKey = (t: TableInfo) =>
+    snapshot.tables.get(t.name) === t && schemas[keys.get(t.name)?.row ?? ''] ? (keys.get(t.name)?.row ?? null) : null;
+  for (const name of [...snapshot.functions.keys()].sort(byName)) {
+    const overloads = (snapshot.functions.get(name) ?? []).filter((f) => !roleAccess || roleAccess.functions.has(f.oid));
+    if (overloads.length) paths[`/api/v1/rpc/${encodeURIComponent(name)}`] = rpcPath(name, overloads, rowKey);
   }
   for (const p of Object.keys(routes.paths).sort(byName)) {
     const item = access ? publicOperations(routes.paths[p]) : routes.paths[p];
@@ -132,7 +168,8 @@ export function registerOpenApi(app: App, deps: OpenApiDeps): void {
     const snapshot = deps.schema.get();
     let hit = cached.get(who);
     if (!hit || hit.version !== snapshot.version) {
-      const access = who === 'all' ? undefined : await relationAccess(deps.db, who);
+      const access =
+        who === 'all' ? undefined : { relations: await relationAccess(deps.db, who), functions: await functionAccess(deps.db, who) };
       const doc = buildOpenApi(snapshot, deps.publicUrl, deps.routeDocs?.(), access);
       hit = { version: snapshot.version, text: JSON.stringify(doc) };
       cached.set(who, hit);

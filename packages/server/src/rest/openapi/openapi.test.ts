@@ -229,3 +229,74 @@ describe('identity columns', () => {
     expect(ok.json()).toMatchObject({ id: 1, seat: 'A1' });
   });
 });
+
+describe('relations and functions in the document (docs/api.md)', () => {
+  beforeAll(async () => {
+    const res = await t.sql(`
+      create table lists (id int primary key, name text not null);
+      create table entries (id int primary key, list_id int references lists, body text, note tsvector);
+      create function add(a int, b int default 1) returns int language sql immutable as 'select a + b';
+      comment on function add(int, int) is 'Adds';
+      create function entries_of(list int) returns setof entries language sql stable as 'select * from entries where list_id = list';
+      create function touch(id int) returns void language sql as 'select';
+      create function secret_fn() returns text language sql as $$ select 'x' $$;
+      grant execute on function add(int, int), entries_of(int), touch(int) to anon, authenticated;`);
+    expect(res.statusCode, res.body).toBe(200);
+    // Served within a second anyway; the tests need not wait for it.
+    await t.schema.reload();
+  });
+
+  it('each row lists the relations select= may embed, and the select parameter says how', async () => {
+    const { json } = await doc();
+    expect(json.components.schemas.entries['x-plinth-relationships']).toEqual({
+      lists: { table: 'lists', cardinality: 'one', kind: 'many-to-one', constraint: 'entries_list_id_fkey' },
+      list: { table: 'lists', cardinality: 'one', kind: 'many-to-one', constraint: 'entries_list_id_fkey' },
+      list_id: { table: 'lists', cardinality: 'one', kind: 'many-to-one', constraint: 'entries_list_id_fkey' },
+      'lists!entries_list_id_fkey': expect.objectContaining({ table: 'lists' }),
+      'lists!list_id': expect.objectContaining({ table: 'lists' }),
+    });
+    expect(json.components.schemas.lists['x-plinth-relationships'].entries).toMatchObject({ table: 'entries', cardinality: 'many' });
+    const get = json.paths['/api/v1/db/entries'].get;
+    const select = get.parameters.find((p: { name: string }) => p.name === 'select');
+    expect(select.description).toContain('relation!inner');
+    expect(select.description).toContain('`list`');
+    const names = get.parameters.map((p: { name: string }) => p.name);
+    expect(names).toEqual(expect.arrayContaining(['or', 'and', 'fts.body', 'fts.note']));
+    expect(names).not.toContain('fts.id');
+    expect(json.paths['/api/v1/db/entries'].post.parameters.map((p: { name: string }) => p.name)).toContain('on_conflict');
+  });
+
+  it('documents each function the role may execute: arguments, result, GET for stable ones', async () => {
+    const { json } = await doc();
+    const add = json.paths['/api/v1/rpc/add'];
+    expect(add.post.requestBody.content['application/json'].schema).toEqual({
+      type: 'object',
+      title: 'add(a integer, b integer default)',
+      properties: { a: { type: 'integer', format: 'int32' }, b: { type: 'integer', format: 'int32' } },
+      required: ['a'],
+      additionalProperties: false,
+    });
+    expect(add.post.description).toBe('Adds');
+    expect(add.post.responses['200'].content['application/json'].schema).toEqual({ type: ['integer', 'null'], format: 'int32' });
+    expect(add.get.parameters.map((p: { name: string; required: boolean }) => [p.name, p.required])).toEqual([
+      ['a', true],
+      ['b', false],
+    ]);
+    const of = json.paths['/api/v1/rpc/entries_of'];
+    expect(of.post.responses['200'].content['application/json'].schema).toEqual({
+      type: 'array',
+      items: { $ref: '#/components/schemas/entries' },
+    });
+    expect(of.post.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['select', 'order', 'limit', 'eq.body']),
+    );
+    expect(of.post['x-plinth-overloads']).toEqual([expect.objectContaining({ set: true, volatility: 'stable' })]);
+    const touch = json.paths['/api/v1/rpc/touch'];
+    expect(touch.get).toBeUndefined();
+    expect(touch.post.responses['204']).toBeDefined();
+    // Closed to anon: not in its document, in the secret key's.
+    expect(json.paths['/api/v1/rpc/secret_fn']).toBeUndefined();
+    const service = (await t.app.inject({ url: '/api/v1/openapi.json', headers: t.as.service })).json();
+    expect(service.paths['/api/v1/rpc/secret_fn'].post.operationId).toBe('rpc_secret_fn');
+  });
+});

@@ -1,6 +1,6 @@
 /** OpenAPI path items of one table: the collection and, with a single-column key, `/{pk}`. */
 import { FILTER_OPERATORS } from '@plinth/shared';
-import type { TableInfo } from '../schema-cache/index.js';
+import type { ColumnInfo, TableInfo } from '../schema-cache/index.js';
 import type { JsonSchema } from './schema.js';
 
 const OP_TEXT: Record<(typeof FILTER_OPERATORS)[number], string> = {
@@ -28,28 +28,64 @@ const prefer = (values: string) => ({
   description: `Comma-separated preferences: ${values}.`,
 });
 
-const select = {
+/** The grammar of `select=` (docs/api.md, "Embedding"), said once for every path that takes it. */
+export const SELECT_GRAMMAR =
+  'Keys to return, comma-separated (default every column): a column; `alias:column`; a JSON path ' +
+  '(`meta->kind` as JSON, `meta->>kind` as text, `tags->0`; the key is the last path element); an aggregate ' +
+  '(`count()`, `sum(col)`, `avg(col)`, `min(col)`, `max(col)`, the other columns grouping); or a related table ' +
+  'embedded by foreign key, `relation(keys)`: an object (or null) for a many-to-one, an array for a one-to-many or ' +
+  'a many-to-many through a join table, nested at will (`comments(body,author(name))`). `alias:relation(…)` renames ' +
+  'it, `relation!<foreign key or column>(…)` picks one of several keys (400 `ambiguous_relation` lists them), ' +
+  '`relation!inner(…)` keeps only the rows that have a match. Embedded rows take their own `<relation>.<op>.<column>`, ' +
+  '`<relation>.or`, `<relation>.order`, `<relation>.limit`, `<relation>.offset`.';
+
+const selectParam = (relations: string[]) => ({
   name: 'select',
   in: 'query',
   required: false,
   schema: { type: 'string' },
-  description: 'Columns to return, comma-separated (default all). Rows then hold these columns only.',
-};
+  description: relations.length ? `${SELECT_GRAMMAR} Relations here: ${relations.map((r) => `\`${r}\``).join(', ')}.` : SELECT_GRAMMAR,
+});
 
-function filters(columns: string[]): JsonSchema[] {
+const LOGIC_TEXT =
+  'Conditions `(<op>.<column>.<value>,…)` of which %s must hold, nestable with `or(…)` and `and(…)`; `not.<op>` negates one. ' +
+  'Double-quote a column or value holding `.`, `,`, `(` or `)`; `in` takes `(a,b)`. Example: `(eq.status.open,and(gt.priority.3,is.owner.null))`.';
+
+/** `or=`, `and=`, and the note that every filter takes `not.`. */
+export const logicParams: JsonSchema[] = [
+  { name: 'or', in: 'query', required: false, schema: { type: 'string' }, description: LOGIC_TEXT.replace('%s', 'at least one') },
+  { name: 'and', in: 'query', required: false, schema: { type: 'string' }, description: LOGIC_TEXT.replace('%s', 'all') },
+];
+
+/** Columns a full-text search applies to: text types, json and tsvector. */
+const searchable = (col: ColumnInfo) => col.category === 'S' || col.udt === 'tsvector' || col.udt === 'json' || col.udt === 'jsonb';
+
+/** Every filter of every column (`<op>.<col>`, each also as `not.<op>.<col>`), and `fts.<col>` where it applies. */
+export function filters(columns: ColumnInfo[]): JsonSchema[] {
   const out: JsonSchema[] = [];
   for (const col of columns) {
     for (const op of FILTER_OPERATORS) {
       out.push({
-        name: `${op}.${col}`,
+        name: `${op}.${col.name}`,
         in: 'query',
         required: false,
         schema: { type: 'string' },
-        description: `Rows where ${col} ${OP_TEXT[op]}.`,
+        description: `Rows where ${col.name} ${OP_TEXT[op]}. \`not.${op}.${col.name}\` negates it.`,
+      });
+    }
+    if (searchable(col)) {
+      out.push({
+        name: `fts.${col.name}`,
+        in: 'query',
+        required: false,
+        schema: { type: 'string' },
+        description:
+          `Full-text search of ${col.name}: websearch_to_tsquery syntax (\`"a phrase" or word -excluded\`). ` +
+          `\`fts(<configuration>).${col.name}\` picks a configuration (default: the database's).`,
       });
     }
   }
-  return out;
+  return [...out, ...logicParams];
 }
 
 function json(schema: JsonSchema, description: string, headers?: JsonSchema): JsonSchema {
@@ -66,7 +102,9 @@ export interface TableDoc {
   table: TableInfo;
   keys: { row: string; insert: string; update: string };
   /** Columns the caller may filter on (those it may read). */
-  readable: string[];
+  readable: ColumnInfo[];
+  /** How `select=` may name the relations the caller may read (`author`, `authors!posts_editor_id_fkey`). */
+  relations: string[];
   can: { read: boolean; insert: boolean; update: boolean; delete: boolean };
 }
 
@@ -84,6 +122,7 @@ export function tablePaths(doc: TableDoc): Record<string, JsonSchema> {
   const base = `/api/v1/db/${encodeURIComponent(name)}`;
   const tag = [name];
   const where = filters(doc.readable);
+  const select = selectParam(doc.relations);
   const writable = table.kind === 'table';
   const minimal = prefer('`return=minimal` answers without a body');
   const body = (schema: JsonSchema) => ({ required: true, content: { 'application/json': { schema } } });
@@ -134,7 +173,20 @@ export function tablePaths(doc: TableDoc): Record<string, JsonSchema> {
       operationId: `create_${id}`,
       tags: tag,
       summary: `Create one row (object) or several (array, at most 1000) in ${name}`,
-      parameters: [select, minimal],
+      parameters: [
+        select,
+        prefer(
+          '`return=minimal` answers without a body; `resolution=merge-duplicates` (update the row with the same key) or ' +
+            '`resolution=ignore-duplicates` (skip it) makes the create an upsert',
+        ),
+        {
+          name: 'on_conflict',
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+          description: 'Upserts: the columns of the unique key a duplicate is found on, comma-separated (default the primary key).',
+        },
+      ],
       requestBody: body({
         oneOf: [
           insert,
@@ -147,7 +199,11 @@ export function tablePaths(doc: TableDoc): Record<string, JsonSchema> {
         ],
       }),
       responses: {
-        '201': json({ oneOf: [row, list] }, 'The created row, or rows for an array body; no body with `return=minimal`.'),
+        '201': json(
+          { oneOf: [row, list] },
+          'The created row, or rows for an array body; no body with `return=minimal`, nor when an upsert with ' +
+            '`resolution=ignore-duplicates` skipped its one row.',
+        ),
         ...WRITE_ERRORS,
       },
     };

@@ -1,5 +1,6 @@
-import type { ColumnInfo, TableInfo } from '../schema-cache/index.js';
+import type { AggregateFunction } from '@plinth/shared';
 import type { IsValue, Preferences, QueryAst, ScalarOperator } from '../request/index.js';
+import type { ColumnInfo, FunctionArg, FunctionInfo, Relation, TableInfo } from '../schema-cache/index.js';
 
 /** What the client asked for, after parsing and before the schema is consulted. */
 export interface RestRequest {
@@ -12,30 +13,78 @@ export interface RestRequest {
   body?: unknown;
 }
 
-/** A filter whose column was found in the schema cache. */
-export type PlannedFilter =
+/** `/api/v1/rpc/{function}`: the arguments come from the body (POST) or the query (GET). */
+export interface RpcRequest {
+  function: string;
+  method: 'GET' | 'POST';
+  query: QueryAst;
+  prefer: Preferences;
+  /** The named arguments: the JSON body (POST) or the query's arguments as strings (GET). */
+  args: Record<string, unknown>;
+}
+
+/** One step of a JSON path: `->key` (json) or `->>key` (text); a key of digits is an array index. */
+export interface JsonStep {
+  key: string;
+  text: boolean;
+}
+
+/** A filter whose column was found in the schema cache; `path` is a JSON path into it. */
+export type PlannedFilter = (
   | { op: ScalarOperator; column: ColumnInfo; value: string }
   | { op: 'in'; column: ColumnInfo; value: string[] }
-  | { op: 'is'; column: ColumnInfo; value: IsValue };
+  | { op: 'is'; column: ColumnInfo; value: IsValue }
+  | { op: 'fts'; column: ColumnInfo; value: string; config: string | null }
+) & { path?: JsonStep[]; negate?: boolean };
+
+/** Filters, `or`/`and` groups, and the `exists` an `!inner` embedding adds to its parent. */
+export type PlannedCondition =
+  | PlannedFilter
+  | { op: 'and' | 'or'; negate: boolean; items: PlannedCondition[] }
+  | { op: 'exists'; embed: EmbedPlan };
 
 export interface PlannedOrder {
-  column: ColumnInfo;
+  /** The column (and JSON path) sorted by; null when sorting by an aggregate's output key. */
+  column: ColumnInfo | null;
+  path?: JsonStep[];
+  /** An aggregate's output key (`order=count.desc` after `select=status,count()`). */
+  output?: string;
   desc: boolean;
   nulls: 'first' | 'last' | null;
+}
+
+/** One key of each returned object. */
+export type OutputItem =
+  | { kind: 'column'; key: string; column: ColumnInfo; path: JsonStep[] }
+  | { kind: 'aggregate'; key: string; fn: AggregateFunction; column: ColumnInfo | null }
+  | { kind: 'embed'; key: string; embed: EmbedPlan };
+
+/** An embedded relation: its rows under its own filters and paging, joined to the parent's row. */
+export interface EmbedPlan {
+  relation: Relation;
+  table: TableInfo;
+  /** Keys of each embedded object; empty for a relation that only filters (`author!inner()`). */
+  output: OutputItem[];
+  filters: PlannedCondition[];
+  order: PlannedOrder[];
+  limit: number | null;
+  offset: number | null;
+  /** `!inner`: parents without a matching row are left out. */
+  inner: boolean;
 }
 
 interface PlanBase {
   table: TableInfo;
   /** `/{pk}` (and a create with an object body): the answer is one object, 404 when absent. */
   single: boolean;
-  filters: PlannedFilter[];
-  /** Columns sent back; null for `Prefer: return=minimal`. */
-  returning: ColumnInfo[] | null;
+  filters: PlannedCondition[];
+  /** Keys sent back; null for `Prefer: return=minimal`. */
+  returning: OutputItem[] | null;
 }
 
 export interface ReadPlan extends PlanBase {
   kind: 'read';
-  returning: ColumnInfo[];
+  returning: OutputItem[];
   order: PlannedOrder[];
   limit: number;
   offset: number;
@@ -49,6 +98,8 @@ export interface InsertPlan extends PlanBase {
   /** The rows as JSON text of an array, bound as one parameter. */
   payload: string;
   rows: number;
+  /** An upsert (`Prefer: resolution=…`): on which key, and what a conflict does. No columns: any key (ignore only). */
+  conflict: { columns: ColumnInfo[]; action: 'merge' | 'ignore' } | null;
 }
 
 export interface UpdatePlan extends PlanBase {
@@ -62,4 +113,23 @@ export interface DeletePlan extends PlanBase {
   kind: 'delete';
 }
 
-export type Plan = ReadPlan | InsertPlan | UpdatePlan | DeletePlan;
+/** A function call: one argument value each (text, or null), cast to the argument's type in SQL. */
+export interface RpcPlan extends PlanBase {
+  kind: 'rpc';
+  fn: FunctionInfo;
+  args: Array<{ arg: FunctionArg; value: string | null }>;
+  /** How the answer is made: a JSON value, a row, or an array of either (set results take the table's parameters). */
+  result: 'value' | 'row' | 'values' | 'rows';
+  /**
+   * The result's columns are named in SQL (`f(…) as _1("x", "y")`): a scalar's, and a row type
+   * that is not a table of public (OUT parameters, `returns table (…)`, a composite type).
+   */
+  aliasColumns: boolean;
+  returning: OutputItem[];
+  order: PlannedOrder[];
+  limit: number;
+  offset: number;
+  count: boolean;
+}
+
+export type Plan = ReadPlan | InsertPlan | UpdatePlan | DeletePlan | RpcPlan;

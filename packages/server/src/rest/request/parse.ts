@@ -1,19 +1,26 @@
-import { FILTER_OPERATORS, type FilterOperator, RESERVED_PARAMS } from '@plinth/shared';
+import { EMBEDDED_PARAMS, LOGIC_OPERATORS, RESERVED_PARAMS } from '@plinth/shared';
 import { ApiError } from '../../http/index.js';
-import type { Filter, IsValue, OrderTerm, QueryAst } from './types.js';
+import { ALL_OPERATORS, invalidParameter, isOperator, leaf } from './filter.js';
+import { parseGroup } from './logic.js';
+import { splitList } from './list.js';
+import { parseSelect } from './select.js';
+import type { Condition, EmbeddedParams, Filter, LogicGroup, OrderTerm, QueryAst } from './types.js';
 
-const OPERATORS = new Set<string>(FILTER_OPERATORS);
+export { splitList } from './list.js';
+
 const RESERVED = new Set<string>(RESERVED_PARAMS);
-const IS_VALUES = new Set<string>(['null', 'true', 'false', 'unknown']);
+const LOGIC = new Set<string>(LOGIC_OPERATORS);
+const EMBEDDED = new Set<string>(EMBEDDED_PARAMS);
 const DIGITS = /^[0-9]+$/;
 
 export interface ParseOptions {
   /** Largest `limit`; larger values are clamped to it (docs/api.md §2). */
   maxRows: number;
-}
-
-function invalidParameter(parameter: string, message: string): ApiError {
-  return new ApiError('invalid_parameter', message, { parameter });
+  /**
+   * `/rpc/{fn}` GET: a parameter without a dot that is no reserved name is an argument of the
+   * function (QueryAst.args) rather than an error.
+   */
+  args?: boolean;
 }
 
 /**
@@ -23,14 +30,33 @@ function invalidParameter(parameter: string, message: string): ApiError {
  *   // { filters: [{ op: 'eq', column: 'owner', value: '42' }], order: [...], limit: 10, ... }
  */
 export function parseQuery(qs: string, options: ParseOptions): QueryAst {
-  const ast: QueryAst = { filters: [], select: null, order: [], limit: null, offset: null, columns: null };
+  const ast: QueryAst = {
+    filters: [],
+    select: null,
+    order: [],
+    limit: null,
+    offset: null,
+    columns: null,
+    onConflict: null,
+    embedded: new Map(),
+    args: options.args ? [] : null,
+  };
   if (qs === '') return ast;
   const seen = new Set<string>();
   for (const [name, value] of new URLSearchParams(qs)) {
     if (value.includes('\0')) throw new ApiError('invalid_value', `The value of "${name}" contains a NUL character.`, { parameter: name });
-    const dot = name.indexOf('.');
-    if (dot === -1) {
+    if (name.includes('\0')) throw invalidParameter(name, 'A parameter name contains a NUL character.');
+    if (!name.includes('.')) {
+      if (LOGIC.has(name)) {
+        ast.filters.push(parseGroup(name, name as LogicGroup['op'], false, value));
+        continue;
+      }
       if (!RESERVED.has(name)) {
+        if (ast.args) {
+          if (ast.args.some(([n]) => n === name)) throw invalidParameter(name, `The argument "${name}" is given more than once.`);
+          ast.args.push([name, value]);
+          continue;
+        }
         throw invalidParameter(name, `Unknown query parameter "${name}": filters are written <operator>.<column>=<value>.`);
       }
       // A repeated select or limit is ambiguous: refuse rather than guess which one wins.
@@ -39,21 +65,134 @@ export function parseQuery(qs: string, options: ParseOptions): QueryAst {
       reserved(ast, name, value, options);
       continue;
     }
-    ast.filters.push(filter(name, name.slice(0, dot), name.slice(dot + 1), value));
+    keyed(ast, name, value, options, seen);
   }
   return ast;
+}
+
+/**
+ * Parses one filter parameter (`eq.status=open`, `not.in.id=1,2`, `fts(simple).body=cat`) into a
+ * Filter; embedded paths and groups are not filters. Throws only ApiError.
+ * @example parseFilter('not.eq.status', 'done') // { op: 'eq', column: 'status', value: 'done', negate: true }
+ */
+export function parseFilter(name: string, value: string): Filter {
+  const parts = name.split('.');
+  let i = 0;
+  const negate = parts[0] === 'not';
+  if (negate) i++;
+  const op = parts[i];
+  if (op === undefined || !isOperator(op)) {
+    throw invalidParameter(name, `Unknown operator "${op ?? ''}" in "${name}"; use one of ${ALL_OPERATORS}.`);
+  }
+  return leaf(name, op, parts.slice(i + 1).join('.'), value, negate);
+}
+
+/**
+ * A parameter with a dot: `[<relation>.]…[not.]<op>.<column>`, `[<relation>.]…[not.](or|and)`,
+ * or `<relation>.(order|limit|offset)`. The first token that is an operator ends the relation
+ * path, so a column may contain dots (`eq.a.b` is column `a.b`) and a relation may not.
+ */
+function keyed(ast: QueryAst, name: string, value: string, options: ParseOptions, seen: Set<string>): void {
+  const parts = tokens(name);
+  const path: string[] = [];
+  let i = 0;
+  for (; i < parts.length; i++) {
+    const t = parts[i];
+    const last = i === parts.length - 1;
+    if (isOperator(t) || (t === 'not' && !last) || (LOGIC.has(t) && last)) break;
+    if (path.length > 0 && last && EMBEDDED.has(t)) {
+      embeddedParam(ast, path, name, t, value, options, seen);
+      return;
+    }
+    if (t === '') throw invalidParameter(name, `"${name}" has an empty name between dots.`);
+    path.push(t);
+  }
+  if (i === parts.length) {
+    throw invalidParameter(
+      name,
+      `"${name}" is not a filter: write <operator>.<column>=<value> (operators: ${ALL_OPERATORS}), ` +
+        'or <relation>.<operator>.<column>=<value> for an embedded relation.',
+    );
+  }
+  let negate = false;
+  if (parts[i] === 'not') {
+    negate = true;
+    i++;
+  }
+  const t = parts[i];
+  let condition: Condition;
+  if (LOGIC.has(t) && i === parts.length - 1) {
+    condition = parseGroup(name, t as LogicGroup['op'], negate, value);
+  } else if (isOperator(t)) {
+    condition = leaf(name, t, parts.slice(i + 1).join('.'), value, negate);
+  } else {
+    throw invalidParameter(name, `Unknown operator "${t}" in "${name}"; use one of ${ALL_OPERATORS}, or or/and.`);
+  }
+  if (path.length === 0) ast.filters.push(condition);
+  else embeddedOf(ast, path).filters.push(condition);
+}
+
+/** Splits a parameter name on dots outside parentheses (`fts(pg_catalog.english).body`). */
+function tokens(name: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < name.length; i++) {
+    const c = name[i];
+    if (c === '(') depth++;
+    else if (c === ')' && depth > 0) depth--;
+    else if (c === '.' && depth === 0) {
+      out.push(name.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(name.slice(start));
+  return out;
+}
+
+function embeddedOf(ast: QueryAst, path: string[]): EmbeddedParams {
+  const key = path.join('.');
+  let e = ast.embedded.get(key);
+  if (!e) {
+    e = { filters: [], order: [], limit: null, offset: null };
+    ast.embedded.set(key, e);
+  }
+  return e;
+}
+
+function embeddedParam(
+  ast: QueryAst,
+  path: string[],
+  name: string,
+  param: string,
+  value: string,
+  options: ParseOptions,
+  seen: Set<string>,
+) {
+  if (seen.has(name)) throw invalidParameter(name, `The parameter "${name}" is given more than once.`);
+  seen.add(name);
+  const e = embeddedOf(ast, path);
+  if (param === 'order') e.order = order(value, name);
+  else if (param === 'limit') e.limit = Math.min(integer(name, value), options.maxRows);
+  else e.offset = integer(name, value);
 }
 
 function reserved(ast: QueryAst, name: string, value: string, options: ParseOptions): void {
   switch (name) {
     case 'select':
-      ast.select = names(name, value);
+      ast.select = parseSelect(value);
       return;
     case 'columns':
       ast.columns = names(name, value) ?? [];
       return;
+    case 'on_conflict': {
+      const cols = names(name, value);
+      if (cols === null) throw invalidParameter(name, '"on_conflict" names the columns of a unique key, e.g. on_conflict=email.');
+      ast.onConflict = cols;
+      return;
+    }
     case 'order':
-      ast.order = order(value);
+      ast.order = order(value, 'order');
       return;
     case 'limit':
       ast.limit = Math.min(integer(name, value), options.maxRows);
@@ -69,37 +208,13 @@ function integer(name: string, value: string): number {
   const n = Number(value);
   // A limit this large is clamped anyway; an offset this large cannot be exact.
   if (!Number.isSafeInteger(n)) {
-    if (name === 'limit') return Number.MAX_SAFE_INTEGER;
+    if (name === 'limit' || name.endsWith('.limit')) return Number.MAX_SAFE_INTEGER;
     throw invalidParameter(name, `"${name}" is too large.`);
   }
   return n;
 }
 
-function filter(param: string, op: string, column: string, value: string): Filter {
-  if (!OPERATORS.has(op)) {
-    throw invalidParameter(param, `Unknown operator "${op}" in "${param}"; use one of ${FILTER_OPERATORS.join(', ')}.`);
-  }
-  if (column === '') throw invalidParameter(param, `The filter "${param}" names no column.`);
-  switch (op as FilterOperator) {
-    case 'in':
-      return { op: 'in', column, value: splitList(value, param) };
-    case 'is': {
-      const v = value.toLowerCase();
-      if (!IS_VALUES.has(v)) {
-        throw new ApiError('invalid_value', `"${param}" must be null, true, false or unknown.`, { parameter: param });
-      }
-      return { op: 'is', column, value: v as IsValue };
-    }
-    case 'like':
-    case 'ilike':
-      // `*` stands for `%` so patterns need no percent-encoding in a URL.
-      return { op: op as 'like', column, value: value.replaceAll('*', '%') };
-    default:
-      return { op: op as 'eq', column, value };
-  }
-}
-
-/** `select=a,b` and `columns=a,b`: names, trimmed; `*` (or nothing) means every column. */
+/** `columns=a,b` and `on_conflict=a,b`: names, trimmed; `*` (or nothing) means every column. */
 function names(param: string, value: string): string[] | null {
   const items = splitList(value, param).map((s) => s.trim());
   if (items.length === 0 || items.includes('*')) return null;
@@ -111,57 +226,17 @@ const DIRECTIONS = new Set(['asc', 'desc']);
 const NULLS = new Set(['nullsfirst', 'nullslast']);
 
 /** `order=a.asc,b.desc.nullslast`: modifiers are read from the right so a column may contain dots. */
-function order(value: string): OrderTerm[] {
+function order(value: string, param: string): OrderTerm[] {
   const terms: OrderTerm[] = [];
-  for (const raw of splitList(value, 'order')) {
+  for (const raw of splitList(value, param)) {
     const parts = raw.trim().split('.');
     let nulls: OrderTerm['nulls'] = null;
     let desc = false;
     if (parts.length > 1 && NULLS.has(parts[parts.length - 1])) nulls = parts.pop() === 'nullsfirst' ? 'first' : 'last';
     if (parts.length > 1 && DIRECTIONS.has(parts[parts.length - 1])) desc = parts.pop() === 'desc';
     const column = parts.join('.');
-    if (column === '') throw invalidParameter('order', `"order" has an empty term in "${value}".`);
+    if (column === '') throw invalidParameter(param, `"${param}" has an empty term in "${value}".`);
     terms.push({ column, desc, nulls });
   }
   return terms;
-}
-
-/**
- * Splits a comma-separated list; an item in double quotes may hold commas, and `\` escapes
- * the next character inside quotes (PostgREST's syntax).
- * @example splitList('a,"b,c",d', 'in.x') // ['a', 'b,c', 'd']
- */
-export function splitList(s: string, param: string): string[] {
-  const items: string[] = [];
-  if (s === '') return items;
-  let i = 0;
-  const n = s.length;
-  for (;;) {
-    if (s[i] === '"') {
-      let buf = '';
-      let j = i + 1;
-      while (j < n && s[j] !== '"') {
-        if (s[j] === '\\' && j + 1 < n) j++;
-        buf += s[j++];
-      }
-      if (j >= n) throw new ApiError('invalid_value', `"${param}" has an unterminated quoted item.`, { parameter: param });
-      j++;
-      if (j < n && s[j] !== ',') {
-        throw new ApiError('invalid_value', `"${param}" has text after a quoted item; separate items with commas.`, { parameter: param });
-      }
-      items.push(buf);
-      i = j;
-    } else {
-      const comma = s.indexOf(',', i);
-      const end = comma === -1 ? n : comma;
-      items.push(s.slice(i, end));
-      i = end;
-    }
-    if (i >= n) return items;
-    i++; // past the comma
-    if (i === n) {
-      items.push('');
-      return items;
-    }
-  }
 }

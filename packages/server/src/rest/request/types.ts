@@ -1,15 +1,30 @@
-import type { FilterOperator } from '@plinth/shared';
+import type { AggregateFunction, FilterOperator, LogicOperator } from '@plinth/shared';
 
 /** The operators that compare a column with one value (everything but `in` and `is`). */
 export type ScalarOperator = Exclude<FilterOperator, 'in' | 'is'>;
 
-/** One `<op>.<column>=<value>` parameter, not yet checked against the schema. */
-export type Filter =
+/**
+ * One condition `<op>.<column>=<value>` (or `<op>.<column>.<value>` inside `or=(…)`), not yet
+ * checked against the schema. `column` is the client's text: a column name, or a JSON path
+ * into one (`meta->>kind`, `tags->0`) that the plan stage resolves. `negate` is `not.`.
+ */
+export type Filter = (
   | { op: ScalarOperator; column: string; value: string }
   | { op: 'in'; column: string; value: string[] }
-  | { op: 'is'; column: string; value: IsValue };
+  | { op: 'is'; column: string; value: IsValue }
+  | { op: 'fts'; column: string; value: string; config: string | null }
+) & { negate?: boolean };
 
 export type IsValue = 'null' | 'true' | 'false' | 'unknown';
+
+/** `or=(…)` / `and=(…)` (and `not.or=(…)`): conditions and groups, nested. */
+export interface LogicGroup {
+  op: LogicOperator;
+  negate: boolean;
+  items: Condition[];
+}
+
+export type Condition = Filter | LogicGroup;
 
 export interface OrderTerm {
   column: string;
@@ -18,21 +33,58 @@ export interface OrderTerm {
   nulls: 'first' | 'last' | null;
 }
 
+/** One entry of `select=`. `alias` is the `alias:` prefix, the output key. */
+export type SelectItem =
+  | { kind: 'star' }
+  /** A column, or a JSON path into one (`meta->>kind`): `column` is the client's text. */
+  | { kind: 'column'; alias: string | null; column: string }
+  /** `count()`, `sum(amount)`…: the other columns of the same list group. */
+  | { kind: 'aggregate'; alias: string | null; fn: AggregateFunction; column: string | null }
+  /**
+   * `author(name)`, `writer:author!posts_author_id_fkey(name)`, `comments!inner(body)`: a
+   * relation by foreign key. `select` null is `*`; an empty list embeds nothing (the relation
+   * then only filters, with `!inner`).
+   */
+  | { kind: 'embed'; alias: string | null; relation: string; hint: string | null; inner: boolean; select: SelectItem[] | null };
+
+/** What applies to one embedded relation: `comments.eq.approved=true`, `comments.order=…`, `comments.limit=3`. */
+export interface EmbeddedParams {
+  filters: Condition[];
+  order: OrderTerm[];
+  limit: number | null;
+  offset: number | null;
+}
+
 /** The query string of a REST request as an AST: names are still the client's strings. */
 export interface QueryAst {
-  filters: Filter[];
+  /** Conditions on the rows, ANDed: filters and `or`/`and` groups, in the order given. */
+  filters: Condition[];
   /** `select=`: null means every column. */
-  select: string[] | null;
+  select: SelectItem[] | null;
   order: OrderTerm[];
   /** null when the client sent no `limit`; otherwise already clamped to the maximum. */
   limit: number | null;
   offset: number | null;
   /** `columns=` (create only): the payload keys to insert. */
   columns: string[] | null;
+  /** `on_conflict=` (upsert only): the unique key a conflict is looked for on. */
+  onConflict: string[] | null;
+  /**
+   * Parameters of embedded relations, by the relation's path of output keys (`comments`,
+   * `comments.user`), in the order first given.
+   */
+  embedded: Map<string, EmbeddedParams>;
+  /**
+   * Parameters without a dot that are no reserved name, in order (`/rpc/{fn}` GET: the
+   * function's arguments). Null when parsed for a table: such a parameter is then refused.
+   */
+  args: Array<[string, string]> | null;
 }
 
 /** What the `Prefer` header asks for. */
 export interface Preferences {
   count: boolean;
   minimal: boolean;
+  /** `resolution=merge-duplicates` / `ignore-duplicates`: a create is an upsert. */
+  resolution?: 'merge' | 'ignore';
 }

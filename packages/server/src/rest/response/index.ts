@@ -24,18 +24,26 @@ function notFound(plan: Plan): ApiError {
 }
 
 /**
- * Sends the outcome: 200 lists and rows, 201 creates, 204 for return=minimal on update and
- * delete, 404 `not_found` for a `/{pk}` that matched nothing.
+ * Sends the outcome: 200 lists, rows and function results, 201 creates, 204 for return=minimal
+ * on update and delete and for a function returning void, 404 `not_found` for a `/{pk}` that
+ * matched nothing.
  * @example respond(reply, plan, outcome, timer)
  */
 export function respond(reply: FastifyReply, plan: Plan, outcome: Outcome, timer: StageTimer): FastifyReply {
-  if (plan.single && outcome.rows === 0 && plan.kind !== 'insert') throw notFound(plan);
+  if (plan.single && outcome.rows === 0 && plan.kind !== 'insert' && plan.kind !== 'rpc') throw notFound(plan);
   let status = 200;
+  let body = outcome.body;
   if (plan.kind === 'insert') status = 201;
-  else if (outcome.body === null) status = 204;
-  if (plan.kind === 'read' && !plan.single) reply.header('content-range', contentRange(plan.offset, outcome.rows, outcome.total));
+  // An upsert with ignore-duplicates that skipped its one row: no body, as with return=minimal
+  // (a 204 would make every typed client's create `T | undefined`).
+  if (plan.kind === 'insert' && plan.single && outcome.rows === 0) body = null;
+  // A function returning void answers like a write with return=minimal.
+  if (plan.kind === 'rpc' && plan.fn.returns.kind === 'void') body = null;
+  if (body === null && plan.kind !== 'insert') status = 204;
+  const list = (plan.kind === 'read' || plan.kind === 'rpc') && !plan.single;
+  if (list) reply.header('content-range', contentRange(plan.offset, outcome.rows, outcome.total));
   timer.lap('response');
   reply.code(status).header('server-timing', timer.header());
-  if (outcome.body === null) return reply.send();
-  return reply.type(JSON_TYPE).send(outcome.body);
+  if (body === null) return reply.send();
+  return reply.type(JSON_TYPE).send(body);
 }

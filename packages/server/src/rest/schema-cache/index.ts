@@ -1,6 +1,11 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../db/index.js';
 import { singleFlight } from '../../lib/index.js';
+import { CATALOG_SQL, type CatalogRow, type FunctionInfo, readFunctions, readKeys } from './catalog.js';
+import { type ForeignKey, type Relation, relationsOf } from './relations.js';
+
+export type { FunctionArg, FunctionInfo, FunctionResult } from './catalog.js';
+export { addressableRelations, candidates, describeRelation, spelling, type ForeignKey, type Relation } from './relations.js';
 
 export interface ColumnInfo {
   name: string;
@@ -35,6 +40,14 @@ export interface TableInfo {
 
 export interface SchemaSnapshot {
   tables: Map<string, TableInfo>;
+  /** Foreign keys between tables of public. */
+  foreignKeys: ForeignKey[];
+  /** Unique keys (primary key first, then unique constraints and indexes without predicate or expression), by table. */
+  uniqueKeys: Map<string, string[][]>;
+  /** Relations (by foreign key, and through join tables), by source table. */
+  relations: Map<string, Relation[]>;
+  /** Functions of public the API can call, by name (overloads in one list). */
+  functions: Map<string, FunctionInfo[]>;
   loadedAt: number;
   version: number;
 }
@@ -83,9 +96,10 @@ function parseArray(v: string[] | string | null): string[] | null {
     .map((s) => s.replace(/^"|"$/g, ''));
 }
 
-/** Reads the exposed tables and views of `public` from the catalog. */
+/** Reads the exposed tables and views of `public`, their keys and the functions from the catalog. */
 export async function loadSchema(db: Db, version = 0): Promise<SchemaSnapshot> {
   const { rows } = await db.query<Row>(COLUMNS_SQL);
+  const catalog = (await db.query<CatalogRow>(CATALOG_SQL)).rows[0];
   const tables = new Map<string, TableInfo>();
   for (const r of rows) {
     let t = tables.get(r.table_name);
@@ -118,7 +132,17 @@ export async function loadSchema(db: Db, version = 0): Promise<SchemaSnapshot> {
     t.columnList.push(col);
     if (col.isPk) t.pk.push(col.name);
   }
-  return { tables, loadedAt: Date.now(), version };
+  const { fks, uniqueKeys } = readKeys(catalog);
+  const primaryKeys = new Map([...tables.values()].map((t) => [t.name, t.pk]));
+  return {
+    tables,
+    foreignKeys: fks,
+    uniqueKeys,
+    relations: relationsOf(fks, uniqueKeys, primaryKeys),
+    functions: readFunctions(catalog.functions, tables),
+    loadedAt: Date.now(),
+    version,
+  };
 }
 
 export interface SchemaCache {

@@ -1,7 +1,8 @@
 /** SQL stage: plan → one statement (`text`) and its bound `values`. PostgreSQL builds the JSON. */
+import type { DeletePlan, InsertPlan, OutputItem, Plan, ReadPlan, RpcPlan, UpdatePlan } from '../plan/index.js';
 import type { ColumnInfo, TableInfo } from '../schema-cache/index.js';
-import type { DeletePlan, InsertPlan, Plan, PlannedFilter, PlannedOrder, ReadPlan, UpdatePlan } from '../plan/index.js';
-import { arrayLiteral, quoteIdent } from './quote.js';
+import { quoteIdent } from './quote.js';
+import { Binder, groupBy, groupExpressions, needsAlias, orderBy, outputList, paging, plainColumns, where } from './rows.js';
 
 export { arrayLiteral, quoteIdent } from './quote.js';
 
@@ -15,54 +16,17 @@ export interface SqlStatement {
   values: string[];
 }
 
-/** The placeholder of the value just pushed. */
-const ph = (values: string[]) => `$1[${values.length}]`;
-
-/** Closed map of comparison operators: the only operator text that reaches SQL. */
-const COMPARE = { eq: '=', neq: '<>', gt: '>', lt: '<', gte: '>=', lte: '<=', like: 'like', ilike: 'ilike' } as const;
-const IS = { null: 'null', true: 'true', false: 'false', unknown: 'unknown' } as const;
-
 const tableRef = (t: TableInfo) => `"public".${quoteIdent(t.name)}`;
 const columnList = (cols: ColumnInfo[]) => (cols.length === 0 ? '*' : cols.map((c) => quoteIdent(c.name)).join(', '));
 
-/** A row alias no returned column shadows (`row_to_json(_r)` must name the row, not a column). */
-function rowAlias(table: TableInfo): string {
+/** A row alias no output key shadows (`row_to_json(_r)` must name the row, not a column). */
+function rowAlias(keys: Iterable<string>): string {
+  const taken = new Set(keys);
   let alias = '_r';
-  while (table.columns.has(alias)) alias += '_';
+  while (taken.has(alias)) alias += '_';
   return alias;
 }
-
-function condition(f: PlannedFilter, values: string[]): string {
-  const col = quoteIdent(f.column.name);
-  switch (f.op) {
-    case 'is':
-      return `${col} is ${IS[f.value]}`;
-    case 'in':
-      values.push(arrayLiteral(f.value));
-      return `${col} = any(${ph(values)}::text::${f.column.castType}[])`;
-    case 'like':
-    case 'ilike':
-      values.push(f.value);
-      return `${col} ${COMPARE[f.op]} ${ph(values)}::text`;
-    default:
-      // The value is cast to the column's type, not the column to text, so indexes apply.
-      values.push(f.value);
-      return `${col} ${COMPARE[f.op]} ${ph(values)}::text::${f.column.castType}`;
-  }
-}
-
-function where(filters: PlannedFilter[], values: string[]): string {
-  if (filters.length === 0) return '';
-  let out = ' where ';
-  for (let i = 0; i < filters.length; i++) out += (i > 0 ? ' and ' : '') + condition(filters[i], values);
-  return out;
-}
-
-function orderBy(order: PlannedOrder[]): string {
-  if (order.length === 0) return '';
-  const terms = order.map((o) => `${quoteIdent(o.column.name)}${o.desc ? ' desc' : ''}${o.nulls ? ` nulls ${o.nulls}` : ''}`);
-  return ` order by ${terms.join(', ')}`;
-}
+const keysOf = (items: OutputItem[]) => items.map((i) => i.key);
 
 /** The outer select that turns rows (`from`) into the one text value the driver returns. */
 function aggregate(single: boolean, alias: string, from: string, extra = ''): string {
@@ -73,54 +37,154 @@ function aggregate(single: boolean, alias: string, from: string, extra = ''): st
   return `select ${body} as body, count(*) as n, ${extra || 'null::int8'} as total from ${from}`;
 }
 
-function read(p: ReadPlan): SqlStatement {
-  const values: string[] = [];
-  const t = tableRef(p.table);
-  const w = where(p.filters, values);
-  const alias = rowAlias(p.table);
-  let inner = `select ${columnList(p.returning)} from ${t}${w}`;
-  if (!p.single) {
-    values.push(String(p.limit));
-    const limit = ph(values);
-    values.push(String(p.offset));
-    inner += `${orderBy(p.order)} limit ${limit}::text::int8 offset ${ph(values)}::text::int8`;
+/**
+ * Rows of a table or of a function's result: `from` is the FROM item, `qual` its alias (null
+ * when the statement names one table only, so columns stay bare).
+ */
+function rows(
+  p: {
+    single: boolean;
+    returning: OutputItem[];
+    filters: Plan['filters'];
+    order: ReadPlan['order'];
+    limit: number;
+    offset: number;
+    count: boolean;
+  },
+  from: string,
+  qual: string | null,
+  b: Binder,
+): { inner: string; total: string } {
+  const list = outputList(p.returning, qual, b);
+  const w = where(p.filters, qual, b);
+  let inner = `select ${list} from ${from}${w}${groupBy(p.returning)}`;
+  if (!p.single) inner += `${orderBy(p.order, qual, b)}${paging(p.limit, p.offset, b)}`;
+  let total = '';
+  if (p.count) {
+    // Same filters, same parameters: the total costs one more scan only when asked for.
+    const groups = groupExpressions(p.returning, qual, b);
+    total = groups.length
+      ? `(select count(*) from (select 1 from ${from}${w} group by ${groups.join(', ')}) _g)`
+      : `(select count(*) from ${from}${w})`;
   }
-  // Same filters, same parameters: the total costs one more scan only when asked for.
-  const total = p.count ? `(select count(*) from ${t}${w})` : '';
-  return { text: aggregate(p.single, alias, `(${inner}) ${alias}`, total), values };
+  return { inner, total };
+}
+
+function read(p: ReadPlan): SqlStatement {
+  const b = new Binder();
+  const qual = needsAlias(p.returning, p.filters) ? b.alias() : null;
+  const { inner, total } = rows(p, `${tableRef(p.table)}${qual ? ` ${qual}` : ''}`, qual, b);
+  const alias = rowAlias(keysOf(p.returning));
+  return { text: aggregate(p.single, alias, `(${inner}) ${alias}`, total), values: b.values };
 }
 
 /** A write, wrapped so PostgreSQL returns its rows as JSON text (or bare for return=minimal). */
-function wrap(p: Plan, statement: string): string {
+function wrap(p: Plan, statement: string, b: Binder): string {
   if (p.returning === null) return statement;
-  const alias = rowAlias(p.table);
-  return `with ${alias} as (${statement} returning ${columnList(p.returning)}) ${aggregate(p.single, alias, alias)}`;
+  const plain = plainColumns(p.returning);
+  if (plain) {
+    const alias = rowAlias(p.table.columns.keys());
+    return `with ${alias} as (${statement} returning ${columnList(plain)}) ${aggregate(p.single, alias, alias)}`;
+  }
+  // Keys other than the columns (aliases, JSON paths, embedded relations): the written rows
+  // are read back through the same output list as a read.
+  const w = '_w';
+  const alias = rowAlias(keysOf(p.returning));
+  const list = outputList(p.returning, w, b);
+  return `with ${w} as (${statement} returning *) ${aggregate(p.single, alias, `(select ${list} from ${w}) ${alias}`)}`;
 }
 
 function insert(p: InsertPlan): SqlStatement {
+  const b = new Binder();
   const t = tableRef(p.table);
   // An empty array creates nothing; `default values` would create one row.
   if (p.rows === 0) return { text: `select '[]'::text as body, 0::int8 as n, null::int8 as total`, values: [] };
-  if (p.target.length === 0) return { text: wrap(p, `insert into ${t} default values`), values: [] };
-  const cols = columnList(p.target);
-  // Keys map to columns by name and each value is read with the column's own type.
-  const stmt = `insert into ${t} (${cols}) select ${cols} from json_populate_recordset(null::${t}, $1[1]::text::json)`;
-  return { text: wrap(p, stmt), values: [p.payload] };
+  let stmt: string;
+  if (p.target.length === 0) {
+    stmt = `insert into ${t} default values`;
+  } else {
+    const cols = columnList(p.target);
+    // Keys map to columns by name and each value is read with the column's own type.
+    stmt = `insert into ${t} (${cols}) select ${cols} from json_populate_recordset(null::${t}, ${b.bind(p.payload)}::text::json)`;
+  }
+  if (p.conflict) stmt += onConflict(p);
+  return { text: wrap(p, stmt, b), values: b.values };
+}
+
+/**
+ * An upsert's clause. Row-level security applies to both paths: the insert's WITH CHECK, and
+ * for a merge the UPDATE policies on the existing row, which PostgreSQL refuses with an error
+ * (never a silent skip) when the row is not the caller's: 403 `rls_violation`, nothing changed.
+ */
+function onConflict(p: InsertPlan): string {
+  const c = p.conflict;
+  if (!c) return '';
+  const target = c.columns.length ? ` (${columnList(c.columns)})` : '';
+  if (c.action === 'ignore' || p.target.length === 0) return ` on conflict${target} do nothing`;
+  return ` on conflict${target} do update set ${p.target.map((col) => `${quoteIdent(col.name)} = excluded.${quoteIdent(col.name)}`).join(', ')}`;
 }
 
 function update(p: UpdatePlan): SqlStatement {
-  const values = [p.payload];
+  const b = new Binder();
+  const payload = b.bind(p.payload);
   const t = tableRef(p.table);
   const cols = columnList(p.target);
-  const source = `(select ${cols} from json_populate_record(null::${t}, $1[1]::text::json))`;
+  const source = `(select ${cols} from json_populate_record(null::${t}, ${payload}::text::json))`;
   // A one-column list is not a row, so it takes the plain `col = (sub-select)` form.
   const set = p.target.length === 1 ? `${cols} = ${source}` : `(${cols}) = ${source}`;
-  return { text: wrap(p, `update ${t} set ${set}${where(p.filters, values)}`), values };
+  return { text: wrap(p, `update ${t} set ${set}${where(p.filters, null, b)}`, b), values: b.values };
 }
 
 function remove(p: DeletePlan): SqlStatement {
-  const values: string[] = [];
-  return { text: wrap(p, `delete from ${tableRef(p.table)}${where(p.filters, values)}`), values };
+  const b = new Binder();
+  return { text: wrap(p, `delete from ${tableRef(p.table)}${where(p.filters, null, b)}`, b), values: b.values };
+}
+
+/**
+ * A function call with named arguments, each bound and cast to its type (a composite one read
+ * from a JSON object). A value or a row is the JSON of the call; a set is read like a table,
+ * with the call as its FROM item (counted from a CTE, so the function runs once).
+ */
+function rpc(p: RpcPlan): SqlStatement {
+  const b = new Binder();
+  const args = p.args.map(({ arg, value }) => {
+    const v =
+      value === null
+        ? `null::${arg.type}`
+        : arg.composite
+          ? `json_populate_record(null::${arg.type}, ${b.bind(value)}::text::json)`
+          : `${b.bind(value)}::text::${arg.type}`;
+    return `${arg.variadic ? 'variadic ' : ''}${quoteIdent(arg.name)} => ${v}`;
+  });
+  const call = `"public".${quoteIdent(p.fn.name)}(${args.join(', ')})`;
+  const one = (json: string) => ({
+    text: `select coalesce(${json}::text, 'null') as body, 1::int8 as n, null::int8 as total`,
+    values: b.values,
+  });
+  if (p.result === 'value') return one(`to_json(${call})`);
+  if (p.result === 'row') return one(`row_to_json(${call})`);
+  const qual = b.alias();
+  const names = p.aliasColumns ? `(${p.table.columnList.map((c) => quoteIdent(c.name)).join(', ')})` : '';
+  let from = `${call} as ${qual}${names}`;
+  let cte = '';
+  if (p.count) {
+    cte = `with _s as (select * from ${from}) `;
+    from = `_s ${qual}`;
+  }
+  if (p.result === 'values') {
+    const column = p.table.columnList[0];
+    const scalar = { ...p, returning: [{ kind: 'column' as const, key: column.name, column, path: [] }] };
+    const { inner, total } = rows(scalar, from, qual, b);
+    const r = rowAlias([column.name]);
+    const values = `string_agg(to_json(${r}.${quoteIdent(column.name)})::text, ',')`;
+    return {
+      text: `${cte}select coalesce('[' || ${values} || ']', '[]') as body, count(*) as n, ${total || 'null::int8'} as total from (${inner}) ${r}`,
+      values: b.values,
+    };
+  }
+  const { inner, total } = rows(p, from, qual, b);
+  const alias = rowAlias(keysOf(p.returning));
+  return { text: cte + aggregate(false, alias, `(${inner}) ${alias}`, total), values: b.values };
 }
 
 /**
@@ -137,5 +201,7 @@ export function toSql(plan: Plan): SqlStatement {
       return update(plan);
     case 'delete':
       return remove(plan);
+    case 'rpc':
+      return rpc(plan);
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Plan } from '../plan/index.js';
+import type { OutputItem, Plan } from '../plan/index.js';
 import type { ColumnInfo, TableInfo } from '../schema-cache/index.js';
 import { arrayLiteral, quoteIdent, toSql } from './index.js';
 
@@ -27,6 +27,8 @@ const id = column('id', 'integer');
 const owner = column('owner', 'uuid');
 const evil = column('x"; drop table t; --', 'text');
 const items = table('items', [id, owner, evil]);
+/** Columns returned under their own names. */
+const out = (...cols: ColumnInfo[]): OutputItem[] => cols.map((column) => ({ kind: 'column', key: column.name, column, path: [] }));
 
 describe('quoting', () => {
   it('quotes identifiers by doubling quotes', () => {
@@ -52,7 +54,7 @@ describe('toSql', () => {
         { op: 'like', column: evil, value: '%a%' },
         { op: 'is', column: id, value: 'null' },
       ],
-      returning: [id, evil],
+      returning: out(id, evil),
       order: [{ column: id, desc: true, nulls: 'last' }],
       limit: 10,
       offset: 0,
@@ -73,7 +75,7 @@ describe('toSql', () => {
       table: items,
       single: false,
       filters: [{ op: 'gt', column: id, value: '3' }],
-      returning: [id],
+      returning: out(id),
       order: [],
       limit: 1,
       offset: 0,
@@ -91,7 +93,7 @@ describe('toSql', () => {
       table: t,
       single: false,
       filters: [{ op: 'eq', column: t.columnList[0], value: 'a' }],
-      returning: t.columnList,
+      returning: out(...t.columnList),
     };
     expect(toSql(plan).text).toMatch(
       /^with _r__ as \(delete from "public"\."t" where "_r" = \$1\[1\]::text::text returning "_r", "_r_"\) select .*row_to_json\(_r__\)/,
@@ -108,6 +110,7 @@ describe('toSql', () => {
       target: [owner],
       payload: '[{"owner":"x"}]',
       rows: 1,
+      conflict: null,
     };
     expect(toSql(plan)).toEqual({
       text: 'insert into "public"."items" ("owner") select "owner" from json_populate_recordset(null::"public"."items", $1[1]::text::json)',

@@ -1,0 +1,89 @@
+/**
+ * `plinth dev`: the server for the development loop. As `plinth start --migrate`, and then every
+ * new `*.sql` file that appears in the project's migrations folder is applied while the server
+ * runs (a failing one is logged with its file and line and applied once fixed); logs are
+ * readable lines (pino-pretty) with one line per request, where `start` writes JSON for a log
+ * collector.
+ */
+import { existsSync, mkdirSync, watch } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Logger } from 'pino';
+import pretty from 'pino-pretty';
+import { createLogger, type Plinth } from '../app.js';
+import { migrateApp } from '../db/index.js';
+import type { CommandContext } from './context.js';
+import { startServer } from './start.js';
+
+/** The request line of the debug level (http/server.ts) as `GET /path 200 3 ms`; other messages as they are. */
+const REQUEST_FIELDS = 'reqId,method,path,status,ms';
+function message(log: Record<string, unknown>, key: string): string {
+  if (log[key] !== 'request' || log.method === undefined) return String(log[key] ?? '');
+  return `${log.method} ${log.path} ${log.status} ${log.ms} ms`;
+}
+
+/** Readable log lines on stdout: time, level, message and the fields, colours on a terminal. */
+export function prettyLogger(level: string): Logger {
+  const stream = pretty({
+    colorize: Boolean(process.stdout.isTTY),
+    translateTime: 'HH:MM:ss.l',
+    ignore: `pid,hostname,service,${REQUEST_FIELDS}`,
+    messageFormat: message,
+    singleLine: true,
+    sync: true,
+  });
+  return createLogger(level, stream);
+}
+
+/** How long the folder must be quiet before its files are read: an editor may write a file in several steps. */
+const SETTLE_MS = 300;
+
+/**
+ * Applies the folder's new migrations whenever a file in it changes, one run at a time; logs
+ * what was applied, and a failure once (until it changes).
+ * @example const stop = watchMigrations(plinth, './migrations');
+ */
+export function watchMigrations(plinth: Plinth, dir: string): () => void {
+  const { log } = plinth;
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> = Promise.resolve();
+  let lastProblem = '';
+  const apply = () => {
+    running = running.then(async () => {
+      try {
+        const applied = await migrateApp(plinth.db, dir);
+        lastProblem = '';
+        if (applied.length) {
+          await plinth.schema.reload();
+          log.info({ applied }, `migrations applied: ${applied.join(', ')}`);
+        }
+      } catch (err) {
+        const message = (err as Error).message;
+        if (message !== lastProblem) log.warn(`migration not applied: ${message}`);
+        lastProblem = message;
+      }
+    });
+  };
+  const watcher = watch(dir, (_event, name) => {
+    if (name && !String(name).endsWith('.sql')) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(apply, SETTLE_MS);
+  });
+  watcher.on('error', (err) => log.warn({ err: err.message }, `stopped watching ${dir}`));
+  log.info(`watching ${dir} for new migrations`);
+  return () => {
+    if (timer) clearTimeout(timer);
+    watcher.close();
+  };
+}
+
+export async function run({ config }: CommandContext): Promise<void> {
+  const project = config.project;
+  const dir = project ? resolve(project.root, project.settings.migrations_dir) : resolve('migrations');
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
+  // LOG_LEVEL wins; by default dev shows each request (the debug level's one line per request).
+  const level = process.env.LOG_LEVEL ?? 'debug';
+  await startServer(
+    { ...config, migrationsDir: dir, logLevel: level },
+    { logger: prettyLogger(level), onListening: (plinth) => watchMigrations(plinth, dir) },
+  );
+}

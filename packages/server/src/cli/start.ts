@@ -1,0 +1,141 @@
+/**
+ * `plinth start`: the server, on the project's embedded database or on PostgreSQL; with
+ * `--workers N`, N processes on one port (workers.ts). `plinth dev` starts it the same way.
+ */
+import { rmSync } from 'node:fs';
+import type { Logger } from 'pino';
+import { buildApp, createLogger, type Plinth } from '../app.js';
+import { type Config, DEFAULT_STATEMENT_TIMEOUT_MS } from '../config/index.js';
+import { type Db, migrateApp, migrateSystem, openDatabase } from '../db/index.js';
+import { installPrimaryMetrics } from '../http/index.js';
+import type { CommandContext } from './context.js';
+import { fail } from './output.js';
+import { serverFile, writeServerFile } from './running.js';
+import { isWorker, runPrimary, tellPrimary } from './workers.js';
+
+/**
+ * Opens the database and applies the app's migrations when asked (`--migrate`,
+ * MIGRATIONS_DIR) before anything is served, so the API starts with the schema it expects.
+ */
+async function openAndMigrate(config: Config): Promise<{ db: Db; applied: string[] }> {
+  const db = await openDatabase(config);
+  try {
+    if (!config.migrationsDir) return { db, applied: [] };
+    await migrateSystem(db);
+    return { db, applied: await migrateApp(db, config.migrationsDir) };
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+export interface StartOptions {
+  /** The logger (plinth dev: readable lines); JSON lines at the config's level otherwise. */
+  logger?: Logger;
+  /** Called once the server listens (plinth dev watches the migrations from here). */
+  onListening?: (plinth: Plinth) => void;
+}
+
+/**
+ * Starts the server of a configuration, prints the banner and stops cleanly on SIGTERM/SIGINT.
+ * @example await startServer(config);
+ */
+export async function startServer(config: Config, options: StartOptions = {}): Promise<void> {
+  if (config.workers > 1 && !isWorker()) {
+    if (!config.databaseUrl) {
+      fail(
+        `--workers ${config.workers} (WORKERS) needs DATABASE_URL: the embedded database belongs to one process; set DATABASE_URL to a PostgreSQL, or start one worker`,
+      );
+    }
+    // The migrations run once, here, before the workers start (each would wait for the lock).
+    if (config.migrationsDir) {
+      const { db, applied } = await openAndMigrate(config);
+      await db.close();
+      if (applied.length) process.stdout.write(`  migrations applied: ${applied.join(', ')}\n`);
+    }
+    installPrimaryMetrics();
+    process.exitCode = await runPrimary(config.workers, options.logger ?? createLogger(config.logLevel), fail);
+    return;
+  }
+  if (isWorker()) config.migrationsDir = null;
+  const { db, applied } = await openAndMigrate(config);
+  if (applied.length) process.stdout.write(`  migrations applied: ${applied.join(', ')}\n`);
+  const plinth = await buildApp({ config, db, processMetrics: true, logger: options.logger }).catch(async (err) => {
+    await db.close().catch(() => undefined);
+    throw err;
+  });
+  const { app, keys, log } = plinth;
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await plinth.close().catch(() => undefined);
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const url = config.publicUrl.replace(`:${config.port}`, `:${port}`);
+  if (!config.databaseUrl) writeServerFile(config.dataDir, `http://127.0.0.1:${port}`, keys);
+  // With --workers the primary prints one banner for all.
+  if (isWorker()) tellPrimary({ type: 'listening', banner: banner(plinth, url) });
+  else process.stdout.write(banner(plinth, url));
+  log.info({ url, database: plinth.db.kind }, 'listening');
+  if (plinth.db.kind === 'pglite' && config.statementTimeoutMs !== DEFAULT_STATEMENT_TIMEOUT_MS) {
+    log.warn(
+      'STATEMENT_TIMEOUT_MS has no effect on the embedded database (PGlite cannot cancel a statement); it applies with DATABASE_URL',
+    );
+  }
+  handleSignals(plinth, config);
+  options.onListening?.(plinth);
+}
+
+/** What a start prints: the base URL the SDK and the README's $API take, the console, the keys. */
+function banner(plinth: Plinth, url: string): string {
+  const where = plinth.db.kind === 'pglite' ? `embedded database in ${plinth.config.dataDir}` : 'PostgreSQL';
+  return `${[
+    '',
+    `  Plinth is running (${where})`,
+    '',
+    `  API:         ${url}`,
+    `  Console:     ${url}/console`,
+    `  Public key:  ${plinth.keys.publicKey}`,
+    `  Secret key:  ${plinth.keys.secretKey}   (server-side only: it bypasses row-level security)`,
+    ...(plinth.admin.setupToken
+      ? ['', `  First admin: ${url}/console/setup?token=${plinth.admin.setupToken}`, '               (one-time link, valid 1 hour)']
+      : []),
+    '',
+    `  REST: ${url}/api/v1/db/<table>   Auth: ${url}/v1/auth   CLI: npx plinth help`,
+    '',
+  ].join('\n')}\n`;
+}
+
+/** SIGTERM (process managers, `npm start`'s stop) and SIGINT (Ctrl-C) stop the server cleanly. */
+function handleSignals(plinth: Plinth, config: Config) {
+  const { app, log } = plinth;
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    // Closing stops new connections and waits for the requests in flight; but a keep-alive
+    // connection whose request ends after that would stay open until its idle timeout, past
+    // the forced exit above: close each connection as soon as it is idle.
+    const idle = setInterval(() => app.server.closeIdleConnections(), 50);
+    idle.unref();
+    try {
+      await plinth.close();
+      if (!config.databaseUrl) rmSync(serverFile(config.dataDir), { force: true });
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  // A worker whose primary is gone (killed) stops too, rather than serve on alone.
+  if (isWorker()) process.on('disconnect', () => void stop('disconnect'));
+}
+
+export async function run({ config }: CommandContext): Promise<void> {
+  await startServer(config);
+}

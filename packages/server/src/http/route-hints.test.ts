@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { createTestServer } from '../../test/harness.js';
+import { suggestRoute, supabasePath } from './route-hints.js';
+
+describe('Supabase-style paths', () => {
+  it.each([
+    ['/rest/v1/todos', 'select=id,title&id=eq.1', '/api/v1/db/todos?select=id,title&id=eq.1'],
+    ['/rest/v1/', '', '/api/v1/db/'],
+    ['/auth/v1/signup', '', '/v1/auth/signup'],
+    ['/auth/v1/token', 'grant_type=password', '/v1/auth/signin'],
+    ['/auth/v1/token', 'grant_type=refresh_token', '/v1/auth/refresh'],
+    ['/auth/v1/logout', '', '/v1/auth/signout'],
+    ['/auth/v1/recover', '', '/v1/auth/forgot-password'],
+    ['/auth/v1/authorize', 'provider=github', '/v1/auth/oauth/github'],
+    ['/storage/v1/object/avatars/a.png', '', '/api/v1/storage/object/avatars/a.png'],
+    ['/api/v1/db/todos', '', null],
+  ])('%s?%s → %s', (path, query, plinth) => {
+    expect(supabasePath(path, query)).toBe(plinth);
+  });
+});
+
+describe('route suggestions', () => {
+  const routes = [
+    { method: 'GET', url: '/api/v1/db/*' },
+    { method: 'POST', url: '/v1/auth/signin' },
+    { method: 'POST', url: '/v1/auth/signup' },
+    { method: 'GET', url: '/api/v1/users/:id' },
+    { method: 'GET', url: '/health' },
+  ];
+  it.each([
+    ['GET', '/api/v1/dv/todos', '/api/v1/db/todos'],
+    ['GET', '/API/v1/db/todos', '/api/v1/db/todos'],
+    ['POST', '/v1/auth/sigin', '/v1/auth/signin'],
+    ['GET', '/api/v1/user/42', '/api/v1/users/42'],
+    ['GET', '/healht', '/health'],
+    ['GET', '/v1/auth/signin', null], // another method's route is no suggestion
+    ['GET', '/completely/else', null],
+  ])('%s %s → %s', (method, path, meant) => {
+    expect(suggestRoute(method, path, routes)).toBe(meant);
+  });
+});
+
+describe('route_not_found answers', () => {
+  it('say the Plinth path of a Supabase path, and the route a typo meant', async () => {
+    const t = await createTestServer();
+    try {
+      const supa = await t.app.inject({ url: '/rest/v1/todos?select=id', headers: t.as.anon });
+      expect(supa.statusCode).toBe(404);
+      expect(supa.json()).toEqual({
+        code: 'route_not_found',
+        message: "No route GET /rest/v1/todos: that is Supabase's path; Plinth serves it at /api/v1/db/todos?select=id (docs/api.md).",
+        details: { did_you_mean: '/api/v1/db/todos?select=id' },
+      });
+      const typo = await t.app.inject({ method: 'POST', url: '/v1/auth/sigup', headers: t.as.anon, payload: {} });
+      expect(typo.json()).toEqual({
+        code: 'route_not_found',
+        message: 'No route POST /v1/auth/sigup; did you mean POST /v1/auth/signup?',
+        details: { did_you_mean: '/v1/auth/signup' },
+      });
+      const nothing = await t.app.inject({ url: '/nothing/like/it/at/all' });
+      expect(nothing.json()).toEqual({ code: 'route_not_found', message: 'No route GET /nothing/like/it/at/all.' });
+    } finally {
+      await t.stop();
+    }
+  });
+});

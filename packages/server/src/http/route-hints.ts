@@ -1,0 +1,87 @@
+/**
+ * What a `route_not_found` answer suggests: the Plinth path of a Supabase-style path
+ * (`/rest/v1/…`, `/auth/v1/…`, `/storage/v1/…`, for code and habits carried over), else the
+ * registered route the path most likely meant (a typo, another case).
+ */
+import { closest, editDistance } from '../lib/index.js';
+
+/** Supabase's auth paths whose Plinth path has another name. */
+const AUTH_RENAMES: Record<string, string> = {
+  logout: 'signout',
+  recover: 'forgot-password',
+  magiclink: 'request-magic-link',
+  otp: 'request-magic-link',
+  verify: 'verify-email',
+};
+
+/**
+ * The Plinth path of a Supabase-style path, or null.
+ * @example supabasePath('/rest/v1/todos', 'select=id') // '/api/v1/db/todos?select=id'
+ * @example supabasePath('/auth/v1/token', 'grant_type=password') // '/v1/auth/signin'
+ */
+export function supabasePath(path: string, query: string): string | null {
+  const q = query ? `?${query}` : '';
+  let m = /^\/rest\/v1(\/.*)?$/.exec(path);
+  if (m) return `/api/v1/db${m[1] ?? '/'}${q}`;
+  m = /^\/storage\/v1(\/.*)?$/.exec(path);
+  if (m) return `/api/v1/storage${m[1] ?? '/'}${q}`;
+  m = /^\/auth\/v1\/([^/]*)(\/.*)?$/.exec(path);
+  if (!m) return null;
+  const [, first, rest = ''] = m;
+  const params = new URLSearchParams(query);
+  if (first === 'token') return params.get('grant_type') === 'refresh_token' ? '/v1/auth/refresh' : '/v1/auth/signin';
+  if (first === 'authorize') return `/v1/auth/oauth/${encodeURIComponent(params.get('provider') ?? '{provider}')}`;
+  return `/v1/auth/${AUTH_RENAMES[first] ?? first}${rest}`;
+}
+
+export interface KnownRoute {
+  method: string;
+  url: string;
+}
+
+/** How far a path is from a route pattern, segment by segment (`:param` takes any segment, `*` the rest). */
+function distance(segments: string[], pattern: string[], limit: number): number {
+  let total = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i];
+    if (p === '*') return total;
+    const s = segments[i];
+    if (s === undefined) return limit + 1;
+    if (p.startsWith(':')) continue;
+    total += s === p ? 0 : s.toLowerCase() === p.toLowerCase() ? 0.5 : editDistance(s.toLowerCase(), p.toLowerCase(), limit);
+    if (total > limit) return limit + 1;
+  }
+  return segments.length === pattern.length ? total : limit + 1;
+}
+
+/**
+ * The route a path most likely meant: the same method, the request's own values in the
+ * pattern's parameters. Null when nothing is close.
+ * @example suggestRoute('GET', '/api/v1/dv/todos', routes) // '/api/v1/db/todos'
+ */
+export function suggestRoute(method: string, path: string, routes: readonly KnownRoute[]): string | null {
+  // No route is this long: a path past it is no typo, and is not worth the comparisons.
+  if (path.length > 300) return null;
+  const segments = path.split('/').slice(1);
+  const limit = Math.max(1, Math.floor(path.length / 8));
+  let best: { route: string[]; d: number } | null = null;
+  for (const r of routes) {
+    if (r.method !== method && !(method === 'HEAD' && r.method === 'GET')) continue;
+    const pattern = r.url.split('/').slice(1);
+    const d = distance(segments, pattern, limit);
+    if (d <= limit && d > 0 && (!best || d < best.d)) best = { route: pattern, d };
+  }
+  if (!best) {
+    // A path whose last segment is a mistyped fixed word of another route (`/v1/auth/sigin`).
+    const byPath = closest(
+      path,
+      routes.filter((r) => r.method === method && !r.url.includes(':') && !r.url.includes('*')).map((r) => r.url),
+    );
+    return byPath;
+  }
+  const route = best.route;
+  const star = route.indexOf('*');
+  const head = (star === -1 ? route : route.slice(0, star)).map((p, i) => (p.startsWith(':') ? segments[i] : p));
+  const tail = star === -1 ? [] : segments.slice(star);
+  return `/${[...head, ...tail].join('/')}`;
+}

@@ -1,0 +1,165 @@
+/** `select=` against the schema: output keys, aggregates and embedded relations by foreign key. */
+import { ApiError } from '../../http/index.js';
+import type { EmbeddedParams, SelectItem } from '../request/index.js';
+import { candidates, describeRelation, type Relation, type SchemaSnapshot, spelling, type TableInfo } from '../schema-cache/index.js';
+import { fieldKey, planConditions, planOrder, resolveColumn, resolveField } from './fields.js';
+import type { EmbedPlan, OutputItem, PlannedCondition } from './types.js';
+
+export interface SelectContext {
+  schema: SchemaSnapshot;
+  /** `<relation>.<…>` parameters by path of output keys; each is marked used when its relation is planned. */
+  embedded: Map<string, EmbeddedParams>;
+  used: Set<string>;
+}
+
+/** The relations of a table of the schema (none for a function's own result columns). */
+function relationsOf(schema: SchemaSnapshot, table: TableInfo): Relation[] {
+  return schema.tables.get(table.name) === table ? (schema.relations.get(table.name) ?? []) : [];
+}
+
+/**
+ * The keys a level returns, and the `exists` conditions its `!inner` embeddings add to it.
+ * `items` null is every column.
+ * @example planOutput(ctx, posts, parseSelect('id,author(name)'), [])
+ */
+export function planOutput(
+  ctx: SelectContext,
+  table: TableInfo,
+  items: SelectItem[] | null,
+  path: string[],
+): { output: OutputItem[]; inner: PlannedCondition[] } {
+  const output: OutputItem[] = [];
+  const inner: PlannedCondition[] = [];
+  const keys = new Map<string, OutputItem>();
+  const add = (item: OutputItem) => {
+    // Keys are SQL aliases: PostgreSQL would cut a longer one to 63 bytes, silently.
+    if (Buffer.byteLength(item.key) > 63) {
+      throw new ApiError(
+        'invalid_parameter',
+        `"select": the key "${item.key.slice(0, 40)}…" is longer than 63 bytes; give it a shorter alias.`,
+        {
+          parameter: 'select',
+        },
+      );
+    }
+    const prev = keys.get(item.key);
+    if (prev) {
+      // `select=id,id` (or `*,id`) names one column twice: send it once, as before.
+      const same =
+        prev.kind === 'column' && item.kind === 'column' && prev.column === item.column && !prev.path.length && !item.path.length;
+      if (same) return;
+      throw new ApiError('invalid_parameter', `"select" sends the key "${item.key}" twice; give one of them an alias (alias:column).`, {
+        parameter: 'select',
+        key: item.key,
+      });
+    }
+    keys.set(item.key, item);
+    output.push(item);
+  };
+  for (const item of items ?? [{ kind: 'star' as const }]) {
+    switch (item.kind) {
+      case 'star':
+        for (const column of table.columnList) add({ kind: 'column', key: column.name, column, path: [] });
+        break;
+      case 'column': {
+        const field = resolveField(table, item.column);
+        add({ kind: 'column', key: item.alias ?? fieldKey(field), ...field });
+        break;
+      }
+      case 'aggregate':
+        add({
+          kind: 'aggregate',
+          key: item.alias ?? item.fn,
+          fn: item.fn,
+          column: item.column === null ? null : resolveColumn(table, item.column),
+        });
+        break;
+      case 'embed': {
+        const key = item.alias ?? item.relation;
+        const embed = planEmbed(ctx, table, item, [...path, key]);
+        if (embed.output.length > 0 || item.select === null) add({ kind: 'embed', key, embed });
+        if (item.inner) inner.push({ op: 'exists', embed });
+        break;
+      }
+    }
+  }
+  if (output.some((o) => o.kind === 'aggregate') && output.some((o) => o.kind === 'embed')) {
+    throw new ApiError(
+      'invalid_parameter',
+      '"select" mixes aggregates and embedded relations at one level; aggregate inside the relation instead, e.g. comments(count()).',
+      { parameter: 'select' },
+    );
+  }
+  return { output, inner };
+}
+
+/** The aggregate keys of a level, which `order` may name. */
+export const aggregateKeys = (output: OutputItem[]) => new Set(output.filter((o) => o.kind === 'aggregate').map((o) => o.key));
+
+function planEmbed(ctx: SelectContext, parent: TableInfo, item: Extract<SelectItem, { kind: 'embed' }>, path: string[]): EmbedPlan {
+  const relation = resolveRelation(ctx.schema, parent, item.relation, item.hint);
+  const table = ctx.schema.tables.get(relation.target);
+  if (!table)
+    throw new ApiError('table_not_found', `No table or view "${relation.target}" in the public schema.`, { table: relation.target });
+  const key = path.join('.');
+  const params = ctx.embedded.get(key);
+  ctx.used.add(key);
+  const { output, inner } = planOutput(ctx, table, item.select, path);
+  if (relation.cardinality === 'one' && params && (params.order.length > 0 || params.limit !== null || params.offset !== null)) {
+    throw new ApiError(
+      'invalid_parameter',
+      `"${key}" is one row (${relation.kind}): order, limit and offset apply to relations that embed an array.`,
+      { parameter: `${key}.order` },
+    );
+  }
+  return {
+    relation,
+    table,
+    output,
+    filters: [...planConditions(table, params?.filters ?? []), ...inner],
+    order: planOrder(table, params?.order ?? [], aggregateKeys(output)),
+    limit: params?.limit ?? null,
+    offset: params?.offset ?? null,
+    inner: item.inner,
+  };
+}
+
+/**
+ * The one relation `name` (and `hint`) addresses from `table`: 400 `relation_not_found` when
+ * none, 400 `ambiguous_relation` with the candidates and how to write each when several.
+ * @example resolveRelation(schema, posts, 'author', null) // { kind: 'many-to-one', target: 'authors', … }
+ */
+export function resolveRelation(schema: SchemaSnapshot, table: TableInfo, name: string, hint: string | null): Relation {
+  const all = relationsOf(schema, table);
+  const found = candidates(all, name, hint);
+  const written = hint === null ? name : `${name}!${hint}`;
+  if (found.length === 1) return found[0];
+  if (found.length === 0) {
+    const known = [...new Set(all.map((r) => spelling(all, r)))];
+    throw new ApiError(
+      'relation_not_found',
+      `"${table.name}" has no relation "${written}": no foreign key between them either way, nor a join table.` +
+        (known.length ? ` Its relations: ${known.join(', ')}.` : ''),
+      { table: table.name, relation: written, relations: known },
+    );
+  }
+  throw new ApiError(
+    'ambiguous_relation',
+    `"${written}" is ambiguous from "${table.name}": ${found.length} foreign keys lead there. Write one of ` +
+      `${found.map((r) => spelling(all, r)).join(', ')}.`,
+    { table: table.name, relation: written, candidates: found.map((r) => ({ ...describeRelation(r), embed: spelling(all, r) })) },
+  );
+}
+
+/** Refuses `<relation>.…` parameters whose relation `select` does not embed. */
+export function checkEmbeddedUsed(ctx: SelectContext): void {
+  for (const key of ctx.embedded.keys()) {
+    if (!ctx.used.has(key)) {
+      throw new ApiError(
+        'invalid_parameter',
+        `"${key}.…" applies to an embedded relation, but "select" embeds none called "${key}" (use its alias when it has one).`,
+        { parameter: key },
+      );
+    }
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * What the schema cache reads besides columns: foreign keys, unique keys and functions of
+ * `public`, each as one JSON text (the same on both drivers, whatever they make of arrays).
+ */
+import type { ColumnInfo, TableInfo } from './index.js';
+import type { ForeignKey } from './relations.js';
+
+export const CATALOG_SQL = `
+select
+  (select coalesce(json_agg(json_build_object(
+      'name', c.conname, 'table', cl.relname, 'refTable', rf.relname,
+      'columns', (select json_agg(a.attname order by k.i) from unnest(c.conkey) with ordinality k(n, i)
+                  join pg_attribute a on a.attrelid = c.conrelid and a.attnum = k.n),
+      'refColumns', (select json_agg(a.attname order by k.i) from unnest(c.confkey) with ordinality k(n, i)
+                     join pg_attribute a on a.attrelid = c.confrelid and a.attnum = k.n))
+    order by cl.relname, c.conname), '[]')::text
+   from pg_constraint c join pg_class cl on cl.oid = c.conrelid join pg_class rf on rf.oid = c.confrelid
+   where c.contype = 'f' and cl.relnamespace = 'public'::regnamespace and rf.relnamespace = 'public'::regnamespace) as fks,
+  (select coalesce(json_agg(json_build_object(
+      'table', cl.relname,
+      'columns', (select json_agg(a.attname order by k.i) from unnest(i.indkey::int2[]) with ordinality k(n, i)
+                  join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.n where k.i <= i.indnkeyatts))
+    order by cl.relname, i.indisprimary desc, i.indexrelid), '[]')::text
+   from pg_index i join pg_class cl on cl.oid = i.indrelid
+   where cl.relnamespace = 'public'::regnamespace and i.indisunique and i.indisvalid and i.indpred is null and i.indexprs is null) as uniques,
+  (select coalesce(json_agg(json_build_object(
+      'oid', p.oid::int8, 'name', p.proname, 'volatility', p.provolatile, 'retset', p.proretset,
+      'ndefaults', p.pronargdefaults, 'comment', obj_description(p.oid, 'pg_proc'),
+      'ret', json_build_object('type', format_type(p.prorettype, null), 'udt', rt.typname, 'typtype', rt.typtype,
+                               'category', rt.typcategory),
+      'retTable', (select c.relname from pg_class c where c.oid = rt.typrelid and c.relnamespace = 'public'::regnamespace
+                   and c.relkind in ('r', 'p', 'v', 'm', 'f')),
+      'retColumns', (select json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod),
+                       'cast', format_type(a.atttypid, null), 'udt', t.typname, 'category', t.typcategory, 'typtype', t.typtype)
+                     order by a.attnum)
+                     from pg_attribute a join pg_type t on t.oid = a.atttypid
+                     where rt.typrelid <> 0 and a.attrelid = rt.typrelid and a.attnum > 0 and not a.attisdropped),
+      'args', (select json_agg(json_build_object('name', coalesce(p.proargnames[a.i], ''), 'mode', coalesce(p.proargmodes[a.i]::text, 'i'),
+                 'type', format_type(a.t, null), 'cast', format_type(a.t, null), 'udt', t.typname, 'category', t.typcategory,
+                 'typtype', t.typtype) order by a.i)
+               from unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) with ordinality a(t, i) join pg_type t on t.oid = a.t))
+    order by p.proname, p.oid), '[]')::text
+   from pg_proc p join pg_type rt on rt.oid = p.prorettype
+   where p.pronamespace = 'public'::regnamespace and p.prokind = 'f'
+     and not exists (select 1 from pg_depend d where d.classid = 'pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e')) as functions`;
+
+export interface CatalogRow {
+  fks: string;
+  uniques: string;
+  functions: string;
+}
+
+export interface FunctionArg {
+  name: string;
+  /** `format_type` of the type, which is also what a value is cast to (`integer`, `text[]`). */
+  type: string;
+  udt: string;
+  category: string;
+  /** A composite type's arguments are read from a JSON object (`json_populate_record`). */
+  composite: boolean;
+  hasDefault: boolean;
+  variadic: boolean;
+}
+
+/** What a function returns, as the API sends it. */
+export type FunctionResult =
+  | { kind: 'void' }
+  /** One value (`returns int`), or an array of them (`returns setof int`): `column` describes the value. */
+  | { kind: 'scalar'; set: boolean; column: ColumnInfo }
+  /** A row (`returns posts`, OUT parameters), or rows (`returns setof posts`, `returns table (…)`). */
+  | { kind: 'row'; set: boolean; table: TableInfo };
+
+export interface FunctionInfo {
+  name: string;
+  oid: number;
+  /** Input arguments, in order. */
+  args: FunctionArg[];
+  volatility: 'volatile' | 'stable' | 'immutable';
+  returns: FunctionResult;
+  /** `name(a integer, b text)`, for errors and documents. */
+  signature: string;
+  comment: string | null;
+}
+
+interface RawType {
+  type: string;
+  cast?: string;
+  udt: string;
+  typtype: string;
+  category: string;
+}
+interface RawArg extends RawType {
+  name: string;
+  mode: string;
+}
+interface RawColumn extends RawType {
+  name: string;
+}
+interface RawFunction {
+  oid: number;
+  name: string;
+  volatility: string;
+  retset: boolean;
+  ndefaults: number;
+  comment: string | null;
+  ret: RawType;
+  retTable: string | null;
+  retColumns: RawColumn[] | null;
+  args: RawArg[] | null;
+}
+
+const VOLATILITY = { v: 'volatile', s: 'stable', i: 'immutable' } as const;
+
+function column(name: string, t: RawType): ColumnInfo {
+  return {
+    name,
+    type: t.type,
+    castType: (t.cast ?? t.type).replace(/^character(\[\])?$/, 'bpchar$1'),
+    udt: t.udt,
+    category: t.category,
+    notNull: false,
+    hasDefault: false,
+    isPk: false,
+    generated: false,
+    enumValues: null,
+    comment: null,
+  };
+}
+
+function resultTable(name: string, columns: ColumnInfo[]): TableInfo {
+  return { name, kind: 'view', columns: new Map(columns.map((c) => [c.name, c])), columnList: columns, pk: [], comment: null };
+}
+
+/**
+ * The functions the REST API can call, by name. Left out: functions with an unnamed or
+ * pseudo-typed (`anyelement`, `internal`) argument, and those returning a trigger, a pseudo type
+ * or a `record` without OUT parameters — no call by name could be written for them.
+ * @example readFunctions(row.functions, tables).get('search_posts') // [{ name: 'search_posts', args: [...], returns: { kind: 'row', set: true, … } }]
+ */
+export function readFunctions(json: string, tables: Map<string, TableInfo>): Map<string, FunctionInfo[]> {
+  const out = new Map<string, FunctionInfo[]>();
+  for (const f of JSON.parse(json) as RawFunction[]) {
+    const all = f.args ?? [];
+    const inputs = all.filter((a) => a.mode === 'i' || a.mode === 'b' || a.mode === 'v');
+    const outputs = all.filter((a) => a.mode === 'o' || a.mode === 'b' || a.mode === 't');
+    if (inputs.some((a) => a.name === '' || a.typtype === 'p')) continue;
+    const returns = result(f, outputs, tables);
+    if (returns === null) continue;
+    const firstDefault = inputs.length - f.ndefaults;
+    const args: FunctionArg[] = inputs.map((a, i) => ({
+      name: a.name,
+      type: a.type,
+      udt: a.udt,
+      category: a.category,
+      composite: a.typtype === 'c',
+      hasDefault: i >= firstDefault,
+      variadic: a.mode === 'v',
+    }));
+    const info: FunctionInfo = {
+      name: f.name,
+      oid: Number(f.oid),
+      args,
+      volatility: VOLATILITY[f.volatility as keyof typeof VOLATILITY] ?? 'volatile',
+      returns,
+      signature: `${f.name}(${args.map((a) => `${a.name} ${a.type}${a.hasDefault ? ' default' : ''}`).join(', ')})`,
+      comment: f.comment,
+    };
+    out.set(f.name, [...(out.get(f.name) ?? []), info]);
+  }
+  return out;
+}
+
+function result(f: RawFunction, outputs: RawArg[], tables: Map<string, TableInfo>): FunctionResult | null {
+  const set = f.retset;
+  if (outputs.length > 0) {
+    // OUT parameters or `returns table (…)`: one OUT parameter returns its type, not a row;
+    // `returns table (x int)` sends rows `{"x": …}` all the same.
+    if (outputs.length === 1 && outputs[0].mode !== 't' && f.ret.typtype !== 'c') {
+      return { kind: 'scalar', set, column: column(f.name, outputs[0]) };
+    }
+    return {
+      kind: 'row',
+      set,
+      table: resultTable(
+        f.name,
+        outputs.map((o) => column(o.name, o)),
+      ),
+    };
+  }
+  if (f.ret.udt === 'void' && f.ret.typtype === 'p') return set ? null : { kind: 'void' };
+  if (f.ret.typtype === 'p') return null; // trigger, record without OUT parameters, any*, internal
+  if (f.ret.typtype === 'c') {
+    const table = f.retTable ? tables.get(f.retTable) : undefined;
+    if (table) return { kind: 'row', set, table };
+    return {
+      kind: 'row',
+      set,
+      table: resultTable(
+        f.name,
+        (f.retColumns ?? []).map((c) => column(c.name, c)),
+      ),
+    };
+  }
+  return { kind: 'scalar', set, column: column(f.name, f.ret) };
+}
+
+/** Foreign keys, and unique keys (primary key first) by table. */
+export function readKeys(row: CatalogRow): { fks: ForeignKey[]; uniqueKeys: Map<string, string[][]> } {
+  const fks = JSON.parse(row.fks) as ForeignKey[];
+  const uniqueKeys = new Map<string, string[][]>();
+  for (const u of JSON.parse(row.uniques) as Array<{ table: string; columns: string[] | null }>) {
+    if (!u.columns) continue;
+    uniqueKeys.set(u.table, [...(uniqueKeys.get(u.table) ?? []), u.columns]);
+  }
+  return { fks, uniqueKeys };
+}

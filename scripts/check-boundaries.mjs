@@ -4,7 +4,11 @@
 //   (value imports; a type-only import may point anywhere as long as it closes no cycle);
 //   rest never imports auth;
 //   an area is imported only through its index.ts (type imports too): no deep imports;
-//   no cycle between areas, type-only imports included.
+//   no cycle between areas, type-only imports included;
+//   inside an area, no cycle between the sub-folders of one folder (auth/accounts and
+//   auth/sessions, rest/plan and rest/sql…), type-only imports included: each builds on the
+//   ones it imports, as the areas do. Files directly in a folder (its index.ts, routes.ts,
+//   deps.ts) are the glue of its sub-folders and are not part of this check.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
@@ -60,6 +64,26 @@ const areaOf = (file) => {
 const problems = [];
 /** Area → areas it imports (any kind), for the cycle check. */
 const edges = new Map();
+/** Folder (relative to the server's src) → its sub-folder → the sibling sub-folders it imports. */
+const subEdges = new Map();
+
+/**
+ * An import between two sub-folders of one folder of an area: `auth/sessions/service.ts`
+ * importing `auth/accounts/index.ts` is the edge sessions → accounts of the folder `auth`.
+ */
+function addSubEdge(srcRoot, file, target) {
+  const from = relative(srcRoot, file).split('/');
+  const to = relative(srcRoot, target).split('/');
+  let i = 0;
+  while (i < from.length - 1 && i < to.length - 1 && from[i] === to[i]) i++;
+  // from[i] and to[i] are the children of the common folder: both must be folders.
+  if (i === 0 || i >= from.length - 1 || i >= to.length - 1 || from[i] === to[i]) return;
+  const folder = from.slice(0, i).join('/');
+  if (!subEdges.has(folder)) subEdges.set(folder, new Map());
+  const byChild = subEdges.get(folder);
+  if (!byChild.has(from[i])) byChild.set(from[i], new Set());
+  byChild.get(from[i]).add(to[i]);
+}
 for (const pkg of ['shared', 'sdk', 'console', 'server']) {
   const src = join(root, 'packages', pkg, 'src');
   try {
@@ -90,6 +114,7 @@ for (const pkg of ['shared', 'sdk', 'console', 'server']) {
       if (pkg !== 'server') continue;
       const from = areaOf(file);
       const to = areaOf(target);
+      if (from && from === to) addSubEdge(src, file, target.replace(/\.js$/, '.ts'));
       if (!from || !to || from === to) continue;
       if (!edges.has(from)) edges.set(from, new Set());
       edges.get(from).add(to);
@@ -120,6 +145,26 @@ for (const start of edges.keys()) {
           problems.push(`a cycle between areas: ${cycle}`);
         }
       } else if (!path.includes(next)) stack.push([next, [...path, next]]);
+    }
+  }
+}
+
+// Cycles between the sub-folders of one folder.
+for (const [folder, byChild] of subEdges) {
+  const reported = new Set();
+  for (const start of byChild.keys()) {
+    const stack = [[start, [start]]];
+    while (stack.length) {
+      const [child, path] = stack.pop();
+      for (const next of byChild.get(child) ?? []) {
+        if (next === start) {
+          const key = [...path].sort().join(',');
+          if (!reported.has(key)) {
+            reported.add(key);
+            problems.push(`a cycle between the sub-folders of ${folder}/: ${[...path, start].join(' → ')}`);
+          }
+        } else if (!path.includes(next)) stack.push([next, [...path, next]]);
+      }
     }
   }
 }

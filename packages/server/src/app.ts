@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pino, { type Logger } from 'pino';
-import { type AdminArea, registerAdmin, registerConsole } from './admin/index.js';
+import { type AdminArea, createAdminSessions, registerAdmin, registerConsole } from './admin/index.js';
 import {
   type Auth,
   createSessionGate,
@@ -142,9 +142,29 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       include: ['/v1/auth/', '/api/v1/'],
       exclude: ['/api/v1/db/', '/api/v1/openapi.json'],
     });
+    // The console's sessions are looked up by the one place that works out who is calling.
+    const consoleSessions = createAdminSessions({ db, clock });
+    // An answer about a revocation leaves once every instance has heard of it (sessions/gate.ts):
+    // the client may send the ended session's token to any of them next. Sessions end in writes
+    // and in the auth routes (the social callback is a GET); reads elsewhere never wait.
+    const sessionGate = gate;
+    const settle = (_req: unknown, _reply: unknown, payload: unknown, done: (err: null, payload: unknown) => void) => {
+      const settled = sessionGate.settled();
+      if (!settled) return done(null, payload);
+      settled.then(() => done(null, payload));
+    };
+    app.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      if (!route.url.startsWith('/v1/auth/') && methods.every((m) => m === 'GET' || m === 'HEAD')) return;
+      const own = route.onSend ? (Array.isArray(route.onSend) ? route.onSend : [route.onSend]) : [];
+      route.onSend = [...own, settle] as typeof route.onSend;
+    });
     // Keys and tokens, a token's session checked: what every API area takes its caller from.
     const resolvePrincipal = createPrincipalResolver(keys, gatedVerifier(tokens, gate));
-    const callers = createCallerGuards(resolvePrincipal);
+    const callers = createCallerGuards(resolvePrincipal, {
+      sessions: consoleSessions.resolve,
+      publicOrigin: new URL(config.publicUrl).origin,
+    });
 
     app.get('/health', async (_req, reply) => {
       try {
@@ -198,15 +218,21 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       settings,
       messaging,
       callers,
+      sessions: consoleSessions,
       hasher: auth.hasher,
-      hooks: { accounts: auth.accounts, resendVerification: (email) => auth.services.verification.resend({ email }) },
+      hooks: {
+        accounts: auth.accounts,
+        resendVerification: (email) => auth.services.verification.resend({ email }),
+        rotateSigningKey: (o) => auth.rotateSigningKey(o),
+      },
       oidcTests: { start: auth.services.oauth.startTest, result: auth.services.oauth.testResult },
       publicUrl: config.publicUrl,
       statementTimeoutMs: config.statementTimeoutMs,
       onSchemaChange: () => schema.reload(),
-      signinRules: { perEmail: auth.config.signinFailuresPerEmail, perIp: auth.config.signinFailuresPerIp },
+      signinLimits: auth.adminSigninLimits,
       initialAdmin: config.admin.initial,
       metrics,
+      log,
       // Storage is mounted after admin (it takes admin's guards): its sweeper is looked up per backup.
       backups: {
         dataDir: config.dataDir,
@@ -222,10 +248,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       dataDir: config.dataDir,
       publicUrl: config.publicUrl,
       urlTokens: { sign: tokens.signObjectUrl, verify: tokens.verifyObjectUrl },
-      // Objects: any key or token, or the console's admin cookie (as the secret key, under the
-      // admin area's cookie and CSRF rule): admin's resolver, since storage cannot import admin.
-      caller: admin.guards.caller,
-      manage: admin.guards.manage,
+      callers,
       clock,
       log,
     });
@@ -296,6 +319,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
           await storage?.close().catch(() => undefined);
           await auth.close().catch(() => undefined);
           await gate?.close().catch(() => undefined);
+          await tokens.close().catch(() => undefined);
           await schema.close().catch(() => undefined);
           await settings.close().catch(() => undefined);
           await ddl?.stop();

@@ -186,6 +186,19 @@ describe('every timestamp leaving the server is RFC 3339 UTC with milliseconds',
     await as('PUT /api/v1/realtime/tables/:table', '/api/v1/realtime/tables/timely', sk);
     await as('GET /api/v1/realtime/tables', '/api/v1/realtime/tables', sk);
     await as('DELETE /api/v1/realtime/tables/:table', '/api/v1/realtime/tables/timely', sk);
+    // The team (issue 19): invitations, roles, removal, the audit log, signing-key rotation.
+    const invite = (await as('POST /api/v1/admin/invites', '/api/v1/admin/invites', sk, { email: email('dev'), role: 'viewer' })).json();
+    await as('GET /api/v1/admin/invites', '/api/v1/admin/invites', sk);
+    const token = new URL(invite.link).searchParams.get('token');
+    const joined = (
+      await as('POST /api/v1/admin/invites/accept', '/api/v1/admin/invites/accept', {}, { token, password: 'a long viewer passphrase' })
+    ).json();
+    await as('GET /api/v1/admin/admins', '/api/v1/admin/admins', sk);
+    await as('PATCH /api/v1/admin/admins/:id', `/api/v1/admin/admins/${joined.admin.id}`, sk, { role: 'developer' });
+    await as('DELETE /api/v1/admin/admins/:id', `/api/v1/admin/admins/${joined.admin.id}`, sk);
+    const withdrawn = (await as('POST /api/v1/admin/invites', '/api/v1/admin/invites', sk, { email: email('gone'), role: 'admin' })).json();
+    await as('DELETE /api/v1/admin/invites/:id', `/api/v1/admin/invites/${withdrawn.id}`, sk);
+    await as('POST /api/v1/admin/signing-keys/rotate', '/api/v1/admin/signing-keys/rotate', sk, {});
     await as('POST /api/v1/admins', '/api/v1/admins', sk, { email: 'second@example.com', password: 'another long passphrase' });
     await as('POST /api/v1/admins/password', '/api/v1/admins/password', sk, {
       email: 'second@example.com',
@@ -203,8 +216,13 @@ describe('every timestamp leaving the server is RFC 3339 UTC with milliseconds',
       await as('POST /api/v1/backups', '/api/v1/backups', sk);
       await as('GET /api/v1/backups', '/api/v1/backups', sk);
     }
+    await as('GET /api/v1/admin/audit', '/api/v1/admin/audit', sk);
     await as('POST /api/v1/admin/logout', '/api/v1/admin/logout', admin());
     for (const route of [
+      'GET /api/v1/admin/admins',
+      'GET /api/v1/admin/invites',
+      'GET /api/v1/admin/audit',
+      'POST /api/v1/admin/signing-keys/rotate',
       'GET /api/v1/users/:id',
       'GET /api/v1/messages',
       'GET /api/v1/dev/inbox',

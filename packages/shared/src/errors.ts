@@ -95,6 +95,14 @@ export const ERROR_STATUS = {
   email_already_confirmed: 409,
   /** An email flow needs its page URL in the auth settings first (e.g. `email_verification_url`). */
   flow_url_missing: 400,
+  /** No console admin with this id. */
+  admin_not_found: 404,
+  /** A console admin with this email exists already (an invitation to it, or accepting one). */
+  admin_exists: 409,
+  /** The change would leave the project without an owner: the last owner stays. */
+  last_owner: 409,
+  /** The admin invitation link is unknown, expired or already used. */
+  invite_invalid: 400,
   // storage (docs/storage.md)
   bucket_not_found: 404,
   bucket_exists: 409,

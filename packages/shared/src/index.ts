@@ -5,5 +5,6 @@ export * from './urls.js';
 export * from './providers.js';
 export * from './messages.js';
 export * from './management.js';
+export * from './admins.js';
 export * from './storage.js';
 export * from './webhooks.js';

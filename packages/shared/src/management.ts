@@ -1,3 +1,4 @@
+import type { AdminRole } from './admins.js';
 import type { ClientSecretProviderId } from './providers.js';
 import type { TemplateKind } from './messages.js';
 import type { User } from './types.js';
@@ -137,10 +138,12 @@ export interface DevMessage {
   created_at: string;
 }
 
-/** A console admin (`GET /api/v1/admin/me`, setup and login answers). */
+/** A console admin (`GET /api/v1/admin/me`, `…/admins`, setup and login answers). */
 export interface Admin {
   id: string;
   email: string;
+  /** What the admin may do (admins.ts `ROLE_RIGHTS`). */
+  role: AdminRole;
   created_at: string;
   last_sign_in_at: string | null;
 }

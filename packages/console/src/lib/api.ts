@@ -164,8 +164,11 @@ export const api = {
   setup: (token: string, email: string, password: string) =>
     call<{ admin: Admin }>({ method: 'POST', path: '/api/v1/admin/setup', body: { token, email, password } }),
   logout: () => call<null>({ method: 'POST', path: '/api/v1/admin/logout' }),
-  /** The project keys: kept in TanStack Query's memory cache only, never in storage or URLs. */
-  keys: () => call<{ public_key: string; secret_key: string }>({ path: '/api/v1/admin/keys' }),
+  /**
+   * The project keys: kept in TanStack Query's memory cache only, never in storage or URLs.
+   * `secret_key` is null for a role that may not have it (developer, viewer).
+   */
+  keys: () => call<{ public_key: string; secret_key: string | null }>({ path: '/api/v1/admin/keys' }),
   project: () => call<Project>({ path: '/api/v1/project' }),
   sql: (query: string, params?: Array<string | number | boolean | null>) =>
     call<{ results: SqlResult[]; durationMs: number }>({

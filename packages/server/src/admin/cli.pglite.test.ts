@@ -101,3 +101,107 @@ describe('plinth admin', () => {
     }
   }, 180_000);
 });
+
+describe('ADMIN_EMAIL and ADMIN_PASSWORD at start (issue 19)', () => {
+  it('a start with a new ADMIN_PASSWORD ends that admin’s sessions, as set-password does; the same password again ends none', async () => {
+    const dir = tmp();
+    const port = await freePort();
+    const start = async (password: string) => {
+      const p = spawnPlinth(['start', '--port', String(port), '--data-dir', dir], {
+        ADMIN_EMAIL: 'boss@example.com',
+        ADMIN_PASSWORD: password,
+      });
+      await waitHealthy(p.url, 60_000);
+      return p;
+    };
+    const stop = async (p: Awaited<ReturnType<typeof start>>) => {
+      p.proc.kill('SIGTERM');
+      await p.exited;
+    };
+    const me = (url: string, cookie: string) => fetch(`${url}/api/v1/admin/me`, { headers: { cookie } }).then((r) => r.status);
+
+    let p = await start('the first passphrase');
+    const res = await login(p.url, 'boss@example.com', 'the first passphrase');
+    expect(res.status).toBe(200);
+    const cookie = `plinth_admin=${/plinth_admin=([^;]*)/.exec(res.headers.get('set-cookie') ?? '')?.[1]}`;
+    expect(await me(p.url, cookie)).toBe(200);
+    await stop(p);
+
+    p = await start('the first passphrase');
+    try {
+      expect(await me(p.url, cookie)).toBe(200);
+    } finally {
+      await stop(p);
+    }
+
+    p = await start('a second passphrase');
+    try {
+      expect(await me(p.url, cookie)).toBe(401);
+      expect((await login(p.url, 'boss@example.com', 'the first passphrase')).status).toBe(400);
+      expect((await login(p.url, 'boss@example.com', 'a second passphrase')).status).toBe(200);
+    } finally {
+      await stop(p);
+    }
+  }, 240_000);
+});
+
+describe('plinth keys rotate-signing (issue 19)', () => {
+  it('rotates through the running server, revokes, and without a server on the data dir itself', async () => {
+    const dir = tmp();
+    const port = await freePort();
+    const startServer = async () => {
+      const p = spawnPlinth(['start', '--port', String(port), '--data-dir', dir]);
+      await waitHealthy(p.url, 60_000);
+      return p;
+    };
+    const kids = async (url: string) =>
+      ((await (await fetch(`${url}/v1/auth/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> }).keys.map((k) => k.kid);
+    let server = await startServer();
+    try {
+      const keys = JSON.parse((await plinth(['keys', '--json', '--data-dir', dir])).stdout) as { public_key: string };
+      const signup = await fetch(`${server.url}/v1/auth/signup`, {
+        method: 'POST',
+        headers: { apikey: keys.public_key, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'user@example.com', password: 'correct horse battery' }),
+      });
+      const token = ((await signup.json()) as { session: { access_token: string } }).session.access_token;
+      const user = () =>
+        fetch(`${server.url}/v1/auth/user`, { headers: { apikey: keys.public_key, authorization: `Bearer ${token}` } }).then(
+          (r) => r.status,
+        );
+      const [first] = await kids(server.url);
+
+      const rotated = await plinth(['keys', 'rotate-signing', '--data-dir', dir]);
+      expect(rotated.code, rotated.stderr).toBe(0);
+      const kid = /^signing key (\S+) signs from now on; the old keys \((\S+)\) stay in the JWKS until \S+Z$/.exec(rotated.stdout.trim());
+      expect(kid?.[2]).toBe(first);
+      expect(await kids(server.url)).toEqual([kid?.[1], first]);
+      expect(await user()).toBe(200);
+
+      const revoked = await plinth(['keys', 'rotate-signing', '--revoke', '--data-dir', dir]);
+      expect(revoked.stdout).toMatch(
+        /^signing key \S+ signs from now on; the old keys \(.+\) are removed: 1 sessions ended, every user signs in again\n$/,
+      );
+      expect((await kids(server.url)).length).toBe(1);
+      expect(await user()).toBe(401);
+    } finally {
+      server.proc.kill('SIGTERM');
+      await server.exited;
+    }
+    const offline = await plinth(['keys', 'rotate-signing', '--data-dir', dir]);
+    expect(offline.code, offline.stderr).toBe(0);
+    const made = /^signing key (\S+) signs/.exec(offline.stdout)?.[1];
+    server = await startServer();
+    try {
+      expect((await kids(server.url))[0]).toBe(made);
+    } finally {
+      server.proc.kill('SIGTERM');
+      await server.exited;
+    }
+    const wrong = await plinth(['keys', 'rotate', '--data-dir', dir]);
+    expect([wrong.code, wrong.stderr.trim()]).toEqual([
+      2,
+      'plinth: plinth keys takes no "rotate"; did you mean plinth keys rotate-signing?',
+    ]);
+  }, 240_000);
+});

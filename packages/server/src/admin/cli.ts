@@ -6,6 +6,7 @@ import { DataDirLockedError, migrateSystem, openDatabase } from '../db/index.js'
 import { ApiError } from '../http/index.js';
 import { systemClock } from '../lib/index.js';
 import { adminPassword, createAdminService } from './admins.js';
+import { createAdminSessions } from './sessions.js';
 
 export const ADMIN_USAGE = 'usage: plinth admin create --email E [--password P] | plinth admin set-password --email E [--password P]';
 
@@ -80,7 +81,12 @@ export async function adminCommand(
   });
   try {
     await migrateSystem(db);
-    const admins = createAdminService({ db, clock: systemClock, hasher: createArgon2Hasher(config.auth.argon2) });
+    const admins = createAdminService({
+      db,
+      clock: systemClock,
+      hasher: createArgon2Hasher(config.auth.argon2),
+      sessions: createAdminSessions({ db, clock: systemClock }),
+    });
     if (action === 'create') {
       const { admin, created } = await admins.upsert(flags.email, password);
       return created ? `admin ${admin.email} created` : `admin ${admin.email} existed: its password is set`;

@@ -1,5 +1,6 @@
 import type { App } from '../http/index.js';
 import { AdminAccountBody, type createAdminAccountHandlers } from './accounts.js';
+import { AuditParams, type createAuditLog } from './audit.js';
 import { BackupParams, type createBackupHandlers } from './backups.js';
 import type { Guards } from './guard.js';
 import type { createMetricsHandler } from './metrics.js';
@@ -7,11 +8,16 @@ import { MessageListParams, type createMessageHandlers, PreviewBody, TestEmailBo
 import { type createAdminSessionHandlers, LoginBody, SetupBody } from './session.js';
 import { SavedQueryBody, SavedQueryParams, SavedQueryPatch, type createSavedQueries } from './saved-queries.js';
 import { OidcTestParams, OidcTestResultParams, type createSettingsHandlers } from './settings.js';
+import type { createSigningKeyHandlers } from './signing-keys.js';
 import { SqlBody, type createSqlRunner } from './sql.js';
+import { AcceptBody, IdParams, InviteBody, RoleBody, type createTeamHandlers } from './team.js';
 import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type createUserAdmin } from './users.js';
 
 export interface AdminHandlers {
   session: ReturnType<typeof createAdminSessionHandlers>;
+  team: ReturnType<typeof createTeamHandlers>;
+  audit: ReturnType<typeof createAuditLog>;
+  signingKeys: ReturnType<typeof createSigningKeyHandlers>;
   accounts: ReturnType<typeof createAdminAccountHandlers>;
   backups: ReturnType<typeof createBackupHandlers>;
   sql: ReturnType<typeof createSqlRunner>;
@@ -22,55 +28,100 @@ export interface AdminHandlers {
   metrics: ReturnType<typeof createMetricsHandler>;
 }
 
+/** The audit log's name for what a route does: recorded once it has succeeded (audit.ts). */
+const audit = (action: string) => ({ config: { audit: action } });
+
 /**
  * THE route table of every management route (docs/api.md §4): one line per endpoint, the guard
- * on the line, run at `onRequest` so a refused request never has its body parsed.
- * - `manage`: the secret key, or the console's admin cookie (changes: the CSRF rule of §6);
+ * on the line, run at `onRequest` so a refused request never has its body parsed, and the
+ * audit log's name of every change.
+ * - `manage`: the secret key, or a console admin (a `viewer` reads only);
+ * - `sql`: the secret key, or a console admin but a `viewer` (the runner and its saved queries);
+ * - `team`: the secret key, or an `owner` or `admin` (admins, invitations, audit, signing keys);
  * - `admin`: the admin cookie only; `origin`: no credential, but only from our own pages.
- * Storage buckets and metrics join this table with `manage`.
+ * Storage buckets and objects join this table's rules through http/guards.ts.
  */
 export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers): void {
-  const { manage, admin, origin } = guards;
-  const { session, accounts, backups, sql, saved, settings, messages, users, metrics } = h;
+  const { manage, sql: runner, team: teamOnly, owners, admin, origin } = guards;
+  const { session, team, audit: auditEntries, signingKeys, accounts, backups, sql, saved, settings, messages, users, metrics } = h;
 
-  // Console admins (§6)
-  app.post('/api/v1/admin/setup', { onRequest: origin, schema: { body: SetupBody } }, session.setup);
-  app.post('/api/v1/admin/login', { onRequest: origin, schema: { body: LoginBody } }, session.login);
-  app.post('/api/v1/admin/logout', { onRequest: admin }, session.logout);
+  // Console admins and their team (§4.1)
+  app.post('/api/v1/admin/setup', { onRequest: origin, schema: { body: SetupBody }, ...audit('admin.setup') }, session.setup);
+  app.post('/api/v1/admin/login', { onRequest: origin, schema: { body: LoginBody }, ...audit('admin.login') }, session.login);
+  app.post('/api/v1/admin/logout', { onRequest: admin, ...audit('admin.logout') }, session.logout);
   app.get('/api/v1/admin/me', { onRequest: admin }, session.me);
   app.get('/api/v1/admin/keys', { onRequest: admin }, session.keys);
-  app.post('/api/v1/admins', { onRequest: manage, schema: { body: AdminAccountBody } }, accounts.create);
-  app.post('/api/v1/admins/password', { onRequest: manage, schema: { body: AdminAccountBody } }, accounts.setPassword);
+  app.get('/api/v1/admin/admins', { onRequest: teamOnly }, team.list);
+  app.patch(
+    '/api/v1/admin/admins/:id',
+    { onRequest: teamOnly, schema: { params: IdParams, body: RoleBody }, ...audit('admin.role') },
+    team.setRole,
+  );
+  app.delete('/api/v1/admin/admins/:id', { onRequest: teamOnly, schema: { params: IdParams }, ...audit('admin.remove') }, team.remove);
+  app.get('/api/v1/admin/invites', { onRequest: teamOnly }, team.invites);
+  app.post('/api/v1/admin/invites', { onRequest: teamOnly, schema: { body: InviteBody }, ...audit('admin.invite') }, team.invite);
+  app.delete(
+    '/api/v1/admin/invites/:id',
+    { onRequest: teamOnly, schema: { params: IdParams }, ...audit('admin.invite.revoke') },
+    team.revokeInvite,
+  );
+  app.post(
+    '/api/v1/admin/invites/accept',
+    { onRequest: origin, schema: { body: AcceptBody }, ...audit('admin.invite.accept') },
+    team.accept,
+  );
+  app.get('/api/v1/admin/audit', { onRequest: teamOnly, schema: { querystring: AuditParams } }, auditEntries);
+  app.post('/api/v1/admin/signing-keys/rotate', { onRequest: teamOnly, ...audit('signing_keys.rotate') }, signingKeys.rotate);
+  // `plinth admin create|set-password` through a running server (with the secret key): it makes
+  // owners and sets any admin's password, so an `admin` may not (it could make itself an owner).
+  app.post('/api/v1/admins', { onRequest: owners, schema: { body: AdminAccountBody }, ...audit('admin.create') }, accounts.create);
+  app.post(
+    '/api/v1/admins/password',
+    { onRequest: owners, schema: { body: AdminAccountBody }, ...audit('admin.password') },
+    accounts.setPassword,
+  );
 
   // SQL runner, settings, project (§3)
-  app.post('/api/v1/sql', { onRequest: manage, schema: { body: SqlBody } }, sql);
-  app.get('/api/v1/sql/saved', { onRequest: manage, schema: { summary: 'The saved queries, by name' } }, saved.list);
-  app.post('/api/v1/sql/saved', { onRequest: manage, schema: { summary: 'Save a query', body: SavedQueryBody } }, saved.create);
+  app.post('/api/v1/sql', { onRequest: runner, schema: { body: SqlBody }, ...audit('sql.run') }, sql);
+  app.get('/api/v1/sql/saved', { onRequest: runner, schema: { summary: 'The saved queries, by name' } }, saved.list);
+  app.post(
+    '/api/v1/sql/saved',
+    { onRequest: runner, schema: { summary: 'Save a query', body: SavedQueryBody }, ...audit('sql.saved.create') },
+    saved.create,
+  );
   app.patch(
     '/api/v1/sql/saved/:id',
-    { onRequest: manage, schema: { summary: 'Rename or change a saved query', params: SavedQueryParams, body: SavedQueryPatch } },
+    {
+      onRequest: runner,
+      schema: { summary: 'Rename or change a saved query', params: SavedQueryParams, body: SavedQueryPatch },
+      ...audit('sql.saved.update'),
+    },
     saved.update,
   );
   app.delete(
     '/api/v1/sql/saved/:id',
-    { onRequest: manage, schema: { summary: 'Delete a saved query', params: SavedQueryParams } },
+    { onRequest: runner, schema: { summary: 'Delete a saved query', params: SavedQueryParams }, ...audit('sql.saved.delete') },
     saved.remove,
   );
   app.get('/api/v1/settings/auth', { onRequest: manage }, settings.auth);
-  app.patch('/api/v1/settings/auth', { onRequest: manage }, settings.updateAuth);
-  app.post('/api/v1/settings/auth/oidc/:id/test', { onRequest: manage, schema: { params: OidcTestParams } }, settings.startOidcTest);
+  app.patch('/api/v1/settings/auth', { onRequest: manage, ...audit('settings.auth.update') }, settings.updateAuth);
+  app.post(
+    '/api/v1/settings/auth/oidc/:id/test',
+    { onRequest: manage, schema: { params: OidcTestParams }, ...audit('settings.auth.oidc.test') },
+    settings.startOidcTest,
+  );
   app.get(
     '/api/v1/settings/auth/oidc/:id/tests/:test_id',
     { onRequest: manage, schema: { params: OidcTestResultParams } },
     settings.oidcTestResult,
   );
   app.get('/api/v1/project', { onRequest: manage }, settings.project);
-  app.patch('/api/v1/project', { onRequest: manage }, settings.updateProject);
+  app.patch('/api/v1/project', { onRequest: manage, ...audit('project.update') }, settings.updateProject);
 
   // Messages (§3)
   app.get('/api/v1/messages', { onRequest: manage, schema: { querystring: MessageListParams } }, messages.log);
   app.get('/api/v1/dev/inbox', { onRequest: manage, schema: { querystring: MessageListParams } }, messages.devInbox);
-  app.post('/api/v1/email/test', { onRequest: manage, schema: { body: TestEmailBody } }, messages.testEmail);
+  app.post('/api/v1/email/test', { onRequest: manage, schema: { body: TestEmailBody }, ...audit('email.test') }, messages.testEmail);
   app.post('/api/v1/email/preview', { onRequest: manage, schema: { body: PreviewBody } }, messages.preview);
   app.get(
     '/api/v1/email/templates/defaults',
@@ -80,17 +131,29 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
 
   // End-user administration (§6)
   app.get('/api/v1/users', { onRequest: manage, schema: { querystring: UserListParams } }, users.list);
-  app.post('/api/v1/users', { onRequest: manage, schema: { body: UserCreateBody } }, users.create);
+  app.post('/api/v1/users', { onRequest: manage, schema: { body: UserCreateBody }, ...audit('user.create') }, users.create);
   app.get('/api/v1/users/:id', { onRequest: manage, schema: { params: UserIdParams } }, users.get);
-  app.patch('/api/v1/users/:id', { onRequest: manage, schema: { params: UserIdParams, body: UserPatchBody } }, users.update);
-  app.delete('/api/v1/users/:id', { onRequest: manage, schema: { params: UserIdParams } }, users.remove);
-  app.post('/api/v1/users/:id/signout', { onRequest: manage, schema: { params: UserIdParams } }, users.signOut);
-  app.post('/api/v1/users/:id/resend-verification', { onRequest: manage, schema: { params: UserIdParams } }, users.resendVerification);
+  app.patch(
+    '/api/v1/users/:id',
+    { onRequest: manage, schema: { params: UserIdParams, body: UserPatchBody }, ...audit('user.update') },
+    users.update,
+  );
+  app.delete('/api/v1/users/:id', { onRequest: manage, schema: { params: UserIdParams }, ...audit('user.delete') }, users.remove);
+  app.post('/api/v1/users/:id/signout', { onRequest: manage, schema: { params: UserIdParams }, ...audit('user.signout') }, users.signOut);
+  app.post(
+    '/api/v1/users/:id/resend-verification',
+    { onRequest: manage, schema: { params: UserIdParams }, ...audit('user.resend_verification') },
+    users.resendVerification,
+  );
 
-  // Backups of the embedded project (§3; docs/operations.md)
-  app.post('/api/v1/backups', { onRequest: manage }, backups.create);
-  app.get('/api/v1/backups', { onRequest: manage }, backups.list);
-  app.get('/api/v1/backups/:name', { onRequest: manage, schema: { params: BackupParams } }, backups.download);
+  // Backups of the embedded project (§3; docs/operations.md): they hold the keys, so the team's
+  app.post('/api/v1/backups', { onRequest: teamOnly, ...audit('backup.create') }, backups.create);
+  app.get('/api/v1/backups', { onRequest: teamOnly }, backups.list);
+  app.get(
+    '/api/v1/backups/:name',
+    { onRequest: teamOnly, schema: { params: BackupParams }, ...audit('backup.download') },
+    backups.download,
+  );
   // Operations (§8): Prometheus text
   app.get('/metrics', { onRequest: manage }, metrics);
 }

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, type ProjectKeys, readCookie } from '../http/index.js';
-import { type Clock, sha256 } from '../lib/index.js';
+import { ROLE_RIGHTS } from '@plinth/shared';
+import { ApiError, CONSOLE_COOKIE, type ProjectKeys, readCookie } from '../http/index.js';
 import { adminEmail, type AdminService } from './admins.js';
-import { COOKIE, clearedCookie, sessionCookie } from './guard.js';
+import { clearedCookie, sessionCookie } from './guard.js';
 
 export const LoginBody = Type.Object(
   { email: Type.String({ maxLength: 320 }), password: Type.String({ maxLength: 1024 }) },
@@ -14,50 +14,15 @@ export const SetupBody = Type.Object(
   { additionalProperties: false },
 );
 
-export interface Rule {
-  max: number;
-  windowSeconds: number;
-}
-
 /**
- * Failed console sign-ins per email and per IP in fixed windows, counted for unknown emails
- * exactly like known ones (the same rules as end-user sign-in, AUTH_RATE_SIGNIN_*). Admins
- * are few and sign in rarely: counters are per instance.
+ * Failed console sign-ins, counted and refused like end-user sign-in (the auth area's limits,
+ * counts of their own): per (email, IP), a higher ceiling per email from all IPs, per IP; in
+ * Redis when REDIS_URL is set, so every instance counts together.
  */
-export function createFailureCounter(clock: Clock, rules: { perEmail: Rule; perIp: Rule }) {
-  const windows = new Map<string, { count: number; resetAt: number }>();
-  const peek = (key: string) => {
-    const w = windows.get(key);
-    return w && w.resetAt > clock.now() ? w : null;
-  };
-  return {
-    /** Throws 429 with Retry-After while either counter is full. */
-    assert(email: string, ip: string) {
-      for (const [key, rule] of [
-        [`e:${sha256(email)}`, rules.perEmail],
-        [`i:${ip}`, rules.perIp],
-      ] as const) {
-        const w = peek(key);
-        if (w && w.count >= rule.max) {
-          const seconds = Math.max(1, Math.ceil((w.resetAt - clock.now()) / 1000));
-          throw new ApiError('rate_limited', `Too many failed sign-ins; try again in ${seconds} s.`, undefined, {
-            headers: { 'retry-after': String(seconds) },
-          });
-        }
-      }
-    },
-    failed(email: string, ip: string) {
-      if (windows.size > 100_000) windows.clear(); // a flood of distinct keys must not grow memory forever
-      for (const [key, rule] of [
-        [`e:${sha256(email)}`, rules.perEmail],
-        [`i:${ip}`, rules.perIp],
-      ] as const) {
-        const w = peek(key) ?? { count: 0, resetAt: clock.now() + rule.windowSeconds * 1000 };
-        w.count++;
-        windows.set(key, w);
-      }
-    },
-  };
+export interface SigninLimits {
+  /** Throws 429 `rate_limited` with Retry-After while a count is full. */
+  assert(email: string, ip: string): Promise<void>;
+  failed(email: string, ip: string): Promise<void>;
 }
 
 const client = (req: FastifyRequest) => ({ ip: req.ip, userAgent: req.headers['user-agent'] ?? null });
@@ -70,7 +35,7 @@ const client = (req: FastifyRequest) => ({ ip: req.ip, userAgent: req.headers['u
 export function createAdminSessionHandlers(deps: {
   admins: AdminService;
   keys: ProjectKeys;
-  limits: ReturnType<typeof createFailureCounter>;
+  limits: SigninLimits;
   /** Whether the public URL is https (the cookie is then Secure). */
   secure: boolean;
 }) {
@@ -90,10 +55,10 @@ export function createAdminSessionHandlers(deps: {
       } catch {
         email = req.body.email.trim().toLowerCase().slice(0, 320);
       }
-      limits.assert(email, req.ip);
+      await limits.assert(email, req.ip);
       const found = await admins.login(email, req.body.password, client(req));
       if (!found) {
-        limits.failed(email, req.ip);
+        await limits.failed(email, req.ip);
         throw new ApiError('invalid_credentials', 'The email or password is wrong.');
       }
       reply.header('set-cookie', sessionCookie(found.cookie, secure)).header('cache-control', 'no-store');
@@ -101,17 +66,21 @@ export function createAdminSessionHandlers(deps: {
     },
 
     async logout(req: FastifyRequest, reply: FastifyReply) {
-      const raw = readCookie(req.headers.cookie, COOKIE);
+      const raw = readCookie(req.headers.cookie, CONSOLE_COOKIE);
       if (raw) await admins.endSession(raw);
       reply.header('set-cookie', clearedCookie(secure)).code(204);
     },
 
     me: async (req: FastifyRequest) => ({ admin: req.admin }),
 
-    /** The project keys for the console's overview and try-it; never cached by the browser. */
-    keys: async (_req: FastifyRequest, reply: FastifyReply) => {
+    /**
+     * The project keys for the console's overview and try-it; never cached by the browser. A
+     * role without the secret key (developer, viewer) gets `secret_key: null`.
+     */
+    keys: async (req: FastifyRequest, reply: FastifyReply) => {
       reply.header('cache-control', 'no-store');
-      return { public_key: deps.keys.publicKey, secret_key: deps.keys.secretKey };
+      const secret = req.admin && ROLE_RIGHTS[req.admin.role].secretKey ? deps.keys.secretKey : null;
+      return { public_key: deps.keys.publicKey, secret_key: secret };
     },
   };
 }

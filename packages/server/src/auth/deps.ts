@@ -7,6 +7,7 @@ import type { Accounts } from './accounts/index.js';
 import type { AuthConfig, OAuthEndpoints } from '../config/index.js';
 import type { CallerGuards } from '../http/index.js';
 import type { SessionGate } from './sessions/gate.js';
+import type { SessionState } from './sessions/state.js';
 import type { AuthLimits } from './limits/index.js';
 import type { PasswordHasher } from './password/hasher.js';
 import type { TokenService } from './sessions/jwt.js';
@@ -40,8 +41,10 @@ export interface AuthOptions {
 export interface AuthDeps extends Omit<AuthOptions, 'callers' | 'gate' | 'oauth' | 'discovery' | 'hasher'> {
   hasher: PasswordHasher;
   limits: AuthLimits;
-  /** Every write to users, passwords, identities and sessions (accounts/). */
+  /** Every write to users, passwords and identities (accounts/). */
   accounts: Accounts;
+  /** Opening and ending sessions (sessions/state.ts). */
+  sessionState: SessionState;
   /**
    * Work done after the answer is sent (so known and unknown emails answer alike): each
    * promise is tracked, so tests and shutdown can wait for it.

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError, type CallerGuards } from '../http/index.js';
 import { isUuid } from '../lib/index.js';
 import type { ClientInfo } from './deps.js';
-import type { SessionService } from './sessions/service.js';
+import type { SessionGate } from './sessions/gate.js';
 
 /** The signed-in caller of /v1/auth/user and /v1/auth/signout. */
 export interface SignedIn {
@@ -21,13 +21,13 @@ declare module 'fastify' {
  * carries), `user` (a user access token whose session is still open).
  * @example app.get('/v1/auth/user', { preHandler: guards.user }, handler)
  */
-export function createAuthGuards(callers: CallerGuards, sessions: SessionService) {
+export function createAuthGuards(callers: CallerGuards, gate: SessionGate) {
   const user = async (req: FastifyRequest) => {
     const p = await callers.callerOf(req);
     if (p.role !== 'authenticated') throw new ApiError('unauthorized', 'Send the user access token: Authorization: Bearer <access_token>.');
     const sessionId = isUuid(p.sessionId) ? p.sessionId : null;
-    // The JWT alone stays valid until it expires; the auth endpoints also want the session open.
-    if (!isUuid(p.sub) || !(await sessions.isActive(p.sub, sessionId)))
+    // The principal passed the gate's cached answer; where credentials change, ask afresh.
+    if (!sessionId || !isUuid(p.sub) || !(await gate.isOpen(sessionId, p.sub, { fresh: true })))
       throw new ApiError('invalid_token', 'The session of this access token has ended; sign in again.');
     req.signedIn = { userId: p.sub, sessionId };
   };

@@ -9,8 +9,9 @@
  * - tables: auth.users, passwords, identities, sessions, refresh_tokens, one_time_tokens
  *   (migration 0003_auth.sql), phone_codes (0005), oauth_flows (0009), oidc_tests (0090), reauth_codes and
  *   users.banned_until (0010), and the SQL runner's role `plinth_sql`.
- * - accounts/: the one home of every credential write and of the proof rule; the session
- *   gate (sessions/gate.ts) through which the REST API refuses tokens of ended sessions.
+ * - accounts/: the one home of every credential write and of the proof rule; sessions/state.ts
+ *   the one home of session state (open, revoked, banned), which the gate (sessions/gate.ts)
+ *   caches for the REST API, storage and every area that resolves a token.
  * - rate limits: sign-in failures per email and per IP, emails per recipient (limits/),
  *   phone codes per number and per IP, requests per IP (@fastify/rate-limit); in memory,
  *   or Redis with REDIS_URL.
@@ -22,6 +23,8 @@
  *   oidc_issuer_mismatch, oidc_unsupported.
  */
 import rateLimit from '@fastify/rate-limit';
+import type { Db } from '../db/index.js';
+import type { Clock } from '../lib/index.js';
 import { ApiError, type App, type TokenVerifier } from '../http/index.js';
 import { isUuid, sha256 } from '../lib/index.js';
 import { type Accounts, createAccounts } from './accounts/index.js';
@@ -43,9 +46,10 @@ import {
 import { createArgon2Hasher, type PasswordHasher } from './password/hasher.js';
 import { createPasswordService } from './password/service.js';
 import { type AuthServices, registerAuthRoutes } from './routes.js';
-import type { TokenService } from './sessions/jwt.js';
+import { type Rotation, rotateSigningKey, type TokenService } from './sessions/jwt.js';
 import type { SessionGate } from './sessions/gate.js';
 import { createSessionService } from './sessions/service.js';
+import { createSessionState } from './sessions/state.js';
 import { createUserService } from './users/service.js';
 import { createVerificationService } from './verification/service.js';
 import { createMagicLinkService } from './magic-link/service.js';
@@ -55,7 +59,7 @@ import { createPublicHandlers } from './public.js';
 
 export { AUTH_DOCS, enabledProviders } from './responses.js';
 export { oidcDiscovery, type OidcDiscovery, oidcSettingsCheck } from './oauth/index.js';
-export { createTokenService, type TokenService } from './sessions/jwt.js';
+export { createTokenService, type Rotation, type TokenService } from './sessions/jwt.js';
 export { createSessionGate, type SessionGate } from './sessions/gate.js';
 export { decideRefresh } from './sessions/refresh.js';
 export type { AuthConfig } from '../config/index.js';
@@ -66,15 +70,41 @@ export { type Accounts, USER_COLUMNS } from './accounts/index.js';
 export { checkPassword, normalizeEmail } from './validate.js';
 export { normalizePhone } from './phone/service.js';
 
+/** Failed sign-ins counted and refused (429 `rate_limited`) like the end-users'. */
+export interface SigninLimits {
+  assert(email: string, ip: string): Promise<void>;
+  failed(email: string, ip: string): Promise<void>;
+}
+
 export interface Auth {
   services: AuthServices;
   config: AuthConfig;
   hasher: PasswordHasher;
   /** Every write to users, passwords, identities and sessions (the console's user administration uses it too). */
   accounts: Accounts;
+  /**
+   * The sign-in failure limits of end-users, for the console's admins (counts of their own):
+   * per (email, IP), per email from all IPs, per IP; in Redis when REDIS_URL is set.
+   */
+  adminSigninLimits: SigninLimits;
+  /**
+   * Rotates the project's signing key (docs/security.md, "Signing keys"); this instance signs
+   * with the new key at once, the others when they hear of it (NOTIFY).
+   * @example await auth.rotateSigningKey({ revoke: false }) // { kid, previous, retire_at, … }
+   */
+  rotateSigningKey(options: { revoke: boolean }): Promise<Rotation>;
   /** Resolves once the work done after answers (forgot-password, resend, magic links) is done. */
   settled(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * A signing-key rotation without a running server here (the CLI): the instances running on the
+ * same database hear of it and follow.
+ * @example await rotateSigningKeyOffline(db, { revoke: true });
+ */
+export function rotateSigningKeyOffline(db: Db, clock: Clock, options: { revoke: boolean }): Promise<Rotation> {
+  return rotateSigningKey(db, clock, options, createSessionState({ evictUser: () => undefined, sync: async () => undefined }));
 }
 
 /** Where REDIS_URL points, for log lines: host and port, never the password. */
@@ -131,8 +161,10 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
   const settled = async () => {
     while (pending.size) await Promise.all([...pending]);
   };
-  const accounts = createAccounts(options.gate);
-  const deps: AuthDeps = { ...options, config, hasher, limits: createAuthLimits(counter, config), accounts, later };
+  const state = createSessionState(options.gate);
+  const accounts = createAccounts(state);
+  const limits = createAuthLimits(counter, config);
+  const deps: AuthDeps = { ...options, config, hasher, limits, accounts, sessionState: state, later };
   const sessions = createSessionService(deps);
   const services: AuthServices = {
     sessions,
@@ -144,7 +176,7 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     oauth: createOAuthService(deps, sessions, options.oauth, options.discovery),
     public: createPublicHandlers(options.settings, options.tokens),
   };
-  const guards = createAuthGuards(options.callers, sessions);
+  const guards = createAuthGuards(options.callers, options.gate);
   await app.register(async (scope) => {
     await scope.register(rateLimit, {
       global: true,
@@ -161,6 +193,15 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     config,
     hasher,
     accounts,
+    async rotateSigningKey(o) {
+      const rotation = await rotateSigningKey(options.db, options.clock, o, state);
+      await options.tokens.reloadKeys(o.revoke);
+      return rotation;
+    },
+    adminSigninLimits: {
+      assert: (email, ip) => limits.assertSignin(email, ip, 'admin:'),
+      failed: (email, ip) => limits.signinFailed(email, ip, 'admin:'),
+    },
     settled,
     async close() {
       await settled();

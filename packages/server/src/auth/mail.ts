@@ -13,9 +13,17 @@ export function linkWithToken(page: string, token: string): string {
 
 /**
  * Queues an auth email in the caller's transaction (sent after commit; nothing is sent if the
- * change rolls back). The caller kicks the outbox once the transaction has committed.
+ * change rolls back), not before `notBefore` when given. The caller kicks the outbox once the
+ * transaction has committed.
  * @example await queueAuthEmail(outbox, tx, 'reset', email, linkWithToken(page, raw));
  */
-export async function queueAuthEmail(outbox: Outbox, tx: Queryable, kind: MessageKind, to: string, link: string): Promise<void> {
-  await outbox.enqueue(tx, { channel: 'email', kind, to, data: { link, email: to } });
+export async function queueAuthEmail(
+  outbox: Outbox,
+  tx: Queryable,
+  kind: MessageKind,
+  to: string,
+  link: string,
+  notBefore?: number,
+): Promise<void> {
+  await outbox.enqueue(tx, { channel: 'email', kind, to, data: { link, email: to }, ...(notBefore ? { notBefore } : {}) });
 }

@@ -43,10 +43,13 @@ export const COMMANDS: Record<string, CommandSpec> = {
     load: () => import('./dev.js'),
   },
   keys: {
-    flags: { json: 'bool', ...DATA_DIR },
-    positional: 0,
+    flags: { json: 'bool', revoke: 'bool', ...DATA_DIR },
+    positional: 1,
     project: 'existing',
-    help: ['keys [--json]', "print the project's public and secret keys"],
+    help: [
+      'keys [--json] | keys rotate-signing [--revoke]',
+      "print the project's public and secret keys; rotate-signing: a new token-signing key (--revoke: every session signs in again)",
+    ],
     load: () => import('./keys.js'),
   },
   sql: {

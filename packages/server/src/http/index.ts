@@ -6,7 +6,8 @@
  * GET /metrics (metrics.ts).
  */
 export { ApiError, fromDbError } from './errors.js';
-export { type CallerGuards, createCallerGuards, readCookie } from './guards.js';
+export { type CallerGuards, type ConsoleOptions, createCallerGuards, readCookie, readOnly } from './guards.js';
+export { CONSOLE_COOKIE, type ConsoleSessionLookup, cookieProblem, fromOwnPage, isOwnOrigin } from './console.js';
 export {
   createPrincipalResolver,
   type Principal,

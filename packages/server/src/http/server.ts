@@ -158,6 +158,7 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.decorateRequest('principal', null);
+  app.decorateRequest('admin', null);
 
   const warned = new Map<string, number>();
   app.setErrorHandler((err, request, reply) => {

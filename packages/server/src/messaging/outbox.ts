@@ -178,10 +178,22 @@ export function createOutbox(o: OutboxOptions): MessagingWorker {
   return {
     async enqueue(tx: Queryable, m: OutgoingMessage) {
       const now = iso(o.clock.now());
+      const due = m.notBefore !== undefined && m.notBefore > o.clock.now() ? iso(m.notBefore) : now;
+      if (due !== now) {
+        // Never tried yet, still waiting: not claimed by a worker, so its payload can change.
+        const { rows } = await tx.query<{ id: string }>(
+          `update plinth.outbox set payload = $4::jsonb, updated_at = $5::timestamptz
+           where id = (select id from plinth.outbox where status = 'queued' and channel = $1 and kind = $2 and recipient = $3
+             and attempts = 0 and lease_until is null and next_attempt_at > $5::timestamptz order by id desc limit 1 for update skip locked)
+           returning id::text as id`,
+          [m.channel, m.kind, m.to, JSON.stringify(m.data), now],
+        );
+        if (rows[0]) return rows[0].id;
+      }
       const { rows } = await tx.query<{ id: string }>(
         `insert into plinth.outbox (channel, kind, recipient, payload, created_at, updated_at, next_attempt_at)
-         values ($1, $2, $3, $4::jsonb, $5::timestamptz, $5::timestamptz, $5::timestamptz) returning id::text as id`,
-        [m.channel, m.kind, m.to, JSON.stringify(m.data), now],
+         values ($1, $2, $3, $4::jsonb, $5::timestamptz, $5::timestamptz, $6::timestamptz) returning id::text as id`,
+        [m.channel, m.kind, m.to, JSON.stringify(m.data), now, due],
       );
       return rows[0].id;
     },

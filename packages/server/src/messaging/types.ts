@@ -14,6 +14,12 @@ export interface OutgoingMessage {
   to: string;
   /** Template variables: `link` for email flows, `code` for SMS, `email`, … */
   data: Record<string, string>;
+  /**
+   * Held back until this time (epoch ms): a per-recipient limit delays the message instead of
+   * dropping it. One held-back message per recipient and kind: a second one, while the first
+   * still waits, gives the first its data (the newer link) instead of adding a message.
+   */
+  notBefore?: number;
 }
 
 export interface Outbox {

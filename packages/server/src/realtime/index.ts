@@ -1,7 +1,8 @@
 /**
  * Realtime (docs/realtime.md). What this area adds:
  * - endpoints (route table: routes.ts): the WebSocket `GET /api/v1/realtime` and
- *   `GET /api/v1/realtime/tables`, `PUT|DELETE /api/v1/realtime/tables/{table}` (secret key or admin);
+ *   `GET /api/v1/realtime/tables`, `PUT|DELETE /api/v1/realtime/tables/{table}` (secret key or
+ *   a console admin, a viewer lists only; a switch is in the admin audit log);
  * - tables and functions (migration 0080_realtime.sql): the change log realtime.changes fed by a
  *   trigger on each enabled table, realtime.enable/disable, the numbering (realtime.sequence),
  *   retention (realtime.trim), the batched policy check (realtime.authorize), and
@@ -41,7 +42,7 @@ export interface RealtimeOptions {
   config: RealtimeConfig;
   /** Keys and tokens to a principal, the session of a token checked (what REST's guards use). */
   resolvePrincipal: PrincipalResolver;
-  /** Secret key or console admin (admin's `guards.manage`). */
+  /** Secret key or console admin whose role may change things (admin's `guards.manage`). */
   manage(req: FastifyRequest): Promise<void>;
   /** A browser's Origin may open a connection (the project's CORS setting). */
   isOriginAllowed(origin: string): boolean;

@@ -16,7 +16,7 @@ export interface RealtimeRouteDeps {
   /** Takes an upgraded connection. */
   accept(socket: WebSocket, req: FastifyRequest): void;
   tables: RealtimeTables;
-  /** Secret key or a console admin session (admin's `guards.manage`). */
+  /** Secret key or a console admin session whose role may make changes (admin's `guards.manage`: a viewer lists only). */
   manage(req: FastifyRequest): Promise<void>;
   maxMessageBytes: number;
 }
@@ -66,6 +66,8 @@ export async function registerRealtimeRoutes(app: App, d: RealtimeRouteDeps): Pr
   });
 
   const manage = { onRequest: d.manage };
+  // Switching capture is an admin action: the audit log records who did it (admin/audit.ts).
+  const audit = (action: string) => ({ config: { audit: action } });
   app.get(
     `${REALTIME_PATH}/tables`,
     {
@@ -81,6 +83,7 @@ export async function registerRealtimeRoutes(app: App, d: RealtimeRouteDeps): Pr
     `${REALTIME_PATH}/tables/:table`,
     {
       ...manage,
+      ...audit('realtime.table.enable'),
       schema: {
         summary: "Capture a table's changes (realtime.enable)",
         params: TableParams,
@@ -93,6 +96,7 @@ export async function registerRealtimeRoutes(app: App, d: RealtimeRouteDeps): Pr
     `${REALTIME_PATH}/tables/:table`,
     {
       ...manage,
+      ...audit('realtime.table.disable'),
       schema: {
         summary: "Stop capturing a table's changes (realtime.disable)",
         params: TableParams,

@@ -1,8 +1,8 @@
 /**
  * File storage (docs/storage.md). What this area adds:
- * - endpoints (route table: routes.ts): buckets `POST|GET /api/v1/storage/buckets`,
- *   `GET|PATCH|DELETE /api/v1/storage/buckets/{name}` (secret key or admin); objects (any key
- *   or token, or the admin cookie as the secret key: the `caller` resolver app.ts hands in)
+ * - endpoints (route table: routes.ts, handlers in handlers/): buckets `POST|GET
+ *   /api/v1/storage/buckets`, `GET|PATCH|DELETE /api/v1/storage/buckets/{name}` (secret key or
+ *   admin); objects (any key or token, or the admin cookie as the secret key: http/guards.ts)
  *   `POST|PUT|GET|HEAD|DELETE /api/v1/storage/object/{bucket}/{path}`, list
  *   `GET /api/v1/storage/object/{bucket}`, bulk delete `DELETE /api/v1/storage/object/{bucket}`,
  *   `POST /api/v1/storage/object/{bucket}/move|copy`; signed URLs
@@ -19,22 +19,23 @@
  *   raise is raised_exception).
  * - a sweep every 10 minutes (sweep.ts) of bytes no row points to.
  */
-import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { StorageConfig } from '../config/index.js';
 import type { Db } from '../db/index.js';
-import type { App, Principal } from '../http/index.js';
+import type { App, CallerGuards } from '../http/index.js';
 import type { Clock } from '../lib/index.js';
 import { createBackend } from './backends/index.js';
 import type { StorageBackend } from './backends/types.js';
 import { type BucketService, createBucketService } from './buckets.js';
+import { createBucketHandlers } from './handlers/buckets.js';
+import { createLinkHandlers } from './handlers/links.js';
+import { createObjectHandlers } from './handlers/objects.js';
 import { type ObjectService, createObjectService } from './objects.js';
 import { registerStorageRoutes } from './routes.js';
 import { createSignedUrls, type UrlTokens } from './signed.js';
 import { createSweeper, type SweepOptions, type Sweeper } from './sweep.js';
 
-export { STORAGE_PREFIX } from './routes.js';
-export { objectName, bucketName } from './names.js';
+export { objectName, bucketName, STORAGE_PREFIX } from './names.js';
 export { createDiskBackend, keyPath, type StorageBackend } from './backends/index.js';
 export type { SweepOptions, SweepReport } from './sweep.js';
 
@@ -46,13 +47,8 @@ export interface StorageOptions {
   publicUrl: string;
   /** Signs and verifies signed-URL tokens: the TokenService's `signObjectUrl` / `verifyObjectUrl`. */
   urlTokens: UrlTokens;
-  /**
-   * Who calls an object route: `callers.callerOf` (http/guards.ts), or, so that the console can
-   * manage files, admin's `guards.caller`, which also takes the admin cookie as the secret key.
-   */
-  caller: (req: FastifyRequest) => Promise<Principal>;
-  /** The management guard (secret key or admin session) for the bucket routes. */
-  manage: (req: FastifyRequest) => Promise<void>;
+  /** Who is calling (http/guards.ts): keys, tokens, the console's cookie. */
+  callers: CallerGuards;
   clock: Clock;
   log: Logger;
   /** Tests: another backend, or other sweep timings. */
@@ -70,7 +66,7 @@ export interface Storage {
 
 /**
  * Opens the backend, mounts the storage routes and starts the sweep.
- * @example const storage = await registerStorage(app, { db, config: config.storage, dataDir: config.dataDir, publicUrl: config.publicUrl, urlTokens, caller: callers.callerOf, manage: guards.service, clock, log });
+ * @example const storage = await registerStorage(app, { db, config: config.storage, dataDir: config.dataDir, publicUrl: config.publicUrl, urlTokens, callers, clock, log });
  */
 export async function registerStorage(app: App, options: StorageOptions): Promise<Storage> {
   const backend = options.backend ?? (await createBackend(options.config, options.dataDir));
@@ -83,12 +79,10 @@ export async function registerStorage(app: App, options: StorageOptions): Promis
     maxFileSize: options.config.maxFileSize,
     collect: () => sweeper.kick(),
   });
-  await registerStorageRoutes(app, {
-    objects,
-    buckets,
-    signed: createSignedUrls(options.urlTokens, options.publicUrl),
-    caller: options.caller,
-    manage: options.manage,
+  await registerStorageRoutes(app, options.callers, {
+    buckets: createBucketHandlers(buckets),
+    objects: createObjectHandlers(objects),
+    links: createLinkHandlers(objects, buckets, createSignedUrls(options.urlTokens, options.publicUrl)),
   });
   sweeper.start();
   return {

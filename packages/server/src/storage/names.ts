@@ -47,6 +47,22 @@ export function decodeName(raw: string): string {
   }
 }
 
+/** Where the storage routes live (the signed URLs this server makes point there too). */
+export const STORAGE_PREFIX = '/api/v1/storage/';
+
+/**
+ * Bucket and object name from the raw path (not the router's decoding), so that exactly one
+ * percent-decoding happens and any name (`?`, `#`, `%`, unicode) round-trips.
+ * @example objectPath('/api/v1/storage/object/docs/a%20b.txt?download', 'object') // { bucket: 'docs', name: 'a b.txt' }
+ */
+export function objectPath(url: string, area: 'object' | 'sign' | 'public'): { bucket: string; name: string } {
+  const q = url.indexOf('?');
+  const rest = url.slice(`${STORAGE_PREFIX}${area}/`.length, q === -1 ? url.length : q);
+  const slash = rest.indexOf('/');
+  if (slash <= 0) throw new ApiError('invalid_object_name', 'The path must be /{bucket}/{object name}.');
+  return { bucket: rest.slice(0, slash), name: decodeName(rest.slice(slash + 1)) };
+}
+
 /**
  * A bucket name: 1–63 of `a-z 0-9 _ . -`, starting with a letter or digit.
  * @example bucketName('avatars') // 'avatars'

@@ -125,3 +125,29 @@ export const BYTES_RESPONSE = {
 export const STORAGE_TAG = { tags: ['storage'] };
 /** Signed and public reads need no key at all. */
 export const NO_KEY = { tags: ['storage'], security: [] };
+
+const array = <T>(items: T) => ({ type: 'array', items }) as const;
+
+/** The schema of each storage route (request validation and its OpenAPI entry), by route. */
+export const ROUTES = {
+  bucketCreate: { body: BucketCreate, response: { 201: Bucket } },
+  bucketList: { response: { 200: array(Bucket) } },
+  bucketGet: { params: BucketParams, response: { 200: Bucket } },
+  bucketUpdate: { params: BucketParams, body: BucketPatch, response: { 200: Bucket } },
+  bucketDelete: { params: BucketParams, response: { 200: Bucket } },
+  download: { ...STORAGE_TAG, params: ObjectParams, querystring: DownloadQuery, response: BYTES_RESPONSE },
+  list: { ...STORAGE_TAG, params: BucketOnlyParams, querystring: ListQuery, response: { 200: array(ListEntry) } },
+  remove: { ...STORAGE_TAG, params: ObjectParams, response: { 200: ObjectInfo } },
+  removeMany: { ...STORAGE_TAG, params: BucketOnlyParams, body: DeleteMany, response: { 200: array(ObjectInfo) } },
+  move: { ...STORAGE_TAG, params: BucketOnlyParams, body: FromTo, response: { 200: ObjectInfo } },
+  copy: { ...STORAGE_TAG, params: BucketOnlyParams, body: FromTo, response: { 200: Uploaded } },
+  sign: { ...STORAGE_TAG, params: ObjectParams, body: SignBody, response: { 200: Signed } },
+  signedDownload: { ...NO_KEY, params: ObjectParams, querystring: SignedQuery, response: BYTES_RESPONSE },
+  publicDownload: { ...NO_KEY, params: ObjectParams, querystring: DownloadQuery, response: BYTES_RESPONSE },
+  upload: {
+    ...STORAGE_TAG,
+    params: ObjectParams,
+    headers: { type: 'object', properties: { 'x-upsert': { type: 'string', enum: ['true', 'false'] } } },
+    response: { 201: Uploaded },
+  },
+};

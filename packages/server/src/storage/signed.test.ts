@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StorageServer, storageServer } from '../../test/storage.js';
 
-// Signed URLs (a token of their own kind, bound to bucket, name and expiry) and public buckets.
+// Signed URLs (a token of their own kind, bound to bucket, name, expiry and the very object) and
+// public buckets.
 
 let s: StorageServer;
 let alice: Record<string, string>;
@@ -40,7 +41,8 @@ describe('signed URLs', () => {
     expect(got.statusCode).toBe(200);
     expect(got.body).toBe('png bytes');
     expect(got.headers['content-type']).toBe('image/png');
-    expect(got.headers['cache-control']).toMatch(/^private, max-age=\d+$/);
+    // Revalidated each time: the object may be deleted or replaced before the URL expires.
+    expect(got.headers['cache-control']).toBe('private, no-cache');
     expect((await s.app.inject({ method: 'HEAD', url: local(url) })).headers['content-length']).toBe('9');
     expect((await s.get(`${local(url)}&download=me.png`)).headers['content-disposition']).toMatch(/^attachment; filename="me.png"/);
 
@@ -89,6 +91,39 @@ describe('signed URLs', () => {
     );
     expect((await s.get(local(url))).statusCode).toBe(404);
   });
+
+  it('issue 19: is bound to the object, not its name: a later upload under that name is not served to the old URL', async () => {
+    // The attacker uploads a likely name, signs a 7-day URL, deletes the object.
+    const mallory = s.as.user(await s.mintToken(randomUUID()));
+    expect((await s.upload('private', 'invoices/2026.pdf', 'mallory', mallory)).statusCode).toBe(201);
+    const url = (
+      await s.app.inject({
+        method: 'POST',
+        url: '/api/v1/storage/sign/private/invoices/2026.pdf',
+        headers: mallory,
+        payload: { expires_in: 7 * 86400 },
+      })
+    ).json().signed_url as string;
+    expect((await s.get(local(url))).body).toBe('mallory');
+    expect(
+      (await s.app.inject({ method: 'DELETE', url: '/api/v1/storage/object/private/invoices/2026.pdf', headers: mallory })).statusCode,
+    ).toBe(200);
+    // Alice uploads her own file under that name: the old URL does not serve it.
+    expect((await s.upload('private', 'invoices/2026.pdf', 'alice private', alice)).statusCode).toBe(201);
+    const got = await s.get(local(url));
+    expect([got.statusCode, got.json().code]).toEqual([404, 'not_found']);
+    expect(got.body).not.toContain('alice private');
+    expect((await s.app.inject({ method: 'HEAD', url: local(url) })).statusCode).toBe(404);
+  });
+
+  it('issue 19: a replaced object (upsert) ends the URL signed for the old one; a new URL reads the new bytes', async () => {
+    expect((await s.upload('private', 'replaced.txt', 'first', alice)).statusCode).toBe(201);
+    const old = (await sign('replaced.txt', alice)).json().signed_url as string;
+    expect((await s.upload('private', 'replaced.txt', 'second', { ...alice, 'x-upsert': 'true' })).statusCode).toBe(201);
+    expect((await s.get(local(old))).statusCode).toBe(404);
+    const fresh = (await sign('replaced.txt', alice)).json().signed_url as string;
+    expect((await s.get(local(fresh))).body).toBe('second');
+  });
 });
 
 describe('public buckets', () => {
@@ -96,7 +131,8 @@ describe('public buckets', () => {
     const res = await s.get('/api/v1/storage/public/site/index.html');
     expect(res.statusCode).toBe(200);
     expect(res.body).toBe('<h1>hi</h1>');
-    expect(res.headers['cache-control']).toBe('public, max-age=3600');
+    // Revalidated each time (a 304 while the ETag holds): a deleted or replaced object is not served from a cache.
+    expect(res.headers['cache-control']).toBe('public, no-cache');
     expect(res.headers['content-security-policy']).toBe("default-src 'none'; sandbox");
     const again = await s.get('/api/v1/storage/public/site/index.html', { 'if-none-match': String(res.headers.etag) });
     expect(again.statusCode).toBe(304);

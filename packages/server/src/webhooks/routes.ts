@@ -112,13 +112,14 @@ const unchecked = { attachValidation: true } as const;
  */
 export function registerWebhookRoutes(app: App, g: WebhookGuards, h: WebhookHandlers): void {
   const r = { onRequest: g.read };
-  const w = { onRequest: g.write };
+  // A change carries its audit log name (admin/audit.ts records it once it has succeeded).
+  const w = (action: string) => ({ onRequest: g.write, config: { audit: `webhook.${action}` } });
   const base = '/api/v1/webhooks';
   app.get(base, { ...r, schema: { summary: 'The webhooks', response: { 200: Type.Array(WebhookOut) } } }, h.list);
   app.post(
     base,
     {
-      ...w,
+      ...w('create'),
       ...unchecked,
       schema: { summary: 'Create a webhook (answers its signing secret, once)', body: CreateBody, response: { 201: CreatedOut } },
     },
@@ -128,17 +129,17 @@ export function registerWebhookRoutes(app: App, g: WebhookGuards, h: WebhookHand
   app.patch(
     `${base}/:id`,
     {
-      ...w,
+      ...w('update'),
       ...unchecked,
       schema: { summary: 'Change a webhook (any of its fields)', params: IdParams, body: PatchBody, response: { 200: WebhookOut } },
     },
     h.update,
   );
-  app.delete(`${base}/:id`, { ...w, schema: { summary: 'Delete a webhook and its delivery log', params: IdParams } }, h.remove);
+  app.delete(`${base}/:id`, { ...w('delete'), schema: { summary: 'Delete a webhook and its delivery log', params: IdParams } }, h.remove);
   app.post(
     `${base}/:id/secret/rotate`,
     {
-      ...w,
+      ...w('secret.rotate'),
       ...unchecked,
       schema: { summary: 'A new signing secret (shown once)', params: IdParams, body: RotateBody, response: { 200: RotatedOut } },
     },
@@ -166,7 +167,7 @@ export function registerWebhookRoutes(app: App, g: WebhookGuards, h: WebhookHand
   app.post(
     `${base}/:id/deliveries/:delivery_id/redeliver`,
     {
-      ...w,
+      ...w('redeliver'),
       schema: {
         summary: 'Send a delivery again (queued at the end of its queue)',
         params: DeliveryParams,

@@ -47,7 +47,8 @@ export function CallerPanel(props: {
   user: TestUser | null;
   revealed: boolean;
   onReveal: (r: boolean) => void;
-  secretKey: string | undefined;
+  /** Undefined while the keys load; null for a role that may not have it (developer, viewer). */
+  secretKey: string | null | undefined;
   inlineKeys: boolean;
   onInlineKeys: (v: boolean) => void;
 }) {
@@ -133,7 +134,12 @@ export function CallerPanel(props: {
           </p>
         </div>
       )}
-      {caller === 'secret' && (
+      {caller === 'secret' && props.secretKey === null && (
+        <p className="mt-3 text-sm text-fg-muted" data-testid="secret-key-unavailable">
+          The secret key is not available for your role: call as anon or as a test user.
+        </p>
+      )}
+      {caller === 'secret' && props.secretKey !== null && (
         <div className="mt-3 flex flex-wrap items-center gap-2 text-sm">
           <code className="break-all">{revealed && props.secretKey ? props.secretKey : `sk_${'•'.repeat(24)}`}</code>
           <Button onClick={() => props.onReveal(!revealed)} aria-pressed={revealed}>

@@ -9,7 +9,8 @@ import type { TestUser } from './CallerPanel';
 export interface CallSetup {
   callers: Callers;
   caller: Caller;
-  keys: { public_key: string; secret_key: string };
+  /** `secret_key` is null for a role that may not have it (developer, viewer). */
+  keys: { public_key: string; secret_key: string | null };
   revealed: boolean;
   user: TestUser | null;
   /** The server's `public_url`: the base of every snippet. */
@@ -57,9 +58,11 @@ async function attempt(setup: CallSetup, job: Job, dry: boolean): Promise<Sent |
         ? 'Sign in a test user (Call as: Test user): the request carries their token.'
         : 'Sign in a test user first (Call as: Test user).',
     };
+  if (caller === 'secret' && keys.secret_key === null) return { error: 'The secret key is not available for your role.' };
   // A dry run sends nothing: its snippets name the secret key by its variable until Reveal.
   if (caller === 'secret' && !setup.revealed && !dry) return { error: 'Reveal the secret key first (Call as: Secret key).' };
-  const client = caller === 'secret' ? callers.secret(keys.secret_key) : caller === 'user' ? callers.user : callers.anon;
+  const secretKey = keys.secret_key ?? '';
+  const client = caller === 'secret' ? callers.secret(secretKey) : caller === 'user' ? callers.user : callers.anon;
   const log: Exchange[] = [];
   callers.sink = (e) => log.push(e);
   callers.dry = dry;
@@ -68,7 +71,7 @@ async function attempt(setup: CallSetup, job: Job, dry: boolean): Promise<Sent |
       await runChain(client, job.table, job.steps);
     } else {
       const token = caller === 'user' ? ((await callers.user.auth.getSession()).data?.session?.access_token ?? null) : null;
-      await send(callers.http(caller === 'secret' ? keys.secret_key : keys.public_key), { ...job.req, token });
+      await send(callers.http(caller === 'secret' ? secretKey : keys.public_key), { ...job.req, token });
     }
   } catch (err) {
     // A dry run's made-up answer may not be what the call expects: the request is what counts.
@@ -96,7 +99,8 @@ async function attempt(setup: CallSetup, job: Job, dry: boolean): Promise<Sent |
 export function snippetsOf(sent: Sent, setup: CallSetup, inlineKeys: boolean): { curl: string; sdk: string } {
   const secrets: Secret[] = [];
   if (!inlineKeys) {
-    secrets.push({ value: setup.keys.secret_key, variable: VARS.secretKey }, { value: setup.keys.public_key, variable: VARS.publicKey });
+    if (setup.keys.secret_key) secrets.push({ value: setup.keys.secret_key, variable: VARS.secretKey });
+    secrets.push({ value: setup.keys.public_key, variable: VARS.publicKey });
   }
   const auth = sent.exchange.request.headers.find(([k]) => k === 'authorization')?.[1];
   const token = auth?.startsWith('Bearer ') ? auth.slice(7) : null;

@@ -30,7 +30,7 @@ export function DataPage() {
   const columns = useTableColumns(tableDoc?.name, tableDoc?.columns.map((c) => c.name).join(',') ?? '');
   const client = useMemo<PlinthClient | null>(
     () =>
-      keys.data
+      keys.data?.secret_key
         ? createClient(serverUrl, keys.data.secret_key, { auth: { persistSession: false, autoRefreshToken: false, multiTab: false } })
         : null,
     [keys.data],
@@ -121,6 +121,9 @@ export function DataPage() {
             v === view ? (
               v === 'rows' ? (
                 <div key="rows" className="space-y-4">
+                  {keys.data?.secret_key === null && (
+                    <Notice kind="info">Rows are read with the secret key, which is not available for your role.</Notice>
+                  )}
                   <TableRows client={client} tableDoc={tableDoc} columns={columns.data} inserting={inserting} setInserting={setInserting} />
                 </div>
               ) : v === 'structure' ? (

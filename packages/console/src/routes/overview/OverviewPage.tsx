@@ -96,7 +96,12 @@ export function OverviewPage() {
           </dd>
           <dt className="text-fg-muted">Secret key</dt>
           <dd className="flex flex-wrap items-center gap-2">
-            {keys.data && (
+            {keys.data && keys.data.secret_key === null && (
+              <span className="text-fg-muted" data-testid="secret-key-unavailable">
+                Not available for your role
+              </span>
+            )}
+            {keys.data?.secret_key && (
               <>
                 <code className="break-all">{revealed ? keys.data.secret_key : `sk_${'•'.repeat(24)}`}</code>
                 <Button onClick={() => setRevealed(!revealed)} aria-pressed={revealed}>

@@ -90,3 +90,34 @@ it('shows the project URL and public key that createClient takes, and they reach
     await context.close();
   }
 });
+
+it('tells a developer that the secret key is not theirs to see (issue 19: roles), and shows the public key', async () => {
+  const developer = { email: 'dev@example.com', password: 'a long developer passphrase' };
+  const invite = await s.t.app.inject({
+    method: 'POST',
+    url: '/api/v1/admin/invites',
+    headers: s.t.as.service,
+    payload: { email: developer.email, role: 'developer' },
+  });
+  expect(invite.statusCode, invite.body).toBe(201);
+  const token = new URL(invite.json().link).searchParams.get('token');
+  const accepted = await s.t.app.inject({
+    method: 'POST',
+    url: '/api/v1/admin/invites/accept',
+    payload: { token, password: developer.password },
+  });
+  expect(accepted.statusCode, accepted.body).toBe(200);
+  const context = await s.browser.newContext();
+  try {
+    const w = await openPage(context);
+    await signIn(w, s.url, developer);
+    const { page } = w;
+    expect(await page.getByTestId('public-key').textContent()).toMatch(/^pk_/);
+    expect(await page.getByTestId('secret-key-unavailable').textContent()).toBe('Not available for your role');
+    expect(await page.getByRole('button', { name: 'Reveal' }).count()).toBe(0);
+    expect(await page.getByText('null').count()).toBe(0);
+    w.expectClean();
+  } finally {
+    await context.close();
+  }
+});

@@ -59,6 +59,12 @@ describe('users', () => {
     expect(await detail.getByRole('region', { name: 'Identities' }).textContent()).toContain('email · ada@example.com');
     await shot(page, 'users-detail');
 
+    // Signed out first: a ban ends every session too (issue 19), which would leave the button nothing to do.
+    const out = answerOf(page, '/signout', 'POST');
+    await detail.getByRole('button', { name: 'Sign out everywhere' }).click();
+    expect(await (await out).json()).toEqual({ revoked: 1 });
+    await detail.getByText('Open sessions (0)').waitFor();
+
     const ban = answerOf(page, /\/api\/v1\/users\/[\w-]+$/, 'PATCH');
     await page.getByLabel('Ban for').selectOption('7 days');
     await detail.getByRole('button', { name: 'Ban user' }).click();
@@ -69,11 +75,6 @@ describe('users', () => {
     await shot(page, 'users-banned');
     // The ban is in force: her right password is refused.
     expect(await adaSignsIn()).toEqual({ status: 403, code: 'user_banned' });
-
-    const out = answerOf(page, '/signout', 'POST');
-    await detail.getByRole('button', { name: 'Sign out everywhere' }).click();
-    expect(await (await out).json()).toEqual({ revoked: 1 });
-    await detail.getByText('Open sessions (0)').waitFor();
 
     await detail.getByRole('button', { name: 'Lift the ban' }).click();
     await detail.getByRole('status').filter({ hasText: 'Ban lifted.' }).waitFor();

@@ -48,7 +48,7 @@ describe('confirmation on: the attacker signs up with the victim’s address fir
   beforeAll(() => setAuth(t, { require_email_confirmation: true }));
   afterAll(() => setAuth(t, { require_email_confirmation: false }));
 
-  it('the victim’s own link gives her password; the attacker’s password and link die, and a magic link later does not let him back', async () => {
+  it('her own link proves the address with neither password: his dies, his link dies, she sets hers', async () => {
     const victim = email('victim');
     expect((await call(t, 'POST', 'signup', { email: victim, password: ATTACKER_PW })).statusCode).toBe(200);
     t.clock.advance(61_000); // past the one-mail-a-minute limit
@@ -59,18 +59,59 @@ describe('confirmation on: the attacker signs up with the victim’s address fir
     expect(mails.map((m) => m.kind)).toEqual(['verification', 'verification']);
     const attackersLink = new URL(mails[0].link).searchParams.get('token') ?? '';
 
-    // The victim clicks the link of her own sign-up.
+    // The victim clicks the link of her own sign-up. Two sign-ups chose two passwords for one
+    // unproven address: the server cannot tell whose link is whose, so no password survives.
     expect((await call(t, 'POST', 'verify-email', { token: await lastToken(t, victim) })).statusCode).toBe(200);
-    expect((await signInRes(victim, VICTIM_PW)).statusCode).toBe(200);
     expect(code(await signInRes(victim, ATTACKER_PW))).toEqual([400, 'invalid_credentials']);
+    expect(code(await signInRes(victim, VICTIM_PW))).toEqual([400, 'invalid_credentials']);
     // The link the attacker's sign-up sent died with the proof.
     expect(code(await call(t, 'POST', 'verify-email', { token: attackersLink }))).toEqual([400, 'token_invalid']);
 
-    // Later she signs in by magic link: still hers alone.
+    // She sets her password with a reset, and a magic link later changes nothing for him.
+    t.clock.advance(61_000);
+    await call(t, 'POST', 'forgot-password', { email: victim });
+    expect((await call(t, 'POST', 'reset-password', { token: await lastToken(t, victim, 'reset'), password: VICTIM_PW })).statusCode).toBe(
+      200,
+    );
+    expect((await signInRes(victim, VICTIM_PW)).statusCode).toBe(200);
     t.clock.advance(61_000);
     expect((await call(t, 'POST', 'request-magic-link', { email: victim })).statusCode).toBe(200);
     expect((await call(t, 'POST', 'signin-magic-link', { token: await lastToken(t, victim, 'magic_link') })).statusCode).toBe(200);
     expect(code(await signInRes(victim, ATTACKER_PW))).toEqual([400, 'invalid_credentials']);
+  });
+
+  it('issue 19: her mail held back by the limit, she clicks the attacker’s link: no password survives, and hers still arrives', async () => {
+    const victim = email('victim-held');
+    await call(t, 'POST', 'signup', { email: victim, password: ATTACKER_PW });
+    // Seconds later, within the attacker's mail minute: her mail is held back, not dropped.
+    expect((await call(t, 'POST', 'signup', { email: victim, password: VICTIM_PW })).statusCode).toBe(200);
+    const first = await mailsTo(t, victim);
+    expect(first).toHaveLength(1); // the only mail she has is the attacker's
+    expect((await call(t, 'POST', 'verify-email', { token: await lastToken(t, victim) })).statusCode).toBe(200);
+    // The attacker's password did not survive the proof; he cannot read her data later.
+    expect(code(await signInRes(victim, ATTACKER_PW))).toEqual([400, 'invalid_credentials']);
+    // She signs in by magic link (not a reset): still hers alone.
+    t.clock.advance(61_000);
+    expect(await mailsTo(t, victim)).toHaveLength(2); // her own sign-up's mail, once the minute was over
+    expect((await call(t, 'POST', 'request-magic-link', { email: victim })).statusCode).toBe(200);
+    const magic = await call(t, 'POST', 'signin-magic-link', { token: await lastToken(t, victim, 'magic_link') });
+    expect(magic.statusCode).toBe(200);
+    expect((await rest('POST', magic.json().access_token, { body: 'hers' })).statusCode).toBe(201);
+    expect(code(await signInRes(victim, ATTACKER_PW))).toEqual([400, 'invalid_credentials']);
+    expect(code(await signInRes(victim, VICTIM_PW))).toEqual([400, 'invalid_credentials']);
+  });
+
+  it('sign-ups held back within one minute make one more mail after it, never none', async () => {
+    const addr = email('held-many');
+    for (let i = 0; i < 4; i++)
+      expect((await call(t, 'POST', 'signup', { email: addr, password: `password number ${i}` })).statusCode).toBe(200);
+    expect(await mailsTo(t, addr)).toHaveLength(1);
+    t.clock.advance(61_000);
+    const mails = await mailsTo(t, addr);
+    expect(mails.map((m) => m.kind)).toEqual(['verification', 'verification']);
+    // The held-back mail carries the newest sign-up's link; it proves the address (no password survives).
+    expect((await call(t, 'POST', 'verify-email', { token: await lastToken(t, addr) })).statusCode).toBe(200);
+    for (let i = 0; i < 4; i++) expect(code(await signInRes(addr, `password number ${i}`))).toEqual([400, 'invalid_credentials']);
   });
 
   it('a magic link as the first proof drops the attacker’s password', async () => {
@@ -84,15 +125,15 @@ describe('confirmation on: the attacker signs up with the victim’s address fir
     expect(code(await signInRes(victim, ATTACKER_PW))).toEqual([400, 'invalid_credentials']);
   });
 
-  it('her sign-up within the attacker’s mail minute: no mail, but a resent link then binds neither password', async () => {
+  it('her sign-up within the attacker’s mail minute, then a resent link: it binds neither password', async () => {
     const victim = email('victim-resend');
     await call(t, 'POST', 'signup', { email: victim, password: ATTACKER_PW });
-    // Within the minute: her sign-up gets no mail, but is pending all the same.
+    // Within the minute: her sign-up's mail waits, her sign-up is pending all the same.
     expect((await call(t, 'POST', 'signup', { email: victim, password: VICTIM_PW })).statusCode).toBe(200);
     expect(await mailsTo(t, victim)).toHaveLength(1);
     t.clock.advance(61_000);
     expect((await call(t, 'POST', 'resend-verification', { email: victim })).statusCode).toBe(200);
-    expect(await mailsTo(t, victim)).toHaveLength(2);
+    expect(await mailsTo(t, victim)).toHaveLength(3);
     expect((await call(t, 'POST', 'verify-email', { token: await lastToken(t, victim) })).statusCode).toBe(200);
     // Two sign-ups chose two passwords: the one who proved the address sets her own (reset).
     expect(code(await signInRes(victim, ATTACKER_PW))).toEqual([400, 'invalid_credentials']);

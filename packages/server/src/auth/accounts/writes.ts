@@ -1,6 +1,7 @@
 import type { Queryable } from '../../db/index.js';
 import { iso } from '../../lib/index.js';
-import type { createSessionWrites } from './sessions.js';
+import type { SessionState } from '../sessions/state.js';
+import { findUser } from './repo.js';
 
 /** What a new user starts with; everything is optional but at least an email or a phone. */
 export interface NewUser {
@@ -22,10 +23,19 @@ export interface IdentityInput {
 /**
  * The one credential a proof of the address was issued for: it survives the proof, nothing
  * else attached before it does. A verification link carries the password of the sign-up that
- * asked for it; a reset link the new password; a provider its identity; a magic link nothing.
+ * asked for it (`signupPassword`); a reset link the new password (`passwordHash`); a provider
+ * its identity; a magic link nothing.
  */
 export interface ProofKeeps {
   passwordHash?: string | null;
+  /**
+   * The password of the sign-up whose link this is: kept only while no other pending sign-up
+   * of the address chose another one. Two sign-ups competing for one unproven address cannot
+   * be told apart by the link that proves it (both were mailed to the same mailbox, and the
+   * owner may click either), so then no password survives: the one who proved the address
+   * sets her own (reset) or signs in by link.
+   */
+  signupPassword?: string | null;
   identity?: { provider: string; providerUserId: string };
 }
 
@@ -36,14 +46,12 @@ export interface ProofKeeps {
  */
 export type ProofOutcome = 'first' | 'already' | 'moved';
 
-type Sessions = ReturnType<typeof createSessionWrites>;
-
 /**
  * Every write to users, passwords and identities, and the rule of docs/security.md
  * ("a credential attached while the address was unproven never survives the first proof
  * of the address"), in one place.
  */
-export function createAccountWrites(sessions: Sessions) {
+export function createAccountWrites(sessions: SessionState) {
   /** Drops what a proof does not keep: passwords, provider identities, sessions, pending links and codes. */
   async function dropUnproven(tx: Queryable, userId: string, email: string, keep: ProofKeeps, now: number) {
     await tx.query('delete from auth.passwords where user_id = $1', [userId]);
@@ -135,16 +143,19 @@ export function createAccountWrites(sessions: Sessions) {
         userId,
         iso(now),
       ]);
-      await dropUnproven(tx, userId, email, keep, now);
+      const passwordHash = keep.signupPassword ? await uncontested(tx, userId, keep.signupPassword, now) : keep.passwordHash;
+      await dropUnproven(tx, userId, email, { ...keep, passwordHash }, now);
       return 'first';
     },
 
     /**
      * Moves the user to a new address whose link was just used: confirmed at once, and the
-     * links and codes issued for the old address die with it. Throws the unique violation
-     * when another account took the address meanwhile.
+     * links and codes issued for the old address die with it, and so do the user's sessions
+     * but the one that asked for the change (`keep`): their access tokens still claim the old
+     * address as verified. Throws the unique violation when another account took the address
+     * meanwhile.
      */
-    async changeEmail(tx: Queryable, userId: string, next: string, now: number): Promise<void> {
+    async changeEmail(tx: Queryable, userId: string, next: string, keep: string | null, now: number): Promise<void> {
       await tx.query('update auth.users set email = $2, email_confirmed_at = $3::timestamptz, updated_at = $3::timestamptz where id = $1', [
         userId,
         next,
@@ -154,13 +165,15 @@ export function createAccountWrites(sessions: Sessions) {
       await linkEmail(tx, userId, next, now);
       await tx.query('delete from auth.one_time_tokens where user_id = $1 and consumed_at is null', [userId]);
       await tx.query('delete from auth.reauth_codes where user_id = $1', [userId]);
+      await sessions.revokeSessions(tx, userId, keep ? { except: keep } : {}, now);
     },
 
     linkEmail,
 
     /**
      * Sets (or clears) the user's email, confirmed or not: an operator's change (console). The
-     * email identity follows, and links and codes of the old address die with it.
+     * email identity follows, links and codes of the old address die with it, and so do the
+     * user's sessions (their tokens claim the old address).
      */
     async setEmail(tx: Queryable, userId: string, email: string | null, confirmed: boolean, now: number): Promise<void> {
       await tx.query(
@@ -171,19 +184,32 @@ export function createAccountWrites(sessions: Sessions) {
       if (email) await linkEmail(tx, userId, email, now);
       await tx.query('delete from auth.one_time_tokens where user_id = $1 and consumed_at is null', [userId]);
       await tx.query('delete from auth.reauth_codes where user_id = $1', [userId]);
+      await sessions.revokeSessions(tx, userId, {}, now);
     },
 
-    /** Confirms or unconfirms the current email (an operator's say-so; not a proof by the owner). */
+    /**
+     * Confirms or unconfirms the current email (an operator's say-so; not a proof by the owner).
+     * Unconfirming ends the user's sessions: their tokens say `email_verified: true`.
+     */
     async setEmailConfirmed(tx: Queryable, userId: string, confirmed: boolean, now: number): Promise<void> {
+      const { rows } = await tx.query<{ was: boolean }>(
+        'select email_confirmed_at is not null as was from auth.users where id = $1 and email is not null for update',
+        [userId],
+      );
       await tx.query(
         `update auth.users set email_confirmed_at = case when $2 then coalesce(email_confirmed_at, $3::timestamptz) end,
          updated_at = $3::timestamptz where id = $1 and email is not null`,
         [userId, confirmed, iso(now)],
       );
+      if (!confirmed && rows[0]?.was) await sessions.revokeSessions(tx, userId, {}, now);
     },
 
-    /** Sets (or clears) the phone number, confirmed (an operator's say-so); the phone identity follows. */
+    /**
+     * Sets (or clears) the phone number, confirmed (an operator's say-so); the phone identity
+     * follows. A changed number ends the user's sessions (their tokens claim the old one).
+     */
     async setPhone(tx: Queryable, userId: string, phone: string | null, now: number): Promise<void> {
+      const { rows } = await tx.query<{ phone: string | null }>('select phone from auth.users where id = $1 for update', [userId]);
       await tx.query(
         'update auth.users set phone = $2, phone_confirmed_at = case when $2::text is not null then $3::timestamptz end, updated_at = $3::timestamptz where id = $1',
         [userId, phone, iso(now)],
@@ -197,12 +223,13 @@ export function createAccountWrites(sessions: Sessions) {
           [userId, phone, iso(now)],
         );
       }
+      if (rows[0] && (rows[0].phone ?? null) !== phone) await sessions.revokeSessions(tx, userId, {}, now);
     },
 
     /**
-     * Bans the user until a time (or lifts the ban with null). Sign-in and refresh answer 403
-     * `user_banned` while it lasts, and the gate of every instance forgets the user's sessions
-     * at commit, so their access tokens stop working at once.
+     * Bans the user until a time (or lifts the ban with null). A ban ends every session of the
+     * user (lifting it later revives none), and sign-in and refresh answer 403 `user_banned`
+     * while it lasts; the gate of every instance hears of it at commit.
      */
     async setBan(tx: Queryable, userId: string, until: string | null, now: number): Promise<void> {
       await tx.query('update auth.users set banned_until = $2::timestamptz, updated_at = $3::timestamptz where id = $1', [
@@ -210,7 +237,8 @@ export function createAccountWrites(sessions: Sessions) {
         until,
         iso(now),
       ]);
-      await sessions.notifyChanged(tx, userId);
+      if (until !== null && Date.parse(until) > now) await sessions.revokeSessions(tx, userId, {}, now);
+      else await sessions.notifyChanged(tx, userId);
     },
 
     /** Changes what the user may change about themselves: name and avatar (undefined keeps, null clears). */
@@ -258,9 +286,24 @@ export function createAccountWrites(sessions: Sessions) {
       await tx.query('delete from auth.users where id = $1', [userId]);
     },
 
-    startSession: sessions.startSession,
     revokeSessions: sessions.revokeSessions,
+
+    /** The user of API.md §4 (the sign-in methods and the session service read it through here). */
+    findUser,
   };
+}
+
+/**
+ * The sign-up password `hash`, unless another live verification link of the user binds another
+ * password (or none: a resent link when sign-ups competed): then null.
+ */
+async function uncontested(tx: Queryable, userId: string, hash: string, now: number): Promise<string | null> {
+  const { rows } = await tx.query(
+    `select 1 from auth.one_time_tokens where user_id = $1 and kind = 'verification' and consumed_at is null
+     and expires_at > $2::timestamptz and (payload ->> 'password_hash') is distinct from $3 limit 1`,
+    [userId, iso(now), hash],
+  );
+  return rows.length ? null : hash;
 }
 
 /** The `email` identity (the address itself, for email-and-password and magic-link users), made once per user. */

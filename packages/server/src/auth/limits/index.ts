@@ -49,24 +49,25 @@ export function createAuthLimits(
      * Throws 429 when this email has too many recent sign-in failures from this IP, or from
      * all IPs together (a much higher bar), or the IP has too many across emails. Counting
      * per (email, IP) is what keeps one attacker from locking the owner out: ten wrong
-     * passwords from one address do not stop the owner signing in from another.
+     * passwords from one address do not stop the owner signing in from another. `scope`
+     * keeps another sign-in's counts apart (the console's admins: `admin:`).
      */
-    async assertSignin(email: string, ip: string): Promise<void> {
+    async assertSignin(email: string, ip: string, scope = ''): Promise<void> {
       const rules: Array<[string, RateRule]> = [
-        [key('signin-email-ip', `${email} ${ip}`), config.signinFailuresPerEmail],
-        [key('signin-email', email), config.signinFailuresPerEmailAllIps],
-        [key('signin-ip', ip), config.signinFailuresPerIp],
+        [key(`${scope}signin-email-ip`, `${email} ${ip}`), config.signinFailuresPerEmail],
+        [key(`${scope}signin-email`, email), config.signinFailuresPerEmailAllIps],
+        [key(`${scope}signin-ip`, ip), config.signinFailuresPerIp],
       ];
       const seen = await Promise.all(rules.map(([k]) => counter.peek(k)));
       seen.forEach((c, i) => {
         if (over(c, rules[i][1])) throw rateLimited(c.resetMs);
       });
     },
-    async signinFailed(email: string, ip: string): Promise<void> {
+    async signinFailed(email: string, ip: string, scope = ''): Promise<void> {
       await Promise.all([
-        counter.hit(key('signin-email-ip', `${email} ${ip}`), config.signinFailuresPerEmail.windowSeconds),
-        counter.hit(key('signin-email', email), config.signinFailuresPerEmailAllIps.windowSeconds),
-        counter.hit(key('signin-ip', ip), config.signinFailuresPerIp.windowSeconds),
+        counter.hit(key(`${scope}signin-email-ip`, `${email} ${ip}`), config.signinFailuresPerEmail.windowSeconds),
+        counter.hit(key(`${scope}signin-email`, email), config.signinFailuresPerEmailAllIps.windowSeconds),
+        counter.hit(key(`${scope}signin-ip`, ip), config.signinFailuresPerIp.windowSeconds),
       ]);
     },
     /**
@@ -99,10 +100,13 @@ export function createAuthLimits(
       });
       await Promise.all(rules.map(([k, r]) => counter.hit(k, r.windowSeconds)));
     },
-    /** Counts one email to `recipient`; false (instead of a 429) when over the limit. */
-    async tryEmail(recipient: string): Promise<boolean> {
+    /**
+     * Counts one email to `recipient`: 0 when it may go now, else how long (ms) until the
+     * limit's window ends (a sign-up's mail is then held back that long, never dropped).
+     */
+    async emailDelay(recipient: string): Promise<number> {
       const c = await counter.hit(key('email', mailboxKey(recipient)), config.emailsPerRecipient.windowSeconds);
-      return c.count <= config.emailsPerRecipient.max;
+      return c.count <= config.emailsPerRecipient.max ? 0 : Math.max(1, c.resetMs);
     },
   };
 }

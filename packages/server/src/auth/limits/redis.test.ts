@@ -65,6 +65,29 @@ describe('limits in Redis (REDIS_URL)', () => {
     }
   });
 
+  it('issue 19: two instances of one project share the console’s sign-in failure counts (per email and IP), apart from end-users’', async () => {
+    const env = { REDIS_URL: url, AUTH_RATE_SIGNIN_EMAIL: '2/900', AUTH_RATE_SIGNIN_IP: '1000/900' };
+    const one = await createAuthServer(env);
+    const two = await createAuthServer(env);
+    try {
+      const admin = `console-${process.pid}-${Date.now()}@example.com`;
+      for (const s of [one, two]) await s.admin.admins.upsert(admin, 'a long admin passphrase');
+      const login = (s: typeof one, password: string, ip = '192.0.2.50') =>
+        s.app.inject({ method: 'POST', url: '/api/v1/admin/login', remoteAddress: ip, payload: { email: admin, password } });
+      expect(code(await login(one, 'wrong password!!'))).toEqual([400, 'invalid_credentials']);
+      expect(code(await login(two, 'wrong password!!'))).toEqual([400, 'invalid_credentials']);
+      // Two guesses through two instances: the shared count is full, on either one.
+      expect(code(await login(one, 'a long admin passphrase'))).toEqual([429, 'rate_limited']);
+      expect(code(await login(two, 'a long admin passphrase'))).toEqual([429, 'rate_limited']);
+      // From another address the admin signs in; an end-user with that email is not affected.
+      expect((await login(two, 'a long admin passphrase', '192.0.2.51')).statusCode).toBe(200);
+      await signUp(one, admin);
+      expect((await call(one, 'POST', 'signin', { email: admin, password: 'correct horse battery' })).statusCode).toBe(200);
+    } finally {
+      await Promise.all([one.stop(), two.stop()]);
+    }
+  });
+
   it('two instances of one project share sign-in failure counts', async () => {
     const env = { REDIS_URL: url, AUTH_RATE_SIGNIN_EMAIL: '2/900' };
     const one = await createAuthServer(env);

@@ -510,6 +510,10 @@ describe('test sign-in (management)', () => {
     expect(bare).toMatchObject({ status: 'done', missing: ['email', 'email_verified'] });
     expect(bare.claims).toEqual(expect.arrayContaining([{ name: 'name', value: 'No Mail', source: 'userinfo' }]));
     expect(await userCount()).toBe(users);
+    // Starting a test sign-in is an admin action: the audit log has both, by provider.
+    const audit = await t.app.inject({ url: '/api/v1/admin/audit?limit=1000', headers: t.as.service });
+    const tests = (audit.json() as Array<{ action: string; target: string | null }>).filter((e) => e.action === 'settings.auth.oidc.test');
+    expect(tests.map((e) => e.target)).toEqual(expect.arrayContaining(['corp', 'pair']));
   });
 
   it('a test whose ID token is refused says why', async () => {

@@ -25,15 +25,17 @@ const INVALID_CREDENTIALS = 'The email or password is wrong.';
 export function createPasswordService(deps: AuthDeps, sessions: SessionService) {
   const { db, clock, hasher, limits, settings, outbox, accounts } = deps;
 
-  /** A verification link for a sign-up, bound to the password that sign-up chose; mailed when `mail`. */
-  async function sendVerification(tx: Queryable, userId: string, email: string, page: string, hash: string, now: number, mail: boolean) {
+  /**
+   * A verification link for a sign-up, bound to the password that sign-up chose, and its mail,
+   * held back `delayMs` when the recipient had a mail this minute (never dropped).
+   */
+  async function sendVerification(tx: Queryable, userId: string, email: string, page: string, hash: string, now: number, delayMs: number) {
     const raw = await issueOneTimeToken(
       tx,
       { kind: 'verification', userId, email, ttlMs: deps.config.verificationTtlMs, payload: { password_hash: hash }, keepEarlier: true },
       now,
     );
-    if (mail) await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw));
-    return mail;
+    await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw), delayMs ? now + delayMs : undefined);
   }
 
   function assertEnabled() {
@@ -63,11 +65,13 @@ export function createPasswordService(deps: AuthDeps, sessions: SessionService) 
           // of its own carrying THIS sign-up's password: whoever proves the address with it
           // gets this password, and the password stored by an earlier sign-up (maybe not the
           // owner's) does not survive the proof (accounts.proveEmail).
-          // The link is made even when the mail is not sent (one a minute per address): then
-          // this sign-up still counts as pending, and a resent link binds no one's password.
+          // Its mail waits out the one-a-minute limit rather than being dropped, so the owner
+          // always gets a mail of her own sign-up; and while two sign-ups with different
+          // passwords are pending, a link of either proves the address with no password at all.
           const existing = await findCredentials(tx, email);
           if (existing && !existing.confirmed && page) {
-            queued = await sendVerification(tx, existing.id, email, page, hash, now, await limits.tryEmail(email));
+            await sendVerification(tx, existing.id, email, page, hash, now, await limits.emailDelay(email));
+            queued = true;
           }
           return { userId: null, session: null };
         }
@@ -77,12 +81,13 @@ export function createPasswordService(deps: AuthDeps, sessions: SessionService) 
           // Settings require email_verification_url while confirmation is on; without a page
           // there is no link to send, but still no session before the address is proven.
           if (page) {
-            await limits.tryEmail(email); // counted, never refused: this address has had no mail yet
-            queued = await sendVerification(tx, id, email, page, hash, now, true);
+            await limits.emailDelay(email); // counted, never refused: this address has had no mail yet
+            await sendVerification(tx, id, email, page, hash, now, 0);
+            queued = true;
           }
           return { userId: id, session: null };
         }
-        return { userId: id, session: await accounts.startSession(tx, id, client, now) };
+        return { userId: id, session: await deps.sessionState.startSession(tx, id, client, now) };
       });
       if (queued) outbox.kick();
       if (!result.userId) return { user: decoyUser(email, iso(now)), session: null };

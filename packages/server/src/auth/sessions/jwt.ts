@@ -1,9 +1,17 @@
 import { type JWK, SignJWT, createLocalJWKSet, errors, exportJWK, generateKeyPair, importJWK, jwtVerify } from 'jose';
 import type { Db } from '../../db/index.js';
 import { ApiError, type VerifiedToken } from '../../http/index.js';
-import { type Clock, randomToken } from '../../lib/index.js';
+import { type Clock, iso, randomToken } from '../../lib/index.js';
+import type { SessionState } from './state.js';
 
 const KEY_LOCK = 726_354_010;
+/** NOTIFY channel of a signing-key rotation: `rotate`, or `revoke` (the old keys are gone). */
+export const KEYS_CHANNEL = 'plinth_keys';
+/**
+ * How long a rotated key stays in the JWKS: the longest a token it signed can live (an access
+ * token, at most 30 days by session_duration_seconds; a signed URL, 7 days).
+ */
+export const RETIRE_AFTER_MS = 30 * 24 * 3600_000;
 const CACHE_MAX = 10_000;
 const RELOAD_EVERY_MS = 30_000;
 const STATE_TYP = 'oauth-state+jwt';
@@ -40,32 +48,98 @@ export interface TokenService {
   /** The payload of a signed-URL token this project signed and that has not expired, else null. */
   verifyObjectUrl(token: string): Promise<Record<string, unknown> | null>;
   issuer: string;
+  /**
+   * Reads the keys again now (a rotation was made here or heard of); `revoked`: tokens checked
+   * before are checked again (their key may be gone).
+   */
+  reloadKeys(revoked: boolean): Promise<void>;
+  /** Stops listening for rotations. */
+  close(): Promise<void>;
 }
 
 interface StoredKey {
   kid: string;
   private_jwk: JWK;
   public_jwk: JWK;
+  /** Epoch ms after which a rotated key leaves the JWKS; null for the key that signs. */
+  retire_at?: number | null;
 }
 
-/** Loads the project's signing key from the database, making one at first start (once across instances). */
-async function loadKeys(db: Db): Promise<StoredKey[]> {
+/** A fresh ES256 key pair as stored: the private and public JWK under one random kid. */
+async function newKey(): Promise<StoredKey> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  const kid = randomToken(12);
+  return {
+    kid,
+    private_jwk: { ...(await exportJWK(privateKey)), kid, alg: 'ES256', use: 'sig' },
+    public_jwk: { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' },
+  };
+}
+
+/**
+ * Loads the project's signing keys from the database, making one at first start (once across
+ * instances): the one that signs first, then the rotated ones still in the JWKS.
+ */
+async function loadKeys(db: Db, now: number): Promise<StoredKey[]> {
   return db.transaction(async (tx) => {
     await tx.query('select pg_advisory_xact_lock($1)', [KEY_LOCK]);
     const rows = (
-      await tx.query<StoredKey>('select kid, private_jwk, public_jwk from auth.signing_keys where active order by created_at desc')
+      await tx.query<StoredKey>(
+        `select kid, private_jwk, public_jwk, (extract(epoch from retire_at) * 1000)::float8 as retire_at from auth.signing_keys
+         where active and (retire_at is null or retire_at > $1::timestamptz) order by (retire_at is null) desc, created_at desc`,
+        [iso(now)],
+      )
     ).rows;
     if (rows.length) return rows.map((r) => ({ ...r, private_jwk: parseJson(r.private_jwk), public_jwk: parseJson(r.public_jwk) }));
-    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-    const kid = randomToken(12);
-    const priv = { ...(await exportJWK(privateKey)), kid, alg: 'ES256', use: 'sig' };
-    const pub = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
+    const key = await newKey();
     await tx.query('insert into auth.signing_keys (kid, private_jwk, public_jwk) values ($1, $2, $3)', [
-      kid,
-      JSON.stringify(priv),
-      JSON.stringify(pub),
+      key.kid,
+      JSON.stringify(key.private_jwk),
+      JSON.stringify(key.public_jwk),
     ]);
-    return [{ kid, private_jwk: priv, public_jwk: pub }];
+    return [key];
+  });
+}
+
+/** What a rotation did: the key that signs from now on, and the keys it retired or removed. */
+export interface Rotation {
+  kid: string;
+  /** The old keys: still in the JWKS until `retire_at` (rotate), or gone at once (`revoked`). */
+  previous: string[];
+  revoked: boolean;
+  /** When the old keys leave the JWKS (null when revoked). */
+  retire_at: string | null;
+  /** Sessions ended by a revocation (every session: their tokens were signed with the old keys). */
+  sessions_ended: number;
+}
+
+/**
+ * Rotates the project's signing key: a new ES256 key signs from now on; the old ones stay in
+ * the JWKS until the longest life of a token they signed has passed (RETIRE_AFTER_MS), or with
+ * `revoke` are removed at once, and every session ends (every token they signed is refused:
+ * access tokens, signed URLs, OAuth states under way). Every instance hears of it (NOTIFY).
+ * @example const r = await rotateSigningKey(db, clock, { revoke: false }, createSessionState(gate)); // r.kid signs from now on
+ */
+export async function rotateSigningKey(db: Db, clock: Clock, options: { revoke: boolean }, sessions: SessionState): Promise<Rotation> {
+  const key = await newKey();
+  const now = clock.now();
+  return db.transaction(async (tx) => {
+    await tx.query('select pg_advisory_xact_lock($1)', [KEY_LOCK]);
+    // Keys whose time is over are dropped for good.
+    await tx.query('delete from auth.signing_keys where retire_at is not null and retire_at <= $1::timestamptz', [iso(now)]);
+    const { rows } = await tx.query<{ kid: string }>('select kid from auth.signing_keys where active order by created_at');
+    const retireAt = options.revoke ? null : iso(now + RETIRE_AFTER_MS);
+    if (options.revoke) await tx.query('delete from auth.signing_keys');
+    else await tx.query('update auth.signing_keys set retire_at = $1::timestamptz where retire_at is null', [retireAt]);
+    await tx.query('insert into auth.signing_keys (kid, private_jwk, public_jwk, created_at) values ($1, $2, $3, $4::timestamptz)', [
+      key.kid,
+      JSON.stringify(key.private_jwk),
+      JSON.stringify(key.public_jwk),
+      iso(now),
+    ]);
+    const ended = options.revoke ? await sessions.revokeEverySession(tx, now) : 0;
+    await tx.query('select pg_notify($1, $2)', [KEYS_CHANNEL, options.revoke ? 'revoke' : 'rotate']);
+    return { kid: key.kid, previous: rows.map((r) => r.kid), revoked: options.revoke, retire_at: retireAt, sessions_ended: ended };
   });
 }
 
@@ -78,10 +152,20 @@ function parseJson(v: unknown): JWK {
  * @example const tokens = await createTokenService(db, 'http://localhost:8080/v1/auth', systemClock);
  */
 export async function createTokenService(db: Db, issuer: string, clock: Clock): Promise<TokenService> {
-  let keys = await loadKeys(db);
+  let keys = await loadKeys(db, clock.now());
   let jwkSet = createLocalJWKSet({ keys: keys.map((k) => k.public_jwk) });
   let signingKey = await importJWK(keys[0].private_jwk, 'ES256');
   let signingKid = keys[0].kid;
+  const firstRetire = () => Math.min(...keys.map((k) => (k.retire_at == null ? Number.POSITIVE_INFINITY : Number(k.retire_at))));
+  let nextRetire = firstRetire();
+  /** A rotated key whose time is over leaves the JWKS and verifies nothing more, without a database read. */
+  const retire = () => {
+    const now = clock.now();
+    if (now < nextRetire) return;
+    keys = keys.filter((k) => k.retire_at == null || Number(k.retire_at) > now);
+    jwkSet = createLocalJWKSet({ keys: keys.map((k) => k.public_jwk) });
+    nextRetire = firstRetire();
+  };
   const cache = new Map<string, VerifiedToken & { expMs: number }>();
   let reloadedAt = Number.NEGATIVE_INFINITY;
   const stateAudience = `${issuer}/oauth/state`;
@@ -99,7 +183,8 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
       .sign(signingKey);
   }
 
-  async function verifyKind(typ: string, audience: string, token: string): Promise<Record<string, unknown> | null> {
+  async function verifyKind(typ: string, audience: string, token: string, retry = true): Promise<Record<string, unknown> | null> {
+    retire();
     try {
       const { payload } = await jwtVerify(token, jwkSet, {
         algorithms: ['ES256'],
@@ -109,24 +194,38 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
         currentDate: new Date(clock.now()),
       });
       return payload as Record<string, unknown>;
-    } catch {
+    } catch (err) {
+      // Signed by a key another instance has just made (its NOTIFY not heard yet).
+      if (err instanceof errors.JWKSNoMatchingKey && retry && (await reload())) return verifyKind(typ, audience, token, false);
       return null;
     }
   }
 
-  /** Reads the keys again, at most every 30 s: tokens with made-up kids must not each cost a query. */
-  async function reload(): Promise<boolean> {
+  /** Reads the keys again, at most every 30 s (unless `now`): tokens with made-up kids must not each cost a query. */
+  async function reload(force = false): Promise<boolean> {
     const now = clock.now();
-    if (now - reloadedAt < RELOAD_EVERY_MS) return false;
+    if (!force && now - reloadedAt < RELOAD_EVERY_MS) return false;
     reloadedAt = now;
-    keys = await loadKeys(db);
+    keys = await loadKeys(db, now);
     jwkSet = createLocalJWKSet({ keys: keys.map((k) => k.public_jwk) });
     signingKey = await importJWK(keys[0].private_jwk, 'ES256');
     signingKid = keys[0].kid;
+    nextRetire = firstRetire();
     return true;
   }
 
+  const reloadKeys = async (revoked: boolean) => {
+    await reload(true);
+    // Verified tokens are cached until they expire: a revoked key's must be checked again.
+    if (revoked) cache.clear();
+  };
+  // Another instance rotated: sign with the new key at once, and drop a revoked key's tokens.
+  const unlisten = await db.listen(KEYS_CHANNEL, (payload) => {
+    reloadKeys(payload === 'revoke').catch(() => undefined);
+  });
+
   async function verifyUncached(token: string, retry: boolean): Promise<VerifiedToken & { expMs: number }> {
+    retire();
     try {
       const { payload } = await jwtVerify(token, jwkSet, {
         algorithms: ['ES256'],
@@ -149,6 +248,8 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
 
   return {
     issuer,
+    reloadKeys,
+    close: () => unlisten(),
     async sign(claims, ttlSeconds) {
       const now = Math.floor(clock.now() / 1000);
       const exp = now + ttlSeconds;
@@ -182,31 +283,12 @@ export async function createTokenService(db: Db, issuer: string, clock: Clock): 
       cache.set(token, v);
       return v;
     },
-    jwks: () => ({ keys: keys.map((k) => k.public_jwk) }),
-    async signState(payload, ttlSeconds) {
-      const now = Math.floor(clock.now() / 1000);
-      return new SignJWT(payload)
-        .setProtectedHeader({ alg: 'ES256', kid: signingKid, typ: STATE_TYP })
-        .setIssuer(issuer)
-        .setAudience(stateAudience)
-        .setIssuedAt(now)
-        .setExpirationTime(now + ttlSeconds)
-        .sign(signingKey);
+    jwks: () => {
+      retire();
+      return { keys: keys.map((k) => k.public_jwk) };
     },
-    async verifyState(state) {
-      try {
-        const { payload } = await jwtVerify(state, jwkSet, {
-          algorithms: ['ES256'],
-          audience: stateAudience,
-          issuer,
-          typ: STATE_TYP,
-          currentDate: new Date(clock.now()),
-        });
-        return payload as Record<string, unknown>;
-      } catch {
-        return null;
-      }
-    },
+    signState: (payload, ttlSeconds) => signKind(STATE_TYP, stateAudience, payload, ttlSeconds),
+    verifyState: (state) => verifyKind(STATE_TYP, stateAudience, state),
     signObjectUrl: (payload, ttlSeconds) => signKind(OBJECT_URL_TYP, objectUrlAudience, payload, ttlSeconds),
     verifyObjectUrl: (token) => verifyKind(OBJECT_URL_TYP, objectUrlAudience, token),
   };

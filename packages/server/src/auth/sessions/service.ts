@@ -2,11 +2,11 @@ import type { Session, User } from '@plinth/shared';
 import type { Queryable } from '../../db/index.js';
 import { ApiError } from '../../http/index.js';
 import { iso, randomToken, sha256 } from '../../lib/index.js';
-import { banned, findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { decideRefresh, openSuccessor, sealSuccessor } from './refresh.js';
+import { banned, bannedSql } from './state.js';
 
-type Deps = Pick<AuthDeps, 'db' | 'tokens' | 'clock' | 'settings' | 'config' | 'accounts'>;
+type Deps = Pick<AuthDeps, 'db' | 'tokens' | 'clock' | 'settings' | 'config' | 'accounts' | 'sessionState'>;
 
 interface StateRow {
   session_id: string;
@@ -16,12 +16,12 @@ interface StateRow {
   rotated_at: number | null;
   session_revoked_at: number | null;
   session_active_at: number;
-  banned_until: number | null;
+  banned: boolean;
 }
 
 const ms = (col: string) => `(extract(epoch from ${col}) * 1000)::float8`;
 const STATE_SQL = `select t.session_id, s.user_id, t.revoked, t.successor_enc, ${ms('t.rotated_at')} as rotated_at,
-  ${ms('s.revoked_at')} as session_revoked_at, ${ms('s.refreshed_at')} as session_active_at, ${ms('u.banned_until')} as banned_until
+  ${ms('s.revoked_at')} as session_revoked_at, ${ms('s.refreshed_at')} as session_active_at, ${bannedSql('u', '$2::timestamptz')} as banned
   from auth.refresh_tokens t join auth.sessions s on s.id = t.session_id join auth.users u on u.id = s.user_id where t.hash = $1`;
 const MAX_CHAIN = 8;
 
@@ -88,7 +88,7 @@ export function createSessionService(deps: Deps) {
   }
 
   async function state(hash: string): Promise<StateRow | null> {
-    return (await db.query<StateRow>(STATE_SQL, [hash])).rows[0] ?? null;
+    return (await db.query<StateRow>(STATE_SQL, [hash, iso(clock.now())])).rows[0] ?? null;
   }
 
   /**
@@ -155,7 +155,7 @@ export function createSessionService(deps: Deps) {
       const outcome = await db.transaction(async (tx) => {
         const userId = await who(tx, now);
         if (userId instanceof ApiError) return userId;
-        return { userId, ...(await deps.accounts.startSession(tx, userId, client, now)) };
+        return { userId, ...(await deps.sessionState.startSession(tx, userId, client, now)) };
       });
       if (outcome instanceof ApiError) throw outcome;
       return this.issue(outcome.userId, outcome.sessionId, outcome.refreshToken);
@@ -168,7 +168,7 @@ export function createSessionService(deps: Deps) {
 
     /** The session answer for a session opened with `start` in a transaction that has committed. */
     async issue(userId: string, sessionId: string, refreshToken: string): Promise<Session> {
-      const user = await findUser(db, userId);
+      const user = await deps.accounts.findUser(db, userId);
       if (!user) throw invalid();
       return tokenSet(user, sessionId, refreshToken);
     },
@@ -183,7 +183,8 @@ export function createSessionService(deps: Deps) {
       for (let attempt = 0; attempt < 3; attempt++) {
         const row = await state(hash);
         if (!row) throw invalid();
-        if (row.banned_until !== null && row.banned_until > clock.now() && !row.revoked && row.session_revoked_at === null) throw banned();
+        // Before the decision: a banned user hears why, whether or not the ban ended the session.
+        if (row.banned) throw banned();
         const decision = decideRefresh(
           {
             revoked: row.revoked,
@@ -200,18 +201,18 @@ export function createSessionService(deps: Deps) {
               decision.reason === 'session_expired' ? 'The session expired after 30 days without use; sign in again.' : undefined,
             );
           case 'revoke-family':
-            await db.transaction((tx) => deps.accounts.revokeSessions(tx, row.user_id, { only: row.session_id }, clock.now()));
+            await db.transaction((tx) => deps.sessionState.revokeSessions(tx, row.user_id, { only: row.session_id }, clock.now()));
             throw new ApiError('refresh_token_reused', 'This refresh token was already used; the session has been ended. Sign in again.');
           case 'return-active': {
             const set = await active(raw, hash, row.successor_enc);
-            const user = await findUser(db, row.user_id);
+            const user = await deps.accounts.findUser(db, row.user_id);
             if (!user) throw invalid();
             // The access token issued with this refresh token, while it is still good.
             const same = set.access && set.access.exp * 1000 > clock.now() ? set.access : undefined;
             return tokenSet(user, row.session_id, set.refresh, same);
           }
           case 'rotate': {
-            const user = await findUser(db, row.user_id);
+            const user = await deps.accounts.findUser(db, row.user_id);
             if (!user) throw invalid();
             const access = await signAccess(user, row.session_id);
             const next = await rotate(raw, hash, row.session_id, access);
@@ -227,18 +228,8 @@ export function createSessionService(deps: Deps) {
     async signOut(userId: string, sessionId: string | null, scope: 'local' | 'global'): Promise<void> {
       if (scope === 'local' && !sessionId) return;
       await db.transaction((tx) =>
-        deps.accounts.revokeSessions(tx, userId, scope === 'local' ? { only: sessionId ?? undefined } : {}, clock.now()),
+        deps.sessionState.revokeSessions(tx, userId, scope === 'local' ? { only: sessionId ?? undefined } : {}, clock.now()),
       );
-    },
-
-    /** Whether the access token's session is still open (auth endpoints check; REST trusts the JWT until it expires). */
-    async isActive(userId: string, sessionId: string | null): Promise<boolean> {
-      if (!sessionId) return false;
-      const { rows } = await db.query('select 1 from auth.sessions where id = $1::uuid and user_id = $2 and revoked_at is null', [
-        sessionId,
-        userId,
-      ]);
-      return rows.length > 0;
     },
   };
 }

@@ -35,6 +35,21 @@ describe('password change', () => {
     expect((await patch(session.access_token, { password: 'a brand new password' })).statusCode).toBe(200);
   });
 
+  it('right after sign-in, a proof that is sent and wrong is refused all the same (issue 19)', async () => {
+    const addr = email('fresh-wrong');
+    const { session } = await signUp(t, addr);
+    expect(code(await patch(session.access_token, { password: 'a brand new password', current_password: 'a guess' }))).toEqual([
+      400,
+      'invalid_credentials',
+    ]);
+    expect(code(await patch(session.access_token, { email: email('fresh-wrong-new'), nonce: '000000' }))).toEqual([400, 'invalid_code']);
+    // Nothing changed.
+    expect((await call(t, 'POST', 'signin', { email: addr, password: 'correct horse battery' })).statusCode).toBe(200);
+    // The right one goes through.
+    const ok = await patch(session.access_token, { password: 'a brand new password', current_password: 'correct horse battery' });
+    expect(ok.statusCode, ok.body).toBe(200);
+  });
+
   it('long after sign-in: 403 reauthentication_required, 400 for a wrong current password, 200 with the right one', async () => {
     const { addr, session } = await staleSession('stale-pw');
     const other = await signIn(t, addr);

@@ -27,7 +27,8 @@ export function createReauthService(deps: AuthDeps) {
     /** Resolves when the caller may change credentials; 403 `reauthentication_required`, 400 `invalid_credentials` / `invalid_code` otherwise. */
     async assert(userId: string, sessionId: string | null, proof: ReauthProof, client: ClientInfo): Promise<void> {
       const now = clock.now();
-      if (sessionId) {
+      // A proof that is sent is checked, inside the window too: a wrong one is never accepted.
+      if (proof.current_password === undefined && proof.nonce === undefined && sessionId) {
         const { rows } = await db.query<{ recent: boolean }>(
           'select created_at > $3::timestamptz as recent from auth.sessions where id = $1::uuid and user_id = $2',
           [sessionId, userId, iso(now - config.reauthWindowMs)],

@@ -110,7 +110,14 @@ export function createUserService(deps: AuthDeps) {
         if (newEmail && page) {
           const raw = await issueOneTimeToken(
             tx,
-            { kind: 'email_change', userId, email: newEmail, ttlMs: deps.config.verificationTtlMs, payload: { email: newEmail } },
+            {
+              kind: 'email_change',
+              userId,
+              email: newEmail,
+              ttlMs: deps.config.verificationTtlMs,
+              // The session that asked survives the change; the others end (their tokens claim the old address).
+              payload: sessionId ? { email: newEmail, session_id: sessionId } : { email: newEmail },
+            },
             now,
           );
           await queueAuthEmail(outbox, tx, 'email_change', newEmail, linkWithToken(page, raw));

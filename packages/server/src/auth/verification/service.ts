@@ -19,7 +19,8 @@ export function createVerificationService(deps: AuthDeps) {
     /**
      * 200 `{user}`. A `verification` token proves the address it was sent to (the password
      * of the sign-up that asked for it is the one that survives); an `email_change` token
-     * moves the user to the new address, confirmed.
+     * moves the user to the new address, confirmed, and ends the user's sessions but the one
+     * that asked for the change.
      */
     async verifyEmail(input: { token: unknown }): Promise<{ user: User }> {
       const now = clock.now();
@@ -28,10 +29,16 @@ export function createVerificationService(deps: AuthDeps) {
           const used = await consumeOneTimeToken(tx, input.token, ['verification', 'email_change'], now);
           if (!used?.userId || !used.email) return null;
           if (used.kind === 'verification') {
-            const proof = await accounts.proveEmail(tx, used.userId, used.email, { passwordHash: used.payload.password_hash ?? null }, now);
+            const proof = await accounts.proveEmail(
+              tx,
+              used.userId,
+              used.email,
+              { signupPassword: used.payload.password_hash ?? null },
+              now,
+            );
             return proof === 'moved' ? null : used.userId;
           }
-          await accounts.changeEmail(tx, used.userId, used.payload.email, now);
+          await accounts.changeEmail(tx, used.userId, used.payload.email, used.payload.session_id ?? null, now);
           return used.userId;
         })
         .catch((err) => {

@@ -65,7 +65,7 @@ describe('email confirmation required', () => {
     },
   );
 
-  it('a duplicate sign-up answers like a new one (no 409, another id); its own link carries its own password', async () => {
+  it('a duplicate sign-up answers like a new one (no 409, another id); while two are pending, a link keeps no password', async () => {
     const addr = email('dup');
     const first = await signUp(t, addr);
     const oldToken = await lastToken(t, addr);
@@ -77,12 +77,22 @@ describe('email confirmation required', () => {
     expect(Object.keys(body.user).sort()).toEqual(Object.keys(first.user).sort());
     expect(body.user.id).not.toBe(first.user.id);
     expect(await mailsTo(t, addr)).toHaveLength(2);
-    // Whoever proves the address with the second link gets the second sign-up's password, and
-    // the first one's does not survive; the first link dies with the proof.
+    // Two sign-ups chose two passwords for one unproven address: whoever proves it, with either
+    // link, gets neither (docs/security.md, the proof rule); the other link dies with the proof.
+    expect((await verify(await lastToken(t, addr))).statusCode).toBe(200);
+    expect(code(await signInRes(addr, 'another password'))).toEqual([400, 'invalid_credentials']);
+    expect(code(await signInRes(addr))).toEqual([400, 'invalid_credentials']);
+    expect(code(await verify(oldToken))).toEqual([400, 'token_invalid']);
+  });
+
+  it('a sign-up after the first one’s link expired is the only one pending: its link carries its password', async () => {
+    const addr = email('dup-late');
+    await signUp(t, addr);
+    t.clock.advance(24 * 3600_000 + 1);
+    expect((await call(t, 'POST', 'signup', { email: addr, password: 'another password' })).statusCode).toBe(200);
     expect((await verify(await lastToken(t, addr))).statusCode).toBe(200);
     expect((await signInRes(addr, 'another password')).statusCode).toBe(200);
     expect(code(await signInRes(addr))).toEqual([400, 'invalid_credentials']);
-    expect(code(await verify(oldToken))).toEqual([400, 'token_invalid']);
   });
 
   it('a verification link expires after 24 hours', async () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { attachment, noneMatch, parseRange } from './http.js';
+import { attachment, noneMatch, parseRange } from './download.js';
 
 // The download headers' parsers, over any input a client can send.
 

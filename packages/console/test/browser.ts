@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { createTestServer, type TestServer } from '../../server/test/harness.js';
 import { freePort } from '../../server/test/process.js';
+import { launchChromium } from '../../server/test/chromium.js';
 
 /**
  * The console's end-to-end harness: a whole Plinth (the server's own test harness: PGlite, or
@@ -16,17 +17,6 @@ import { freePort } from '../../server/test/process.js';
 export const ADMIN = { email: 'ops@example.com', password: 'a long admin passphrase' };
 export const APP = 'https://app.example.com';
 const SHOTS = resolve(fileURLToPath(new URL('../../../.tmp/console/', import.meta.url)));
-
-export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 export interface ConsoleServer {
   t: TestServer;
@@ -63,7 +53,7 @@ export async function startConsole(
     await t.stop();
     throw err;
   }
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const browser = await launchChromium();
   mkdirSync(SHOTS, { recursive: true });
   return {
     t,

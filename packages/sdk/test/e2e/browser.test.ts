@@ -1,9 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlinthClient } from '../../src/index.js';
 import { clientOf, type E2eServer, email, startServer, storageKey } from './server.js';
+import { launchChromium } from '../../../server/test/chromium.js';
 
 // Items 12-15: the bundle the server hosts, imported by pages of another origin in Debian's
 // Chromium (playwright-core), against the real server. Two tabs are two pages of one browser
@@ -24,17 +25,6 @@ declare global {
 }
 
 const PASSWORD = 'correct horse battery';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 let s: E2eServer;
 let pages: Server;
 /**
@@ -85,7 +75,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
   app = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

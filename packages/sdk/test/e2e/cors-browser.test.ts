@@ -1,25 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../../server/test/harness.js';
+import { launchChromium } from '../../../server/test/chromium.js';
 
 // A browser app in development, as a new user builds one: a page served by a dev server on
 // another local port (Vite's localhost:5173) calls the API through the SDK. While PUBLIC_URL is
 // a localhost address that works with no setting at all (cors_allow_localhost); on a server
 // whose PUBLIC_URL is a real host the browser is refused, and the server's log says once which
 // setting would allow it (the browser itself only says "Failed to fetch").
-
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 declare global {
   interface Window {
@@ -70,7 +60,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
   // The dev server's page, on localhost and its own port, as Vite serves one.
   devOrigin = `http://localhost:${(pages.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

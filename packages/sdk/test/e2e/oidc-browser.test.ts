@@ -1,11 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { decodeJwt } from 'jose';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OidcIdp, startOidcIdp } from '../../../server/test/oidc-provider.js';
 import type { PlinthClient } from '../../src/index.js';
 import { APP, clientOf, type E2eServer, email, freePort, startServer } from './server.js';
+import { launchChromium } from '../../../server/test/chromium.js';
 
 // Sign-in with any OpenID Connect provider, in Debian's Chromium: an app page of another origin
 // loads the SDK from the server, its buttons call signInWithOAuth('<id>'), the browser goes to the
@@ -27,16 +28,6 @@ declare global {
   }
 }
 
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const PASSWORD = 'correct horse battery';
 const ADMIN = { email: 'ops@example.com', password: 'a long admin passphrase' };
 
@@ -111,7 +102,7 @@ beforeAll(async () => {
     },
     { env: { PUBLIC_URL: base, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password }, port },
   );
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

@@ -1,12 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type Plinth } from '../../../server/src/app.js';
 import { loadConfig } from '../../../server/src/config/index.js';
 import { freshDbTarget, type TestDbTarget } from '../../../server/test/db.js';
 import { createClient } from '../../src/index.js';
+import { launchChromium } from '../../../server/test/chromium.js';
 
 // Issue 23's "done when": two browser tabs signed in as different users each see only their own
 // live changes, through a restart of the server, with the SDK the server hosts. Each tab is a
@@ -30,17 +31,6 @@ declare global {
 }
 
 const PASSWORD = 'correct horse battery';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 let target: TestDbTarget;
 let plinth: Plinth;
 let port: number;
@@ -107,7 +97,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
   app = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

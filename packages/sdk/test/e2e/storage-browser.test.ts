@@ -1,9 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlinthClient } from '../../src/index.js';
 import { type E2eServer, email, startServer } from './server.js';
+import { launchChromium } from '../../../server/test/chromium.js';
 
 // client.storage in Debian's Chromium: a page of another origin signs up, uploads the File a
 // person picked in an <input type=file>, and reads it back, under an owner policy.
@@ -42,10 +43,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
   app = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

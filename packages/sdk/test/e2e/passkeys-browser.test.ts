@@ -14,7 +14,7 @@ import { APP, type E2eServer, email, startServer } from './server.js';
 
 declare global {
   interface Window {
-    plinth: { client: PlinthClient; events: string[] };
+    pk: { client: PlinthClient; events: string[] };
   }
 }
 
@@ -42,7 +42,7 @@ function appPage(): string {
   const client = createClient('${s.url}', '${s.publicKey}');
   const events = [];
   client.auth.onAuthStateChange((event) => { events.push(event); });
-  window.plinth = { client, events };
+  window.pk = { client, events };
 </script></head><body>plinth passkeys</body></html>`;
 }
 
@@ -91,7 +91,7 @@ async function device(): Promise<{ context: BrowserContext; page: Page; cdp: CDP
     },
   });
   await page.goto(`${app}/`);
-  await page.waitForFunction(() => window.plinth?.events.includes('INITIAL_SESSION'), undefined, { timeout: 10_000 });
+  await page.waitForFunction(() => window.pk?.events.includes('INITIAL_SESSION'), undefined, { timeout: 10_000 });
   return { context, page, cdp, authenticatorId };
 }
 
@@ -106,20 +106,20 @@ describe('passkeys in Chromium', () => {
     const addr = email('passkey');
     try {
       const signedUp = await page.evaluate(async (e) => {
-        const { data, error } = await window.plinth.client.auth.signUpWithPasskey({ email: e });
+        const { data, error } = await window.pk.client.auth.signUpWithPasskey({ email: e });
         return { error, token: data?.session?.access_token ?? null, next: data?.session?.next_aal ?? null };
       }, addr);
       expect(signedUp.error).toBeNull();
       // The virtual authenticator verified the user: the passkey alone is aal2.
       expect(claims(signedUp.token as string)).toMatchObject({ aal: 'aal2', amr: [{ method: 'passkey' }] });
 
-      const enrolled = await page.evaluate(async () => (await window.plinth.client.auth.mfa.enroll({ factorType: 'totp' })).data);
+      const enrolled = await page.evaluate(async () => (await window.pk.client.auth.mfa.enroll({ factorType: 'totp' })).data);
       expect(enrolled?.status).toBe('unverified');
       const secret = enrolled?.totp.secret as string;
       const verified = await page.evaluate(
         async ([factorId, code]) => {
-          const { error } = await window.plinth.client.auth.mfa.challengeAndVerify({ factorId, code });
-          const aal = (await window.plinth.client.auth.mfa.getAuthenticatorAssuranceLevel()).data;
+          const { error } = await window.pk.client.auth.mfa.challengeAndVerify({ factorId, code });
+          const aal = (await window.pk.client.auth.mfa.getAuthenticatorAssuranceLevel()).data;
           return { error, aal };
         },
         [enrolled?.id as string, totpCode(secret, s.t.clock.now())] as const,
@@ -127,9 +127,9 @@ describe('passkeys in Chromium', () => {
       expect(verified.error).toBeNull();
       expect(verified.aal).toMatchObject({ currentLevel: 'aal2', nextLevel: 'aal2' });
       // Callbacks run after the call returns (outside the SDK's lock): wait for the event.
-      await page.waitForFunction(() => window.plinth.events.includes('MFA_CHALLENGE_VERIFIED'), undefined, { timeout: 10_000 });
+      await page.waitForFunction(() => window.pk.events.includes('MFA_CHALLENGE_VERIFIED'), undefined, { timeout: 10_000 });
       // The owner sets a password too (at aal2).
-      const pw = await page.evaluate(async (p) => (await window.plinth.client.auth.updateUser({ password: p })).error, PASSWORD);
+      const pw = await page.evaluate(async (p) => (await window.pk.client.auth.updateUser({ password: p })).error, PASSWORD);
       expect(pw).toBeNull();
 
       // Someone who learns the password signs in: an aal1 token that reads nothing.
@@ -147,7 +147,7 @@ describe('passkeys in Chromium', () => {
         expect([res.statusCode, res.json().code], path).toEqual([403, 'mfa_required']);
       }
       // The owner's passkey session reads.
-      const mine = await page.evaluate(async () => (await window.plinth.client.from('notes').select('*')).error);
+      const mine = await page.evaluate(async () => (await window.pk.client.from('notes').select('*')).error);
       expect(mine).toBeNull();
     } finally {
       await context.close();
@@ -160,7 +160,7 @@ describe('passkeys in Chromium', () => {
     try {
       const out = await page.evaluate(
         async ([e, p]) => {
-          const auth = window.plinth.client.auth;
+          const auth = window.pk.client.auth;
           await auth.signUp({ email: e, password: p });
           const registered = await auth.passkeys.register({ name: 'Laptop' });
           const listed = await auth.passkeys.list();
@@ -182,7 +182,7 @@ describe('passkeys in Chromium', () => {
       expect(claims(out.back.token as string).aal).toBe('aal2');
 
       const removed = await page.evaluate(async () => {
-        const auth = window.plinth.client.auth;
+        const auth = window.pk.client.auth;
         const list = (await auth.passkeys.list()).data ?? [];
         const gone = await auth.passkeys.remove(list[0].id);
         await auth.signOut();
@@ -202,7 +202,7 @@ describe('passkeys in Chromium', () => {
     try {
       const registered = await page.evaluate(
         async ([e, p]) => {
-          const auth = window.plinth.client.auth;
+          const auth = window.pk.client.auth;
           await auth.signUp({ email: e, password: p });
           const r = await auth.passkeys.register();
           await auth.signOut();
@@ -213,7 +213,7 @@ describe('passkeys in Chromium', () => {
       expect(registered).toBeNull();
       await s.t.settings.updateAuth({ passkey_origins: [] });
       try {
-        const refused = await page.evaluate(async () => (await window.plinth.client.auth.signInWithPasskey()).error);
+        const refused = await page.evaluate(async () => (await window.pk.client.auth.signInWithPasskey()).error);
         expect(refused).toMatchObject({ code: 'passkey_invalid' });
         expect(refused?.message).toMatch(/origin/i);
       } finally {
@@ -229,7 +229,7 @@ describe('passkeys in Chromium', () => {
     try {
       const first = await page.evaluate(
         async ([e, p]) => {
-          const auth = window.plinth.client.auth;
+          const auth = window.pk.client.auth;
           await auth.signUp({ email: e, password: p });
           await auth.passkeys.register();
           await auth.signOut();
@@ -246,7 +246,7 @@ describe('passkeys in Chromium', () => {
       expect(credentials[0].signCount).toBeGreaterThan(0);
       await cdp.send('WebAuthn.removeCredential', { authenticatorId, credentialId: credentials[0].credentialId });
       await cdp.send('WebAuthn.addCredential', { authenticatorId, credential: { ...credentials[0], signCount: 0 } });
-      const cloned = await page.evaluate(async () => (await window.plinth.client.auth.signInWithPasskey()).error);
+      const cloned = await page.evaluate(async () => (await window.pk.client.auth.signInWithPasskey()).error);
       expect(cloned).toMatchObject({ code: 'passkey_invalid' });
     } finally {
       await context.close();
@@ -259,7 +259,7 @@ describe('passkeys in Chromium', () => {
     await s.t.settings.updateAuth({ require_email_confirmation: true });
     try {
       const pending = await page.evaluate(async (e) => {
-        const auth = window.plinth.client.auth;
+        const auth = window.pk.client.auth;
         const up = await auth.signUpWithPasskey({ email: e });
         const early = await auth.signInWithPasskey();
         return { error: up.error, session: up.data?.session ?? null, early: early.error };
@@ -273,7 +273,7 @@ describe('passkeys in Chromium', () => {
       });
       expect(proved.statusCode, proved.body).toBe(200);
       const back = await page.evaluate(async () => {
-        const r = await window.plinth.client.auth.signInWithPasskey();
+        const r = await window.pk.client.auth.signInWithPasskey();
         return { error: r.error, email: r.data?.user.email };
       });
       expect(back).toEqual({ error: null, email: addr });
@@ -290,7 +290,7 @@ describe('passkeys in Chromium', () => {
     try {
       const planted = await attacker.page.evaluate(
         async ([e, p]) => {
-          const auth = window.plinth.client.auth;
+          const auth = window.pk.client.auth;
           await auth.signUp({ email: e, password: p });
           const r = await auth.passkeys.register();
           await auth.signOut();
@@ -311,7 +311,7 @@ describe('passkeys in Chromium', () => {
         payload: { token: await lastToken(s.t, addr, 'magic_link') },
       });
       expect(owner.statusCode, owner.body).toBe(200);
-      const refused = await attacker.page.evaluate(async () => (await window.plinth.client.auth.signInWithPasskey()).error);
+      const refused = await attacker.page.evaluate(async () => (await window.pk.client.auth.signInWithPasskey()).error);
       expect(refused).toMatchObject({ code: 'passkey_invalid' });
     } finally {
       await attacker.context.close();

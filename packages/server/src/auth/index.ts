@@ -2,13 +2,15 @@
  * End-user auth (docs/api.md §5). What this area adds:
  * - endpoints: signup, signin, signout, refresh, GET/PATCH user, reauthenticate, verify-email,
  *   resend-verification, forgot-password, reset-password, request-magic-link,
- *   signin-magic-link, phone/send-otp, phone/verify, oauth/{provider} and its callback
+ *   signin-magic-link, phone/send-otp, phone/verify, factors… (mfa/), passkeys… (passkeys/),
+ *   oauth/{provider} and its callback
  *   (built-in providers and those of `oidc_providers`: oauth/index.ts)
  *   (route table: routes.ts);
  *   the JWKS is served by app.ts from sessions/jwt.ts.
  * - tables: auth.users, passwords, identities, sessions, refresh_tokens, one_time_tokens
  *   (migration 0003_auth.sql), phone_codes (0005), oauth_flows (0009), oidc_tests (0090), reauth_codes and
- *   users.banned_until (0010), and the SQL runner's role `plinth_sql`.
+ *   users.banned_until (0010), mfa_factors, mfa_challenges, recovery_codes, passkeys,
+ *   passkey_challenges and sessions.aal/amr (0130), and the SQL runner's role `plinth_sql`.
  * - accounts/: the one home of every credential write and of the proof rule; sessions/state.ts
  *   the one home of session state (open, revoked, banned), which the gate (sessions/gate.ts)
  *   caches for the REST API, storage and every area that resolves a token.
@@ -20,7 +22,8 @@
  *   token_invalid, provider_disabled, rate_limited, magic_link_invalid, invalid_phone,
  *   invalid_code, code_expired, paid_plan_required, sms_not_configured, provider_not_found,
  *   invalid_state, oauth_failed, user_banned, reauthentication_required, oidc_unreachable,
- *   oidc_issuer_mismatch, oidc_unsupported.
+ *   oidc_issuer_mismatch, oidc_unsupported, mfa_required, factor_not_found, challenge_invalid,
+ *   too_many_factors, recovery_code_invalid, passkey_invalid, passkey_not_found.
  */
 import rateLimit from '@fastify/rate-limit';
 import type { Factor, Passkey } from '@plinth/shared';

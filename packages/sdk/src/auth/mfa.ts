@@ -101,7 +101,8 @@ export class MfaApi {
   }
 
   /**
-   * The session's level and the one the user can reach, read from the stored session (no request).
+   * The session's level and the one the user can reach, read from the stored session (one
+   * request only for a session that came without `next_aal`: a social sign-in's redirect).
    * @example const { data } = await client.auth.mfa.getAuthenticatorAssuranceLevel(); if (data.nextLevel === 'aal2' && data.currentLevel !== 'aal2') showCodePrompt();
    */
   async getAuthenticatorAssuranceLevel(): Promise<Result<AssuranceLevel>> {
@@ -110,10 +111,17 @@ export class MfaApi {
     if (!session.data) return { data: { currentLevel: null, nextLevel: null, currentAuthenticationMethods: [] }, error: null };
     const claims = claimsOf(session.data.access_token);
     const currentLevel: AuthenticatorAssuranceLevel = claims.aal === 'aal2' ? 'aal2' : 'aal1';
+    let nextLevel = session.data.next_aal;
+    if (!nextLevel) {
+      // A session from a social sign-in's redirect carries no next_aal: ask for the factors.
+      const factors = await this.listFactors();
+      if (factors.error) return factors;
+      nextLevel = factors.data.totp.length ? 'aal2' : currentLevel;
+    }
     return {
       data: {
         currentLevel,
-        nextLevel: session.data.next_aal ?? currentLevel,
+        nextLevel,
         currentAuthenticationMethods: Array.isArray(claims.amr) ? (claims.amr as AuthMethodReference[]) : [],
       },
       error: null,

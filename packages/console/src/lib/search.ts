@@ -60,7 +60,7 @@ export const messagesSearch = (raw: Raw): MessagesSearch => ({
   msg: str(raw.msg, 40),
 });
 
-export const AUTH_SECTIONS = ['methods', 'urls', 'providers', 'oidc', 'templates', 'delivery'] as const;
+export const AUTH_SECTIONS = ['methods', 'security', 'urls', 'providers', 'oidc', 'templates', 'delivery'] as const;
 export interface AuthSearch {
   section?: (typeof AUTH_SECTIONS)[number];
 }

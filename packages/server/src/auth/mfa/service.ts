@@ -123,6 +123,11 @@ export function createMfaService(deps: AuthDeps, sessions: SessionService) {
     async challenge(who: SignedIn, factorId: string): Promise<{ id: string; expires_at: number }> {
       if (!isUuid(factorId) || !who.sessionId) throw notFound();
       const now = clock.now();
+      // Challenges over for 5 minutes and more are never read again.
+      await db.query('delete from auth.mfa_challenges where factor_id = $1 and expires_at < $2::timestamptz', [
+        factorId,
+        iso(now - CHALLENGE_TTL_MS),
+      ]);
       const { rows } = await db.query<{ id: string }>(
         `insert into auth.mfa_challenges (factor_id, session_id, created_at, expires_at)
          select f.id, $3, $4::timestamptz, $5::timestamptz from auth.mfa_factors f where f.id = $1 and f.user_id = $2 returning id`,

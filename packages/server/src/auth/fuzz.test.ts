@@ -85,7 +85,7 @@ const credential = fc.oneof(
 );
 const body = fc
   .tuple(fc.dictionary(fc.constantFrom(...fields), value, { maxKeys: 4 }), fc.option(credential, { nil: undefined }))
-  .map(([b, c]) => (c === undefined ? b : { ...b, credential: c }));
+  .map(([b, c]): Record<string, unknown> => (c === undefined ? b : { ...b, credential: c }));
 
 const ENDPOINTS: Array<{ method: 'POST' | 'PATCH'; url: string; auth: 'anon' | 'user' | 'service' }> = [
   { method: 'POST', url: '/v1/auth/signup', auth: 'anon' },

@@ -21,6 +21,8 @@ export type { MagicLinkOptions } from './auth/magic-link.js';
 export type { SignInWithOAuthOptions } from './auth/oauth.js';
 export type { SignUpCredentials, SignUpData } from './auth/password.js';
 export type { UserAttributes } from './auth/user.js';
+export { type AssuranceLevel, MfaApi } from './auth/mfa.js';
+export { PasskeysApi } from './auth/passkeys.js';
 export { parseOAuthFragment, type OAuthFragment } from './auth/fragment.js';
 export { memoryStorage } from './auth/storage.js';
 // The one request function every SDK call goes through, for management tools (the console).
@@ -65,6 +67,11 @@ export type {
 } from './rest/types.js';
 export type {
   AuthChangeEvent,
+  AuthenticatorAssuranceLevel,
+  AuthMethodReference,
+  EnrolledFactor,
+  Factor,
+  Passkey,
   Identity,
   LockFunction,
   BuiltInOAuthProvider,

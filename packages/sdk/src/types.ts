@@ -5,7 +5,17 @@
  */
 import type { ErrorCode, OAuthProviderId } from '@plinth/shared';
 
-export type { Identity, Session, User, WebhookPayload } from '@plinth/shared';
+export type {
+  AuthenticatorAssuranceLevel,
+  AuthMethodReference,
+  EnrolledFactor,
+  Factor,
+  Identity,
+  Passkey,
+  Session,
+  User,
+  WebhookPayload,
+} from '@plinth/shared';
 
 /**
  * The codes of errors the SDK makes itself, with `status: 0` (or, for `single()`, the status
@@ -19,7 +29,9 @@ export type ClientErrorCode =
   | 'oauth_callback_missing'
   | 'oauth_flow_mismatch'
   | 'invalid_redirect'
-  | 'websocket_unavailable';
+  | 'websocket_unavailable'
+  | 'webauthn_unavailable'
+  | 'webauthn_cancelled';
 
 /**
  * Every code a `PlinthError` carries: the server's (docs/api.md, never renamed, only added)
@@ -54,7 +66,14 @@ export type BuiltInOAuthProvider = OAuthProviderId;
 export type OAuthProvider = BuiltInOAuthProvider | (string & {});
 
 /** Events passed to `onAuthStateChange` callbacks. */
-export type AuthChangeEvent = 'INITIAL_SESSION' | 'SIGNED_IN' | 'SIGNED_OUT' | 'TOKEN_REFRESHED' | 'USER_UPDATED' | 'PASSWORD_RECOVERY';
+export type AuthChangeEvent =
+  | 'INITIAL_SESSION'
+  | 'SIGNED_IN'
+  | 'SIGNED_OUT'
+  | 'TOKEN_REFRESHED'
+  | 'USER_UPDATED'
+  | 'PASSWORD_RECOVERY'
+  | 'MFA_CHALLENGE_VERIFIED';
 
 /**
  * Where the session is kept. `localStorage` fits as is; so does any adapter whose methods are

@@ -160,7 +160,10 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       route.onSend = [...own, settle] as typeof route.onSend;
     });
     // Keys and tokens, a token's session checked: what every API area takes its caller from.
-    const resolvePrincipal = createPrincipalResolver(keys, gatedVerifier(tokens, gate));
+    const resolvePrincipal = createPrincipalResolver(
+      keys,
+      gatedVerifier(tokens, gate, () => settings.auth().mfa_enforcement),
+    );
     const callers = createCallerGuards(resolvePrincipal, {
       sessions: consoleSessions.resolve,
       publicOrigin: new URL(config.publicUrl).origin,
@@ -223,6 +226,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       hooks: {
         accounts: auth.accounts,
         resendVerification: (email) => auth.services.verification.resend({ email }),
+        secondFactors: auth.secondFactors,
         rotateSigningKey: (o) => auth.rotateSigningKey(o),
       },
       oidcTests: { start: auth.services.oauth.startTest, result: auth.services.oauth.testResult },

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { iso, isoSql } from '../src/lib/index.js';
 import { asUser, call, email, lastCode, lastToken, setAuth } from './auth.js';
 import { createTestServer, type TestServer } from './harness.js';
+import { totpCode } from '../src/auth/mfa/totp.js';
 import { startReceiver } from './receiver.js';
 
 // One wire format for time (lib/clock.ts, docs/api.md §1): every timestamp of Plinth's own that
@@ -32,6 +33,19 @@ const NOT_WALKED: Record<string, string> = {
   'GET /v1/auth/oauth/:provider': 'a redirect to the provider',
   'GET|POST /v1/auth/oauth/:provider/callback': 'a redirect back to the app (the session in the fragment)',
   'GET /api/v1/backups/:name': 'the bytes of a backup (application/gzip)',
+  'GET /v1/auth/passkeys':
+    'a passkey to list needs a WebAuthn authenticator (passkeys-browser.test.ts, Chromium); created_at and last_used_at are written by isoSql (auth/passkeys/service.ts)',
+  'POST /v1/auth/passkeys/register/options': 'WebAuthn options: a challenge and numbers, no timestamps',
+  'POST /v1/auth/passkeys/signin/options': 'WebAuthn options: a challenge and numbers, no timestamps',
+  'POST /v1/auth/passkeys/signup/options': 'WebAuthn options: a challenge and numbers, no timestamps',
+  'POST /v1/auth/passkeys/register/verify':
+    'needs a WebAuthn authenticator (passkeys-browser.test.ts drives it in Chromium); isoSql as the list',
+  'POST /v1/auth/passkeys/signin/verify':
+    "needs a WebAuthn authenticator (passkeys-browser.test.ts); its answer is sign-in's session, walked above",
+  'POST /v1/auth/passkeys/signup/verify':
+    "needs a WebAuthn authenticator (passkeys-browser.test.ts); its answer is sign-up's, walked above",
+  'PATCH|DELETE /v1/auth/passkeys/:id': 'needs a registered passkey (passkeys-browser.test.ts); isoSql as the list',
+  'DELETE /api/v1/users/:id/passkeys/:passkey': 'needs a registered passkey (passkeys-browser.test.ts); answers 204',
   'GET /api/v1/realtime': "the WebSocket upgrade; its messages' commit_time is written by isoSql (realtime/log.ts)",
   'POST /api/v1/settings/auth/oidc/:id/test': 'needs a live OpenID provider (auth/oauth/oidc.test.ts); no timestamps but expires_in',
   'GET /api/v1/settings/auth/oidc/:id/tests/:test_id':
@@ -252,6 +266,39 @@ describe('every timestamp leaving the server is RFC 3339 UTC with milliseconds',
     await as(`DELETE ${o}`, '/api/v1/storage/object/times', sk, { paths: ['a/two.txt', 'a/dos.txt'] });
     await as(`DELETE ${b}/:name`, `${b}/times`, sk);
     for (const route of [`GET ${b}`, `GET ${o}`, `POST ${o}/move`, `DELETE ${o}`, `DELETE ${b}/:name`]) {
+      expect(walked.get(route), route).toBeGreaterThan(0);
+    }
+  });
+
+  it('second factors: enrol, challenge, verify, list, recovery codes, recover, remove; an operator lists and resets them', async () => {
+    const addr = email('factors');
+    const password = 'correct horse battery';
+    await call(t, 'POST', 'signup', { email: addr, password });
+    await call(t, 'POST', 'verify-email', { token: await lastToken(t, addr, 'verification') });
+    const session = (await call(t, 'POST', 'signin', { email: addr, password })).json();
+    const me = asUser(t, session.access_token);
+    const enrol = (await walk('POST /v1/auth/factors', call(t, 'POST', 'factors', { factor_type: 'totp' }, me))).json();
+    const challenge = (await walk('POST /v1/auth/factors/:id/challenge', call(t, 'POST', `factors/${enrol.id}/challenge`, {}, me))).json();
+    const code = totpCode(enrol.totp.secret, t.clock.now());
+    const up = (
+      await walk(
+        'POST /v1/auth/factors/:id/verify',
+        call(t, 'POST', `factors/${enrol.id}/verify`, { challenge_id: challenge.id, code }, me),
+      )
+    ).json();
+    const strong = asUser(t, up.access_token);
+    await walk('GET /v1/auth/factors', call(t, 'GET', 'factors', undefined, strong));
+    const codes = (await walk('POST /v1/auth/factors/recovery-codes', call(t, 'POST', 'factors/recovery-codes', {}, strong))).json();
+    const again = (await call(t, 'POST', 'signin', { email: addr, password })).json();
+    const recovered = await walk(
+      'POST /v1/auth/factors/recover',
+      call(t, 'POST', 'factors/recover', { code: codes.codes[0] }, asUser(t, again.access_token)),
+    );
+    const sk = t.as.service;
+    await as('GET /api/v1/users/:id/factors', `/api/v1/users/${session.user.id}/factors`, sk);
+    await as('DELETE /v1/auth/factors/:id', `/v1/auth/factors/${enrol.id}`, asUser(t, recovered.json().access_token));
+    await as('DELETE /api/v1/users/:id/factors', `/api/v1/users/${session.user.id}/factors`, sk);
+    for (const route of ['POST /v1/auth/factors', 'GET /v1/auth/factors', 'POST /v1/auth/factors/recover']) {
       expect(walked.get(route), route).toBeGreaterThan(0);
     }
   });

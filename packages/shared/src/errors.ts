@@ -86,6 +86,27 @@ export const ERROR_STATUS = {
   user_banned: 403,
   /** A password or email change needs a recent sign-in, the current password, or a reauthentication code. */
   reauthentication_required: 403,
+  // multi-factor authentication and passkeys (docs/securing-accounts.md)
+  /**
+   * The user has a verified second factor and this access token is `aal1`: verify a factor
+   * (or use a recovery code or a passkey) for an `aal2` session first.
+   */
+  mfa_required: 403,
+  /** No factor with this id belongs to the signed-in user. */
+  factor_not_found: 404,
+  /** The MFA challenge is unknown, expired (5 minutes), already used, or void after 5 wrong codes. */
+  challenge_invalid: 400,
+  /** A user may have at most 10 factors (verified or not); remove one first. */
+  too_many_factors: 409,
+  /** The recovery code is unknown or already used. */
+  recovery_code_invalid: 400,
+  /**
+   * The passkey answer does not verify: wrong origin or relying party, unknown or removed
+   * credential, a signature counter that went back (a cloned authenticator), an expired or used challenge.
+   */
+  passkey_invalid: 400,
+  /** No passkey with this id belongs to the user. */
+  passkey_not_found: 404,
   // console admins and end-user administration (docs/api.md §4)
   /** A change made with the admin cookie without `X-Plinth-Admin: 1`, or from another origin. */
   csrf_rejected: 403,

@@ -105,6 +105,19 @@ export interface AuthSettings {
   oidc_providers: OidcProviderSettings[];
   /** Per-project overrides of the email templates; absent kinds use the defaults. */
   email_templates: Partial<Record<TemplateKind, Partial<EmailTemplate>>>;
+  /** Users may enrol new TOTP factors (factors already verified keep working when off). */
+  mfa_totp_enabled: boolean;
+  /**
+   * `server`: an `aal1` token of a user with a verified factor is refused everywhere (403
+   * `mfa_required`); `policies`: it passes, and policies read `auth.jwt()->>'aal'`.
+   */
+  mfa_enforcement: 'server' | 'policies';
+  /** Passkey sign-in, sign-up and registration (WebAuthn). */
+  passkey_enabled: boolean;
+  /** The WebAuthn relying party ID; null: the host of PUBLIC_URL. */
+  passkey_rp_id: string | null;
+  /** Origins besides PUBLIC_URL's whose pages may use passkeys (`https://app.example.com`). */
+  passkey_origins: string[];
 }
 
 /** The mask a stored secret is read as. */
@@ -151,6 +164,16 @@ export interface Admin {
 /** An end-user as the management API answers it (`/api/v1/users`): the user and its ban. */
 export interface EndUser extends User {
   banned_until: string | null;
+  /** The user has a verified second factor (their aal1 sessions must step up). */
+  mfa_enabled: boolean;
+  /** How many passkeys the user has. */
+  passkeys: number;
+}
+
+/** `GET /api/v1/users/{id}/factors`: the user's second factors and passkeys. */
+export interface EndUserFactors {
+  factors: import('./types.js').Factor[];
+  passkeys: import('./types.js').Passkey[];
 }
 
 /** One open session of an end-user, as `GET /api/v1/users/{id}` lists them. */

@@ -27,6 +27,54 @@ export interface Session {
   expires_at: number;
   refresh_token: string;
   user: User;
+  /**
+   * The level this user can reach (docs/securing-accounts.md): `aal2` when they have a verified
+   * second factor (an `aal1` session must then verify one before the API answers it), else the
+   * session's own level.
+   */
+  next_aal?: AuthenticatorAssuranceLevel;
+}
+
+/** `aal1`: one factor (a password, a link, a code, a provider); `aal2`: a second factor or a passkey with user verification. */
+export type AuthenticatorAssuranceLevel = 'aal1' | 'aal2';
+
+/** How a session was authenticated (the access token's `amr` claim). */
+export interface AuthMethodReference {
+  method: 'password' | 'magic_link' | 'otp' | 'oauth' | 'totp' | 'passkey' | 'recovery';
+  /** Epoch seconds. */
+  timestamp: number;
+}
+
+/** A second factor (`GET /v1/auth/factors`). */
+export interface Factor {
+  id: string;
+  factor_type: 'totp';
+  friendly_name: string | null;
+  status: 'unverified' | 'verified';
+  created_at: string;
+  updated_at: string;
+}
+
+/** What `POST /v1/auth/factors` answers: the secret is shown this once. */
+export interface EnrolledFactor extends Factor {
+  totp: {
+    /** Base32, for typing into an authenticator app. */
+    secret: string;
+    /** `otpauth://totp/…` */
+    uri: string;
+    /** The URI as a QR code: an SVG data URL (`<img src>`). */
+    qr_code: string;
+  };
+}
+
+/** A passkey of the user (`GET /v1/auth/passkeys`). */
+export interface Passkey {
+  id: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+  /** Synced by the platform (iCloud Keychain, Google Password Manager…). */
+  backed_up: boolean;
 }
 
 export interface Keys {

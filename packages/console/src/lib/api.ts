@@ -98,6 +98,7 @@ import type {
   DevMessage,
   EndUser,
   EndUserDetail,
+  EndUserFactors,
   LogEntry,
   OidcTestResult,
   TemplateKind,
@@ -236,6 +237,10 @@ export const api = {
     call<EndUser>({ method: 'PATCH', path: `/api/v1/users/${encodeURIComponent(id)}`, body }),
   deleteUser: (id: string) => call<EndUser>({ method: 'DELETE', path: `/api/v1/users/${encodeURIComponent(id)}` }),
   signOutUser: (id: string) => call<{ revoked: number }>({ method: 'POST', path: `/api/v1/users/${encodeURIComponent(id)}/signout` }),
+  userFactors: (id: string) => call<EndUserFactors>({ path: `/api/v1/users/${encodeURIComponent(id)}/factors` }),
+  resetFactors: (id: string) => call<{ removed: number }>({ method: 'DELETE', path: `/api/v1/users/${encodeURIComponent(id)}/factors` }),
+  removeUserPasskey: (id: string, passkey: string) =>
+    call<{ id: string }>({ method: 'DELETE', path: `/api/v1/users/${encodeURIComponent(id)}/passkeys/${encodeURIComponent(passkey)}` }),
   resendVerification: (id: string) =>
     call<{ sent: true; to: string }>({ method: 'POST', path: `/api/v1/users/${encodeURIComponent(id)}/resend-verification` }),
   messages: (f: { to?: string; status?: string; channel?: string }) =>

@@ -75,7 +75,7 @@ export const webhooksSearch = (raw: Raw): WebhooksSearch => ({
   delivery: str(raw.delivery, 24),
 });
 
-export const AUTH_SECTIONS = ['methods', 'urls', 'providers', 'oidc', 'templates', 'delivery'] as const;
+export const AUTH_SECTIONS = ['methods', 'security', 'urls', 'providers', 'oidc', 'templates', 'delivery'] as const;
 export interface AuthSearch {
   section?: (typeof AUTH_SECTIONS)[number];
 }

@@ -4,6 +4,8 @@ import type { AuthStateCallback, AuthSubscription } from './events.js';
 import { type MagicLinkOptions, requestMagicLink, signInWithMagicLink } from './magic-link.js';
 import { handleOAuthCallback, type SignInWithOAuthOptions, signInWithOAuth } from './oauth.js';
 import { forgotPassword, resetPassword, type SignUpCredentials, type SignUpData, signIn, signUp } from './password.js';
+import { MfaApi } from './mfa.js';
+import { PasskeysApi, signInWithPasskey, signUpWithPasskey } from './passkeys.js';
 import { sendPhoneCode, verifyPhoneCode } from './phone.js';
 import { getSession, refreshSession, signOut } from './session.js';
 import { getUser, reauthenticate, type UserAttributes, updateUser } from './user.js';
@@ -14,7 +16,35 @@ import { resendVerification, verifyEmail } from './verification.js';
  * throws; each one lives in its own file next to this one.
  */
 export class AuthClient {
-  constructor(private readonly ctx: AuthContext) {}
+  /** Second factors (TOTP) and recovery codes: `enroll`, `challengeAndVerify`, `getAuthenticatorAssuranceLevel`… */
+  readonly mfa: MfaApi;
+  /** The signed-in user's passkeys: `register`, `list`, `rename`, `remove`. */
+  readonly passkeys: PasskeysApi;
+
+  constructor(private readonly ctx: AuthContext) {
+    this.mfa = new MfaApi(ctx);
+    this.passkeys = new PasskeysApi(ctx);
+  }
+
+  /**
+   * Signs in with a passkey; without `email` the browser offers the passkeys it holds for this site.
+   * @example const { data, error } = await client.auth.signInWithPasskey();
+   */
+  signInWithPasskey(params?: { email?: string }): Promise<Result<SignInData>> {
+    return signInWithPasskey(this.ctx, params);
+  }
+
+  /**
+   * Signs up with a passkey alone (the address stays unproven until its link is used).
+   * @example const { data, error } = await client.auth.signUpWithPasskey({ email: 'ada@example.com' });
+   */
+  signUpWithPasskey(params: {
+    email: string;
+    name?: string;
+    emailRedirectTo?: string;
+  }): Promise<Result<{ user: User; session: Session | null }>> {
+    return signUpWithPasskey(this.ctx, params);
+  }
 
   /** @example const { data, error } = await client.auth.signUp({ email, password, emailRedirectTo: 'https://app.example.com/verify' }); */
   signUp(credentials: SignUpCredentials): Promise<Result<SignUpData>> {
@@ -33,7 +63,8 @@ export class AuthClient {
 
   /**
    * Subscribes to auth events. The callback first receives INITIAL_SESSION, then SIGNED_IN,
-   * SIGNED_OUT, TOKEN_REFRESHED, USER_UPDATED and PASSWORD_RECOVERY, also those caused in other
+   * SIGNED_OUT, TOKEN_REFRESHED, USER_UPDATED, PASSWORD_RECOVERY and MFA_CHALLENGE_VERIFIED (an
+   * `aal2` session after a second factor or a recovery code), also those caused in other
    * tabs. Callbacks run asynchronously, outside the SDK's lock, so they may call (and await)
    * any client method.
    * @example const { data } = client.auth.onAuthStateChange((event, session) => render(session)); data.subscription.unsubscribe();

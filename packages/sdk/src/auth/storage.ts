@@ -103,5 +103,6 @@ export function toSession(raw: Partial<Session> & { access_token: string; refres
     expires_at: expiresAt,
     refresh_token: raw.refresh_token,
     user: (raw.user ?? user) as User,
+    ...(raw.next_aal ? { next_aal: raw.next_aal } : {}),
   };
 }

@@ -92,7 +92,9 @@ export async function auth() {
   // @ts-expect-error a provider is a string
   client.auth.signInWithOAuth(42);
   const { data } = client.auth.onAuthStateChange((event) => {
-    expectType<'INITIAL_SESSION' | 'SIGNED_IN' | 'SIGNED_OUT' | 'TOKEN_REFRESHED' | 'USER_UPDATED' | 'PASSWORD_RECOVERY'>(event);
+    expectType<
+      'INITIAL_SESSION' | 'SIGNED_IN' | 'SIGNED_OUT' | 'TOKEN_REFRESHED' | 'USER_UPDATED' | 'PASSWORD_RECOVERY' | 'MFA_CHALLENGE_VERIFIED'
+    >(event);
   });
   data.subscription.unsubscribe();
 }

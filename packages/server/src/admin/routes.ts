@@ -11,7 +11,7 @@ import { OidcTestParams, OidcTestResultParams, type createSettingsHandlers } fro
 import type { createSigningKeyHandlers } from './signing-keys.js';
 import { SqlBody, type createSqlRunner } from './sql.js';
 import { AcceptBody, IdParams, InviteBody, RoleBody, type createTeamHandlers } from './team.js';
-import { UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type createUserAdmin } from './users.js';
+import { PasskeyParams, UserCreateBody, UserIdParams, UserListParams, UserPatchBody, type createUserAdmin } from './users.js';
 
 export interface AdminHandlers {
   session: ReturnType<typeof createAdminSessionHandlers>;
@@ -140,6 +140,17 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
   );
   app.delete('/api/v1/users/:id', { onRequest: manage, schema: { params: UserIdParams }, ...audit('user.delete') }, users.remove);
   app.post('/api/v1/users/:id/signout', { onRequest: manage, schema: { params: UserIdParams }, ...audit('user.signout') }, users.signOut);
+  app.get('/api/v1/users/:id/factors', { onRequest: manage, schema: { params: UserIdParams } }, users.factors);
+  app.delete(
+    '/api/v1/users/:id/factors',
+    { onRequest: manage, schema: { params: UserIdParams }, ...audit('user.factors_reset') },
+    users.resetFactors,
+  );
+  app.delete(
+    '/api/v1/users/:id/passkeys/:passkey',
+    { onRequest: manage, schema: { params: PasskeyParams }, ...audit('user.passkey_remove') },
+    users.removePasskey,
+  );
   app.post(
     '/api/v1/users/:id/resend-verification',
     { onRequest: manage, schema: { params: UserIdParams }, ...audit('user.resend_verification') },

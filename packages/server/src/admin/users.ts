@@ -1,4 +1,4 @@
-import type { EndUser, EndUserDetail, EndUserSession } from '@plinth/shared';
+import type { EndUser, EndUserDetail, EndUserFactors, EndUserSession } from '@plinth/shared';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Accounts, checkPassword, normalizeEmail, normalizePhone, USER_COLUMNS } from '../auth/index.js';
@@ -17,6 +17,12 @@ export interface AccountHooks {
   accounts: Accounts;
   /** Queues a verification mail to `email` as POST /v1/auth/resend-verification would (429 when over the limit). */
   resendVerification(email: string): Promise<void>;
+  /** The user's second factors and passkeys: listed, reset (factors and recovery codes), one passkey removed. */
+  secondFactors: {
+    list(userId: string): Promise<EndUserFactors>;
+    reset(userId: string): Promise<number>;
+    removePasskey(userId: string, passkeyId: string): Promise<boolean>;
+  };
 }
 
 export interface UserAdminDeps {
@@ -30,8 +36,10 @@ export interface UserAdminDeps {
   verificationUrlSet: () => boolean;
 }
 
-/** The user of the auth API, and its ban. */
-const USER = `${USER_COLUMNS}, ${isoSql('u.banned_until')} as banned_until`;
+/** The user of the auth API, its ban, and whether it has a second factor and passkeys. */
+const USER = `${USER_COLUMNS}, ${isoSql('u.banned_until')} as banned_until,
+  exists (select 1 from auth.mfa_factors f where f.user_id = u.id and f.status = 'verified') as mfa_enabled,
+  (select count(*)::int from auth.passkeys k where k.user_id = u.id) as passkeys`;
 
 export const UserListParams = Type.Object(
   { search: Type.Optional(Type.String({ maxLength: 320 })), limit: Type.Optional(Type.String()), offset: Type.Optional(Type.String()) },
@@ -59,10 +67,15 @@ export const UserPatchBody = Type.Object(
 );
 
 export const UserIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+export const PasskeyParams = Type.Object({ id: Type.String({ maxLength: 64 }), passkey: Type.String({ maxLength: 64 }) });
 
 /** A row of `USER`: the wire type but for the identities, which one driver hands over as JSON text. */
 type Row = Omit<EndUser, 'identities'> & { identities: EndUser['identities'] | string };
-const toUser = (r: Row): EndUser => ({ ...r, identities: typeof r.identities === 'string' ? JSON.parse(r.identities) : r.identities });
+const toUser = (r: Row): EndUser => ({
+  ...r,
+  identities: typeof r.identities === 'string' ? JSON.parse(r.identities) : r.identities,
+  passkeys: Number(r.passkeys),
+});
 
 function int(value: string | undefined, name: string, fallback: number, max: number): number {
   if (value === undefined) return fallback;
@@ -211,6 +224,26 @@ export function createUserAdmin(deps: UserAdminDeps) {
       const user = await find(db, req.params.id);
       const revoked = await db.transaction((tx) => accounts.revokeSessions(tx, user.id, {}, clock.now()));
       return { revoked };
+    },
+
+    /** The user's second factors and passkeys (never their secrets). */
+    async factors(req: IdRequest): Promise<EndUserFactors> {
+      const user = await find(db, req.params.id);
+      return deps.hooks.secondFactors.list(user.id);
+    },
+
+    /** An admin reset: every factor and recovery code goes; the user's sessions drop to aal1 at once. */
+    async resetFactors(req: IdRequest) {
+      const user = await find(db, req.params.id);
+      return { removed: await deps.hooks.secondFactors.reset(user.id) };
+    },
+
+    /** Removes one passkey of the user. */
+    async removePasskey(req: FastifyRequest<{ Params: { id: string; passkey: string } }>) {
+      const user = await find(db, req.params.id);
+      if (!isUuid(req.params.passkey) || !(await deps.hooks.secondFactors.removePasskey(user.id, req.params.passkey)))
+        throw new ApiError('passkey_not_found', 'No passkey with this id belongs to the user.');
+      return { id: req.params.passkey };
     },
 
     async resendVerification(req: IdRequest) {

@@ -24,6 +24,7 @@ beforeAll(async () => {
     email_verification_url: 'https://app.example.com/verify',
     magic_link_enabled: true,
     phone_enabled: true,
+    passkey_enabled: true,
   });
   access = (await signUp(t, email('fuzz'))).session.access_token;
 });
@@ -61,8 +62,30 @@ const fields = [
   'scope',
   'to',
   'plan',
+  'factor_type',
+  'friendly_name',
+  'challenge_id',
 ];
-const body = fc.dictionary(fc.constantFrom(...fields), value, { maxKeys: 4 });
+/** A WebAuthn credential's JSON with any values in it (what a broken or hostile client may send). */
+const credential = fc.oneof(
+  value,
+  fc.record({
+    id: text,
+    rawId: text,
+    type: fc.oneof(fc.constant('public-key'), text),
+    response: fc.dictionary(
+      fc.constantFrom('clientDataJSON', 'attestationObject', 'authenticatorData', 'signature', 'userHandle', 'transports'),
+      fc.oneof(
+        value,
+        fc.string({ maxLength: 60 }).map((x) => Buffer.from(x).toString('base64url')),
+      ),
+      { maxKeys: 4 },
+    ),
+  }),
+);
+const body = fc
+  .tuple(fc.dictionary(fc.constantFrom(...fields), value, { maxKeys: 4 }), fc.option(credential, { nil: undefined }))
+  .map(([b, c]): Record<string, unknown> => (c === undefined ? b : { ...b, credential: c }));
 
 const ENDPOINTS: Array<{ method: 'POST' | 'PATCH'; url: string; auth: 'anon' | 'user' | 'service' }> = [
   { method: 'POST', url: '/v1/auth/signup', auth: 'anon' },
@@ -76,6 +99,15 @@ const ENDPOINTS: Array<{ method: 'POST' | 'PATCH'; url: string; auth: 'anon' | '
   { method: 'POST', url: '/v1/auth/signin-magic-link', auth: 'anon' },
   { method: 'POST', url: '/v1/auth/phone/send-otp', auth: 'anon' },
   { method: 'POST', url: '/v1/auth/phone/verify', auth: 'anon' },
+  { method: 'POST', url: '/v1/auth/factors', auth: 'user' },
+  { method: 'POST', url: '/v1/auth/factors/recover', auth: 'user' },
+  { method: 'POST', url: '/v1/auth/factors/00000000-0000-4000-8000-000000000000/challenge', auth: 'user' },
+  { method: 'POST', url: '/v1/auth/factors/00000000-0000-4000-8000-000000000000/verify', auth: 'user' },
+  { method: 'POST', url: '/v1/auth/passkeys/register/verify', auth: 'user' },
+  { method: 'POST', url: '/v1/auth/passkeys/signin/options', auth: 'anon' },
+  { method: 'POST', url: '/v1/auth/passkeys/signin/verify', auth: 'anon' },
+  { method: 'POST', url: '/v1/auth/passkeys/signup/options', auth: 'anon' },
+  { method: 'POST', url: '/v1/auth/passkeys/signup/verify', auth: 'anon' },
   { method: 'PATCH', url: '/v1/auth/user', auth: 'user' },
   { method: 'POST', url: '/v1/auth/signout', auth: 'user' },
   { method: 'PATCH', url: '/api/v1/project', auth: 'service' },

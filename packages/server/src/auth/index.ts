@@ -2,13 +2,15 @@
  * End-user auth (docs/api.md §5). What this area adds:
  * - endpoints: signup, signin, signout, refresh, GET/PATCH user, reauthenticate, verify-email,
  *   resend-verification, forgot-password, reset-password, request-magic-link,
- *   signin-magic-link, phone/send-otp, phone/verify, oauth/{provider} and its callback
+ *   signin-magic-link, phone/send-otp, phone/verify, factors… (mfa/), passkeys… (passkeys/),
+ *   oauth/{provider} and its callback
  *   (built-in providers and those of `oidc_providers`: oauth/index.ts)
  *   (route table: routes.ts);
  *   the JWKS is served by app.ts from sessions/jwt.ts.
  * - tables: auth.users, passwords, identities, sessions, refresh_tokens, one_time_tokens
  *   (migration 0003_auth.sql), phone_codes (0005), oauth_flows (0009), oidc_tests (0090), reauth_codes and
- *   users.banned_until (0010), and the SQL runner's role `plinth_sql`.
+ *   users.banned_until (0010), mfa_factors, mfa_challenges, recovery_codes, passkeys,
+ *   passkey_challenges and sessions.aal/amr (0130), and the SQL runner's role `plinth_sql`.
  * - accounts/: the one home of every credential write and of the proof rule; sessions/state.ts
  *   the one home of session state (open, revoked, banned), which the gate (sessions/gate.ts)
  *   caches for the REST API, storage and every area that resolves a token.
@@ -20,9 +22,11 @@
  *   token_invalid, provider_disabled, rate_limited, magic_link_invalid, invalid_phone,
  *   invalid_code, code_expired, paid_plan_required, sms_not_configured, provider_not_found,
  *   invalid_state, oauth_failed, user_banned, reauthentication_required, oidc_unreachable,
- *   oidc_issuer_mismatch, oidc_unsupported.
+ *   oidc_issuer_mismatch, oidc_unsupported, mfa_required, factor_not_found, challenge_invalid,
+ *   too_many_factors, recovery_code_invalid, passkey_invalid, passkey_not_found.
  */
 import rateLimit from '@fastify/rate-limit';
+import type { Factor, Passkey } from '@plinth/shared';
 import type { Db } from '../db/index.js';
 import type { Clock } from '../lib/index.js';
 import { ApiError, type App, type TokenVerifier } from '../http/index.js';
@@ -56,6 +60,8 @@ import { createMagicLinkService } from './magic-link/service.js';
 import { createPhoneService } from './phone/service.js';
 import { createOAuthService } from './oauth/index.js';
 import { createPublicHandlers } from './public.js';
+import { createMfaService } from './mfa/service.js';
+import { createPasskeyService } from './passkeys/service.js';
 
 export { AUTH_DOCS, enabledProviders } from './responses.js';
 export { oidcDiscovery, type OidcDiscovery, oidcSettingsCheck } from './oauth/index.js';
@@ -93,6 +99,12 @@ export interface Auth {
    * @example await auth.rotateSigningKey({ revoke: false }) // { kid, previous, retire_at, … }
    */
   rotateSigningKey(options: { revoke: boolean }): Promise<Rotation>;
+  /** A user's second factors and passkeys for the console: listed, reset, one passkey removed. */
+  secondFactors: {
+    list(userId: string): Promise<{ factors: Factor[]; passkeys: Passkey[] }>;
+    reset(userId: string): Promise<number>;
+    removePasskey(userId: string, passkeyId: string): Promise<boolean>;
+  };
   /** Resolves once the work done after answers (forgot-password, resend, magic links) is done. */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -120,17 +132,28 @@ function redisWhere(url: string): string {
 /**
  * The access-token verifier of every API area: the token's signature and expiry (TokenService),
  * then its session through the gate, so a signed-out, revoked or banned session's token is
- * refused within the same request (401 invalid_token).
- * @example const resolvePrincipal = createPrincipalResolver(keys, gatedVerifier(tokens, gate));
+ * refused within the same request (401 invalid_token). The session's level is the gate's too:
+ * a token whose session was lowered to `aal1` (its user's last factor removed) counts as `aal1`
+ * at once (`auth.jwt()->>'aal'` included), and an `aal1` token of a user with a verified
+ * factor is marked `stepUp` (refused with 403 `mfa_required` by everything but the auth routes
+ * that step up) while `mfa_enforcement` is `server` (docs/securing-accounts.md).
+ * @example const resolvePrincipal = createPrincipalResolver(keys, gatedVerifier(tokens, gate, () => settings.auth().mfa_enforcement));
  */
-export function gatedVerifier(tokens: TokenService, gate: SessionGate): TokenVerifier {
+export function gatedVerifier(tokens: TokenService, gate: SessionGate, enforcement: () => 'server' | 'policies'): TokenVerifier {
   return async (token) => {
     const verified = await tokens.verify(token);
     const { sub, session_id: sid } = verified.payload;
-    if (!isUuid(sub) || !isUuid(sid) || !(await gate.isOpen(sid, sub))) {
+    const state = isUuid(sub) && isUuid(sid) ? await gate.check(sid, sub) : null;
+    if (!state?.open) {
       throw new ApiError('invalid_token', 'The session of this access token has ended; sign in again.');
     }
-    return verified;
+    const claimed = verified.payload.aal === 'aal2' ? 'aal2' : 'aal1';
+    const aal = claimed === 'aal2' && state.aal === 'aal2' ? 'aal2' : 'aal1';
+    const stepUp = state.mfa && aal === 'aal1' && enforcement() === 'server';
+    if (aal === claimed && !stepUp) return verified;
+    if (aal === claimed) return { ...verified, stepUp };
+    const payload = { ...verified.payload, aal };
+    return { payload, json: JSON.stringify(payload), stepUp };
   };
 }
 
@@ -174,9 +197,11 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     magicLink: createMagicLinkService(deps, sessions),
     phone: createPhoneService(deps, sessions),
     oauth: createOAuthService(deps, sessions, options.oauth, options.discovery),
+    mfa: createMfaService(deps, sessions),
+    passkeys: createPasskeyService(deps, sessions),
     public: createPublicHandlers(options.settings, options.tokens),
   };
-  const guards = createAuthGuards(options.callers, options.gate);
+  const guards = createAuthGuards(options.callers, options.gate, () => options.settings.auth().mfa_enforcement);
   await app.register(async (scope) => {
     await scope.register(rateLimit, {
       global: true,
@@ -197,6 +222,11 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
       const rotation = await rotateSigningKey(options.db, options.clock, o, state);
       await options.tokens.reloadKeys(o.revoke);
       return rotation;
+    },
+    secondFactors: {
+      list: async (userId) => ({ ...(await services.mfa.list(userId)), ...(await services.passkeys.list(userId)) }),
+      reset: (userId) => services.mfa.reset(userId),
+      removePasskey: (userId, id) => services.passkeys.remove(userId, id),
     },
     adminSigninLimits: {
       assert: (email, ip) => limits.assertSignin(email, ip, 'admin:'),

@@ -70,17 +70,20 @@ export async function consumeOneTimeToken(tx: Queryable, raw: unknown, kinds: On
 }
 
 /**
- * The password bound to a user's pending sign-up links, when they all carry the same one (one
- * sign-up, maybe resent); null when none does or when several sign-ups chose different ones.
- * A resent link carries it; with several candidates no password survives the proof (the one
- * who proves the address then sets one by reset or signs in by link).
- * @example const hash = await pendingSignupPassword(tx, userId, clock.now());
+ * The credential bound to a user's pending sign-up links (a password hash, or a passkey of a
+ * passkey sign-up), when they all carry the same one (one sign-up, maybe resent); nulls when
+ * none does or when several sign-ups chose different ones. A resent link carries it; with
+ * several candidates no credential survives the proof (the one who proves the address then
+ * sets a password by reset or signs in by link).
+ * @example const { hash, passkey } = await pendingSignup(tx, userId, clock.now());
  */
-export async function pendingSignupPassword(tx: Queryable, userId: string, now: number): Promise<string | null> {
-  const { rows } = await tx.query<{ hash: string }>(
-    `select distinct payload ->> 'password_hash' as hash from auth.one_time_tokens
+export async function pendingSignup(tx: Queryable, userId: string, now: number): Promise<{ hash: string | null; passkey: string | null }> {
+  const { rows } = await tx.query<{ hash: string | null; passkey: string | null }>(
+    `select distinct payload ->> 'password_hash' as hash, payload ->> 'passkey_id' as passkey from auth.one_time_tokens
      where user_id = $1 and kind = 'verification' and consumed_at is null and expires_at > $2::timestamptz`,
     [userId, iso(now)],
   );
-  return rows.length === 1 && rows[0].hash ? rows[0].hash : null;
+  return rows.length === 1
+    ? { hash: rows[0].hash ?? null, passkey: rows[0].hash ? null : (rows[0].passkey ?? null) }
+    : { hash: null, passkey: null };
 }

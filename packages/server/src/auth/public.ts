@@ -20,7 +20,8 @@ export function createPublicHandlers(settings: Pick<SettingsStore, 'auth'>, toke
         // Enabled implies configured: the settings refuse `enabled` without the credentials.
         providers: enabledProviders(s.providers),
         oidc_providers: s.oidc_providers.filter((p) => p.enabled).map((p) => ({ id: p.id, name: p.name })),
-        passkeys: 'coming_soon' as const,
+        passkeys: s.passkey_enabled,
+        mfa_totp_enabled: s.mfa_totp_enabled,
       };
     },
     /** GET /v1/auth/.well-known/jwks.json */

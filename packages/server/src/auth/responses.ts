@@ -43,8 +43,52 @@ export const Session = wireSchema<Wire.Session>()(
     expires_at: Type.Integer({ description: 'When the access token expires, in seconds since 1970.' }),
     refresh_token: Type.String(),
     user: User,
+    next_aal: Type.Optional(
+      Type.Union([Type.Literal('aal1'), Type.Literal('aal2')], {
+        description: '`aal2` when the user has a verified second factor: an `aal1` session must verify it before the API answers it.',
+      }),
+    ),
   }),
 );
+
+/** A second factor (docs/securing-accounts.md). */
+export const Factor = wireSchema<Wire.Factor>()(
+  Type.Object({
+    id: Type.String({ format: 'uuid' }),
+    factor_type: Type.Literal('totp'),
+    friendly_name: Nullable(Type.String()),
+    status: Type.Union([Type.Literal('unverified'), Type.Literal('verified')]),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  }),
+);
+
+export const EnrolledFactor = wireSchema<Wire.EnrolledFactor>()(
+  Type.Object({
+    ...Factor.properties,
+    totp: Type.Object(
+      {
+        secret: Type.String({ description: 'Base32, for typing into an authenticator app.' }),
+        uri: Type.String({ description: '`otpauth://totp/…`' }),
+        qr_code: Type.String({ description: 'The URI as a QR code: an SVG data URL.' }),
+      },
+      { description: 'Shown this once.' },
+    ),
+  }),
+);
+
+/** A passkey of the user. */
+export const Passkey = wireSchema<Wire.Passkey>()(
+  Type.Object({
+    id: Type.String({ format: 'uuid' }),
+    name: Type.String(),
+    created_at: Timestamp,
+    last_used_at: Nullable(Timestamp),
+    backed_up: Type.Boolean({ description: 'Synced by the platform (iCloud Keychain, Google Password Manager…).' }),
+  }),
+);
+
+const Json = Type.Object({}, { additionalProperties: true, description: 'WebAuthn options as JSON (PublicKeyCredential*OptionsJSON).' });
 
 const Empty = Type.Object({}, { additionalProperties: false, description: 'Answered alike whether the address is known or not.' });
 const WithUser = Type.Object({ user: User });
@@ -68,7 +112,8 @@ export const PublicSettings = Type.Object({
     }),
     { description: 'The enabled OpenID Connect providers of `oidc_providers`, in their order.' },
   ),
-  passkeys: Type.Literal('coming_soon'),
+  passkeys: Type.Boolean({ description: 'Passkey sign-in and sign-up are on (`passkey_enabled`).' }),
+  mfa_totp_enabled: Type.Boolean({ description: 'Users may enrol authenticator-app (TOTP) factors.' }),
 });
 
 /** Which social providers are on, for `GET /v1/auth/settings`. */
@@ -120,6 +165,36 @@ export const AUTH_DOCS = {
   signInMagicLink: route('Sign in with the token of a magic link', KEY, { 200: Session }),
   sendOtp: route('Send a 6-digit code by SMS', KEY, { 200: Type.Object({ sent: Type.Literal(true) }) }),
   verifyOtp: route('Sign in with the code sent by SMS', KEY, { 200: Session }),
+  listFactors: route("The signed-in user's second factors (an aal1 token may call this)", USER, {
+    200: Type.Object({ factors: Type.Array(Factor) }),
+  }),
+  enrollFactor: route('Enrol a TOTP factor (aal2 when the user has a verified factor)', USER, { 200: EnrolledFactor }),
+  challengeFactor: route('Start a challenge of a factor (5 minutes, 5 wrong codes)', USER, {
+    200: Type.Object({ id: Type.String({ format: 'uuid' }), expires_at: Type.Integer({ description: 'Epoch seconds.' }) }),
+  }),
+  verifyFactor: route('Verify a challenge with a code: a new session at aal2', USER, { 200: Session }),
+  unenrollFactor: route('Remove a factor (aal2 when the user has a verified factor)', USER, {
+    200: Type.Object({ id: Type.String({ format: 'uuid' }) }),
+  }),
+  recoveryCodes: route('10 new single-use recovery codes (aal2; the old set is void)', USER, {
+    200: Type.Object({ codes: Type.Array(Type.String(), { description: 'Shown this once.' }) }),
+  }),
+  recover: route('Use a recovery code: a new session at aal2', USER, { 200: Session }),
+  passkeyRegisterOptions: route('WebAuthn creation options for a new passkey of the signed-in user', USER, { 200: Json }),
+  passkeyRegisterVerify: route('Store the passkey the browser created', USER, { 200: Passkey }),
+  listPasskeys: route("The signed-in user's passkeys", USER, { 200: Type.Object({ passkeys: Type.Array(Passkey) }) }),
+  renamePasskey: route('Rename a passkey', USER, { 200: Passkey }),
+  removePasskey: route('Remove a passkey', USER, { 200: Type.Object({ id: Type.String({ format: 'uuid' }) }) }),
+  passkeySigninOptions: route('WebAuthn request options for a passkey sign-in (username-less without email)', KEY, {
+    200: Type.Object({ challenge_id: Type.String({ format: 'uuid' }), options: Json }),
+  }),
+  passkeySigninVerify: route('Sign in with a passkey: aal2 when the authenticator verified the user', KEY, { 200: Session }),
+  passkeySignupOptions: route('WebAuthn creation options for a sign-up with a passkey alone', KEY, {
+    200: Type.Object({ challenge_id: Type.String({ format: 'uuid' }), options: Json }),
+  }),
+  passkeySignupVerify: route('Sign up with a passkey: the email stays unproven until its link is used', KEY, {
+    200: Type.Object({ user: User, session: Nullable(Session) }, { description: '`session` is null while the email awaits confirmation.' }),
+  }),
   settings: route('The sign-in methods and providers that are on', NONE, { 200: PublicSettings }),
   jwks: route('The public keys that verify access tokens (JWKS)', NONE, { 200: Type.Object({ keys: Type.Array(Jwk) }) }),
   /** Browser navigations: documented as 302 by route-docs (`config.redirect`). */

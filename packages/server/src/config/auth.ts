@@ -23,6 +23,8 @@ export interface AuthConfig {
   codesPerPhoneHour: RateRule;
   /** Phone codes requested per client IP, whatever the number (SMS pumping). */
   codesPerIp: RateRule;
+  /** Wrong second-factor codes (TOTP, recovery codes) per user, across challenges. */
+  mfaFailuresPerUser: RateRule;
   /** A rotated refresh token still yields the current token set for this long (two tabs). */
   refreshGraceMs: number;
   /** A session not refreshed for this long is over. */
@@ -71,6 +73,9 @@ export function parseAuth(env: Env, redisUrl: string | null): AuthConfig {
     codesPerPhoneMinute: rule(env, 'AUTH_RATE_SMS_PHONE_MINUTE', { max: 1, windowSeconds: 60 }),
     codesPerPhoneHour: rule(env, 'AUTH_RATE_SMS_PHONE_HOUR', { max: 5, windowSeconds: 3600 }),
     codesPerIp: rule(env, 'AUTH_RATE_SMS_IP', { max: 20, windowSeconds: 3600 }),
+    // 1,000,000 codes, 3 of them good at any time (±1 step): at 30 guesses per 15 minutes a
+    // guesser needs about 115 days on average (docs/securing-accounts.md).
+    mfaFailuresPerUser: rule(env, 'AUTH_RATE_MFA_USER', { max: 30, windowSeconds: 900 }),
     refreshGraceMs: int(env, 'AUTH_REFRESH_GRACE_SECONDS', 10) * 1000,
     sessionIdleMs: int(env, 'AUTH_SESSION_IDLE_SECONDS', 30 * 24 * 3600, { min: 1 }) * 1000,
     sessionCheckMs: int(env, 'AUTH_SESSION_CHECK_SECONDS', 5) * 1000,

@@ -2,7 +2,7 @@ import { type Admin, ROLE_RIGHTS, type RoleRights } from '@plinth/shared';
 import type { FastifyRequest } from 'fastify';
 import { CONSOLE_COOKIE, type ConsoleSessionLookup, cookieProblem } from './console.js';
 import { ApiError } from './errors.js';
-import { type Principal, type PrincipalResolver, SERVICE } from './principal.js';
+import { mfaRequired, type Principal, type PrincipalResolver, type ResolveOptions, SERVICE } from './principal.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,10 +32,12 @@ const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 export interface CallerGuards {
   /**
-   * The principal of the `apikey` and `Authorization` headers, resolved once per request.
+   * The principal of the `apikey` and `Authorization` headers, resolved once per request. An
+   * `aal1` token of a user with a verified second factor is refused (403 `mfa_required`) unless
+   * `{ aal1: true }` (the auth routes that let it step up).
    * @example const who = await guards.callerOf(req); if (who.role === 'anon') …
    */
-  callerOf(req: FastifyRequest): Promise<Principal>;
+  callerOf(req: FastifyRequest, options?: ResolveOptions): Promise<Principal>;
   /**
    * Guard: any key of the project. When `apikey` is sent, `Authorization` is not looked at:
    * a client still holding an expired access token must be able to sign in or refresh.
@@ -88,8 +90,9 @@ export interface ConsoleOptions {
  * @example const guards = createCallerGuards(createPrincipalResolver(keys, verify), { sessions, publicOrigin }); app.post('/v1/auth/signin', { preHandler: guards.key }, h)
  */
 export function createCallerGuards(resolve: PrincipalResolver, cookies?: ConsoleOptions): CallerGuards {
-  const callerOf = async (req: FastifyRequest): Promise<Principal> => {
-    req.principal ??= await resolve(req.headers.apikey, req.headers.authorization);
+  const callerOf = async (req: FastifyRequest, options?: ResolveOptions): Promise<Principal> => {
+    req.principal ??= await resolve(req.headers.apikey, req.headers.authorization, { aal1: true });
+    if (req.principal.role === 'authenticated' && req.principal.stepUp && !options?.aal1) throw mfaRequired();
     return req.principal;
   };
   const looked = new WeakSet<FastifyRequest>();
@@ -142,7 +145,10 @@ export function createCallerGuards(resolve: PrincipalResolver, cookies?: Console
     },
     callerOf,
     async key(req) {
-      req.principal = await resolve(req.headers.apikey, req.headers.apikey === undefined ? req.headers.authorization : undefined);
+      // Any key: a token's second factor is not this guard's question (sign-in, refresh).
+      req.principal = await resolve(req.headers.apikey, req.headers.apikey === undefined ? req.headers.authorization : undefined, {
+        aal1: true,
+      });
     },
     async service(req) {
       if ((await callerOf(req)).role !== 'service') {

@@ -10,9 +10,11 @@ export { type CallerGuards, type ConsoleOptions, createCallerGuards, readCookie,
 export { CONSOLE_COOKIE, type ConsoleSessionLookup, cookieProblem, fromOwnPage, isOwnOrigin } from './console.js';
 export {
   createPrincipalResolver,
+  mfaRequired,
   type Principal,
   type PrincipalResolver,
   type ProjectKeys,
+  type ResolveOptions,
   SERVICE,
   type TokenVerifier,
   type VerifiedToken,

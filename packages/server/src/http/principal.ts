@@ -14,12 +14,33 @@ export type Principal =
       uid: string | null;
       sessionId: string | null;
       payload: Record<string, unknown>;
+      /**
+       * The user has a verified second factor and this token is `aal1` (auth setting
+       * `mfa_enforcement: "server"`): refused with 403 `mfa_required` everywhere but where a
+       * caller asks with `{ aal1: true }` (the auth routes that step up).
+       */
+      stepUp: boolean;
     };
 
 export interface VerifiedToken {
   payload: Record<string, unknown>;
   /** JSON of the payload, computed once per token. */
   json: string;
+  /** The token's user must verify a second factor before this token is accepted (Principal's `stepUp`). */
+  stepUp?: boolean;
+}
+
+/** 403 for an `aal1` token of a user with a verified second factor (docs/securing-accounts.md). */
+export function mfaRequired(): ApiError {
+  return new ApiError(
+    'mfa_required',
+    'This account has a second factor: verify it (auth.mfa.challengeAndVerify) or use a passkey, then use the aal2 access token.',
+  );
+}
+
+/** How a caller asks for the principal: `aal1`, an `aal1` token of a user with a factor is returned (marked `stepUp`) instead of refused. */
+export interface ResolveOptions {
+  aal1?: boolean;
 }
 
 /** Verifies a user access token; throws ApiError `invalid_token` / `token_expired`. */
@@ -55,7 +76,7 @@ export function createPrincipalResolver(keys: ProjectKeys, verify: TokenVerifier
     return isSecret ? 'secret' : isPublic ? 'public' : null;
   };
 
-  return async function resolve(apikeyHeader: unknown, authorization: unknown): Promise<Principal> {
+  return async function resolve(apikeyHeader: unknown, authorization: unknown, options?: ResolveOptions): Promise<Principal> {
     const apikey = typeof apikeyHeader === 'string' ? apikeyHeader.trim() : undefined;
     let bearer: string | undefined;
     if (typeof authorization === 'string') {
@@ -79,6 +100,7 @@ export function createPrincipalResolver(keys: ProjectKeys, verify: TokenVerifier
     if (p.role !== 'authenticated' || typeof p.sub !== 'string') {
       throw new ApiError('invalid_token', 'The access token is not a user token of this project.');
     }
+    if (token.stepUp && !options?.aal1) throw mfaRequired();
     return {
       role: 'authenticated',
       claims: token.json,
@@ -86,6 +108,7 @@ export function createPrincipalResolver(keys: ProjectKeys, verify: TokenVerifier
       uid: isUuid(p.sub) ? p.sub : null,
       sessionId: typeof p.session_id === 'string' ? p.session_id : null,
       payload: p,
+      stepUp: token.stepUp === true,
     };
   };
 }

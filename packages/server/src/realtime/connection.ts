@@ -117,6 +117,11 @@ export class Connection implements Subscriber {
         this.sendError(new ApiError('invalid_token', 'The session of this access token has ended (signed out, revoked or banned).'));
         this.close(CLOSE_SESSION_ENDED, 'session ended');
       }
+      // The user verified a second factor since: this aal1 token no longer reads anything.
+      if (err instanceof ApiError && err.code === 'mfa_required' && this.token === token) {
+        this.sendError(err);
+        this.close(CLOSE_SESSION_ENDED, 'mfa required');
+      }
       // token_expired is the expiry timer's; the database being down is retried next time.
     }
   }

@@ -27,6 +27,11 @@ export function defaultAuthSettings(): AuthSettings {
     },
     oidc_providers: [],
     email_templates: {},
+    mfa_totp_enabled: true,
+    mfa_enforcement: 'server',
+    passkey_enabled: false,
+    passkey_rp_id: null,
+    passkey_origins: [],
   };
 }
 

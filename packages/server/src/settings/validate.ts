@@ -19,6 +19,8 @@ const BOOLEANS = [
   'phone_enabled',
   'require_email_confirmation',
   'cors_allow_localhost',
+  'mfa_totp_enabled',
+  'passkey_enabled',
 ] as const;
 const FLOW_URLS = ['email_verification_url', 'password_reset_url', 'magic_link_url'] as const;
 const APPLE_FIELDS = ['service_id', 'team_id', 'key_id', 'private_key'] as const;
@@ -32,6 +34,9 @@ const TOP_LEVEL = new Set<string>([
   'providers',
   'oidc_providers',
   'email_templates',
+  'mfa_enforcement',
+  'passkey_rp_id',
+  'passkey_origins',
 ]);
 const OIDC_FIELDS = new Set(['id', 'name', 'issuer', 'client_id', 'client_secret', 'scopes', 'token_endpoint_auth_method', 'enabled']);
 const OIDC_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
@@ -168,6 +173,40 @@ function validateOidcProviders(problems: FieldProblem[], list: unknown): void {
   });
 }
 
+/** A host name as WebAuthn's RP ID: lowercase labels, no scheme, port or path. */
+const RP_ID = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+function validatePasskeys(problems: FieldProblem[], s: AuthSettings): void {
+  if (s.mfa_enforcement !== 'server' && s.mfa_enforcement !== 'policies')
+    problems.push({ field: 'mfa_enforcement', message: 'must be "server" or "policies"' });
+  if (s.passkey_rp_id !== null && (typeof s.passkey_rp_id !== 'string' || !RP_ID.test(s.passkey_rp_id)))
+    problems.push({ field: 'passkey_rp_id', message: 'must be a host name (example.com) or null for the host of PUBLIC_URL' });
+  if (!Array.isArray(s.passkey_origins)) {
+    problems.push({ field: 'passkey_origins', message: 'must be an array of origins' });
+    return;
+  }
+  if (s.passkey_origins.length > 20) problems.push({ field: 'passkey_origins', message: 'at most 20 entries' });
+  s.passkey_origins.forEach((o, i) => {
+    const problem = passkeyOriginProblem(o);
+    if (problem) problems.push({ field: `passkey_origins[${i}]`, message: problem });
+  });
+}
+
+/** An origin as the browser reports it in WebAuthn's clientDataJSON: scheme, host, port; https unless localhost. */
+function passkeyOriginProblem(o: unknown): string | null {
+  if (typeof o !== 'string') return 'must be a string';
+  let u: URL;
+  try {
+    u = new URL(o);
+  } catch {
+    return 'must be an origin such as https://app.example.com';
+  }
+  if (u.origin !== o) return 'must be an origin alone (scheme, host, port; no path or trailing slash)';
+  const local = u.hostname === 'localhost' || u.hostname === '127.0.0.1' || u.hostname === '[::1]';
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && local)) return 'must be https (http only on localhost)';
+  return null;
+}
+
 function int(problems: FieldProblem[], field: string, v: unknown, min: number, max: number) {
   if (typeof v !== 'number' || !Number.isInteger(v)) problems.push({ field, message: `must be an integer from ${min} to ${max}` });
   else if (v < min || v > max) problems.push({ field, message: `must be from ${min} to ${max}` });
@@ -247,6 +286,7 @@ export function validateAuthSettings(s: AuthSettings): FieldProblem[] {
   }
 
   validateOidcProviders(problems, s.oidc_providers);
+  validatePasskeys(problems, s);
 
   for (const [kind, tpl] of Object.entries(s.email_templates ?? {})) {
     for (const [f, v] of Object.entries(tpl ?? {})) {

@@ -10,6 +10,7 @@ import { Methods } from './Methods';
 import { OidcProviders } from './Oidc';
 import { type Draft, fieldLabel, localProblems, type Problems, problemsOf } from './problems';
 import { Providers } from './Providers';
+import { Security } from './Security';
 import { Urls } from './Urls';
 
 /**
@@ -99,6 +100,7 @@ export function AuthPage() {
           s,
           {
             methods: 'Methods',
+            security: 'MFA and passkeys',
             urls: 'URLs',
             providers: 'Social providers',
             oidc: 'OpenID Connect',
@@ -107,6 +109,7 @@ export function AuthPage() {
           }[s],
           {
             methods: <Methods draft={draft} set={set} problems={problems} project={project.data} />,
+            security: <Security draft={draft} set={set} problems={problems} publicUrl={project.data?.public_url ?? ''} />,
             urls: <Urls draft={draft} set={set} problems={problems} publicUrl={project.data?.public_url ?? ''} />,
             providers: <Providers draft={draft} setDraft={setDraft} problems={problems} publicUrl={project.data?.public_url ?? ''} />,
             oidc: (

@@ -16,12 +16,15 @@ const FOREVER = '9999-12-31T23:59:59Z';
 export function UserDetail({ id, onClosed }: { id: string; onClosed: () => void }) {
   const queryClient = useQueryClient();
   const user = useQuery({ queryKey: ['user', id], queryFn: () => api.user(id) });
+  const factors = useQuery({ queryKey: ['user', id, 'factors'], queryFn: () => api.userFactors(id) });
+  const [confirmReset, setConfirmReset] = useState(false);
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [ban, setBan] = useState('1 day');
   const [done, setDone] = useState<string | null>(null);
   const refresh = async () => {
     await queryClient.invalidateQueries({ queryKey: ['user', id] });
     await queryClient.invalidateQueries({ queryKey: ['users'] });
+    await queryClient.invalidateQueries({ queryKey: ['user', id, 'factors'] });
   };
   const act = useMutation({
     mutationFn: async (action: () => Promise<string>) => action(),
@@ -95,6 +98,46 @@ export function UserDetail({ id, onClosed }: { id: string; onClosed: () => void 
             ))}
           </ul>
         </section>
+        <section aria-label="Second factors and passkeys">
+          <h3 className="mb-1 font-semibold">Second factors and passkeys</h3>
+          {factors.error && <ErrorNotice error={factors.error} retry={() => void factors.refetch()} />}
+          {factors.data && (
+            <>
+              {factors.data.factors.length === 0 && factors.data.passkeys.length === 0 && (
+                <p className="text-fg-muted">None: a password (or link, code, provider) alone signs this user in.</p>
+              )}
+              <ul className="space-y-1">
+                {factors.data.factors.map((f) => (
+                  <li key={f.id} className="rounded border border-line p-1.5 text-xs">
+                    Authenticator app{f.friendly_name ? ` “${f.friendly_name}”` : ''} · {f.status} · added {when(f.created_at)}
+                  </li>
+                ))}
+                {factors.data.passkeys.map((k) => (
+                  <li key={k.id} className="flex items-center gap-2 rounded border border-line p-1.5 text-xs">
+                    <span className="mr-auto">
+                      Passkey “{k.name}”{k.backed_up ? ' (synced)' : ''} · added {when(k.created_at)} · last used {when(k.last_used_at)}
+                    </span>
+                    <Button
+                      onClick={() =>
+                        act.mutate(async () => {
+                          await api.removeUserPasskey(u.id, k.id);
+                          return `Passkey “${k.name}” removed: it signs no one in any more.`;
+                        })
+                      }
+                    >
+                      Remove
+                    </Button>
+                  </li>
+                ))}
+              </ul>
+              {factors.data.factors.length > 0 && (
+                <Button className="mt-2" variant="danger" onClick={() => setConfirmReset(true)}>
+                  Reset second factors
+                </Button>
+              )}
+            </>
+          )}
+        </section>
         {done && <Notice kind="ok">{done}</Notice>}
         {act.error && <ErrorNotice error={act.error} />}
         <div className="flex flex-wrap gap-2">
@@ -167,6 +210,17 @@ export function UserDetail({ id, onClosed }: { id: string; onClosed: () => void 
           </Button>
         </div>
       </div>
+      <Confirm
+        open={confirmReset}
+        onOpenChange={setConfirmReset}
+        title="Reset this user's second factors?"
+        description={`Every authenticator app and recovery code of ${u.email ?? u.phone ?? u.id} goes, and their sessions drop to one factor at once: a password alone signs them in again. Do this only for the account's owner, checked by other means (docs/security.md).`}
+        confirm="Reset second factors"
+        onConfirm={() => {
+          setConfirmReset(false);
+          act.mutate(async () => `Second factors reset: ${(await api.resetFactors(u.id)).removed} removed.`);
+        }}
+      />
       <Confirm
         open={confirmDelete}
         onOpenChange={setConfirmDelete}

@@ -84,6 +84,9 @@ export function UsersPage() {
                         Status
                       </th>
                       <th scope="col" className="px-2 py-1">
+                        MFA
+                      </th>
+                      <th scope="col" className="px-2 py-1">
                         Created
                       </th>
                       <th scope="col" className="px-2 py-1">
@@ -104,6 +107,11 @@ export function UsersPage() {
                           </button>
                         </td>
                         <td className="px-2 py-1">{status(u)}</td>
+                        <td className="px-2 py-1" data-testid="mfa">
+                          {[u.mfa_enabled ? 'TOTP' : '', u.passkeys ? `${u.passkeys} passkey${u.passkeys > 1 ? 's' : ''}` : '']
+                            .filter(Boolean)
+                            .join(' · ') || '—'}
+                        </td>
                         <td className="px-2 py-1">{when(u.created_at)}</td>
                         <td className="px-2 py-1">{when(u.last_sign_in_at)}</td>
                       </tr>

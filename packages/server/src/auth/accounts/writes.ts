@@ -5,6 +5,8 @@ import { findUser } from './repo.js';
 
 /** What a new user starts with; everything is optional but at least an email or a phone. */
 export interface NewUser {
+  /** The id to use (a passkey sign-up named it in the credential's user handle); else a new one. */
+  id?: string;
   email?: string | null;
   emailConfirmed?: boolean;
   phone?: string | null;
@@ -37,6 +39,11 @@ export interface ProofKeeps {
    */
   signupPassword?: string | null;
   identity?: { provider: string; providerUserId: string };
+  /**
+   * The passkey of the passkey-first sign-up whose link this is: kept only while no other
+   * pending sign-up of the address bound another credential (as `signupPassword`).
+   */
+  signupPasskey?: string | null;
 }
 
 /**
@@ -70,6 +77,11 @@ export function createAccountWrites(sessions: SessionState) {
        and not (provider = $2 and provider_user_id = $3)`,
       [userId, keep.identity?.provider ?? '', keep.identity?.providerUserId ?? ''],
     );
+    // Second factors and passkeys enrolled while the address was unproven were enrolled by
+    // whoever held the account then: a passkey would sign them in, a factor lock the owner out.
+    await tx.query('delete from auth.passkeys where user_id = $1 and id is distinct from $2::uuid', [userId, keep.signupPasskey ?? null]);
+    await tx.query('delete from auth.mfa_factors where user_id = $1', [userId]);
+    await tx.query('delete from auth.recovery_codes where user_id = $1', [userId]);
     await sessions.revokeSessions(tx, userId, {}, now);
     // Links and codes issued before (an email change, a reset) would act for the old holder.
     await tx.query('delete from auth.one_time_tokens where consumed_at is null and (user_id = $1 or (user_id is null and email = $2))', [
@@ -88,10 +100,19 @@ export function createAccountWrites(sessions: SessionState) {
     async createUser(tx: Queryable, u: NewUser, now: number): Promise<string | null> {
       const at = iso(now);
       const { rows } = await tx.query<{ id: string }>(
-        `insert into auth.users (email, email_confirmed_at, phone, name, avatar, data, created_at, updated_at)
-         values ($1, case when $2 then $7::timestamptz end, $3, $4, $5, $6::jsonb, $7::timestamptz, $7::timestamptz)
+        `insert into auth.users (id, email, email_confirmed_at, phone, name, avatar, data, created_at, updated_at)
+         values (coalesce($8::uuid, gen_random_uuid()), $1, case when $2 then $7::timestamptz end, $3, $4, $5, $6::jsonb, $7::timestamptz, $7::timestamptz)
          on conflict do nothing returning id`,
-        [u.email ?? null, u.emailConfirmed === true, u.phone ?? null, u.name ?? null, u.avatar ?? null, JSON.stringify(u.data ?? {}), at],
+        [
+          u.email ?? null,
+          u.emailConfirmed === true,
+          u.phone ?? null,
+          u.name ?? null,
+          u.avatar ?? null,
+          JSON.stringify(u.data ?? {}),
+          at,
+          u.id ?? null,
+        ],
       );
       return rows[0]?.id ?? null;
     },
@@ -143,8 +164,11 @@ export function createAccountWrites(sessions: SessionState) {
         userId,
         iso(now),
       ]);
-      const passwordHash = keep.signupPassword ? await uncontested(tx, userId, keep.signupPassword, now) : keep.passwordHash;
-      await dropUnproven(tx, userId, email, { ...keep, passwordHash }, now);
+      const passwordHash = keep.signupPassword
+        ? await uncontested(tx, userId, 'password_hash', keep.signupPassword, now)
+        : keep.passwordHash;
+      const signupPasskey = keep.signupPasskey ? await uncontested(tx, userId, 'passkey_id', keep.signupPasskey, now) : null;
+      await dropUnproven(tx, userId, email, { ...keep, passwordHash, signupPasskey }, now);
       return 'first';
     },
 
@@ -294,16 +318,23 @@ export function createAccountWrites(sessions: SessionState) {
 }
 
 /**
- * The sign-up password `hash`, unless another live verification link of the user binds another
- * password (or none: a resent link when sign-ups competed): then null.
+ * The sign-up's credential (`password_hash` or `passkey_id` of its link), unless another live
+ * verification link of the user binds another credential (or none: a resent link when sign-ups
+ * competed): then null.
  */
-async function uncontested(tx: Queryable, userId: string, hash: string, now: number): Promise<string | null> {
+async function uncontested(
+  tx: Queryable,
+  userId: string,
+  field: 'password_hash' | 'passkey_id',
+  value: string,
+  now: number,
+): Promise<string | null> {
   const { rows } = await tx.query(
     `select 1 from auth.one_time_tokens where user_id = $1 and kind = 'verification' and consumed_at is null
-     and expires_at > $2::timestamptz and (payload ->> 'password_hash') is distinct from $3 limit 1`,
-    [userId, iso(now), hash],
+     and expires_at > $2::timestamptz and (payload ->> $3::text) is distinct from $4 limit 1`,
+    [userId, iso(now), field, value],
   );
-  return rows.length ? null : hash;
+  return rows.length ? null : value;
 }
 
 /** The `email` identity (the address itself, for email-and-password and magic-link users), made once per user. */

@@ -41,6 +41,7 @@ export function createAuthLimits(
     | 'codesPerPhoneMinute'
     | 'codesPerPhoneHour'
     | 'codesPerIp'
+    | 'mfaFailuresPerUser'
   >,
 ) {
   const over = (c: Count, r: RateRule) => c.count >= r.max;
@@ -99,6 +100,15 @@ export function createAuthLimits(
         if (over(c, rules[i][1])) throw rateLimited(c.resetMs);
       });
       await Promise.all(rules.map(([k, r]) => counter.hit(k, r.windowSeconds)));
+    },
+    /** Throws 429 when the user has had too many wrong second-factor codes lately. */
+    async assertMfa(userId: string): Promise<void> {
+      const c = await counter.peek(key('mfa-user', userId));
+      if (over(c, config.mfaFailuresPerUser)) throw rateLimited(c.resetMs);
+    },
+    /** Counts one wrong second-factor code of the user. */
+    async mfaFailed(userId: string): Promise<void> {
+      await counter.hit(key('mfa-user', userId), config.mfaFailuresPerUser.windowSeconds);
     },
     /**
      * Counts one email to `recipient`: 0 when it may go now, else how long (ms) until the

@@ -12,6 +12,7 @@ const rules = {
   codesPerPhoneMinute: { max: 1, windowSeconds: 60 },
   codesPerPhoneHour: { max: 5, windowSeconds: 3600 },
   codesPerIp: { max: 8, windowSeconds: 3600 },
+  mfaFailuresPerUser: { max: 30, windowSeconds: 900 },
 };
 
 async function rejection(p: Promise<unknown>): Promise<ApiError> {

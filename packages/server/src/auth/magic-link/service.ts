@@ -71,15 +71,19 @@ export function createMagicLinkService(deps: AuthDeps, sessions: SessionService)
     async signIn(input: { token: unknown }, client: ClientInfo): Promise<Session> {
       assertEnabled();
       const invalid = new ApiError('magic_link_invalid', INVALID);
-      return sessions.signInWith(client, async (tx, now) => {
-        const used = await consumeOneTimeToken(tx, input.token, ['magic_link'], now);
-        if (!used?.email) return invalid;
-        const userId = await userFor(tx, used.userId, used.email, now);
-        if (!userId) return invalid;
-        // The link proves the address; a link for an address the account no longer has is void.
-        if ((await accounts.proveEmail(tx, userId, used.email, {}, now)) === 'moved') return invalid;
-        return userId;
-      });
+      return sessions.signInWith(
+        client,
+        async (tx, now) => {
+          const used = await consumeOneTimeToken(tx, input.token, ['magic_link'], now);
+          if (!used?.email) return invalid;
+          const userId = await userFor(tx, used.userId, used.email, now);
+          if (!userId) return invalid;
+          // The link proves the address; a link for an address the account no longer has is void.
+          if ((await accounts.proveEmail(tx, userId, used.email, {}, now)) === 'moved') return invalid;
+          return userId;
+        },
+        'magic_link',
+      );
     },
   };
 }

@@ -341,7 +341,7 @@ export function createOAuthService(deps: AuthDeps, sessions: SessionService, end
           log.warn({ provider: id, err: reason(err), code: (err as { code?: string }).code }, 'oauth: code exchange failed');
           throw new FlowError('oauth_failed', `${id} sign-in could not be completed; try again.`);
         }
-        const session = await sessions.signInWith(who, (tx, now) => userFor(accounts, tx, id, profile, now));
+        const session = await sessions.signInWith(who, (tx, now) => userFor(accounts, tx, id, profile, now), 'oauth');
         return back(flow.redirect_url, {
           access_token: session.access_token,
           refresh_token: session.refresh_token,

@@ -38,8 +38,16 @@ describe('sign-up (confirmation off)', () => {
     expect(user.identities).toEqual([{ provider: 'email', email: addr, created_at: user.created_at }]);
     expect(user.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(user.last_sign_in_at).toBe(user.created_at); // sign-up signs in
-    expect(Object.keys(session).sort()).toEqual(['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type', 'user']);
-    expect(session).toMatchObject({ token_type: 'bearer', expires_in: 3600 });
+    expect(Object.keys(session).sort()).toEqual([
+      'access_token',
+      'expires_at',
+      'expires_in',
+      'next_aal',
+      'refresh_token',
+      'token_type',
+      'user',
+    ]);
+    expect(session).toMatchObject({ token_type: 'bearer', expires_in: 3600, next_aal: 'aal1' });
     expect(session.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const claims = decodeJwt(session.access_token);
     expect(decodeProtectedHeader(session.access_token)).toMatchObject({ alg: 'ES256', kid: expect.any(String) });
@@ -50,6 +58,8 @@ describe('sign-up (confirmation off)', () => {
       iss: 'http://localhost:8080/v1/auth',
       email: addr,
       phone: null,
+      aal: 'aal1',
+      amr: [{ method: 'password', timestamp: expect.any(Number) }],
     });
     expect(claims.session_id).toMatch(/^[0-9a-f-]{36}$/);
     expect((claims.exp ?? 0) - (claims.iat ?? 0)).toBe(3600);

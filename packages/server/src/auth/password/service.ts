@@ -5,7 +5,7 @@ import { decoyUser, findCredentials, findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { queueAuthEmail, linkWithToken } from '../mail.js';
 import { consumeOneTimeToken, issueOneTimeToken } from '../one-time.js';
-import type { SessionService } from '../sessions/service.js';
+import { firstFactor, type SessionService } from '../sessions/service.js';
 import { iso } from '../../lib/index.js';
 import { allowedRedirect, checkPassword, checkUserData, normalizeEmail } from '../validate.js';
 
@@ -87,7 +87,7 @@ export function createPasswordService(deps: AuthDeps, sessions: SessionService) 
           }
           return { userId: id, session: null };
         }
-        return { userId: id, session: await deps.sessionState.startSession(tx, id, client, now) };
+        return { userId: id, session: await deps.sessionState.startSession(tx, id, client, now, firstFactor('password', now)) };
       });
       if (queued) outbox.kick();
       if (!result.userId) return { user: decoyUser(email, iso(now)), session: null };
@@ -116,7 +116,7 @@ export function createPasswordService(deps: AuthDeps, sessions: SessionService) 
       if (settings.auth().require_email_confirmation && !found.confirmed) {
         throw new ApiError('email_not_confirmed', 'Confirm the email address first: follow the link in the verification email.');
       }
-      return sessions.signIn(found.id, client);
+      return sessions.signIn(found.id, client, 'password');
     },
 
     /**

@@ -78,25 +78,29 @@ export function createPhoneService(deps: AuthDeps, sessions: SessionService) {
       const phone = normalizePhone(input.phone);
       const code = typeof input.code === 'string' && /^\d{6}$/.test(input.code) ? input.code : null;
       const wrong = new ApiError('invalid_code', INVALID_CODE);
-      return sessions.signInWith(client, async (tx, now) => {
-        const { rows } = await tx.query<{ user_id: string; code_hash: string; attempts: number; expired: boolean }>(
-          `select user_id, code_hash, attempts, expires_at <= $2::timestamptz as expired from auth.phone_codes where phone = $1 for update`,
-          [phone, iso(now)],
-        );
-        const row = rows[0];
-        if (!row) return wrong;
-        if (row.expired) {
+      return sessions.signInWith(
+        client,
+        async (tx, now) => {
+          const { rows } = await tx.query<{ user_id: string; code_hash: string; attempts: number; expired: boolean }>(
+            `select user_id, code_hash, attempts, expires_at <= $2::timestamptz as expired from auth.phone_codes where phone = $1 for update`,
+            [phone, iso(now)],
+          );
+          const row = rows[0];
+          if (!row) return wrong;
+          if (row.expired) {
+            await tx.query('delete from auth.phone_codes where phone = $1', [phone]);
+            return new ApiError('code_expired', 'The code has expired (codes last 10 minutes); ask for a new one.');
+          }
+          if (!code || !safeEqual(codeHash(phone, code), row.code_hash)) {
+            if (row.attempts + 1 >= config.phoneCodeMaxAttempts) await tx.query('delete from auth.phone_codes where phone = $1', [phone]);
+            else await tx.query('update auth.phone_codes set attempts = attempts + 1 where phone = $1', [phone]);
+            return wrong;
+          }
           await tx.query('delete from auth.phone_codes where phone = $1', [phone]);
-          return new ApiError('code_expired', 'The code has expired (codes last 10 minutes); ask for a new one.');
-        }
-        if (!code || !safeEqual(codeHash(phone, code), row.code_hash)) {
-          if (row.attempts + 1 >= config.phoneCodeMaxAttempts) await tx.query('delete from auth.phone_codes where phone = $1', [phone]);
-          else await tx.query('update auth.phone_codes set attempts = attempts + 1 where phone = $1', [phone]);
-          return wrong;
-        }
-        await tx.query('delete from auth.phone_codes where phone = $1', [phone]);
-        return (await accounts.provePhone(tx, row.user_id, phone, now)) ? row.user_id : wrong;
-      });
+          return (await accounts.provePhone(tx, row.user_id, phone, now)) ? row.user_id : wrong;
+        },
+        'otp',
+      );
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Db, Queryable } from '../../db/index.js';
 import { type Clock, randomToken } from '../../lib/index.js';
-import { isSessionOpen, SESSIONS_CHANNEL } from './state.js';
+import { checkSession, SESSIONS_CHANNEL, type SessionCheck } from './state.js';
 
 const CACHE_MAX = 50_000;
 const CHANGED_MAX = 10_000;
@@ -29,6 +29,12 @@ export interface SessionGate {
    * @example if (!(await gate.isOpen(sid, sub))) throw new ApiError('invalid_token', …)
    */
   isOpen(sessionId: string, userId: string, options?: { fresh?: boolean }): Promise<boolean>;
+  /**
+   * The session's state, its level and its user's factors (state.ts `SessionCheck`), cached
+   * like `isOpen`'s answer: a factor verified or removed evicts it on every instance.
+   * @example const { open, aal, mfa } = await gate.check(sid, sub);
+   */
+  check(sessionId: string, userId: string, options?: { fresh?: boolean }): Promise<SessionCheck>;
   /** Forgets what is cached for a user's sessions (their state just changed); `*`: everyone's. */
   evictUser(userId: string): void;
   /**
@@ -57,7 +63,7 @@ interface Pending {
  */
 export async function createSessionGate(db: Db, clock: Clock, ttlMs: number): Promise<SessionGate> {
   const me = randomToken(9);
-  const cache = new Map<string, { open: boolean; userId: string; at: number }>();
+  const cache = new Map<string, { state: SessionCheck; userId: string; at: number }>();
   // The generation at which each user's sessions last changed (and `all`, everyone's): a read
   // that started before a change is not cached. Without it, a lookup under way while the
   // revocation committed stored "open" for the whole TTL.
@@ -126,22 +132,27 @@ export async function createSessionGate(db: Db, clock: Clock, ttlMs: number): Pr
   const hello = setInterval(() => void say(`+${me}`), HELLO_EVERY_MS);
   hello.unref();
 
+  const check = async (sessionId: string, userId: string, options?: { fresh?: boolean }): Promise<SessionCheck> => {
+    const now = clock.now();
+    const hit = options?.fresh ? undefined : cache.get(sessionId);
+    if (hit && hit.userId === userId && now - hit.at < ttlMs) return hit.state;
+    let state: SessionCheck = { open: false, aal: 'aal1', mfa: false };
+    // At most twice: a change noticed during the first read means it may predate the change.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const started = generation;
+      state = await checkSession(db, sessionId, userId, now);
+      if (changedSince(userId, started)) continue;
+      if (cache.size >= CACHE_MAX) cache.clear();
+      cache.set(sessionId, { state, userId, at: now });
+      return state;
+    }
+    return state;
+  };
+
   return {
+    check,
     async isOpen(sessionId, userId, options) {
-      const now = clock.now();
-      const hit = options?.fresh ? undefined : cache.get(sessionId);
-      if (hit && hit.userId === userId && now - hit.at < ttlMs) return hit.open;
-      let open = false;
-      // At most twice: a change noticed during the first read means it may predate the change.
-      for (let attempt = 0; attempt < 2; attempt++) {
-        const started = generation;
-        open = await isSessionOpen(db, sessionId, userId, now);
-        if (changedSince(userId, started)) continue;
-        if (cache.size >= CACHE_MAX) cache.clear();
-        cache.set(sessionId, { open, userId, at: now });
-        return open;
-      }
-      return open;
+      return (await check(sessionId, userId, options)).open;
     },
     evictUser,
     async sync(tx) {

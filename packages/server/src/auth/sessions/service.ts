@@ -4,7 +4,15 @@ import { ApiError } from '../../http/index.js';
 import { iso, randomToken, sha256 } from '../../lib/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { decideRefresh, openSuccessor, sealSuccessor } from './refresh.js';
-import { banned, bannedSql } from './state.js';
+import { type Aal, type Assurance, banned, bannedSql, hasFactorSql } from './state.js';
+
+/** A sign-in method, as the access token's `amr` names it. */
+export type AmrMethod = 'password' | 'magic_link' | 'otp' | 'oauth' | 'totp' | 'passkey' | 'recovery';
+
+interface Level extends Assurance {
+  /** The user has a verified second factor. */
+  mfa: boolean;
+}
 
 type Deps = Pick<AuthDeps, 'db' | 'tokens' | 'clock' | 'settings' | 'config' | 'accounts' | 'sessionState'>;
 
@@ -62,8 +70,19 @@ const invalid = (why = 'The refresh token is invalid or the session has ended; s
 export function createSessionService(deps: Deps) {
   const { db, clock } = deps;
 
-  /** An access token for `sessionId` that lives `session_duration_seconds`. */
-  async function signAccess(user: User, sessionId: string): Promise<SignedAccess> {
+  /** The session's level and methods, and whether its user has a verified factor. */
+  async function levelOf(sessionId: string): Promise<Level> {
+    const { rows } = await db.query<{ aal: Aal; amr: unknown; mfa: boolean }>(
+      `select s.aal, s.amr, ${hasFactorSql('u')} as mfa from auth.sessions s join auth.users u on u.id = s.user_id where s.id = $1`,
+      [sessionId],
+    );
+    const r = rows[0];
+    const amr = typeof r?.amr === 'string' ? JSON.parse(r.amr) : (r?.amr ?? []);
+    return { aal: r?.aal === 'aal2' ? 'aal2' : 'aal1', amr: Array.isArray(amr) ? amr : [], mfa: r?.mfa === true };
+  }
+
+  /** An access token for `sessionId` that lives `session_duration_seconds`, at the session's level. */
+  async function signAccess(user: User, sessionId: string, level: Level): Promise<SignedAccess> {
     const ttl = deps.settings.auth().session_duration_seconds;
     // `email_verified` / `phone_verified`: a policy on auth.jwt()->>'email' must be able to tell
     // an address the user proved from one they only typed.
@@ -75,6 +94,8 @@ export function createSessionService(deps: Deps) {
         phone: user.phone,
         phone_verified: user.phone !== null && user.phone_confirmed_at !== null,
         session_id: sessionId,
+        aal: level.aal,
+        amr: level.amr,
       },
       ttl,
     );
@@ -83,8 +104,18 @@ export function createSessionService(deps: Deps) {
 
   /** The session answer, with a fresh access token or the one already issued with this refresh token. */
   async function tokenSet(user: User, sessionId: string, refreshToken: string, access?: SignedAccess): Promise<Session> {
-    const { token, exp, ttl } = access ?? (await signAccess(user, sessionId));
-    return { access_token: token, token_type: 'bearer', expires_in: ttl, expires_at: exp, refresh_token: refreshToken, user };
+    const level = await levelOf(sessionId);
+    const { token, exp, ttl } = access ?? (await signAccess(user, sessionId, level));
+    return {
+      access_token: token,
+      token_type: 'bearer',
+      expires_in: ttl,
+      expires_at: exp,
+      refresh_token: refreshToken,
+      user,
+      // With a verified factor, an aal1 session is told to step up (docs/securing-accounts.md).
+      next_aal: level.mfa ? 'aal2' : level.aal,
+    };
   }
 
   async function state(hash: string): Promise<StateRow | null> {
@@ -147,23 +178,29 @@ export function createSessionService(deps: Deps) {
      * transaction (consumes the link, checks the code, proves the address…), the session is
      * opened in that same transaction, and the tokens are signed once it has committed. `who`
      * answers the user's id, or an ApiError to refuse with after committing what it wrote (a
-     * consumed link, a counted wrong code).
-     * @example return sessions.signInWith(client, async (tx, now) => (await check(tx)) ? userId : new ApiError('invalid_code', '…'));
+     * consumed link, a counted wrong code). `method` is what the token's `amr` will say (the
+     * session is `aal1`), or the whole level (a passkey with user verification: `aal2`).
+     * @example return sessions.signInWith(client, async (tx, now) => (await check(tx)) ? userId : new ApiError('invalid_code', '…'), 'otp');
      */
-    async signInWith(client: ClientInfo, who: (tx: Queryable, now: number) => Promise<string | ApiError>): Promise<Session> {
+    async signInWith(
+      client: ClientInfo,
+      who: (tx: Queryable, now: number) => Promise<string | ApiError>,
+      method: AmrMethod | Assurance,
+    ): Promise<Session> {
       const now = clock.now();
+      const level = typeof method === 'string' ? firstFactor(method, now) : method;
       const outcome = await db.transaction(async (tx) => {
         const userId = await who(tx, now);
         if (userId instanceof ApiError) return userId;
-        return { userId, ...(await deps.sessionState.startSession(tx, userId, client, now)) };
+        return { userId, ...(await deps.sessionState.startSession(tx, userId, client, now, level)) };
       });
       if (outcome instanceof ApiError) throw outcome;
       return this.issue(outcome.userId, outcome.sessionId, outcome.refreshToken);
     },
 
     /** A new session for a user whose credentials were just proven. */
-    signIn(userId: string, client: ClientInfo): Promise<Session> {
-      return this.signInWith(client, async () => userId);
+    signIn(userId: string, client: ClientInfo, method: AmrMethod | Assurance): Promise<Session> {
+      return this.signInWith(client, async () => userId, method);
     },
 
     /** The session answer for a session opened with `start` in a transaction that has committed. */
@@ -214,7 +251,7 @@ export function createSessionService(deps: Deps) {
           case 'rotate': {
             const user = await deps.accounts.findUser(db, row.user_id);
             if (!user) throw invalid();
-            const access = await signAccess(user, row.session_id);
+            const access = await signAccess(user, row.session_id, await levelOf(row.session_id));
             const next = await rotate(raw, hash, row.session_id, access);
             if (next === null) continue; // another request rotated it first: decide again
             return tokenSet(user, row.session_id, next, access);
@@ -232,6 +269,14 @@ export function createSessionService(deps: Deps) {
       );
     },
   };
+}
+
+/**
+ * The level of a session opened by one method alone: `aal1`, the method and when.
+ * @example await state.startSession(tx, id, client, now, firstFactor('password', now));
+ */
+export function firstFactor(method: AmrMethod, now: number): Assurance {
+  return { aal: 'aal1', amr: [{ method, timestamp: Math.floor(now / 1000) }] };
 }
 
 export type SessionService = ReturnType<typeof createSessionService>;

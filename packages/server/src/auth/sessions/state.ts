@@ -52,18 +52,52 @@ export interface Evicts {
   sync(tx: Queryable): Promise<void>;
 }
 
+/** `aal1`: one factor; `aal2`: a second factor, or a passkey with user verification. */
+export type Aal = 'aal1' | 'aal2';
+
+/** How a session was opened: its level and the methods behind it (the token's `aal` and `amr`). */
+export interface Assurance {
+  aal: Aal;
+  amr: Array<{ method: string; timestamp: number }>;
+}
+
 /**
- * Whether a session is open now, read from the database (no cache): the question the gate
- * caches and the auth endpoints ask afresh.
- * @example if (!(await isSessionOpen(db, sid, uid, clock.now()))) throw …
+ * What a token's session is now: open or not, its level (lowered in place when the user's last
+ * factor goes), and whether its user has a verified second factor (then an `aal1` session must
+ * step up before the API answers it, docs/securing-accounts.md).
  */
-export async function isSessionOpen(q: Queryable, sessionId: string, userId: string, now: number): Promise<boolean> {
-  const { rows } = await q.query<{ open: boolean }>(
-    `select ${openSql('s', 'u', '$3::timestamptz')} as open
+export interface SessionCheck {
+  open: boolean;
+  aal: Aal;
+  mfa: boolean;
+}
+
+/** SQL: the user `u` has a verified second factor. */
+export const hasFactorSql = (u: string) => `exists (select 1 from auth.mfa_factors f where f.user_id = ${u}.id and f.status = 'verified')`;
+
+/**
+ * Whether a session is open now, its level and its user's factors, read from the database (no
+ * cache): the question the gate caches and the auth endpoints ask afresh.
+ * @example const { open } = await checkSession(db, sid, uid, clock.now());
+ */
+export async function checkSession(q: Queryable, sessionId: string, userId: string, now: number): Promise<SessionCheck> {
+  const { rows } = await q.query<{ open: boolean; aal: Aal; mfa: boolean }>(
+    `select ${openSql('s', 'u', '$3::timestamptz')} as open, s.aal, ${hasFactorSql('u')} as mfa
      from auth.sessions s join auth.users u on u.id = s.user_id where s.id = $1::uuid and s.user_id = $2::uuid`,
     [sessionId, userId, iso(now)],
   );
-  return rows[0]?.open === true;
+  const r = rows[0];
+  return r
+    ? { open: r.open === true, aal: r.aal === 'aal2' ? 'aal2' : 'aal1', mfa: r.mfa === true }
+    : { open: false, aal: 'aal1', mfa: false };
+}
+
+/**
+ * Whether a session is open now (checkSession's first answer).
+ * @example if (!(await isSessionOpen(db, sid, uid, clock.now()))) throw …
+ */
+export async function isSessionOpen(q: Queryable, sessionId: string, userId: string, now: number): Promise<boolean> {
+  return (await checkSession(q, sessionId, userId, now)).open;
 }
 
 /**
@@ -79,19 +113,20 @@ export function createSessionState(gate: Evicts) {
   }
   return {
     /**
-     * Opens a session for a user whose credential was just proven; 403 `user_banned` while
-     * the user is banned.
-     * @example const { sessionId, refreshToken } = await state.startSession(tx, userId, client, now);
+     * Opens a session for a user whose credential was just proven, at the level it proved
+     * (`aal1` by a method alone); 403 `user_banned` while the user is banned.
+     * @example const { sessionId, refreshToken } = await state.startSession(tx, userId, client, now, { aal: 'aal1', amr: [{ method: 'password', timestamp }] });
      */
-    async startSession(tx: Queryable, userId: string, client: ClientInfo, now: number): Promise<Started> {
+    async startSession(tx: Queryable, userId: string, client: ClientInfo, now: number, level?: Assurance): Promise<Started> {
       const { rows: who } = await tx.query<{ banned: boolean }>(
         `select ${bannedSql('u', '$2::timestamptz')} as banned from auth.users u where u.id = $1`,
         [userId, iso(now)],
       );
       if (who[0]?.banned) throw banned();
       const { rows } = await tx.query<{ id: string }>(
-        `insert into auth.sessions (user_id, user_agent, ip, created_at, refreshed_at) values ($1, $2, $3, $4::timestamptz, $4::timestamptz) returning id`,
-        [userId, client.userAgent?.slice(0, 512) ?? null, client.ip, iso(now)],
+        `insert into auth.sessions (user_id, user_agent, ip, created_at, refreshed_at, aal, amr)
+         values ($1, $2, $3, $4::timestamptz, $4::timestamptz, $5, $6::jsonb) returning id`,
+        [userId, client.userAgent?.slice(0, 512) ?? null, client.ip, iso(now), level?.aal ?? 'aal1', JSON.stringify(level?.amr ?? [])],
       );
       const refreshToken = randomToken(32);
       await tx.query('insert into auth.refresh_tokens (hash, session_id, created_at) values ($1, $2, $3::timestamptz)', [
@@ -138,6 +173,22 @@ export function createSessionState(gate: Evicts) {
       );
       await notifyChanged(tx, '*');
       return Number(rows[0]?.n ?? 0);
+    },
+
+    /**
+     * The user's second factors changed (one verified, the last removed, an admin reset): the
+     * sessions above `aal1` drop to it when no factor is left (`lower`), and every instance's
+     * gate forgets the user, so the requirement and the level apply from the next request.
+     * @example await state.factorsChanged(tx, userId, { lower: true });
+     */
+    async factorsChanged(tx: Queryable, userId: string, options: { lower: boolean }): Promise<void> {
+      // A passkey with user verification is aal2 by itself: those sessions keep their level.
+      if (options.lower)
+        await tx.query(
+          `update auth.sessions set aal = 'aal1' where user_id = $1 and aal <> 'aal1' and not amr @> '[{"method": "passkey"}]'::jsonb`,
+          [userId],
+        );
+      await notifyChanged(tx, userId);
     },
 
     notifyChanged,

@@ -4,7 +4,7 @@ import { ApiError, fromDbError } from '../../http/index.js';
 import { findCredentials, findUser } from '../accounts/index.js';
 import type { AuthDeps } from '../deps.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';
-import { consumeOneTimeToken, issueOneTimeToken, pendingSignupPassword } from '../one-time.js';
+import { consumeOneTimeToken, issueOneTimeToken, pendingSignup } from '../one-time.js';
 import { normalizeEmail } from '../validate.js';
 
 const TOKEN_INVALID = 'The verification link is invalid, expired or already used; ask for a new one.';
@@ -33,7 +33,7 @@ export function createVerificationService(deps: AuthDeps) {
               tx,
               used.userId,
               used.email,
-              { signupPassword: used.payload.password_hash ?? null },
+              { signupPassword: used.payload.password_hash ?? null, signupPasskey: used.payload.passkey_id ?? null },
               now,
             );
             return proof === 'moved' ? null : used.userId;
@@ -71,13 +71,13 @@ export function createVerificationService(deps: AuthDeps) {
         if (!found || found.confirmed) return;
         await db.transaction(async (tx) => {
           const now = clock.now();
-          const hash = await pendingSignupPassword(tx, found.id, now);
-          // The fresh link replaces the earlier ones that bind the same password (the same
+          const { hash, passkey } = await pendingSignup(tx, found.id, now);
+          // The fresh link replaces the earlier ones that bind the same credential (the same
           // sign-up); links of other sign-ups stay theirs.
           await tx.query(
             `delete from auth.one_time_tokens where user_id = $1 and kind = 'verification' and consumed_at is null
-             and (payload ->> 'password_hash') is not distinct from $2`,
-            [found.id, hash],
+             and (payload ->> 'password_hash') is not distinct from $2 and (payload ->> 'passkey_id') is not distinct from $3`,
+            [found.id, hash, passkey],
           );
           const raw = await issueOneTimeToken(
             tx,
@@ -86,7 +86,7 @@ export function createVerificationService(deps: AuthDeps) {
               userId: found.id,
               email,
               ttlMs: deps.config.verificationTtlMs,
-              payload: hash ? { password_hash: hash } : {},
+              payload: hash ? { password_hash: hash } : passkey ? { passkey_id: passkey } : {},
               keepEarlier: true,
             },
             now,

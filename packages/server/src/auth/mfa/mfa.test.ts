@@ -1,0 +1,345 @@
+import type { AddressInfo } from 'node:net';
+import { decodeJwt } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asUser, call, code, createAuthServer, email, lastToken, setAuth, signIn, signUp } from '../../../test/auth.js';
+import type { TestServer } from '../../../test/harness.js';
+import { rtConnect } from '../../../test/realtime.js';
+import { totpCode } from './totp.js';
+
+// Issue 27, TOTP and enforcement: on PGlite and PostgreSQL (PLINTH_TEST_DB), in-process.
+
+let t: TestServer;
+let base: string;
+beforeAll(async () => {
+  t = await createAuthServer();
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  await setAuth(t, {
+    allowed_redirect_urls: ['https://app.example.com/'],
+    email_verification_url: 'https://app.example.com/verify',
+    magic_link_enabled: true,
+    magic_link_url: 'https://app.example.com/magic',
+  });
+  const res = await t.sql(`
+    create table notes (id serial primary key, owner uuid not null default auth.uid(), body text not null);
+    alter table notes enable row level security;
+    create policy own on notes for all using (owner = auth.uid()) with check (owner = auth.uid());
+    create table vault (id serial primary key, owner uuid not null default auth.uid(), secret text not null);
+    alter table vault enable row level security;
+    create policy aal2_only on vault for all using (owner = auth.uid() and auth.jwt()->>'aal' = 'aal2') with check (owner = auth.uid());
+    select realtime.enable('notes');
+    create function my_notes() returns setof notes language sql stable as $$ select * from notes $$;
+    grant execute on function my_notes() to authenticated;
+    insert into storage.buckets (id) values ('docs') on conflict do nothing;
+  `);
+  expect(res.statusCode, res.body).toBe(200);
+});
+afterAll(() => t?.stop());
+
+const del = (path: string, headers: Record<string, string>) =>
+  t.app.inject({ method: 'DELETE', url: `/v1/auth/${path}`, headers: { ...headers, 'user-agent': 'vitest-agent' } });
+const rest = (token: string, method: 'GET' | 'POST' = 'GET', payload?: unknown, table = 'notes') =>
+  t.app.inject({ method, url: `/api/v1/db/${table}`, headers: asUser(t, token), ...(payload ? { payload: payload as object } : {}) });
+const claims = (token: string) => decodeJwt(token) as { aal: string; amr: Array<{ method: string }> };
+
+/** Signs up, enrols a TOTP factor and verifies it: the aal2 session, the factor and its secret. */
+async function enrolled(addr = email()) {
+  const { session } = await signUp(t, addr);
+  const enrol = await call(t, 'POST', 'factors', { factor_type: 'totp', friendly_name: 'phone' }, asUser(t, session.access_token));
+  expect(enrol.statusCode, enrol.body).toBe(200);
+  const factor = enrol.json();
+  const aal2 = await verify(session.access_token, factor.id, factor.totp.secret);
+  expect(aal2.statusCode, aal2.body).toBe(200);
+  return { addr, factor, secret: factor.totp.secret as string, aal2: aal2.json(), first: session };
+}
+
+async function challenge(token: string, factorId: string): Promise<string> {
+  const res = await call(t, 'POST', `factors/${factorId}/challenge`, {}, asUser(t, token));
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().id;
+}
+
+async function verify(token: string, factorId: string, secret: string, codeValue?: string) {
+  const challengeId = await challenge(token, factorId);
+  return call(
+    t,
+    'POST',
+    `factors/${factorId}/verify`,
+    { challenge_id: challengeId, code: codeValue ?? totpCode(secret, t.clock.now()) },
+    asUser(t, token),
+  );
+}
+
+/** The next 30-second step, so a code of this test is not one a previous step accepted. */
+const nextStep = () => t.clock.advance(30_000 - (t.clock.now() % 30_000) + 1);
+
+describe('TOTP factors', () => {
+  it('enrol → challenge → verify gives a new session at aal2; the first success verifies the factor', async () => {
+    const addr = email();
+    const { session } = await signUp(t, addr);
+    expect(claims(session.access_token)).toMatchObject({ aal: 'aal1', amr: [{ method: 'password' }] });
+    expect(session.next_aal).toBe('aal1');
+    const enrol = await call(t, 'POST', 'factors', { factor_type: 'totp' }, asUser(t, session.access_token));
+    expect(enrol.statusCode, enrol.body).toBe(200);
+    const f = enrol.json();
+    expect(f).toMatchObject({ factor_type: 'totp', status: 'unverified', totp: { secret: expect.stringMatching(/^[A-Z2-7]{32}$/) } });
+    expect(f.totp.uri).toMatch(/^otpauth:\/\/totp\//);
+    expect(Buffer.from(f.totp.qr_code.replace('data:image/svg+xml;base64,', ''), 'base64').toString()).toMatch(/^<svg/);
+    // Unverified, it asks nothing of the user yet.
+    expect((await rest(session.access_token)).statusCode).toBe(200);
+
+    const res = await verify(session.access_token, f.id, f.totp.secret);
+    expect(res.statusCode, res.body).toBe(200);
+    const aal2 = res.json();
+    expect(aal2.next_aal).toBe('aal2');
+    expect(claims(aal2.access_token)).toMatchObject({ aal: 'aal2', amr: [{ method: 'password' }, { method: 'totp' }] });
+    const list = await call(t, 'GET', 'factors', undefined, asUser(t, aal2.access_token));
+    expect(list.json().factors).toEqual([expect.objectContaining({ id: f.id, status: 'verified' })]);
+    // The aal1 session it came from is over: its refresh token never reaches aal2.
+    expect(code(await call(t, 'POST', 'refresh', { refresh_token: session.refresh_token }))).toEqual([401, 'invalid_refresh_token']);
+    const refreshed = await call(t, 'POST', 'refresh', { refresh_token: aal2.refresh_token });
+    expect(claims(refreshed.json().access_token).aal).toBe('aal2');
+    expect((await rest(aal2.access_token)).statusCode).toBe(200);
+  });
+
+  it('an aal1 token of an enrolled user reads nothing: REST, storage, realtime, account changes; it may step up', async () => {
+    const { addr, factor, secret } = await enrolled();
+    const aal1 = await signIn(t, addr);
+    expect(aal1.next_aal).toBe('aal2');
+    expect(claims(aal1.access_token).aal).toBe('aal1');
+    const h = asUser(t, aal1.access_token);
+    expect(code(await rest(aal1.access_token))).toEqual([403, 'mfa_required']);
+    expect(code(await rest(aal1.access_token, 'POST', { body: 'x' }))).toEqual([403, 'mfa_required']);
+    // A function the user may call (RPC goes through the REST caller check).
+    for (const method of ['GET', 'POST'] as const) {
+      expect(
+        code(await t.app.inject({ method, url: '/api/v1/rpc/my_notes', headers: h, ...(method === 'POST' ? { payload: {} } : {}) })),
+      ).toEqual([403, 'mfa_required']);
+    }
+    expect(code(await t.app.inject({ method: 'GET', url: '/api/v1/storage/object/docs', headers: h }))).toEqual([403, 'mfa_required']);
+    expect(code(await call(t, 'PATCH', 'user', { password: 'another long password' }, h))).toEqual([403, 'mfa_required']);
+    expect(code(await call(t, 'PATCH', 'user', { email: email() }, h))).toEqual([403, 'mfa_required']);
+    expect(code(await call(t, 'POST', 'factors', { factor_type: 'totp' }, h))).toEqual([403, 'mfa_required']);
+    expect(code(await del(`factors/${factor.id}`, h))).toEqual([403, 'mfa_required']);
+    expect(code(await call(t, 'POST', 'factors/recovery-codes', {}, h))).toEqual([403, 'mfa_required']);
+    expect(code(await call(t, 'POST', 'reauthenticate', {}, h))).toEqual([403, 'mfa_required']);
+    await expect(rtConnect(base, t.keys.publicKey, { authorization: `Bearer ${aal1.access_token}` })).rejects.toThrow(/403/);
+    // What it may do: read the user, list factors, step up.
+    expect((await call(t, 'GET', 'user', undefined, h)).statusCode).toBe(200);
+    expect((await call(t, 'GET', 'factors', undefined, h)).json().factors).toHaveLength(1);
+    nextStep();
+    const up = await verify(aal1.access_token, factor.id, secret);
+    expect(up.statusCode, up.body).toBe(200);
+    expect((await rest(up.json().access_token)).statusCode).toBe(200);
+    const rpc = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/rpc/my_notes',
+      headers: asUser(t, up.json().access_token),
+      payload: {},
+    });
+    expect(rpc.statusCode, rpc.body).toBe(200);
+    expect((await call(t, 'PATCH', 'user', { name: 'Ada' }, asUser(t, up.json().access_token))).statusCode).toBe(200);
+  });
+
+  it('an open realtime connection of an aal1 token ends when its user verifies a factor', async () => {
+    const addr = email();
+    const { session } = await signUp(t, addr);
+    const ws = await rtConnect(base, t.keys.publicKey);
+    ws.send({ type: 'auth', access_token: session.access_token });
+    ws.send({ type: 'subscribe', id: 's', table: 'notes' });
+    await ws.next((m) => m.type === 'subscribed');
+    const enrol = (await call(t, 'POST', 'factors', { factor_type: 'totp' }, asUser(t, session.access_token))).json();
+    expect((await verify(session.access_token, enrol.id, enrol.totp.secret)).statusCode).toBe(200);
+    expect(await ws.closed).toBe(4001);
+  });
+
+  it('a code works once: a replay in its window is refused', async () => {
+    const { factor, secret, aal2 } = await enrolled();
+    const used = totpCode(secret, t.clock.now());
+    const replay = await verify(aal2.access_token, factor.id, secret, used);
+    expect(code(replay)).toEqual([400, 'invalid_code']);
+    // The previous step's code (still inside the ±1 window) is older than the one used: refused too.
+    expect(code(await verify(aal2.access_token, factor.id, secret, totpCode(secret, t.clock.now() - 30_000)))).toEqual([
+      400,
+      'invalid_code',
+    ]);
+    nextStep();
+    expect((await verify(aal2.access_token, factor.id, secret)).statusCode).toBe(200);
+  });
+
+  it('5 wrong codes void the challenge; a challenge is the session’s own and lasts 5 minutes', async () => {
+    const { addr, factor, secret } = await enrolled();
+    const { access_token: token } = await signIn(t, addr);
+    const h = asUser(t, token);
+    nextStep();
+    const id = await challenge(token, factor.id);
+    const good = totpCode(secret, t.clock.now());
+    const wrong = good === '000000' ? '111111' : '000000';
+    for (let i = 0; i < 5; i++)
+      expect(code(await call(t, 'POST', `factors/${factor.id}/verify`, { challenge_id: id, code: wrong }, h))).toEqual([
+        400,
+        'invalid_code',
+      ]);
+    expect(code(await call(t, 'POST', `factors/${factor.id}/verify`, { challenge_id: id, code: good }, h))).toEqual([
+      400,
+      'challenge_invalid',
+    ]);
+    // Another session cannot use this session's challenge.
+    const other = await signIn(t, addr);
+    const mine = await challenge(token, factor.id);
+    expect(
+      code(await call(t, 'POST', `factors/${factor.id}/verify`, { challenge_id: mine, code: good }, asUser(t, other.access_token))),
+    ).toEqual([400, 'challenge_invalid']);
+    t.clock.advance(5 * 60_000 + 1);
+    expect(
+      code(await call(t, 'POST', `factors/${factor.id}/verify`, { challenge_id: mine, code: totpCode(secret, t.clock.now()) }, h)),
+    ).toEqual([400, 'challenge_invalid']);
+    // Someone else's factor: 404.
+    const stranger = await signUp(t, email());
+    expect(code(await call(t, 'POST', `factors/${factor.id}/challenge`, {}, asUser(t, stranger.session.access_token)))).toEqual([
+      404,
+      'factor_not_found',
+    ]);
+  });
+
+  it('wrong codes are limited per user across challenges (429)', async () => {
+    const limited = await createAuthServer({ AUTH_RATE_MFA_USER: '3/900' });
+    try {
+      const addr = email();
+      const { session } = (
+        await limited.app.inject({
+          method: 'POST',
+          url: '/v1/auth/signup',
+          headers: limited.as.anon,
+          payload: { email: addr, password: 'correct horse battery' },
+        })
+      ).json();
+      const h = limited.as.user(session.access_token);
+      const f = (
+        await limited.app.inject({ method: 'POST', url: '/v1/auth/factors', headers: h, payload: { factor_type: 'totp' } })
+      ).json();
+      const attempt = async () => {
+        const c = (await limited.app.inject({ method: 'POST', url: `/v1/auth/factors/${f.id}/challenge`, headers: h, payload: {} })).json();
+        return limited.app.inject({
+          method: 'POST',
+          url: `/v1/auth/factors/${f.id}/verify`,
+          headers: h,
+          payload: { challenge_id: c.id, code: 'abcdef' },
+        });
+      };
+      for (let i = 0; i < 3; i++) expect(code(await attempt())).toEqual([400, 'invalid_code']);
+      const refused = await attempt();
+      expect(code(refused)).toEqual([429, 'rate_limited']);
+      expect(refused.headers['retry-after']).toBeDefined();
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it('at most 10 factors per user', async () => {
+    const { session } = await signUp(t, email());
+    const h = asUser(t, session.access_token);
+    for (let i = 0; i < 10; i++) expect((await call(t, 'POST', 'factors', { factor_type: 'totp' }, h)).statusCode).toBe(200);
+    expect(code(await call(t, 'POST', 'factors', { factor_type: 'totp' }, h))).toEqual([409, 'too_many_factors']);
+    expect(code(await call(t, 'POST', 'factors', { factor_type: 'sms' }, h))).toEqual([400, 'invalid_request']);
+  });
+});
+
+describe('recovery codes', () => {
+  it('need aal2; each works once for a new aal2 session; a new set voids the old', async () => {
+    const { addr, aal2 } = await enrolled();
+    const res = await call(t, 'POST', 'factors/recovery-codes', {}, asUser(t, aal2.access_token));
+    expect(res.statusCode, res.body).toBe(200);
+    const { codes } = res.json();
+    expect(codes).toHaveLength(10);
+    expect(new Set(codes).size).toBe(10);
+    const aal1 = await signIn(t, addr);
+    const used = await call(t, 'POST', 'factors/recover', { code: codes[0].toUpperCase() }, asUser(t, aal1.access_token));
+    expect(used.statusCode, used.body).toBe(200);
+    expect(claims(used.json().access_token)).toMatchObject({ aal: 'aal2', amr: [{ method: 'password' }, { method: 'recovery' }] });
+    expect((await rest(used.json().access_token)).statusCode).toBe(200);
+    const again = await signIn(t, addr);
+    expect(code(await call(t, 'POST', 'factors/recover', { code: codes[0] }, asUser(t, again.access_token)))).toEqual([
+      400,
+      'recovery_code_invalid',
+    ]);
+    // A new set: the old codes are void.
+    const fresh = (await call(t, 'POST', 'factors/recovery-codes', {}, asUser(t, used.json().access_token))).json().codes;
+    expect(code(await call(t, 'POST', 'factors/recover', { code: codes[1] }, asUser(t, again.access_token)))).toEqual([
+      400,
+      'recovery_code_invalid',
+    ]);
+    expect((await call(t, 'POST', 'factors/recover', { code: fresh[1] }, asUser(t, again.access_token))).statusCode).toBe(200);
+  });
+});
+
+describe('downgrades and modes', () => {
+  it('removing the last factor downgrades at once: aal1 tokens work, aal2 tokens count as aal1', async () => {
+    const { addr, factor, aal2 } = await enrolled();
+    const aal1 = await signIn(t, addr);
+    expect(code(await rest(aal1.access_token))).toEqual([403, 'mfa_required']);
+    expect((await rest(aal2.access_token, 'POST', { secret: 's' }, 'vault')).statusCode).toBe(201);
+    expect((await rest(aal2.access_token, 'GET', undefined, 'vault')).json()).toHaveLength(1);
+    expect((await del(`factors/${factor.id}`, asUser(t, aal2.access_token))).statusCode).toBe(200);
+    expect((await rest(aal1.access_token)).statusCode).toBe(200);
+    // The session is aal1 now: its token's aal2 no longer opens the aal2-only policy.
+    expect((await rest(aal2.access_token, 'GET', undefined, 'vault')).json()).toEqual([]);
+    const refreshed = (await call(t, 'POST', 'refresh', { refresh_token: aal2.refresh_token })).json();
+    expect(claims(refreshed.access_token).aal).toBe('aal1');
+    expect(refreshed.next_aal).toBe('aal1');
+  });
+
+  it('an admin reset removes the factors and downgrades at once', async () => {
+    const { addr } = await enrolled();
+    const aal1 = await signIn(t, addr);
+    expect(code(await rest(aal1.access_token))).toEqual([403, 'mfa_required']);
+    const user = aal1.user.id;
+    const listed = await t.app.inject({ method: 'GET', url: `/api/v1/users/${user}/factors`, headers: t.as.service });
+    expect(listed.json()).toMatchObject({ factors: [expect.objectContaining({ status: 'verified' })], passkeys: [] });
+    const reset = await t.app.inject({ method: 'DELETE', url: `/api/v1/users/${user}/factors`, headers: t.as.service });
+    expect(reset.statusCode, reset.body).toBe(200);
+    expect(reset.json()).toEqual({ removed: 1 });
+    expect((await rest(aal1.access_token)).statusCode).toBe(200);
+  });
+
+  it('mfa_enforcement "policies" lets aal1 through to policies that read auth.jwt()->>\'aal\'', async () => {
+    const { addr, aal2 } = await enrolled();
+    expect((await rest(aal2.access_token, 'POST', { secret: 'kept' }, 'vault')).statusCode).toBe(201);
+    const aal1 = await signIn(t, addr);
+    await setAuth(t, { mfa_enforcement: 'policies' });
+    try {
+      expect((await rest(aal1.access_token, 'GET', undefined, 'vault')).json()).toEqual([]);
+      expect((await rest(aal1.access_token)).statusCode).toBe(200);
+      expect((await rest(aal2.access_token, 'GET', undefined, 'vault')).json()).toEqual([expect.objectContaining({ secret: 'kept' })]);
+    } finally {
+      await setAuth(t, { mfa_enforcement: 'server' });
+    }
+    expect(code(await rest(aal1.access_token))).toEqual([403, 'mfa_required']);
+  });
+});
+
+describe('the proof rule', () => {
+  it('factors enrolled before the owner proved the address do not survive the proof', async () => {
+    // The attacker signs up with the owner's address (no confirmation asked) and enrols a
+    // factor of theirs: the owner would be locked out behind the attacker's authenticator.
+    const addr = email('owner');
+    const { session } = await signUp(t, addr);
+    const f = (await call(t, 'POST', 'factors', { factor_type: 'totp' }, asUser(t, session.access_token))).json();
+    const attacker = await verify(session.access_token, f.id, f.totp.secret);
+    expect(attacker.statusCode).toBe(200);
+    const codes = (await call(t, 'POST', 'factors/recovery-codes', {}, asUser(t, attacker.json().access_token))).json().codes;
+    // The owner proves the address with a magic link.
+    expect((await call(t, 'POST', 'request-magic-link', { email: addr })).statusCode).toBe(200);
+    const owner = await call(t, 'POST', 'signin-magic-link', { token: await lastToken(t, addr, 'magic_link') });
+    expect(owner.statusCode, owner.body).toBe(200);
+    expect(owner.json().next_aal).toBe('aal1');
+    expect((await rest(owner.json().access_token)).statusCode).toBe(200);
+    expect((await call(t, 'GET', 'factors', undefined, asUser(t, owner.json().access_token))).json().factors).toEqual([]);
+    // The attacker's aal2 session ended with the proof, and their recovery codes are void.
+    expect(code(await rest(attacker.json().access_token))).toEqual([401, 'invalid_token']);
+    expect(code(await call(t, 'POST', 'factors/recover', { code: codes[0] }, asUser(t, owner.json().access_token)))).toEqual([
+      400,
+      'recovery_code_invalid',
+    ]);
+  });
+});

@@ -155,6 +155,10 @@ export async function openPglite(dataDir: string): Promise<Db> {
     if (!p) return;
     pending.delete(msg.id);
     if (msg.ok) p.resolve(msg.result);
+    // A statement in flight when the database closed (PGlite's own words): the database is gone,
+    // as for every call after it, not a failure of that statement (the realtime and outbox polls
+    // meet it at every close).
+    else if (msg.error?.message === 'PGlite is closed' && !msg.error.code) p.reject(new DbUnavailableError(stopped, 'stopped'));
     else p.reject(fromWorker(msg.error ?? { message: 'unknown error' }));
   });
   const onDeath = (err: Error) => {

@@ -182,4 +182,5 @@ const PAGES = [
   ['/auth', 'Auth settings', 'sign-in methods, URLs, providers, emails'],
   ['/users', 'Users', 'find, ban, sign out, delete'],
   ['/messages', 'Messages', 'dev inbox and delivery log'],
+  ['/webhooks', 'Webhooks', 'changes of your tables POSTed to your endpoints, with their delivery log'],
 ] as const;

@@ -5,9 +5,11 @@ import { ApiFailure, basepath } from './lib/api';
 import { meQuery } from './lib/queries';
 import {
   apiSearch,
+  auditSearch,
   authSearch,
   dataIndexSearch,
   dataSearch,
+  inviteSearch,
   loginSearch,
   messagesSearch,
   oidcTestSearch,
@@ -15,6 +17,7 @@ import {
   storageSearch,
   usersSearch,
 } from './lib/search';
+import { InvitePage } from './routes/invite/InvitePage';
 import { LoginPage } from './routes/login/LoginPage';
 import { SetupPage } from './routes/setup/SetupPage';
 
@@ -30,6 +33,8 @@ const root = createRootRouteWithContext<{ queryClient: QueryClient }>()({
 
 const login = createRoute({ getParentRoute: () => root, path: 'login', validateSearch: loginSearch, component: LoginPage });
 const setup = createRoute({ getParentRoute: () => root, path: 'setup', validateSearch: setupSearch, component: SetupPage });
+/** An invited admin's one-time link (the Team page makes it): outside the signed-in frame, as login and setup. */
+const invite = createRoute({ getParentRoute: () => root, path: 'invite', validateSearch: inviteSearch, component: InvitePage });
 
 /** Every page behind it needs an admin session: signed out, it leads to login and back. */
 const app = createRoute({
@@ -119,10 +124,38 @@ const storageBucket = createRoute({
   component: lazyRouteComponent(() => import('./routes/storage/StoragePage'), 'StoragePage'),
 });
 
+const team = createRoute({
+  getParentRoute: () => app,
+  path: 'team',
+  component: lazyRouteComponent(() => import('./routes/team/TeamPage'), 'TeamPage'),
+});
+const audit = createRoute({
+  getParentRoute: () => app,
+  path: 'audit',
+  validateSearch: auditSearch,
+  component: lazyRouteComponent(() => import('./routes/audit/AuditPage'), 'AuditPage'),
+});
+
 const tree = root.addChildren([
   login,
   setup,
-  app.addChildren([overview, sql, auth, oidcTest, users, messages, apiIndex, apiTable, dataIndex, dataTable, storageIndex, storageBucket]),
+  invite,
+  app.addChildren([
+    overview,
+    sql,
+    auth,
+    oidcTest,
+    users,
+    messages,
+    apiIndex,
+    apiTable,
+    dataIndex,
+    dataTable,
+    storageIndex,
+    storageBucket,
+    team,
+    audit,
+  ]),
 ]);
 
 export function createConsoleRouter(queryClient: QueryClient) {

@@ -2,6 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, Outlet, useRouter } from '@tanstack/react-router';
 import { api } from '../lib/api';
 import { meQuery, projectQuery } from '../lib/queries';
+import { useRights } from '../lib/roles';
 import { LogoMark } from './Logo';
 import { Button, ErrorNotice, Notice } from './ui';
 
@@ -14,11 +15,15 @@ const NAV = [
   ['/auth', 'Auth settings'],
   ['/users', 'Users'],
   ['/messages', 'Messages'],
+  // The third entry: the right of ROLE_RIGHTS a page needs (the others are every role's).
+  ['/team', 'Team', 'manageAdmins'],
+  ['/audit', 'Audit log', 'manageAdmins'],
 ] as const;
 
 /** The frame of every signed-in page: navigation, the admin, the origin banner. */
 export function Layout() {
   const me = useQuery(meQuery);
+  const rights = useRights();
   const project = useQuery(projectQuery);
   const router = useRouter();
   const queryClient = useQueryClient();
@@ -39,7 +44,7 @@ export function Layout() {
             <span>Plinth{project.data ? ` · ${project.data.name}` : ''}</span>
           </Link>
           <nav aria-label="Console pages" className="flex flex-wrap gap-1">
-            {NAV.map(([to, label]) => (
+            {NAV.filter((n) => n[2] === undefined || rights[n[2]]).map(([to, label]) => (
               <Link
                 key={to}
                 to={to}

@@ -92,7 +92,19 @@ export interface SqlResult {
   truncated: boolean;
 }
 
-import type { Admin, AuthSettings, DevMessage, EndUser, EndUserDetail, LogEntry, OidcTestResult, TemplateKind } from '@plinth/shared';
+import type {
+  Admin,
+  AdminInvite,
+  AdminRole,
+  AuditEntry,
+  AuthSettings,
+  DevMessage,
+  EndUser,
+  EndUserDetail,
+  LogEntry,
+  OidcTestResult,
+  TemplateKind,
+} from '@plinth/shared';
 
 export type {
   AppleProviderSettings as AppleProvider,
@@ -105,7 +117,7 @@ export type {
 /** The mask the server sends in place of a stored secret. */
 export { MASK } from '@plinth/shared';
 
-export type { Admin, DevMessage, EndUser, EndUserDetail, LogEntry } from '@plinth/shared';
+export type { Admin, AdminInvite, AdminRole, AuditEntry, DevMessage, EndUser, EndUserDetail, LogEntry } from '@plinth/shared';
 
 /** A column as PostgreSQL has it: `type` is the short name the SQL runner shows (`int8`, `text[]`). */
 export interface PgColumn {
@@ -135,6 +147,15 @@ left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
 where c.relname = $1 and a.attnum > 0 and not a.attisdropped
 order by a.attnum`;
 
+/** What a signing-key rotation answers (docs/api.md §4.1). */
+export interface SigningKeyRotation {
+  kid: string;
+  previous: string[];
+  revoked: boolean;
+  retire_at: string | null;
+  sessions_ended: number;
+}
+
 // ---- calls ----
 
 const q = (params: Record<string, string | number | undefined>) =>
@@ -149,6 +170,22 @@ export const api = {
   setup: (token: string, email: string, password: string) =>
     call<{ admin: Admin }>({ method: 'POST', path: '/api/v1/admin/setup', body: { token, email, password } }),
   logout: () => call<null>({ method: 'POST', path: '/api/v1/admin/logout' }),
+  // ---- the team, the audit log, signing keys (§4.1) ----
+  admins: () => call<Admin[]>({ path: '/api/v1/admin/admins' }),
+  setAdminRole: (id: string, role: AdminRole) =>
+    call<Admin>({ method: 'PATCH', path: `/api/v1/admin/admins/${encodeURIComponent(id)}`, body: { role } }),
+  removeAdmin: (id: string) => call<Admin>({ method: 'DELETE', path: `/api/v1/admin/admins/${encodeURIComponent(id)}` }),
+  invites: () => call<AdminInvite[]>({ path: '/api/v1/admin/invites' }),
+  invite: (email: string, role: AdminRole) => call<AdminInvite>({ method: 'POST', path: '/api/v1/admin/invites', body: { email, role } }),
+  revokeInvite: (id: string) => call<AdminInvite>({ method: 'DELETE', path: `/api/v1/admin/invites/${encodeURIComponent(id)}` }),
+  acceptInvite: (token: string, password: string) =>
+    call<{ admin: Admin }>({ method: 'POST', path: '/api/v1/admin/invites/accept', body: { token, password } }),
+  async audit(limit: number, offset: number) {
+    const { data, headers } = await callWithHeaders<AuditEntry[]>({ path: '/api/v1/admin/audit', query: q({ limit, offset }) });
+    return { entries: data, total: Number(headers.get('content-range')?.split('/')[1] ?? data.length) };
+  },
+  rotateSigningKey: (revoke: boolean) =>
+    call<SigningKeyRotation>({ method: 'POST', path: '/api/v1/admin/signing-keys/rotate', body: { revoke } }),
   /**
    * The project keys: kept in TanStack Query's memory cache only, never in storage or URLs.
    * `secret_key` is null for a role that may not have it (developer, viewer).

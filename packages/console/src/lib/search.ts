@@ -33,6 +33,17 @@ export interface SetupSearch {
 }
 export const setupSearch = (raw: Raw): SetupSearch => ({ token: str(raw.token, 256) });
 
+export interface InviteSearch {
+  token?: string;
+}
+export const inviteSearch = (raw: Raw): InviteSearch => ({ token: str(raw.token, 256) });
+
+/** `/console/audit?page=`: the page of the audit log (newest first). */
+export interface AuditSearch {
+  page?: number;
+}
+export const auditSearch = (raw: Raw): AuditSearch => ({ page: int(raw.page, 1, 1_000_000) });
+
 export interface UsersSearch {
   q?: string;
   page?: number;

@@ -149,6 +149,10 @@ export interface ApiSearch {
   as?: Caller;
   /** Another endpoint (on `/console/api`): `"POST /v1/auth/signup"`. */
   endpoint?: string;
+  /** A function (on `/console/api`): `/api/v1/rpc/{fn}`, its overload `ov`, called with GET (`get`); its fields in `body`. */
+  fn?: string;
+  ov?: number;
+  get?: true;
 }
 export const apiSearch = (raw: Raw): ApiSearch => ({
   op: oneOf(raw.op, TABLE_OPS),
@@ -164,6 +168,9 @@ export const apiSearch = (raw: Raw): ApiSearch => ({
   body: str(raw.body, 20_000),
   as: oneOf(raw.as, CALLERS),
   endpoint: str(raw.endpoint, 300),
+  fn: str(raw.fn, 300),
+  ov: int(raw.ov, 0, 100),
+  get: bool(raw.get),
 });
 
 export const PAGE_SIZES = [25, 50, 100, 500, 1000] as const;

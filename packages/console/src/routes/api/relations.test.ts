@@ -44,9 +44,9 @@ async function send(path: RegExp, method: string) {
   await page.getByRole('button', { name: 'Send request' }).click();
   const res = await answer;
   const text = await res.text();
-  await expect.poll(async () => JSON.stringify(JSON.parse((await page.getByTestId('response-body').textContent()) ?? 'null'))).toBe(
-    JSON.stringify(JSON.parse(text)),
-  );
+  await expect
+    .poll(async () => JSON.stringify(JSON.parse((await page.getByTestId('response-body').textContent()) ?? 'null')))
+    .toBe(JSON.stringify(JSON.parse(text)));
   return res;
 }
 

@@ -184,6 +184,24 @@ export const api = {
     const { data, headers } = await callWithHeaders<AuditEntry[]>({ path: '/api/v1/admin/audit', query: q({ limit, offset }) });
     return { entries: data, total: Number(headers.get('content-range')?.split('/')[1] ?? data.length) };
   },
+  // ---- realtime capture per table (docs/realtime.md "Which tables") ----
+  realtimeTables: () => call<Array<{ table: string; enabled: boolean }>>({ path: '/api/v1/realtime/tables' }),
+  /** Turns capture on (`PUT`: the SDK's `send` has no PUT, so fetch, with the cookie and header `call` sends) or off. */
+  async setRealtime(table: string, on: boolean): Promise<{ table: string; enabled: boolean }> {
+    const path = `/api/v1/realtime/tables/${encodeURIComponent(table)}`;
+    if (!on) return call({ method: 'DELETE', path });
+    let res: Response;
+    try {
+      res = await fetch(`${serverUrl}${path}`, { method: 'PUT', headers: { 'x-plinth-admin': '1' }, credentials: 'same-origin' });
+    } catch (err) {
+      throw new ApiFailure('network_error', String(err), 0);
+    }
+    const body = (await res.json().catch(() => null)) as { code?: string; message?: string; details?: unknown } | null;
+    if (res.status === 401) signedOut();
+    if (!res.ok)
+      throw new ApiFailure(body?.code ?? 'internal_error', body?.message ?? `PUT answered ${res.status}.`, res.status, body?.details);
+    return body as { table: string; enabled: boolean };
+  },
   rotateSigningKey: (revoke: boolean) =>
     call<SigningKeyRotation>({ method: 'POST', path: '/api/v1/admin/signing-keys/rotate', body: { revoke } }),
   /**

@@ -174,7 +174,7 @@ export const apiSearch = (raw: Raw): ApiSearch => ({
 });
 
 export const PAGE_SIZES = [25, 50, 100, 500, 1000] as const;
-export const DATA_VIEWS = ['rows', 'structure', 'policies'] as const;
+export const DATA_VIEWS = ['rows', 'structure', 'policies', 'realtime'] as const;
 /** `/console/data/{table}`: the view (rows, the table editor, the policy editor), server-side filters, order and page. */
 export interface DataSearch {
   view?: (typeof DATA_VIEWS)[number];

@@ -135,6 +135,11 @@ const audit = createRoute({
   validateSearch: auditSearch,
   component: lazyRouteComponent(() => import('./routes/audit/AuditPage'), 'AuditPage'),
 });
+const backups = createRoute({
+  getParentRoute: () => app,
+  path: 'backups',
+  component: lazyRouteComponent(() => import('./routes/backups/BackupsPage'), 'BackupsPage'),
+});
 
 const tree = root.addChildren([
   login,
@@ -155,6 +160,7 @@ const tree = root.addChildren([
     storageBucket,
     team,
     audit,
+    backups,
   ]),
 ]);
 

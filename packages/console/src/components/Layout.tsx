@@ -18,6 +18,7 @@ const NAV = [
   // The third entry: the right of ROLE_RIGHTS a page needs (the others are every role's).
   ['/team', 'Team', 'manageAdmins'],
   ['/audit', 'Audit log', 'manageAdmins'],
+  ['/backups', 'Backups', 'manageAdmins'],
 ] as const;
 
 /** The frame of every signed-in page: navigation, the admin, the origin banner. */

@@ -147,6 +147,16 @@ left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
 where c.relname = $1 and a.attnum > 0 and not a.attisdropped
 order by a.attnum`;
 
+/** A backup the server keeps (`GET /api/v1/backups`, newest first). */
+export interface BackupInfo {
+  name: string;
+  size: number;
+  created_at: string;
+}
+
+/** The URL that downloads a backup (the admin cookie goes with a plain link: a GET needs no header). */
+export const backupUrl = (name: string) => `${serverUrl}/api/v1/backups/${encodeURIComponent(name)}`;
+
 /** What a signing-key rotation answers (docs/api.md §4.1). */
 export interface SigningKeyRotation {
   kid: string;
@@ -169,6 +179,8 @@ export const api = {
     call<{ admin: Admin }>({ method: 'POST', path: '/api/v1/admin/login', body: { email, password } }),
   setup: (token: string, email: string, password: string) =>
     call<{ admin: Admin }>({ method: 'POST', path: '/api/v1/admin/setup', body: { token, email, password } }),
+  /** Whether a setup link would still make the first admin (asking does not use it). */
+  setupCheck: (token: string) => call<{ usable: boolean }>({ method: 'POST', path: '/api/v1/admin/setup/check', body: { token } }),
   logout: () => call<null>({ method: 'POST', path: '/api/v1/admin/logout' }),
   // ---- the team, the audit log, signing keys (§4.1) ----
   admins: () => call<Admin[]>({ path: '/api/v1/admin/admins' }),
@@ -184,6 +196,9 @@ export const api = {
     const { data, headers } = await callWithHeaders<AuditEntry[]>({ path: '/api/v1/admin/audit', query: q({ limit, offset }) });
     return { entries: data, total: Number(headers.get('content-range')?.split('/')[1] ?? data.length) };
   },
+  // ---- backups of the embedded project (docs/operations.md "Backups") ----
+  backups: () => call<BackupInfo[]>({ path: '/api/v1/backups' }),
+  makeBackup: () => call<BackupInfo & { storage: unknown }>({ method: 'POST', path: '/api/v1/backups' }),
   // ---- realtime capture per table (docs/realtime.md "Which tables") ----
   realtimeTables: () => call<Array<{ table: string; enabled: boolean }>>({ path: '/api/v1/realtime/tables' }),
   /** Turns capture on (`PUT`: the SDK's `send` has no PUT, so fetch, with the cookie and header `call` sends) or off. */

@@ -189,4 +189,5 @@ const PAGES = [
   // The fourth entry: the right of ROLE_RIGHTS the page needs, as in the top bar.
   ['/team', 'Team', 'admins, roles, invitations', 'manageAdmins'],
   ['/audit', 'Audit log', 'every admin action', 'manageAdmins'],
+  ['/backups', 'Backups', 'download a backup of the project', 'manageAdmins'],
 ] as const;

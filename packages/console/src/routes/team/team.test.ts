@@ -68,6 +68,7 @@ describe('team', () => {
     await nav.getByRole('link', { name: 'Users' }).waitFor();
     expect(await nav.getByRole('link', { name: 'Team' }).count()).toBe(0);
     expect(await nav.getByRole('link', { name: 'Audit log' }).count()).toBe(0);
+    expect(await nav.getByRole('link', { name: 'Backups' }).count()).toBe(0);
     expect(await d.page.getByRole('button', { name: 'Rotate signing key' }).count()).toBe(0);
     await d.page.getByTestId('secret-key-unavailable').waitFor();
     await d.page.goto(`${s.url}/console/team`);

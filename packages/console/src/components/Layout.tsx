@@ -63,6 +63,9 @@ export function Layout() {
         </div>
       </header>
       <main className="mx-auto max-w-7xl space-y-4 px-4 py-5">
+        {rights.role === 'viewer' && (
+          <Notice kind="info">You are a viewer of this project: you read every page, and the server refuses any change you try.</Notice>
+        )}
         {publicOrigin && publicOrigin !== window.location.origin && (
           <Notice kind="warn" title="This page's address differs from the server's PUBLIC_URL">
             You opened the console at {window.location.origin}, but the server believes it is {publicOrigin}: email links, OAuth callbacks

@@ -139,7 +139,7 @@ export function ApiPage() {
               <h2 className="mb-1 font-semibold">Functions</h2>
               {doc.data.functions.length === 0 ? (
                 <p className="text-xs text-fg-muted">
-                  None you may call as this caller: functions of the <code>public</code> schema are closed until granted (
+                  None in the document (read with the public key): functions of the <code>public</code> schema are closed until granted (
                   <code>grant execute on function … to anon, authenticated</code>).
                 </p>
               ) : (

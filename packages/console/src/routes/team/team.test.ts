@@ -15,6 +15,7 @@ const DEV = { email: 'dev@example.com', password: 'a developer passphrase' };
 
 beforeAll(async () => {
   s = await startConsole();
+  expect((await s.t.sql('create table notes (id int primary key, body text)')).statusCode).toBe(200);
   w = await openPage(await s.browser.newContext());
   page = w.page;
   await signIn(w, s.url);
@@ -106,6 +107,13 @@ describe('team', () => {
     await d.page.getByRole('heading', { name: 'Overview' }).waitFor();
     expect(await nav.getByRole('link', { name: 'Team' }).count()).toBe(0);
     expect(await d.page.getByRole('button', { name: 'Rotate signing key' }).count()).toBe(0);
+    await d.page.getByText('You are a viewer of this project').waitFor();
+    // A viewer's realtime switch is there to read, not to switch.
+    await d.page.goto(`${s.url}/console/data/notes?view=realtime`);
+    const capture = d.page.getByRole('switch', { name: 'Push the changes of notes to clients' });
+    await capture.waitFor();
+    expect(await capture.isDisabled()).toBe(true);
+    await shot(d.page, 'viewer-realtime');
 
     // The last owner stays: demoting oneself is refused with the server's own words.
     w.allow(409);

@@ -22,7 +22,7 @@ const router = createConsoleRouter(queryClient);
 // The session ended (logout elsewhere, 12 idle hours): to the login page, and back after it.
 whenSignedOut(() => {
   const here = router.state.location;
-  if (here.pathname === '/login' || here.pathname === '/setup') return;
+  if (here.pathname === '/login' || here.pathname === '/setup' || here.pathname === '/invite') return;
   queryClient.clear();
   void router.navigate({ to: '/login', search: { next: here.href } });
 });

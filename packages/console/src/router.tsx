@@ -5,9 +5,11 @@ import { ApiFailure, basepath } from './lib/api';
 import { meQuery } from './lib/queries';
 import {
   apiSearch,
+  auditSearch,
   authSearch,
   dataIndexSearch,
   dataSearch,
+  inviteSearch,
   loginSearch,
   messagesSearch,
   oidcTestSearch,
@@ -16,6 +18,7 @@ import {
   usersSearch,
   webhooksSearch,
 } from './lib/search';
+import { InvitePage } from './routes/invite/InvitePage';
 import { LoginPage } from './routes/login/LoginPage';
 import { SetupPage } from './routes/setup/SetupPage';
 
@@ -31,6 +34,8 @@ const root = createRootRouteWithContext<{ queryClient: QueryClient }>()({
 
 const login = createRoute({ getParentRoute: () => root, path: 'login', validateSearch: loginSearch, component: LoginPage });
 const setup = createRoute({ getParentRoute: () => root, path: 'setup', validateSearch: setupSearch, component: SetupPage });
+/** An invited admin's one-time link (the Team page makes it): outside the signed-in frame, as login and setup. */
+const invite = createRoute({ getParentRoute: () => root, path: 'invite', validateSearch: inviteSearch, component: InvitePage });
 
 /** Every page behind it needs an admin session: signed out, it leads to login and back. */
 const app = createRoute({
@@ -126,9 +131,27 @@ const storageBucket = createRoute({
   component: lazyRouteComponent(() => import('./routes/storage/StoragePage'), 'StoragePage'),
 });
 
+const team = createRoute({
+  getParentRoute: () => app,
+  path: 'team',
+  component: lazyRouteComponent(() => import('./routes/team/TeamPage'), 'TeamPage'),
+});
+const audit = createRoute({
+  getParentRoute: () => app,
+  path: 'audit',
+  validateSearch: auditSearch,
+  component: lazyRouteComponent(() => import('./routes/audit/AuditPage'), 'AuditPage'),
+});
+const backups = createRoute({
+  getParentRoute: () => app,
+  path: 'backups',
+  component: lazyRouteComponent(() => import('./routes/backups/BackupsPage'), 'BackupsPage'),
+});
+
 const tree = root.addChildren([
   login,
   setup,
+  invite,
   app.addChildren([
     overview,
     sql,
@@ -143,6 +166,9 @@ const tree = root.addChildren([
     dataTable,
     storageIndex,
     storageBucket,
+    team,
+    audit,
+    backups,
   ]),
 ]);
 

@@ -159,6 +159,7 @@ describe('every timestamp leaving the server is RFC 3339 UTC with milliseconds',
   });
 
   it('the management API: admins, users, messages, settings', async () => {
+    await as('POST /api/v1/admin/setup/check', '/api/v1/admin/setup/check', {}, { token: t.admin.setupToken });
     const setup = await as(
       'POST /api/v1/admin/setup',
       '/api/v1/admin/setup',
@@ -361,6 +362,8 @@ describe('every timestamp leaving the server is RFC 3339 UTC with milliseconds',
         return methods.split('|').map((m) => `${m} ${url}`);
       }),
     );
+    // On PostgreSQL the backups routes answer backups_unavailable only (walked on PGlite).
+    if (t.db.kind !== 'pglite') for (const r of ['POST /api/v1/backups', 'GET /api/v1/backups']) skipped.add(r);
     const all = routesOf(t);
     expect(all.length).toBeGreaterThan(40);
     expect(all.filter((r) => !walked.has(r) && !skipped.has(r))).toEqual([]);

@@ -94,6 +94,9 @@ export interface SqlResult {
 
 import type {
   Admin,
+  AdminInvite,
+  AdminRole,
+  AuditEntry,
   AuthSettings,
   DevMessage,
   EndUser,
@@ -120,7 +123,7 @@ export type {
 /** The mask the server sends in place of a stored secret. */
 export { MASK } from '@plinth/shared';
 
-export type { Admin, DevMessage, EndUser, EndUserDetail, LogEntry } from '@plinth/shared';
+export type { Admin, AdminInvite, AdminRole, AuditEntry, DevMessage, EndUser, EndUserDetail, LogEntry } from '@plinth/shared';
 export type { Webhook, WebhookCreated, WebhookDelivery, WebhookDeliveryDetail, WebhookEvent, WebhookInput } from '@plinth/shared';
 
 /** A column as PostgreSQL has it: `type` is the short name the SQL runner shows (`int8`, `text[]`). */
@@ -151,6 +154,25 @@ left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
 where c.relname = $1 and a.attnum > 0 and not a.attisdropped
 order by a.attnum`;
 
+/** A backup the server keeps (`GET /api/v1/backups`, newest first). */
+export interface BackupInfo {
+  name: string;
+  size: number;
+  created_at: string;
+}
+
+/** The URL that downloads a backup (the admin cookie goes with a plain link: a GET needs no header). */
+export const backupUrl = (name: string) => `${serverUrl}/api/v1/backups/${encodeURIComponent(name)}`;
+
+/** What a signing-key rotation answers (docs/api.md §4.1). */
+export interface SigningKeyRotation {
+  kid: string;
+  previous: string[];
+  revoked: boolean;
+  retire_at: string | null;
+  sessions_ended: number;
+}
+
 // ---- calls ----
 
 const q = (params: Record<string, string | number | undefined>) =>
@@ -164,7 +186,46 @@ export const api = {
     call<{ admin: Admin }>({ method: 'POST', path: '/api/v1/admin/login', body: { email, password } }),
   setup: (token: string, email: string, password: string) =>
     call<{ admin: Admin }>({ method: 'POST', path: '/api/v1/admin/setup', body: { token, email, password } }),
+  /** Whether a setup link would still make the first admin (asking does not use it). */
+  setupCheck: (token: string) => call<{ usable: boolean }>({ method: 'POST', path: '/api/v1/admin/setup/check', body: { token } }),
   logout: () => call<null>({ method: 'POST', path: '/api/v1/admin/logout' }),
+  // ---- the team, the audit log, signing keys (§4.1) ----
+  admins: () => call<Admin[]>({ path: '/api/v1/admin/admins' }),
+  setAdminRole: (id: string, role: AdminRole) =>
+    call<Admin>({ method: 'PATCH', path: `/api/v1/admin/admins/${encodeURIComponent(id)}`, body: { role } }),
+  removeAdmin: (id: string) => call<Admin>({ method: 'DELETE', path: `/api/v1/admin/admins/${encodeURIComponent(id)}` }),
+  invites: () => call<AdminInvite[]>({ path: '/api/v1/admin/invites' }),
+  invite: (email: string, role: AdminRole) => call<AdminInvite>({ method: 'POST', path: '/api/v1/admin/invites', body: { email, role } }),
+  revokeInvite: (id: string) => call<AdminInvite>({ method: 'DELETE', path: `/api/v1/admin/invites/${encodeURIComponent(id)}` }),
+  acceptInvite: (token: string, password: string) =>
+    call<{ admin: Admin }>({ method: 'POST', path: '/api/v1/admin/invites/accept', body: { token, password } }),
+  async audit(limit: number, offset: number) {
+    const { data, headers } = await callWithHeaders<AuditEntry[]>({ path: '/api/v1/admin/audit', query: q({ limit, offset }) });
+    return { entries: data, total: Number(headers.get('content-range')?.split('/')[1] ?? data.length) };
+  },
+  // ---- backups of the embedded project (docs/operations.md "Backups") ----
+  backups: () => call<BackupInfo[]>({ path: '/api/v1/backups' }),
+  makeBackup: () => call<BackupInfo & { storage: unknown }>({ method: 'POST', path: '/api/v1/backups' }),
+  // ---- realtime capture per table (docs/realtime.md "Which tables") ----
+  realtimeTables: () => call<Array<{ table: string; enabled: boolean }>>({ path: '/api/v1/realtime/tables' }),
+  /** Turns capture on (`PUT`: the SDK's `send` has no PUT, so fetch, with the cookie and header `call` sends) or off. */
+  async setRealtime(table: string, on: boolean): Promise<{ table: string; enabled: boolean }> {
+    const path = `/api/v1/realtime/tables/${encodeURIComponent(table)}`;
+    if (!on) return call({ method: 'DELETE', path });
+    let res: Response;
+    try {
+      res = await fetch(`${serverUrl}${path}`, { method: 'PUT', headers: { 'x-plinth-admin': '1' }, credentials: 'same-origin' });
+    } catch (err) {
+      throw new ApiFailure('network_error', String(err), 0);
+    }
+    const body = (await res.json().catch(() => null)) as { code?: string; message?: string; details?: unknown } | null;
+    if (res.status === 401) signedOut();
+    if (!res.ok)
+      throw new ApiFailure(body?.code ?? 'internal_error', body?.message ?? `PUT answered ${res.status}.`, res.status, body?.details);
+    return body as { table: string; enabled: boolean };
+  },
+  rotateSigningKey: (revoke: boolean) =>
+    call<SigningKeyRotation>({ method: 'POST', path: '/api/v1/admin/signing-keys/rotate', body: { revoke } }),
   /**
    * The project keys: kept in TanStack Query's memory cache only, never in storage or URLs.
    * `secret_key` is null for a role that may not have it (developer, viewer).

@@ -17,7 +17,13 @@ beforeAll(async () => {
     comment on table todos is 'Things to do';
     create table pair (a int, b int, primary key (a, b));
     create view open_todos as select id, title from todos where not done;
-    create table "odd/name~x" (id int primary key);`);
+    create table "odd/name~x" (id int primary key);
+    create table authors (id int primary key, name text);
+    create table books (id int primary key, author_id int references authors, editor_id int references authors);
+    grant select on authors, books to anon;
+    create function add(a int, b int default 1) returns int language sql immutable as 'select a + b';
+    create function stamp(note text) returns timestamptz language sql as 'select now()';
+    grant execute on function add(int, int), stamp(text) to anon;`);
   expect(res.statusCode, res.body).toBe(200);
   doc = (await t.app.inject({ url: '/api/v1/openapi.json', headers: t.as.anon })).json();
 });
@@ -28,7 +34,7 @@ afterAll(async () => {
 describe('parseOpenApi', () => {
   it("reads the server's document: tables, columns, operations, keys, auth endpoints", () => {
     const api = parseOpenApi(doc);
-    expect(api.tables.map((x) => x.name)).toEqual(['odd/name~x', 'open_todos', 'pair', 'todos']);
+    expect(api.tables.map((x) => x.name)).toEqual(['authors', 'books', 'odd/name~x', 'open_todos', 'pair', 'todos']);
     const todos = api.tables.find((x) => x.name === 'todos');
     expect(todos).toMatchObject({ ops: ['list', 'get', 'create', 'update', 'delete'], byKey: true, pk: 'id', description: 'Things to do' });
     expect(todos?.columns.map((c) => [c.name, c.kind, c.required, c.nullable, c.readOnly])).toEqual([
@@ -91,6 +97,7 @@ describe('parseOpenApi', () => {
         columns: [
           { name: 'body', type: 'string', kind: 'string', nullable: true, required: false, readOnly: false, description: undefined },
         ],
+        relations: [],
         ops: ['list'],
         byKey: false,
         pk: null,
@@ -103,11 +110,38 @@ describe('parseOpenApi', () => {
     });
   });
 
+  it('reads the relations select= may embed, and the functions with their arguments', () => {
+    const api = parseOpenApi(doc);
+    const books = api.tables.find((x) => x.name === 'books');
+    // Two keys lead to authors: one entry each, under its shortest unambiguous name.
+    expect(books?.relations.map((r) => [r.name, r.table, r.cardinality, r.constraint])).toEqual([
+      ['author', 'authors', 'one', 'books_author_id_fkey'],
+      ['editor', 'authors', 'one', 'books_editor_id_fkey'],
+    ]);
+    expect(api.tables.find((x) => x.name === 'authors')?.relations.map((r) => [r.cardinality, r.constraint])).toEqual([
+      ['many', 'books_author_id_fkey'],
+      ['many', 'books_editor_id_fkey'],
+    ]);
+    expect(api.functions.map((f) => [f.name, f.get])).toEqual([
+      ['add', true],
+      ['stamp', false],
+    ]);
+    expect(api.functions[0].overloads[0].args).toEqual([
+      { name: 'a', kind: 'integer', type: 'integer · int32', required: true },
+      { name: 'b', kind: 'integer', type: 'integer · int32', required: false },
+    ]);
+    // Functions have their own list, not the other endpoints'.
+    expect(api.endpoints.some((e) => e.path.startsWith('/api/v1/rpc/'))).toBe(false);
+  });
+
   it('never throws, whatever the document (property)', () => {
     const pathItem = fc.dictionary(fc.constantFrom('get', 'post', 'patch', 'delete', '$ref', 'x'), fc.jsonValue());
     const docLike = fc.record({
       paths: fc.dictionary(
-        fc.oneof(fc.string(), fc.constantFrom('/api/v1/db/t', '/api/v1/db/t/{pk}', '/api/v1/db/%E0%A4%A', '/v1/auth/x')),
+        fc.oneof(
+          fc.string(),
+          fc.constantFrom('/api/v1/db/t', '/api/v1/db/t/{pk}', '/api/v1/db/%E0%A4%A', '/v1/auth/x', '/api/v1/rpc/f', '/api/v1/rpc/%E0'),
+        ),
         pathItem,
       ),
       components: fc.jsonValue(),
@@ -116,7 +150,7 @@ describe('parseOpenApi', () => {
     fc.assert(
       fc.property(fc.oneof(fc.jsonValue(), docLike), (input) => {
         const api = parseOpenApi(input);
-        expect(Array.isArray(api.tables) && Array.isArray(api.endpoints)).toBe(true);
+        expect(Array.isArray(api.tables) && Array.isArray(api.endpoints) && Array.isArray(api.functions)).toBe(true);
       }),
       { numRuns: 500 },
     );
@@ -128,7 +162,7 @@ describe('parseOpenApi', () => {
       components: { responses: { A: { $ref: '#/components/responses/B' }, B: { $ref: '#/components/responses/A' } }, schemas: {} },
     };
     expect(parseOpenApi(cyclic).tables).toEqual([
-      { name: 'loop', columns: [], ops: ['list'], byKey: false, pk: null, description: undefined },
+      { name: 'loop', columns: [], relations: [], ops: ['list'], byKey: false, pk: null, description: undefined },
     ]);
   });
 });

@@ -22,9 +22,49 @@ export interface ColumnDoc {
   description?: string;
 }
 
+/** A relation `select=` may embed (`x-plinth-relationships` of the row's schema), under the name to write. */
+export interface RelationDoc {
+  /** What to write in `select=`: `authors`, or `authors!posts_editor_id_fkey` when several keys lead there. */
+  name: string;
+  table: string;
+  /** `one`: an object (or null); `many`: an array. */
+  cardinality: 'one' | 'many';
+  constraint: string;
+  /** The join table of a many-to-many relation. */
+  via?: string;
+}
+
+/** One argument of a function: its name, JSON kind, and whether a call must give it. */
+export interface ArgDoc {
+  name: string;
+  kind: ColumnDoc['kind'];
+  type: string;
+  required: boolean;
+}
+
+/** One overload of a function (`x-plinth-overloads`). */
+export interface OverloadDoc {
+  signature: string;
+  args: ArgDoc[];
+  /** Returns a set of rows or values (filters, order, limit apply). */
+  set: boolean;
+  volatility: string;
+}
+
+/** A function of `/api/v1/rpc/{name}` the caller may execute. */
+export interface FunctionDoc {
+  name: string;
+  overloads: OverloadDoc[];
+  /** Every overload is stable or immutable: it may be called with GET too. */
+  get: boolean;
+  description?: string;
+}
+
 export interface TableDoc {
   name: string;
   columns: ColumnDoc[];
+  /** The relations `select=` may embed, by name. */
+  relations: RelationDoc[];
   /** The operations the document lists for the table (a view has `list` and maybe `get`). */
   ops: TableOp[];
   /** `/{pk}` paths exist (a single-column primary key). */
@@ -55,11 +95,13 @@ export interface EndpointDoc {
 
 export interface ApiDoc {
   tables: TableDoc[];
+  functions: FunctionDoc[];
   endpoints: EndpointDoc[];
   serverUrl: string | null;
 }
 
 const DB_PREFIX = '/api/v1/db/';
+const RPC_PREFIX = '/api/v1/rpc/';
 const METHODS: Method[] = ['GET', 'POST', 'PATCH', 'DELETE'];
 
 const isObj = (v: unknown): v is JsonSchema => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -188,6 +230,55 @@ function insertSchema(doc: JsonSchema, post: unknown): JsonSchema | null {
 }
 
 /**
+ * The relations of a row's schema, one per foreign key (and join table): the document lists
+ * every way to write each (`authors`, `author`, `author_id`, `authors!books_author_id_fkey`); the
+ * picker offers one, the table's name when it is unambiguous, else the shortest.
+ */
+function relationsOf(schema: JsonSchema | null): RelationDoc[] {
+  const rels = isObj(schema?.['x-plinth-relationships']) ? (schema['x-plinth-relationships'] as JsonSchema) : {};
+  const byKey = new Map<string, RelationDoc>();
+  for (const [name, r] of Object.entries(rels)) {
+    if (!isObj(r) || typeof r.table !== 'string') continue;
+    const rel: RelationDoc = {
+      name,
+      table: r.table,
+      cardinality: r.cardinality === 'many' ? 'many' : 'one',
+      constraint: str(r.constraint) ?? '',
+      ...(typeof r.via === 'string' ? { via: r.via } : {}),
+    };
+    const key = `${rel.constraint}|${rel.via ?? ''}|${rel.table}`;
+    const held = byKey.get(key);
+    const better = !held || name === rel.table || (held.name !== rel.table && name.length < held.name.length);
+    if (better) byKey.set(key, rel);
+  }
+  return [...byKey.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** A function's path item: its overloads with their arguments, from `x-plinth-overloads`. */
+function functionOf(doc: JsonSchema, name: string, item: JsonSchema): FunctionDoc | null {
+  const post = isObj(item.post) ? item.post : null;
+  const raw = post && Array.isArray(post['x-plinth-overloads']) ? post['x-plinth-overloads'] : [];
+  const overloads: OverloadDoc[] = [];
+  for (const o of raw) {
+    if (!isObj(o)) continue;
+    const args = resolveRef(doc, o.args);
+    const props = isObj(args) && isObj(args.properties) ? args.properties : {};
+    const required = new Set(isObj(args) && Array.isArray(args.required) ? args.required : []);
+    overloads.push({
+      signature: str(o.signature) ?? name,
+      args: Object.entries(props).map(([arg, sch]) => {
+        const c = columnOf(arg, resolveRef(doc, sch), new Set());
+        return { name: arg, kind: c.kind, type: c.type, required: required.has(arg) };
+      }),
+      set: o.set === true,
+      volatility: str(o.volatility) ?? 'volatile',
+    });
+  }
+  if (!post || overloads.length === 0) return null;
+  return { name, overloads, get: isObj(item.get), description: str(post.description) };
+}
+
+/**
  * The tables and endpoints of an OpenAPI document; never throws.
  * @example parseOpenApi(await (await fetch('/api/v1/openapi.json', { headers: { apikey } })).json()).tables[0].name // 'todos'
  */
@@ -196,9 +287,17 @@ export function parseOpenApi(input: unknown): ApiDoc {
   const paths = isObj(doc.paths) ? doc.paths : {};
   const tables = new Map<string, { collection?: JsonSchema; item?: JsonSchema }>();
   const endpoints: EndpointDoc[] = [];
+  const functions: FunctionDoc[] = [];
   for (const [path, rawItem] of Object.entries(paths)) {
     const item = resolveRef(doc, rawItem);
     if (!isObj(item)) continue;
+    if (path.startsWith(RPC_PREFIX)) {
+      const segment = path.slice(RPC_PREFIX.length);
+      const name = segment && !segment.includes('/') ? decode(segment) : null;
+      const fn = name ? functionOf(doc, name, item) : null;
+      if (fn) functions.push(fn);
+      continue;
+    }
     if (path.startsWith(DB_PREFIX)) {
       const [segment, key, ...extra] = path.slice(DB_PREFIX.length).split('/');
       const name = segment ? decode(segment) : null;
@@ -242,6 +341,7 @@ export function parseOpenApi(input: unknown): ApiDoc {
     out.push({
       name,
       columns: Object.entries(props).map(([col, s]) => columnOf(col, resolveRef(doc, s), required)),
+      relations: relationsOf(schema),
       ops,
       byKey: item !== undefined,
       pk: item ? pkFromDoc(doc, item) : null,
@@ -251,5 +351,6 @@ export function parseOpenApi(input: unknown): ApiDoc {
   out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const servers = Array.isArray(doc.servers) ? doc.servers : [];
   const serverUrl = isObj(servers[0]) ? (str(servers[0].url) ?? null) : null;
-  return { tables: out, endpoints, serverUrl };
+  functions.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { tables: out, functions, endpoints, serverUrl };
 }

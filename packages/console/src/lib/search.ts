@@ -33,6 +33,17 @@ export interface SetupSearch {
 }
 export const setupSearch = (raw: Raw): SetupSearch => ({ token: str(raw.token, 256) });
 
+export interface InviteSearch {
+  token?: string;
+}
+export const inviteSearch = (raw: Raw): InviteSearch => ({ token: str(raw.token, 256) });
+
+/** `/console/audit?page=`: the page of the audit log (newest first). */
+export interface AuditSearch {
+  page?: number;
+}
+export const auditSearch = (raw: Raw): AuditSearch => ({ page: int(raw.page, 1, 1_000_000) });
+
 export interface UsersSearch {
   q?: string;
   page?: number;
@@ -153,6 +164,10 @@ export interface ApiSearch {
   as?: Caller;
   /** Another endpoint (on `/console/api`): `"POST /v1/auth/signup"`. */
   endpoint?: string;
+  /** A function (on `/console/api`): `/api/v1/rpc/{fn}`, its overload `ov`, called with GET (`get`); its fields in `body`. */
+  fn?: string;
+  ov?: number;
+  get?: true;
 }
 export const apiSearch = (raw: Raw): ApiSearch => ({
   op: oneOf(raw.op, TABLE_OPS),
@@ -168,10 +183,13 @@ export const apiSearch = (raw: Raw): ApiSearch => ({
   body: str(raw.body, 20_000),
   as: oneOf(raw.as, CALLERS),
   endpoint: str(raw.endpoint, 300),
+  fn: str(raw.fn, 300),
+  ov: int(raw.ov, 0, 100),
+  get: bool(raw.get),
 });
 
 export const PAGE_SIZES = [25, 50, 100, 500, 1000] as const;
-export const DATA_VIEWS = ['rows', 'structure', 'policies'] as const;
+export const DATA_VIEWS = ['rows', 'structure', 'policies', 'realtime'] as const;
 /** `/console/data/{table}`: the view (rows, the table editor, the policy editor), server-side filters, order and page. */
 export interface DataSearch {
   view?: (typeof DATA_VIEWS)[number];

@@ -33,6 +33,20 @@ describe('first admin from the setup link', () => {
       const stored = await fresh.db.query<{ hash: string }>('select hash from plinth.admin_setup_tokens');
       expect(stored.rows.map((r) => r.hash)).not.toContain(token); // only its hash
 
+      // The setup page asks first whether its link is usable; asking does not use it.
+      const check = async (t: string | null) =>
+        (await fresh.app.inject({ method: 'POST', url: '/api/v1/admin/setup/check', payload: { token: t } })).json();
+      expect(await check(token)).toEqual({ usable: true });
+      expect(await check(token)).toEqual({ usable: true });
+      expect(await check(`${String(token).slice(0, -1)}x`)).toEqual({ usable: false });
+      const foreign = await fresh.app.inject({
+        method: 'POST',
+        url: '/api/v1/admin/setup/check',
+        headers: { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+        payload: { token },
+      });
+      expect([foreign.statusCode, foreign.json().code]).toEqual([403, 'csrf_rejected']);
+
       const weak = await fresh.app.inject({
         method: 'POST',
         url: '/api/v1/admin/setup',
@@ -64,6 +78,7 @@ describe('first admin from the setup link', () => {
         payload: { token, email: 'c@example.com', password: PASSWORD },
       });
       expect([again.statusCode, again.json().code]).toEqual([400, 'setup_link_invalid']);
+      expect(await check(token)).toEqual({ usable: false });
     } finally {
       await fresh.stop();
     }

@@ -113,6 +113,22 @@ export function createAdminService(deps: { db: Db; clock: Clock; hasher: Hasher;
     },
 
     /**
+     * Whether a setup link would make the first admin now (unused, unexpired, no admin yet),
+     * without using it: the setup page says a used link is used as it opens. It tells no more
+     * than a setup attempt does (the same answer for an unknown, used or expired token and for
+     * "an admin exists"), and a token is 32 random bytes: nothing to guess.
+     */
+    async setupUsable(input: unknown): Promise<boolean> {
+      const token = typeof input === 'string' && input.length <= 256 ? input : '';
+      const { rows } = await db.query(
+        `select 1 from plinth.admin_setup_tokens where hash = $1 and used_at is null and expires_at > $2::timestamptz
+         and not exists (select 1 from plinth.admins)`,
+        [sha256(token), iso(clock.now())],
+      );
+      return rows.length > 0;
+    },
+
+    /**
      * The first admin from a setup link, in one transaction: the token is consumed by a
      * conditional UPDATE (two browsers racing on one link: one wins), and an advisory lock
      * makes "no admin yet" hold until the insert commits (two links racing: one admin).

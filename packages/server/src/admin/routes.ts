@@ -5,7 +5,7 @@ import { BackupParams, type createBackupHandlers } from './backups.js';
 import type { Guards } from './guard.js';
 import type { createMetricsHandler } from './metrics.js';
 import { MessageListParams, type createMessageHandlers, PreviewBody, TestEmailBody } from './messages.js';
-import { type createAdminSessionHandlers, LoginBody, SetupBody } from './session.js';
+import { type createAdminSessionHandlers, LoginBody, SetupBody, SetupCheckBody } from './session.js';
 import { SavedQueryBody, SavedQueryParams, SavedQueryPatch, type createSavedQueries } from './saved-queries.js';
 import { OidcTestParams, OidcTestResultParams, type createSettingsHandlers } from './settings.js';
 import type { createSigningKeyHandlers } from './signing-keys.js';
@@ -47,6 +47,7 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
 
   // Console admins and their team (§4.1)
   app.post('/api/v1/admin/setup', { onRequest: origin, schema: { body: SetupBody }, ...audit('admin.setup') }, session.setup);
+  app.post('/api/v1/admin/setup/check', { onRequest: origin, schema: { body: SetupCheckBody } }, session.setupCheck);
   app.post('/api/v1/admin/login', { onRequest: origin, schema: { body: LoginBody }, ...audit('admin.login') }, session.login);
   app.post('/api/v1/admin/logout', { onRequest: admin, ...audit('admin.logout') }, session.logout);
   app.get('/api/v1/admin/me', { onRequest: admin }, session.me);

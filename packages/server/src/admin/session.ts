@@ -9,6 +9,7 @@ export const LoginBody = Type.Object(
   { email: Type.String({ maxLength: 320 }), password: Type.String({ maxLength: 1024 }) },
   { additionalProperties: false },
 );
+export const SetupCheckBody = Type.Object({ token: Type.String({ maxLength: 256 }) }, { additionalProperties: false });
 export const SetupBody = Type.Object(
   { token: Type.String({ maxLength: 256 }), email: Type.String({ maxLength: 320 }), password: Type.String({ maxLength: 1024 }) },
   { additionalProperties: false },
@@ -45,6 +46,12 @@ export function createAdminSessionHandlers(deps: {
       const { admin, cookie } = await admins.setup(req.body, client(req));
       reply.header('set-cookie', sessionCookie(cookie, secure)).header('cache-control', 'no-store');
       return { admin };
+    },
+
+    /** `POST /api/v1/admin/setup/check {token}` → `{usable}`: the link is not used by asking. */
+    async setupCheck(req: FastifyRequest<{ Body: { token: string } }>, reply: FastifyReply) {
+      reply.header('cache-control', 'no-store');
+      return { usable: await admins.setupUsable(req.body.token) };
     },
 
     /** 400 invalid_credentials alike for an unknown email and a wrong password, after one argon2 run either way. */

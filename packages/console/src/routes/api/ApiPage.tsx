@@ -10,6 +10,7 @@ import { projectQuery } from '../../lib/queries';
 import { CallerPanel, useTestUser } from './CallerPanel';
 import { makeCallers } from './callers';
 import { EndpointBuilder } from './EndpointBuilder';
+import { RpcBuilder } from './RpcBuilder';
 import { TableBuilder } from './TableBuilder';
 import type { CallSetup } from './tryit';
 
@@ -58,6 +59,7 @@ export function ApiPage() {
   const table = tableName ? tables.find((t) => t.name === tableName) : undefined;
   const columns = useTableColumns(table?.name, table?.columns.map((c) => c.name).join(',') ?? '');
   const endpoint = !tableName && search.endpoint ? doc.data?.endpoints.find((e) => `${e.method} ${e.path}` === search.endpoint) : undefined;
+  const fn = !tableName && search.fn ? doc.data?.functions.find((f) => f.name === search.fn) : undefined;
   const groups = new Map<string, EndpointDoc[]>();
   for (const e of doc.data?.endpoints ?? []) groups.set(e.tag, [...(groups.get(e.tag) ?? []), e]);
 
@@ -128,6 +130,31 @@ export function ApiPage() {
                           ))}
                         </ul>
                       )}
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </div>
+            <div>
+              <h2 className="mb-1 font-semibold">Functions</h2>
+              {doc.data.functions.length === 0 ? (
+                <p className="text-xs text-fg-muted">
+                  None in the document (read with the public key): functions of the <code>public</code> schema are closed until granted (
+                  <code>grant execute on function … to anon, authenticated</code>).
+                </p>
+              ) : (
+                <ul aria-label="Functions" className="space-y-0.5">
+                  {doc.data.functions.map((f) => (
+                    <li key={f.name}>
+                      <Link
+                        to="/api"
+                        search={{ fn: f.name, as: search.as }}
+                        aria-current={search.fn === f.name && !tableName ? 'page' : undefined}
+                        className="flex gap-1.5 rounded px-2 py-0.5 font-mono text-xs hover:bg-muted aria-[current=page]:bg-muted aria-[current=page]:font-semibold"
+                      >
+                        <span className={`w-11 shrink-0 ${METHOD_STYLE.POST}`}>RPC</span>
+                        <span className="min-w-0 [overflow-wrap:anywhere]">{f.name}</span>
+                      </Link>
                     </li>
                   ))}
                 </ul>
@@ -213,10 +240,18 @@ export function ApiPage() {
                 inlineKeys={inlineKeys && revealed}
               />
             )}
-            {!tableName && !endpoint && (
+            {fn && <RpcBuilder key={fn.name} fn={fn} search={search} setup={setup} inlineKeys={inlineKeys && revealed} />}
+            {!tableName && search.fn && doc.data && !fn && (
+              <Notice kind="warn" title={`No function "${search.fn}" you may call`}>
+                The API document has no such function in the <code>public</code> schema for this page's key, or it is not granted (
+                <code>grant execute on function …</code>).
+              </Notice>
+            )}
+            {!tableName && !endpoint && !search.fn && (
               <Notice kind="info">
-                Pick a table (list, read one, create, update, delete) or an auth endpoint: {tables.length} table
-                {tables.length === 1 ? '' : 's'}, {doc.data.endpoints.length} other endpoints.
+                Pick a table (list, read one, create, update, delete), a function or an auth endpoint: {tables.length} table
+                {tables.length === 1 ? '' : 's'}, {doc.data.functions.length} function{doc.data.functions.length === 1 ? '' : 's'},{' '}
+                {doc.data.endpoints.length} other endpoints.
               </Notice>
             )}
           </div>

@@ -50,7 +50,8 @@ export function CallerPanel(props: {
   /** Undefined while the keys load; null for a role that may not have it (developer, viewer). */
   secretKey: string | null | undefined;
   inlineKeys: boolean;
-  onInlineKeys: (v: boolean) => void;
+  /** Without it (no snippets on the page: the realtime live view), no "write the keys" box. */
+  onInlineKeys?: (v: boolean) => void;
 }) {
   const { callers, caller, user, revealed } = props;
   const [email, setEmail] = useState('');
@@ -148,10 +149,12 @@ export function CallerPanel(props: {
           {!revealed && <span className="text-xs text-fg-muted">Reveal it to call with it.</span>}
         </div>
       )}
-      <label className="mt-3 flex items-center gap-2 text-xs text-fg-muted">
-        <input type="checkbox" checked={props.inlineKeys} disabled={!revealed} onChange={(e) => props.onInlineKeys(e.target.checked)} />
-        Write the keys themselves into the snippets (after Reveal; otherwise $PLINTH_PUBLIC_KEY / $PLINTH_SECRET_KEY)
-      </label>
+      {props.onInlineKeys && (
+        <label className="mt-3 flex items-center gap-2 text-xs text-fg-muted">
+          <input type="checkbox" checked={props.inlineKeys} disabled={!revealed} onChange={(e) => props.onInlineKeys?.(e.target.checked)} />
+          Write the keys themselves into the snippets (after Reveal; otherwise $PLINTH_PUBLIC_KEY / $PLINTH_SECRET_KEY)
+        </label>
+      )}
     </Card>
   );
 }

@@ -4,10 +4,11 @@ import { useEffect, useRef, useState } from 'react';
 import { CONTROL, FilterEditor, OrderEditor } from '../../components/QueryControls';
 import { Button, Notice, TextArea } from '../../components/ui';
 import type { PgColumn } from '../../lib/api';
-import type { TableDoc, TableOp } from '../../lib/openapi';
+import type { RelationDoc, TableDoc, TableOp } from '../../lib/openapi';
 import { type FilterRow, type OrderRow, renderChain } from '../../lib/rest';
 import type { ApiSearch } from '../../lib/search';
 import { ResponseView, SnippetsView } from './Exchange';
+import { embedded, toggleEmbed } from './embed';
 import { bodyTemplate, planTable } from './plan';
 import { usePreview } from './preview';
 import { type CallSetup, type Job, type Sent, snippetsOf, tryIt } from './tryit';
@@ -214,6 +215,9 @@ export function TableBuilder(props: {
                 className={`${CONTROL} w-72 font-mono`}
               />
             </label>
+            {table.relations.length > 0 && (
+              <RelationPicker relations={table.relations} select={d.select} onChange={(select) => set({ select })} />
+            )}
             {d.op === 'list' && (
               <>
                 <label className="flex flex-col gap-1 text-sm">
@@ -296,5 +300,38 @@ export function TableBuilder(props: {
         </p>
       )}
     </div>
+  );
+}
+
+/**
+ * The relations the table's rows can embed (the OpenAPI document's `x-plinth-relationships`):
+ * ticking one writes `name(*)` into the select, which can then be edited by hand
+ * (`authors(name)`, an alias `writer:authors(*)`).
+ */
+function RelationPicker(props: { relations: RelationDoc[]; select: string; onChange: (select: string) => void }) {
+  const on = embedded(
+    props.select,
+    props.relations.map((r) => r.name),
+  );
+  return (
+    <fieldset className="flex min-w-0 flex-col gap-1 text-sm">
+      <legend className="mb-1 font-medium">Embed related rows</legend>
+      <div className="flex flex-wrap gap-x-4 gap-y-1">
+        {props.relations.map((r) => (
+          <label key={r.name} className="inline-flex items-center gap-1.5" title={`foreign key ${r.constraint}`}>
+            <input
+              type="checkbox"
+              checked={on.has(r.name)}
+              onChange={(e) => props.onChange(toggleEmbed(props.select, r.name, e.target.checked))}
+            />
+            <code>{r.name}</code>
+            <span className="text-xs text-fg-muted">
+              {r.cardinality === 'many' ? 'many' : 'one'}
+              {r.via ? `, via ${r.via}` : ''}
+            </span>
+          </label>
+        ))}
+      </div>
+    </fieldset>
   );
 }

@@ -3,6 +3,7 @@ import { renderChain, runChain, type Step } from '../../lib/rest';
 import type { Caller } from '../../lib/search';
 import { curlSnippet, renderSdk, type Secret, type SnippetCaller, VARS } from '../../lib/snippets';
 import type { Callers, Exchange } from './callers';
+import { type RpcPlan, renderRpc } from './rpc';
 import type { TestUser } from './CallerPanel';
 
 /** Everything a try-it needs to know about who calls. */
@@ -20,7 +21,8 @@ export interface CallSetup {
 /** What to send: an SDK query-builder chain, or a plain request through the SDK's `send`. */
 export type Job =
   | { kind: 'chain'; table: string; steps: Step[]; counted: boolean }
-  | { kind: 'raw'; req: HttpRequest; sdkCode: string | null; sdkNote?: string };
+  | { kind: 'raw'; req: HttpRequest; sdkCode: string | null; sdkNote?: string }
+  | { kind: 'rpc'; fn: string; plan: RpcPlan };
 
 /** A request that went out, with what the snippets are made from. */
 export interface Sent {
@@ -69,6 +71,14 @@ async function attempt(setup: CallSetup, job: Job, dry: boolean): Promise<Sent |
   try {
     if (job.kind === 'chain') {
       await runChain(client, job.table, job.steps);
+    } else if (job.kind === 'rpc') {
+      // The SDK's own rpc(), as the snippet shows it.
+      let q = client.rpc(job.fn, job.plan.args, job.plan.get ? { get: true } : {}) as unknown as Record<
+        string,
+        (...a: unknown[]) => unknown
+      >;
+      for (const s of job.plan.steps) q = q[s.method](...s.args) as typeof q;
+      await (q as unknown as PromiseLike<unknown>);
     } else {
       const token = caller === 'user' ? ((await callers.user.auth.getSession()).data?.session?.access_token ?? null) : null;
       await send(callers.http(caller === 'secret' ? secretKey : keys.public_key), { ...job.req, token });
@@ -81,7 +91,12 @@ async function attempt(setup: CallSetup, job: Job, dry: boolean): Promise<Sent |
     callers.dry = false;
   }
   // The call's own request (a token refresh may have gone first).
-  const wanted = job.kind === 'chain' ? `${callers.base}/api/v1/db/` : `${callers.base}${job.req.path}`;
+  const wanted =
+    job.kind === 'chain'
+      ? `${callers.base}/api/v1/db/`
+      : job.kind === 'rpc'
+        ? `${callers.base}/api/v1/rpc/${encodeURIComponent(job.fn)}`
+        : `${callers.base}${job.req.path}`;
   const exchange = [...log].reverse().find((e) => e.request.url.startsWith(wanted));
   if (!exchange) return { error: 'The request was not seen leaving the browser.' };
   const snippetCaller: SnippetCaller =
@@ -89,6 +104,7 @@ async function attempt(setup: CallSetup, job: Job, dry: boolean): Promise<Sent |
   if (job.kind === 'chain') {
     return { exchange, caller: snippetCaller, sdkCode: renderChain(job.table, job.steps), counted: job.counted };
   }
+  if (job.kind === 'rpc') return { exchange, caller: snippetCaller, sdkCode: renderRpc(job.fn, job.plan), counted: false };
   return { exchange, caller: snippetCaller, sdkCode: job.sdkCode, sdkNote: job.sdkNote, counted: false };
 }
 

@@ -1,7 +1,7 @@
-import { isUrlAllowed, redirectEntryProblem } from '@plinth/shared';
+import { isLoopback, isUrlAllowed, redirectEntryProblem } from '@plinth/shared';
 import { useState } from 'react';
 import { SiteUrlNote } from '../../components/SiteUrl';
-import { Card, Field, TextArea } from '../../components/ui';
+import { Card, Field, TextArea, Toggle } from '../../components/ui';
 import { useListText } from './fields';
 import { type Draft, FLOW_URLS, lines, listErrors, type Problems } from './problems';
 
@@ -41,6 +41,24 @@ export function Urls({
             errors={listErrors(problems, 'cors_origins')}
             hint="scheme://host[:port]; * as port only on localhost, 127.0.0.1 and [::1]."
           />
+        </div>
+        <div className="mt-4">
+          <Toggle
+            label="Allow pages on localhost, any port, while developing"
+            checked={draft.cors_allow_localhost}
+            onChange={(v) => set('cors_allow_localhost', v)}
+            error={problems.cors_allow_localhost}
+          />
+          <p className="mt-1 text-xs text-fg-muted" data-testid="cors-localhost-note">
+            {/* The server's own rule (packages/shared), so the words match what it does. */}
+            {isLoopback(publicUrl)
+              ? `The site URL (${publicUrl}) is a loopback address, so this counts: ${
+                  draft.cors_allow_localhost
+                    ? 'a page on localhost, 127.0.0.1 or [::1] on any port (a Vite dev server on :5173) may call the API without being listed above.'
+                    : 'only the site URL itself and the origins listed above may call the API; a dev server on another port must be listed (http://localhost:5173, or http://localhost:*).'
+                }`
+              : `No effect here: the site URL (${publicUrl}) is not a loopback address, so only it and the origins listed above may call the API (list your app's origins, e.g. https://app.example.com).`}
+          </p>
         </div>
         <UrlTester allowlist={draft.allowed_redirect_urls} />
       </Card>

@@ -34,6 +34,16 @@ async function save() {
   return answer;
 }
 
+/** Whether a preflight from `origin` gets CORS headers (what a browser needs to call the API). */
+async function corsAllowed(origin: string): Promise<boolean> {
+  const res = await s.t.app.inject({
+    method: 'OPTIONS',
+    url: '/api/v1/db/anything',
+    headers: { origin, 'access-control-request-method': 'GET' },
+  });
+  return res.headers['access-control-allow-origin'] === origin;
+}
+
 describe('auth settings', () => {
   it("shows the server's refusal at its field and saves nothing; then saves an accepted change", async () => {
     w.allow(400);
@@ -71,6 +81,19 @@ describe('auth settings', () => {
     expect(ok.status()).toBe(200);
     await page.getByRole('status').filter({ hasText: 'Settings saved.' }).waitFor();
     await shot(page, 'auth-saved');
+    // The localhost switch (issue 25): on by default, explained for this loopback PUBLIC_URL.
+    const localhost = page.getByRole('switch', { name: 'Allow pages on localhost, any port, while developing' });
+    expect(await localhost.isChecked()).toBe(true);
+    expect(await page.getByTestId('cors-localhost-note').textContent()).toContain('is a loopback address, so this counts');
+    // 127.0.0.1:5173 is in no list entry (localhost:* is): only the switch lets it in.
+    expect(await corsAllowed('http://127.0.0.1:5173')).toBe(true);
+    await localhost.click();
+    expect(await page.getByTestId('cors-localhost-note').textContent()).toContain('a dev server on another port must be listed');
+    await shot(page, 'auth-cors-localhost-off', { phone: true });
+    expect((await save()).status()).toBe(200);
+    expect(s.t.settings.auth().cors_allow_localhost).toBe(false);
+    // What the switch does: a page on another local port is refused now (the listed localhost:* aside).
+    expect(await corsAllowed('http://127.0.0.1:5173')).toBe(false);
     expect(s.t.settings.auth()).toMatchObject({
       min_password_length: 12,
       magic_link_enabled: true,

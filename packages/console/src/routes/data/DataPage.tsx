@@ -13,8 +13,9 @@ import { primaryKey, TableRows } from './TableRows';
 
 // The policy editor is its own chunk (shared with the bucket page), loaded with its tab.
 const PolicyEditor = lazy(() => import('../../components/PolicyEditor').then((m) => ({ default: m.PolicyEditor })));
+const Realtime = lazy(() => import('./Realtime').then((m) => ({ default: m.Realtime })));
 
-const VIEW_LABELS = { rows: 'Rows', structure: 'Columns', policies: 'Policies' } as const;
+const VIEW_LABELS = { rows: 'Rows', structure: 'Columns', policies: 'Policies', realtime: 'Realtime' } as const;
 
 /**
  * `/console/data` and `/console/data/{table}`: the tables, a new table (`?create=true`), and
@@ -128,6 +129,10 @@ export function DataPage() {
                 </div>
               ) : v === 'structure' ? (
                 <Structure key="structure" table={tableDoc.name} tables={tables} />
+              ) : v === 'realtime' ? (
+                <Suspense key="realtime" fallback={<Loading label="Loading the live view" />}>
+                  <Realtime table={tableDoc.name} />
+                </Suspense>
               ) : (
                 <TablePolicies key="policies" table={tableDoc.name} />
               )

@@ -5,7 +5,9 @@ import { SiteUrlNote } from '../../components/SiteUrl';
 import { Button, Card, CopyButton, ErrorNotice, Loading } from '../../components/ui';
 import { serverUrl } from '../../lib/api';
 import { keysQuery, projectQuery } from '../../lib/queries';
+import { useRights } from '../../lib/roles';
 import { bytesText, readCounts } from './counts';
+import { SigningKey } from './SigningKey';
 
 const PLANS = { free: 'Free', pro: 'Pro', team: 'Team', enterprise: 'Enterprise' } as const;
 
@@ -34,6 +36,7 @@ export function connectSnippet(url: string, publicKey: string, table: string | n
 export function OverviewPage() {
   const project = useQuery(projectQuery);
   const keys = useQuery(keysQuery);
+  const rights = useRights();
   const [revealed, setRevealed] = useState(false);
   const counts = useQuery({ queryKey: ['overview-counts'], queryFn: readCounts, refetchInterval: 30_000 });
   const firstTable = counts.data?.firstTable ?? null;
@@ -136,6 +139,7 @@ export function OverviewPage() {
           in browsers (row-level security applies). The secret key bypasses row-level security: server-side only.
         </p>
       </Card>
+      {rights.manageAdmins && <SigningKey />}
       <Card title="Project">
         {project.isLoading ? (
           <Loading label="Loading the project" />
@@ -159,7 +163,7 @@ export function OverviewPage() {
       </Card>
       <Card title="Pages">
         <ul className="grid gap-2 text-sm sm:grid-cols-2">
-          {PAGES.map(([to, name, what]) => (
+          {PAGES.filter((p) => p[3] === undefined || rights[p[3]]).map(([to, name, what]) => (
             <li key={to}>
               <Link to={to} className="text-accent underline">
                 {name}
@@ -183,4 +187,6 @@ const PAGES = [
   ['/users', 'Users', 'find, ban, sign out, delete'],
   ['/messages', 'Messages', 'dev inbox and delivery log'],
   ['/webhooks', 'Webhooks', 'changes of your tables POSTed to your endpoints, with their delivery log'],
+  // The fourth entry: the right of ROLE_RIGHTS the page needs, as in the top bar.
+  ['/team', 'Admin', 'the team and its roles, invitations, the audit log, backups', 'manageAdmins'],
 ] as const;

@@ -1,8 +1,8 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
 import { LogoMark } from '../../components/Logo';
-import { Button, ErrorNotice, Field, Notice } from '../../components/ui';
+import { Button, ErrorNotice, Field, Loading, Notice } from '../../components/ui';
 import { ApiFailure, api } from '../../lib/api';
 
 /** `/console/setup?token=…`: the first admin, from the one-time link printed at the first start. */
@@ -21,7 +21,14 @@ export function SetupPage() {
       await navigate({ to: '/' });
     },
   });
-  const used = setup.error instanceof ApiFailure && setup.error.code === 'setup_link_invalid';
+  // Asked as the page opens (the link is not used by asking), so a used link says so before any typing.
+  const check = useQuery({
+    queryKey: ['setup-check', token],
+    queryFn: () => api.setupCheck(token ?? ''),
+    enabled: Boolean(token),
+    staleTime: Number.POSITIVE_INFINITY,
+  });
+  const used = check.data?.usable === false || (setup.error instanceof ApiFailure && setup.error.code === 'setup_link_invalid');
   const submit = (e: FormEvent) => {
     e.preventDefault();
     if (!mismatch) setup.mutate();
@@ -53,6 +60,8 @@ export function SetupPage() {
         </Notice>
       ) : !token ? (
         <Notice kind="error">This page needs the setup link the server printed (…/console/setup?token=…).</Notice>
+      ) : check.isLoading ? (
+        <Loading label="Checking the setup link" />
       ) : (
         <form onSubmit={submit} className="space-y-4">
           <Field label="Email" type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />

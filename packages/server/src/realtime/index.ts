@@ -116,6 +116,8 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
       captured?.inc(batch.length);
       await hub?.dispatch(batch);
     },
+    listening: () => (hub ? hub.count() > 0 : false),
+    onUnread: (n) => captured?.inc(n),
   });
   const authorizer = createAuthorizer(db, () => statements?.inc());
   hub = new Hub({

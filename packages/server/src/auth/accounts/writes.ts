@@ -312,7 +312,7 @@ export function createAccountWrites(sessions: SessionState) {
 
     revokeSessions: sessions.revokeSessions,
 
-    /** The user of API.md §4 (the sign-in methods and the session service read it through here). */
+    /** The user of docs/api.md §5.1 (the sign-in methods and the session service read it through here). */
     findUser,
   };
 }

@@ -13,6 +13,7 @@ const todos: TableDoc = {
   ops: ['list', 'get', 'create', 'update', 'delete'],
   byKey: true,
   pk: 'id',
+  relations: [],
   columns: [
     { name: 'id', type: 'integer', kind: 'integer', nullable: false, required: false, readOnly: false },
     { name: 'title', type: 'string', kind: 'string', nullable: false, required: true, readOnly: false },

@@ -24,6 +24,7 @@ import {
   type Template,
   templatePolicies,
 } from '../lib/policies';
+import { useRights } from '../lib/roles';
 import { CONTROL } from './QueryControls';
 import { SqlAction } from './SqlAction';
 import { TestAsUser } from './TestAsUser';
@@ -63,6 +64,8 @@ export function PolicyEditor(props: { target: Target; columns: string[]; ownerGu
   const { target, columns } = props;
   const stem = target.kind === 'table' ? target.table : target.bucket;
   const policies = usePolicies(target);
+  // A viewer reads the policies only: no new, edit, drop or RLS switch (the server would refuse them).
+  const { change } = useRights();
   const [editing, setEditing] = useState<Editing | null>(null);
   const [focus, setFocus] = useState<'using' | 'check'>('using');
   const usingRef = useRef<HTMLTextAreaElement>(null);
@@ -110,9 +113,11 @@ export function PolicyEditor(props: { target: Target; columns: string[]; ownerGu
       <Card
         title={target.kind === 'table' ? 'Row-level security' : `Who may use the files of ${target.bucket}`}
         actions={
-          <Button variant="primary" onClick={() => setEditing({ kind: 'new', template: 'owner_all', owner: null, custom: blank(stem) })}>
-            New policy
-          </Button>
+          change && (
+            <Button variant="primary" onClick={() => setEditing({ kind: 'new', template: 'owner_all', owner: null, custom: blank(stem) })}>
+              New policy
+            </Button>
+          )
         }
       >
         {policies.isLoading && <Loading label="Reading the policies" />}
@@ -125,7 +130,7 @@ export function PolicyEditor(props: { target: Target; columns: string[]; ownerGu
                 : policies.data.rls
                   ? 'Row-level security is on: the public key and signed-in users reach only the rows a policy allows (the secret key bypasses it).'
                   : 'Row-level security is off: every API role with a grant reaches every row.'}
-              {target.kind === 'table' && (
+              {target.kind === 'table' && change && (
                 <Button className="ml-2" onClick={() => setEditing({ kind: 'rls', on: !policies.data.rls })}>
                   {policies.data.rls ? 'Turn off…' : 'Turn on…'}
                 </Button>
@@ -146,28 +151,32 @@ export function PolicyEditor(props: { target: Target; columns: string[]; ownerGu
                         {policyInWords(p, target.kind === 'bucket' ? target.bucket : undefined)}
                       </p>
                     </div>
-                    <Button
-                      variant="ghost"
-                      aria-label={`Edit ${p.name}`}
-                      onClick={() =>
-                        setEditing({
-                          kind: 'edit',
-                          before: p,
-                          spec: {
-                            name: p.name,
-                            command: p.command.toLowerCase() as Command,
-                            roles: rolesOf(p.roles).filter((r): r is Role => (ROLES as readonly string[]).includes(r)),
-                            using: p.using ?? '',
-                            check: p.check ?? '',
-                          },
-                        })
-                      }
-                    >
-                      Edit
-                    </Button>
-                    <Button variant="ghost" aria-label={`Drop ${p.name}`} onClick={() => setEditing({ kind: 'drop', name: p.name })}>
-                      Drop
-                    </Button>
+                    {change && (
+                      <>
+                        <Button
+                          variant="ghost"
+                          aria-label={`Edit ${p.name}`}
+                          onClick={() =>
+                            setEditing({
+                              kind: 'edit',
+                              before: p,
+                              spec: {
+                                name: p.name,
+                                command: p.command.toLowerCase() as Command,
+                                roles: rolesOf(p.roles).filter((r): r is Role => (ROLES as readonly string[]).includes(r)),
+                                using: p.using ?? '',
+                                check: p.check ?? '',
+                              },
+                            })
+                          }
+                        >
+                          Edit
+                        </Button>
+                        <Button variant="ghost" aria-label={`Drop ${p.name}`} onClick={() => setEditing({ kind: 'drop', name: p.name })}>
+                          Drop
+                        </Button>
+                      </>
+                    )}
                   </li>
                 ))}
               </ul>

@@ -1,5 +1,6 @@
 import { type FormEvent, useEffect, useState } from 'react';
 import { Button, Card, CopyButton, Field, Notice } from '../../components/ui';
+import { useRights } from '../../lib/roles';
 import type { Caller } from '../../lib/search';
 import type { Callers } from './callers';
 
@@ -156,5 +157,23 @@ export function CallerPanel(props: {
         </label>
       )}
     </Card>
+  );
+}
+
+/**
+ * Next to Send, for a request that may write (`method` other than GET and HEAD) and an admin
+ * whose role reads only (a viewer): the explorer still sends it, but as the caller chosen above
+ * (the public key or a test user; the secret key is not the viewer's), so the project's
+ * policies decide, never the viewer's console session.
+ * @example <WriteNote method="POST" />
+ */
+export function WriteNote({ method }: { method: string }) {
+  const { role, change } = useRights();
+  if (!role || change || method === 'GET' || method === 'HEAD') return null;
+  return (
+    <p className="text-xs text-fg-muted" data-testid="viewer-write-note">
+      Your role reads only: this {method} goes out as the caller chosen above, not as you, so it changes only what that caller's policies
+      allow (the secret key is not available to a {role}).
+    </p>
   );
 }

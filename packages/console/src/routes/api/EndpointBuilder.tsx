@@ -6,6 +6,7 @@ import type { EndpointDoc, JsonSchema } from '../../lib/openapi';
 import type { ApiSearch } from '../../lib/search';
 import { authSdkCall } from './auth-sdk';
 import { ResponseView, SnippetsView } from './Exchange';
+import { WriteNote } from './CallerPanel';
 import { usePreview } from './preview';
 import { type CallSetup, type Job, type Sent, snippetsOf, tryIt } from './tryit';
 
@@ -139,9 +140,12 @@ export function EndpointBuilder(props: { endpoint: EndpointDoc; search: ApiSearc
             tried with fetch.
           </Notice>
         ) : (
-          <Button variant="primary" onClick={() => void run()} disabled={busy || !setup}>
-            {busy ? 'Sending…' : 'Send request'}
-          </Button>
+          <>
+            <Button variant="primary" onClick={() => void run()} disabled={busy || !setup}>
+              {busy ? 'Sending…' : 'Send request'}
+            </Button>
+            <WriteNote method={endpoint.method} />
+          </>
         )}
         {problem && <Notice kind="error">{problem}</Notice>}
       </section>

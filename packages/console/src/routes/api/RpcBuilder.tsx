@@ -5,6 +5,7 @@ import { Button, Notice } from '../../components/ui';
 import type { FunctionDoc } from '../../lib/openapi';
 import type { ApiSearch } from '../../lib/search';
 import { ResponseView, SnippetsView } from './Exchange';
+import { WriteNote } from './CallerPanel';
 import { usePreview } from './preview';
 import { emptyFields, planRpc } from './rpc';
 import { type CallSetup, type Job, type Sent, snippetsOf, tryIt } from './tryit';
@@ -175,6 +176,7 @@ export function RpcBuilder(props: { fn: FunctionDoc; search: ApiSearch; setup: C
         <Button variant="primary" onClick={() => void run()} disabled={busy || !setup}>
           {busy ? 'Sending…' : 'Send request'}
         </Button>
+        <WriteNote method={get ? 'GET' : 'POST'} />
         {problem && <Notice kind="error">{problem}</Notice>}
       </section>
       {sent && <ResponseView exchange={sent.exchange} />}

@@ -8,6 +8,7 @@ import type { RelationDoc, TableDoc, TableOp } from '../../lib/openapi';
 import { type FilterRow, type OrderRow, renderChain } from '../../lib/rest';
 import type { ApiSearch } from '../../lib/search';
 import { ResponseView, SnippetsView } from './Exchange';
+import { WriteNote } from './CallerPanel';
 import { embedded, toggleEmbed } from './embed';
 import { bodyTemplate, planTable } from './plan';
 import { usePreview } from './preview';
@@ -285,9 +286,10 @@ export function TableBuilder(props: {
           </label>
         )}
         <div className="flex items-center gap-3">
-          <Button variant="primary" onClick={() => void run()} disabled={busy || !setup}>
+          <Button variant="primary" className="shrink-0" onClick={() => void run()} disabled={busy || !setup}>
             {busy ? 'Sending…' : 'Send request'}
           </Button>
+          <WriteNote method={OPS[d.op][1]} />
         </div>
         {problem && <Notice kind="error">{problem}</Notice>}
       </section>

@@ -5,6 +5,7 @@ import { Button, ErrorNotice, Loading, Notice, Tabs } from '../../components/ui'
 import { ApiFailure, api } from '../../lib/api';
 import { AUTH_SECTIONS } from '../../lib/search';
 import { projectQuery } from '../../lib/queries';
+import { useRights } from '../../lib/roles';
 import { Delivery, Templates } from './Emails';
 import { Methods } from './Methods';
 import { OidcProviders } from './Oidc';
@@ -26,6 +27,8 @@ export function AuthPage() {
   const project = useQuery(projectQuery);
   const [draft, setDraft] = useState<Draft | null>(null);
   const [problems, setProblems] = useState<Problems>({});
+  // A viewer reads the settings only: no Save, every field disabled (the server would refuse the PATCH).
+  const { change } = useRights();
   useEffect(() => {
     if (settings.data && !draft) setDraft(structuredClone(settings.data));
   }, [settings.data, draft]);
@@ -65,19 +68,23 @@ export function AuthPage() {
     <form onSubmit={submit} className="space-y-4" aria-label="Auth settings">
       <div className="flex flex-wrap items-center gap-2">
         <h1 className="mr-auto text-2xl font-semibold">Auth settings</h1>
-        <Button
-          type="button"
-          onClick={() => {
-            setDraft(structuredClone(saved));
-            setProblems({});
-            save.reset();
-          }}
-        >
-          Discard changes
-        </Button>
-        <Button type="submit" variant="primary" disabled={save.isPending}>
-          {save.isPending ? 'Saving…' : 'Save settings'}
-        </Button>
+        {change && (
+          <>
+            <Button
+              type="button"
+              onClick={() => {
+                setDraft(structuredClone(saved));
+                setProblems({});
+                save.reset();
+              }}
+            >
+              Discard changes
+            </Button>
+            <Button type="submit" variant="primary" disabled={save.isPending}>
+              {save.isPending ? 'Saving…' : 'Save settings'}
+            </Button>
+          </>
+        )}
       </div>
       {save.isSuccess && <Notice kind="ok">Settings saved.</Notice>}
       {Object.keys(problems).length > 0 && (
@@ -107,24 +114,29 @@ export function AuthPage() {
             templates: 'Email templates',
             delivery: 'Email delivery',
           }[s],
-          {
-            methods: <Methods draft={draft} set={set} problems={problems} project={project.data} />,
-            security: <Security draft={draft} set={set} problems={problems} publicUrl={project.data?.public_url ?? ''} />,
-            urls: <Urls draft={draft} set={set} problems={problems} publicUrl={project.data?.public_url ?? ''} />,
-            providers: <Providers draft={draft} setDraft={setDraft} problems={problems} publicUrl={project.data?.public_url ?? ''} />,
-            oidc: (
-              <OidcProviders
-                draft={draft}
-                setDraft={setDraft}
-                saved={saved}
-                problems={problems}
-                setProblems={setProblems}
-                publicUrl={project.data?.public_url ?? ''}
-              />
-            ),
-            templates: <Templates draft={draft} setDraft={setDraft} />,
-            delivery: <Delivery project={project.data} />,
-          }[s],
+          // A disabled fieldset disables every field, switch and button of the section at once.
+          <fieldset key={s} disabled={!change} className="min-w-0">
+            {
+              {
+                methods: <Methods draft={draft} set={set} problems={problems} project={project.data} />,
+                security: <Security draft={draft} set={set} problems={problems} publicUrl={project.data?.public_url ?? ''} />,
+                urls: <Urls draft={draft} set={set} problems={problems} publicUrl={project.data?.public_url ?? ''} />,
+                providers: <Providers draft={draft} setDraft={setDraft} problems={problems} publicUrl={project.data?.public_url ?? ''} />,
+                oidc: (
+                  <OidcProviders
+                    draft={draft}
+                    setDraft={setDraft}
+                    saved={saved}
+                    problems={problems}
+                    setProblems={setProblems}
+                    publicUrl={project.data?.public_url ?? ''}
+                  />
+                ),
+                templates: <Templates draft={draft} setDraft={setDraft} />,
+                delivery: <Delivery project={project.data} />,
+              }[s]
+            }
+          </fieldset>,
         ])}
       />
     </form>

@@ -6,6 +6,7 @@ import { Button, EmptyState, ErrorNotice, Loading, Notice, Tabs } from '../../co
 import { serverUrl } from '../../lib/api';
 import { isOwnerDefault } from '../../lib/ddl';
 import { useApiDoc, useTableColumns } from '../../lib/schema';
+import { useRights } from '../../lib/roles';
 import { DATA_VIEWS, type DataIndexSearch, type DataSearch } from '../../lib/search';
 import { CreateTable } from './CreateTable';
 import { Structure, useStructure } from './Structure';
@@ -26,6 +27,8 @@ export function DataPage() {
   const { table } = useParams({ strict: false }) as { table?: string };
   const search = useSearch({ strict: false }) as DataSearch & DataIndexSearch;
   const navigate = useNavigate();
+  // A viewer reads only: no insert, no new table (the server would refuse them).
+  const { change } = useRights();
   const { keys, doc, error: docError, isLoading } = useApiDoc();
   const tableDoc = doc.data?.tables.find((t) => t.name === table);
   const columns = useTableColumns(tableDoc?.name, tableDoc?.columns.map((c) => c.name).join(',') ?? '');
@@ -64,12 +67,12 @@ export function DataPage() {
             </select>
           </label>
         )}
-        {table && writable && view === 'rows' && (
+        {table && writable && change && view === 'rows' && (
           <Button variant="primary" onClick={() => setInserting(true)}>
             Insert row
           </Button>
         )}
-        {!table && !search.create && tables.length > 0 && (
+        {!table && !search.create && change && tables.length > 0 && (
           <Button variant="primary" onClick={() => setCreate(true)}>
             New table
           </Button>
@@ -77,7 +80,7 @@ export function DataPage() {
       </div>
       {docError && <ErrorNotice error={docError} />}
       {isLoading && <Loading label="Reading the tables" />}
-      {!table && search.create && doc.data && <CreateTable tables={tables} onClose={() => setCreate(false)} />}
+      {!table && search.create && change && doc.data && <CreateTable tables={tables} onClose={() => setCreate(false)} />}
       {!table && !search.create && doc.data && (
         <ul className="grid gap-2 sm:grid-cols-3">
           {tables.map((t) => (
@@ -96,13 +99,21 @@ export function DataPage() {
               <EmptyState
                 title="No table yet"
                 action={
-                  <Button variant="primary" onClick={() => setCreate(true)}>
-                    New table
-                  </Button>
+                  change && (
+                    <Button variant="primary" onClick={() => setCreate(true)}>
+                      New table
+                    </Button>
+                  )
                 }
               >
-                Make your first table with <strong>New table</strong>: name it, add its columns, and one click adds an owner column so each
-                user sees only their rows. No SQL needed (the SQL runner is there when you want it).
+                {change ? (
+                  <>
+                    Make your first table with <strong>New table</strong>: name it, add its columns, and one click adds an owner column so
+                    each user sees only their rows. No SQL needed (the SQL runner is there when you want it).
+                  </>
+                ) : (
+                  'The project has no table for the REST API yet.'
+                )}
               </EmptyState>
             </li>
           )}

@@ -18,6 +18,7 @@ import {
   type TableColumn,
 } from '../../lib/ddl';
 import type { TableDoc } from '../../lib/openapi';
+import { useRights } from '../../lib/roles';
 import { ColumnForm, ColumnTypes } from './ColumnForm';
 
 type Change =
@@ -42,6 +43,8 @@ export function useStructure(table: string) {
 export function Structure({ table, tables }: { table: string; tables: TableDoc[] }) {
   const navigate = useNavigate();
   const structure = useStructure(table);
+  // A viewer reads the columns only: no column or table changes (the server would refuse them).
+  const rights = useRights();
   const [change, setChange] = useState<Change | null>(null);
 
   let sql: string | null = null;
@@ -69,9 +72,11 @@ export function Structure({ table, tables }: { table: string; tables: TableDoc[]
       <Card
         title="Columns"
         actions={
-          <Button onClick={() => setChange({ kind: 'add', spec: column('', 'text') })} disabled={change?.kind === 'add'}>
-            New column
-          </Button>
+          rights.change && (
+            <Button onClick={() => setChange({ kind: 'add', spec: column('', 'text') })} disabled={change?.kind === 'add'}>
+              New column
+            </Button>
+          )
         }
       >
         {structure.isLoading && <Loading label="Reading the columns" />}
@@ -110,16 +115,20 @@ export function Structure({ table, tables }: { table: string; tables: TableDoc[]
                         .join(' · ') || 'nullable'}
                     </td>
                     <td className="py-1 text-right whitespace-nowrap">
-                      <Button
-                        variant="ghost"
-                        aria-label={`Rename ${c.name}`}
-                        onClick={() => setChange({ kind: 'rename', from: c.name, to: c.name })}
-                      >
-                        Rename
-                      </Button>
-                      <Button variant="ghost" aria-label={`Drop ${c.name}`} onClick={() => setChange({ kind: 'drop', name: c.name })}>
-                        Drop
-                      </Button>
+                      {rights.change && (
+                        <>
+                          <Button
+                            variant="ghost"
+                            aria-label={`Rename ${c.name}`}
+                            onClick={() => setChange({ kind: 'rename', from: c.name, to: c.name })}
+                          >
+                            Rename
+                          </Button>
+                          <Button variant="ghost" aria-label={`Drop ${c.name}`} onClick={() => setChange({ kind: 'drop', name: c.name })}>
+                            Drop
+                          </Button>
+                        </>
+                      )}
                     </td>
                   </tr>
                 ))}
@@ -166,36 +175,38 @@ export function Structure({ table, tables }: { table: string; tables: TableDoc[]
           </div>
         </Card>
       )}
-      <Card title="Danger zone">
-        {change?.kind === 'drop-table' ? (
-          <div className="space-y-3">
-            <label className="flex flex-col gap-1 text-sm">
-              <span className="font-medium">
-                Type <code>{table}</code> to drop the table and all its rows
-              </span>
-              <input
-                value={change.typed}
-                onChange={(e) => setChange({ kind: 'drop-table', typed: e.target.value })}
-                className={`${CONTROL} w-72 font-mono`}
-                autoComplete="off"
-              />
-            </label>
-            <SqlAction
-              sql={sql}
-              problem={problem}
-              run="Drop table"
-              variant="danger"
-              onDone={() => void navigate({ to: '/data', search: {} })}
-            >
-              <Button onClick={done}>Cancel</Button>
-            </SqlAction>
-          </div>
-        ) : (
-          <Button variant="danger" onClick={() => setChange({ kind: 'drop-table', typed: '' })}>
-            Drop table…
-          </Button>
-        )}
-      </Card>
+      {rights.change && (
+        <Card title="Danger zone">
+          {change?.kind === 'drop-table' ? (
+            <div className="space-y-3">
+              <label className="flex flex-col gap-1 text-sm">
+                <span className="font-medium">
+                  Type <code>{table}</code> to drop the table and all its rows
+                </span>
+                <input
+                  value={change.typed}
+                  onChange={(e) => setChange({ kind: 'drop-table', typed: e.target.value })}
+                  className={`${CONTROL} w-72 font-mono`}
+                  autoComplete="off"
+                />
+              </label>
+              <SqlAction
+                sql={sql}
+                problem={problem}
+                run="Drop table"
+                variant="danger"
+                onDone={() => void navigate({ to: '/data', search: {} })}
+              >
+                <Button onClick={done}>Cancel</Button>
+              </SqlAction>
+            </div>
+          ) : (
+            <Button variant="danger" onClick={() => setChange({ kind: 'drop-table', typed: '' })}>
+              Drop table…
+            </Button>
+          )}
+        </Card>
+      )}
     </div>
   );
 }

@@ -6,6 +6,7 @@ import { CONTROL, FilterEditor } from '../../components/QueryControls';
 import { Button, Confirm, ErrorNotice, Loading, Notice } from '../../components/ui';
 import { ApiFailure, type PgColumn } from '../../lib/api';
 import type { TableDoc } from '../../lib/openapi';
+import { useRights } from '../../lib/roles';
 import { type FilterRow, filterSteps, type OrderRow, orderSteps, runChain, type Step } from '../../lib/rest';
 import { type DataSearch, PAGE_SIZES } from '../../lib/search';
 import { Grid } from './Grid';
@@ -41,7 +42,9 @@ export function TableRows({
   const page = search.page ?? 1;
   const filters = search.f ?? [];
   const pk = primaryKey(columns);
-  const writable = Boolean(pk && tableDoc.ops.includes('update'));
+  const { change } = useRights();
+  // A viewer's rows are read-only as a view's are: no cell edits, no delete (the server would refuse them).
+  const writable = Boolean(pk && tableDoc.ops.includes('update')) && change;
   // Without an order of its own, a page is in key order: rows stay in place when edited.
   const order: OrderRow[] = search.order ?? (pk ? [[pk, 'asc']] : []);
 
@@ -102,8 +105,9 @@ export function TableRows({
       </form>
       {!writable && (
         <p className="text-xs text-fg-muted">
-          {tableDoc.ops.includes('update') ? 'No single-column primary key' : 'A view'}: rows are shown read-only here (the SQL runner can
-          change them).
+          {!change
+            ? 'Your role reads only: rows are shown read-only.'
+            : `${tableDoc.ops.includes('update') ? 'No single-column primary key' : 'A view'}: rows are shown read-only here (the SQL runner can change them).`}
         </p>
       )}
       {w.outcome?.kind === 'error' && (

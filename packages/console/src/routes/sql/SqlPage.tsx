@@ -3,6 +3,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useRef, useState } from 'react';
 import { Button, Card, Notice } from '../../components/ui';
 import { ApiFailure, api, type SqlResult } from '../../lib/api';
+import { useRights } from '../../lib/roles';
 import { runScript } from '../../lib/schema';
 import { type EditorHandle, SqlEditor } from './Editor';
 import { addToHistory, readHistory } from './history';
@@ -34,10 +35,13 @@ export function SqlPage() {
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const [history, setHistory] = useState(readHistory);
   const [draft] = useState(() => history[0]?.query ?? '');
+  // A viewer may not run SQL at all (the runner can change anything), nor read the saved queries.
+  const rights = useRights();
 
   const columns = useQuery({
     queryKey: ['sql-columns'],
     queryFn: async () => (await api.sql(COLUMNS_SQL)).results[0].rows as Array<{ s: string; t: string; c: string }>,
+    enabled: rights.sql,
   });
   const schema = useMemo<SQLNamespace>(() => {
     const ns: Record<string, Record<string, string[]>> = {};
@@ -80,6 +84,16 @@ export function SqlPage() {
       if (id === latest.current) setRunning(false);
     }
   }
+
+  if (rights.role && !rights.sql)
+    return (
+      <div className="space-y-4">
+        <h1 className="text-2xl font-semibold">SQL runner</h1>
+        <Notice kind="info" title="Not available for your role">
+          A {rights.role} may not run SQL: the runner can change anything. An owner or admin can give you the developer role.
+        </Notice>
+      </div>
+    );
 
   return (
     <div className="space-y-4">

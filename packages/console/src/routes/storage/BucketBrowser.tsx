@@ -2,6 +2,7 @@ import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tansta
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, lazy, Suspense, useEffect, useRef, useState } from 'react';
 import { Button, Confirm, ErrorNotice, Loading, Notice } from '../../components/ui';
+import { useRights } from '../../lib/roles';
 import type { StorageSearch } from '../../lib/search';
 import { PAGE, storage } from '../../lib/storage';
 import { Breadcrumbs } from './Breadcrumbs';
@@ -27,6 +28,8 @@ export function BucketBrowser({ bucket }: { bucket: string }) {
   const prefix = search.prefix ?? '';
   const folder = prefix ? `${prefix}/` : '';
   const q = search.q ?? '';
+  // A viewer browses, downloads and reads the policies only: no upload, folder, delete or settings (the server would refuse them).
+  const { change } = useRights();
   const go = (s: StorageSearch) => void navigate({ to: '/storage/$bucket', params: { bucket }, search: s });
 
   const buckets = useQuery(bucketsQuery);
@@ -75,7 +78,7 @@ export function BucketBrowser({ bucket }: { bucket: string }) {
     go({ prefix: prefix || undefined, q: text.trim() || undefined });
   };
   const addFiles = (files: File[]) => {
-    if (files.length) uploads.add(bucket, folder, files);
+    if (files.length && change) uploads.add(bucket, folder, files);
   };
 
   const { zone, dragging } = useFileDrop(addFiles);
@@ -96,7 +99,7 @@ export function BucketBrowser({ bucket }: { bucket: string }) {
         )}
         {info && (
           <>
-            <Button onClick={() => setEditing(true)}>Bucket settings</Button>
+            {change && <Button onClick={() => setEditing(true)}>Bucket settings</Button>}
             <Button aria-pressed={Boolean(search.policies)} onClick={() => go({ ...search, policies: search.policies ? undefined : true })}>
               Policies
             </Button>
@@ -145,15 +148,17 @@ export function BucketBrowser({ bucket }: { bucket: string }) {
               <Button type="submit">Search</Button>
             </form>
             <span className="ml-auto" />
-            {selected.size > 0 && (
+            {change && selected.size > 0 && (
               <Button variant="danger" onClick={() => setDeleting([...selected])}>
                 Delete selected ({selected.size})
               </Button>
             )}
-            <Button onClick={() => setNewFolder(true)}>New folder</Button>
-            <Button variant="primary" onClick={() => picker.current?.click()}>
-              Upload files
-            </Button>
+            {change && <Button onClick={() => setNewFolder(true)}>New folder</Button>}
+            {change && (
+              <Button variant="primary" onClick={() => picker.current?.click()}>
+                Upload files
+              </Button>
+            )}
             <input
               ref={picker}
               type="file"
@@ -175,7 +180,7 @@ export function BucketBrowser({ bucket }: { bucket: string }) {
               aria-label={`Files in ${location}`}
               data-testid="drop-zone"
               data-dragging={dragging || undefined}
-              {...zone}
+              {...(change ? zone : {})}
               className="relative min-h-48 overflow-x-auto rounded-lg border border-line bg-surface data-[dragging]:border-2 data-[dragging]:border-dashed data-[dragging]:border-accent"
             >
               {dragging && (

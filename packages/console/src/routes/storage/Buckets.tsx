@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
 import { Button, Confirm, EmptyState, ErrorNotice, Loading, Notice, when } from '../../components/ui';
+import { useRights } from '../../lib/roles';
 import { type Bucket, formatBytes, storage } from '../../lib/storage';
 import { CreateBucket } from './CreateBucket';
 
@@ -27,6 +28,8 @@ export function Buckets() {
   const queryClient = useQueryClient();
   const navigate = useNavigate();
   const buckets = useQuery(bucketsQuery);
+  // A viewer lists and opens buckets only: no new bucket, no delete (the server would refuse them).
+  const { change } = useRights();
   const [creating, setCreating] = useState(false);
   const [deleting, setDeleting] = useState<string | null>(null);
   const [deleted, setDeleted] = useState<string | null>(null);
@@ -43,9 +46,11 @@ export function Buckets() {
     <div className="space-y-4">
       <div className="flex flex-wrap items-center gap-2">
         <h1 className="mr-auto text-2xl font-semibold">Storage</h1>
-        <Button variant="primary" onClick={() => setCreating(true)}>
-          New bucket
-        </Button>
+        {change && (
+          <Button variant="primary" onClick={() => setCreating(true)}>
+            New bucket
+          </Button>
+        )}
       </div>
       <p className="text-sm text-fg-muted">
         Files live in buckets; who may read or write them is decided by the row-level security policies on{' '}
@@ -101,9 +106,11 @@ export function Buckets() {
                   <td className="px-3 py-1.5 font-mono text-xs">{typesText(b)}</td>
                   <td className="px-3 py-1.5 text-fg-muted">{when(b.created_at)}</td>
                   <td className="px-3 py-1.5 text-right">
-                    <Button variant="ghost" aria-label={`Delete bucket ${b.name}`} onClick={() => setDeleting(b.name)}>
-                      Delete
-                    </Button>
+                    {change && (
+                      <Button variant="ghost" aria-label={`Delete bucket ${b.name}`} onClick={() => setDeleting(b.name)}>
+                        Delete
+                      </Button>
+                    )}
                   </td>
                 </tr>
               ))}

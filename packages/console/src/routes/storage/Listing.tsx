@@ -1,5 +1,6 @@
 import type { InfiniteData, UseInfiniteQueryResult } from '@tanstack/react-query';
 import { Button, ErrorNotice, Loading, when } from '../../components/ui';
+import { useRights } from '../../lib/roles';
 import { downloadUrl, type Entry, formatBytes } from '../../lib/storage';
 
 const TH = 'px-3 py-1.5 font-medium';
@@ -31,6 +32,8 @@ export function Listing(props: {
   onOpenFile: (name: string) => void;
 }) {
   const { bucket, folder, q, listing, entries, selected, setSelected } = props;
+  // A viewer has no upload: no hint to drop files.
+  const { change } = useRights();
   const folders = entries.filter((e) => !e.id);
   const files = entries.filter((e) => e.id);
   const fullNames = files.map((f) => `${folder}${f.name}`);
@@ -66,7 +69,7 @@ export function Listing(props: {
         <p className="font-medium">
           {q ? `Nothing in this folder matches “${q}”.` : folder ? 'This folder is empty.' : 'This bucket is empty.'}
         </p>
-        {!q && <p className="text-fg-muted">Drop files here, or use “Upload files”, to upload into it.</p>}
+        {!q && change && <p className="text-fg-muted">Drop files here, or use “Upload files”, to upload into it.</p>}
       </div>
     );
   }
@@ -173,7 +176,7 @@ export function Listing(props: {
             {listing.isFetchingNextPage ? 'Loading…' : 'Load more'}
           </Button>
         )}
-        <span className="ml-auto text-xs">Drop files here to upload into this folder.</span>
+        {change && <span className="ml-auto text-xs">Drop files here to upload into this folder.</span>}
       </div>
     </div>
   );

@@ -2,6 +2,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Button, Card, CopyButton, ErrorNotice, Loading, Notice, when } from '../../components/ui';
 import { projectQuery } from '../../lib/queries';
+import { useRights } from '../../lib/roles';
 import { type Bucket, downloadUrl, type Entry, formatBytes, objectUrl, publicUrl, storage } from '../../lib/storage';
 import { SELECT } from './CreateBucket';
 
@@ -26,6 +27,8 @@ export function ObjectDetails(props: { bucket: Bucket; name: string; entry?: Ent
   const { bucket, name } = props;
   const file = baseName(name);
   const project = useQuery(projectQuery);
+  // A viewer downloads only: signing a URL and deleting are changes the server refuses to the role.
+  const { change } = useRights();
   // The listing's entry when it is loaded; otherwise (a bookmarked object) its folder is searched.
   const details = useQuery({
     queryKey: ['storage', 'object', bucket.name, name],
@@ -99,9 +102,11 @@ export function ObjectDetails(props: { bucket: Bucket; name: string; entry?: Ent
             <a href={downloadUrl(bucket.name, name, file)} download={file} className={BUTTON_LINK}>
               Download
             </a>
-            <Button variant="danger" onClick={props.onDelete}>
-              Delete
-            </Button>
+            {change && (
+              <Button variant="danger" onClick={props.onDelete}>
+                Delete
+              </Button>
+            )}
           </div>
           <section aria-label="Share with a signed URL" className="space-y-2 border-t border-line pt-3">
             <h3 className="font-semibold">Signed URL</h3>
@@ -124,7 +129,11 @@ export function ObjectDetails(props: { bucket: Bucket; name: string; entry?: Ent
                   ))}
                 </select>
               </label>
-              <Button onClick={() => sign.mutate()} disabled={sign.isPending}>
+              <Button
+                onClick={() => sign.mutate()}
+                disabled={!change || sign.isPending}
+                title={change ? undefined : 'Your role reads only: an owner, admin or developer signs URLs.'}
+              >
                 {copied === 'copied' && sign.data ? 'Copied' : 'Copy signed URL'}
               </Button>
             </div>

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Button, Card, Confirm, ErrorNotice, Loading, Notice, when } from '../../components/ui';
+import { useRights } from '../../lib/roles';
 import { api } from '../../lib/api';
 import { status } from './UsersPage';
 
@@ -17,6 +18,8 @@ export function UserDetail({ id, onClosed }: { id: string; onClosed: () => void 
   const queryClient = useQueryClient();
   const user = useQuery({ queryKey: ['user', id], queryFn: () => api.user(id) });
   const factors = useQuery({ queryKey: ['user', id, 'factors'], queryFn: () => api.userFactors(id) });
+  // A viewer reads the user only: no ban, sign-out, delete, factor or passkey removal (the server would refuse them).
+  const { change } = useRights();
   const [confirmReset, setConfirmReset] = useState(false);
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [ban, setBan] = useState('1 day');
@@ -117,20 +120,22 @@ export function UserDetail({ id, onClosed }: { id: string; onClosed: () => void 
                     <span className="mr-auto">
                       Passkey “{k.name}”{k.backed_up ? ' (synced)' : ''} · added {when(k.created_at)} · last used {when(k.last_used_at)}
                     </span>
-                    <Button
-                      onClick={() =>
-                        act.mutate(async () => {
-                          await api.removeUserPasskey(u.id, k.id);
-                          return `Passkey “${k.name}” removed: it signs no one in any more.`;
-                        })
-                      }
-                    >
-                      Remove
-                    </Button>
+                    {change && (
+                      <Button
+                        onClick={() =>
+                          act.mutate(async () => {
+                            await api.removeUserPasskey(u.id, k.id);
+                            return `Passkey “${k.name}” removed: it signs no one in any more.`;
+                          })
+                        }
+                      >
+                        Remove
+                      </Button>
+                    )}
                   </li>
                 ))}
               </ul>
-              {factors.data.factors.length > 0 && (
+              {change && factors.data.factors.length > 0 && (
                 <Button className="mt-2" variant="danger" onClick={() => setConfirmReset(true)}>
                   Reset second factors
                 </Button>
@@ -140,75 +145,79 @@ export function UserDetail({ id, onClosed }: { id: string; onClosed: () => void 
         </section>
         {done && <Notice kind="ok">{done}</Notice>}
         {act.error && <ErrorNotice error={act.error} />}
-        <div className="flex flex-wrap gap-2">
-          {u.email && !u.email_confirmed_at && (
-            <>
-              <Button
-                onClick={() =>
-                  act.mutate(async () => {
-                    await api.updateUser(u.id, { email_confirmed: true });
-                    return 'Email confirmed.';
-                  })
-                }
-              >
-                Confirm email
-              </Button>
-              <Button onClick={() => act.mutate(async () => `Verification email sent to ${(await api.resendVerification(u.id)).to}.`)}>
-                Resend verification
-              </Button>
-            </>
-          )}
-          <Button
-            disabled={!u.sessions.length}
-            onClick={() => act.mutate(async () => `Signed out of ${(await api.signOutUser(u.id)).revoked} session(s).`)}
-          >
-            Sign out everywhere
-          </Button>
-        </div>
-        <div className="flex flex-wrap items-end gap-2 border-t border-line pt-3">
-          {banned ? (
-            <Button
-              onClick={() =>
-                act.mutate(async () => {
-                  await api.updateUser(u.id, { banned_until: null });
-                  return 'Ban lifted.';
-                })
-              }
-            >
-              Lift the ban
-            </Button>
-          ) : (
-            <>
-              <div className="flex flex-col gap-1 text-sm">
-                <label htmlFor="ban-for">Ban for</label>
-                <select
-                  id="ban-for"
-                  value={ban}
-                  onChange={(e) => setBan(e.target.value)}
-                  className="rounded-md border border-line bg-surface px-2 py-1.5"
+        {change && (
+          <div className="flex flex-wrap gap-2">
+            {u.email && !u.email_confirmed_at && (
+              <>
+                <Button
+                  onClick={() =>
+                    act.mutate(async () => {
+                      await api.updateUser(u.id, { email_confirmed: true });
+                      return 'Email confirmed.';
+                    })
+                  }
                 >
-                  {BANS.map(([label]) => (
-                    <option key={label}>{label}</option>
-                  ))}
-                </select>
-              </div>
+                  Confirm email
+                </Button>
+                <Button onClick={() => act.mutate(async () => `Verification email sent to ${(await api.resendVerification(u.id)).to}.`)}>
+                  Resend verification
+                </Button>
+              </>
+            )}
+            <Button
+              disabled={!u.sessions.length}
+              onClick={() => act.mutate(async () => `Signed out of ${(await api.signOutUser(u.id)).revoked} session(s).`)}
+            >
+              Sign out everywhere
+            </Button>
+          </div>
+        )}
+        {change && (
+          <div className="flex flex-wrap items-end gap-2 border-t border-line pt-3">
+            {banned ? (
               <Button
                 onClick={() =>
                   act.mutate(async () => {
-                    const ms = BANS.find(([l]) => l === ban)?.[1];
-                    await api.updateUser(u.id, { banned_until: ms ? new Date(Date.now() + ms).toISOString() : FOREVER });
-                    return `Banned ${ban}: sign-in and refresh are refused.`;
+                    await api.updateUser(u.id, { banned_until: null });
+                    return 'Ban lifted.';
                   })
                 }
               >
-                Ban user
+                Lift the ban
               </Button>
-            </>
-          )}
-          <Button variant="danger" className="ml-auto" onClick={() => setConfirmDelete(true)}>
-            Delete user
-          </Button>
-        </div>
+            ) : (
+              <>
+                <div className="flex flex-col gap-1 text-sm">
+                  <label htmlFor="ban-for">Ban for</label>
+                  <select
+                    id="ban-for"
+                    value={ban}
+                    onChange={(e) => setBan(e.target.value)}
+                    className="rounded-md border border-line bg-surface px-2 py-1.5"
+                  >
+                    {BANS.map(([label]) => (
+                      <option key={label}>{label}</option>
+                    ))}
+                  </select>
+                </div>
+                <Button
+                  onClick={() =>
+                    act.mutate(async () => {
+                      const ms = BANS.find(([l]) => l === ban)?.[1];
+                      await api.updateUser(u.id, { banned_until: ms ? new Date(Date.now() + ms).toISOString() : FOREVER });
+                      return `Banned ${ban}: sign-in and refresh are refused.`;
+                    })
+                  }
+                >
+                  Ban user
+                </Button>
+              </>
+            )}
+            <Button variant="danger" className="ml-auto" onClick={() => setConfirmDelete(true)}>
+              Delete user
+            </Button>
+          </div>
+        )}
       </div>
       <Confirm
         open={confirmReset}

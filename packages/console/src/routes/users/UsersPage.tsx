@@ -3,6 +3,7 @@ import { useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, useEffect, useState } from 'react';
 import { Button, ErrorNotice, Loading, Notice, when } from '../../components/ui';
 import { api, type EndUser } from '../../lib/api';
+import { useRights } from '../../lib/roles';
 import { CreateUser } from './CreateUser';
 import { UserDetail } from './UserDetail';
 
@@ -21,6 +22,8 @@ export function UsersPage() {
   const navigate = useNavigate({ from: '/users' });
   const [search, setSearch] = useState(q);
   const [creating, setCreating] = useState(false);
+  // A viewer lists and opens users only (the server refuses every change to the role).
+  const { change } = useRights();
   useEffect(() => setSearch(q), [q]);
   const list = useQuery({
     queryKey: ['users', q, page],
@@ -40,9 +43,11 @@ export function UsersPage() {
     <div className="space-y-4">
       <div className="flex flex-wrap items-center gap-2">
         <h1 className="mr-auto text-2xl font-semibold">Users</h1>
-        <Button variant="primary" onClick={() => setCreating(true)}>
-          Create user
-        </Button>
+        {change && (
+          <Button variant="primary" onClick={() => setCreating(true)}>
+            Create user
+          </Button>
+        )}
       </div>
       {/* biome-ignore lint/a11y/useSemanticElements: a form with the search landmark role (<search> is still new) */}
       <form role="search" onSubmit={submit} className="flex gap-2">

@@ -1,6 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Button, Card, Dialog, ErrorNotice, Loading, when } from '../../components/ui';
 import { api, type Webhook, type WebhookDelivery } from '../../lib/api';
+import { useRights } from '../../lib/roles';
 import type { WebhooksSearch } from '../../lib/search';
 import { WEBHOOK_POLL_MS } from './poll';
 
@@ -18,6 +19,7 @@ function answer(d: WebhookDelivery): string {
 /** A webhook's delivery log, newest first, 25 a page: status, attempts, the last answer, redelivery. */
 export function Deliveries({ hook, search, go }: { hook: Webhook; search: WebhooksSearch; go: (p: Partial<WebhooksSearch>) => void }) {
   const queryClient = useQueryClient();
+  const { change } = useRights();
   const page = search.page ?? 1;
   const log = useQuery({
     queryKey: ['webhook-deliveries', hook.id, search.status, page],
@@ -112,7 +114,7 @@ export function Deliveries({ hook, search, go }: { hook: Webhook; search: Webhoo
                         <Button variant="ghost" aria-label={`Details of delivery ${d.id}`} onClick={() => go({ delivery: d.id })}>
                           Details
                         </Button>
-                        {d.status !== 'queued' && (
+                        {change && d.status !== 'queued' && (
                           <Button
                             aria-label={`Redeliver delivery ${d.id}`}
                             disabled={redeliver.isPending}

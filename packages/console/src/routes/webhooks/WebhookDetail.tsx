@@ -2,6 +2,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Button, Card, Confirm, ErrorNotice, Notice, Toggle, when } from '../../components/ui';
 import { api, type Webhook } from '../../lib/api';
+import { useRights } from '../../lib/roles';
 import type { WebhooksSearch } from '../../lib/search';
 import { Deliveries } from './Deliveries';
 import { WebhookForm } from './WebhookForm';
@@ -16,6 +17,7 @@ export function WebhookDetail(props: {
 }) {
   const { hook } = props;
   const queryClient = useQueryClient();
+  const { change } = useRights();
   const [editing, setEditing] = useState(false);
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [confirmRotate, setConfirmRotate] = useState<null | 'keep' | 'revoke'>(null);
@@ -46,18 +48,21 @@ export function WebhookDetail(props: {
     <div className="min-w-0 space-y-4">
       <Card title={hook.name}>
         <div className="space-y-3 text-sm">
-          <div className="flex flex-wrap gap-2">
-            <Button onClick={() => setEditing(true)}>Edit</Button>
-            <Button onClick={() => setConfirmRotate('keep')}>Rotate secret</Button>
-            <Button variant="danger" onClick={() => setConfirmDelete(true)}>
-              Delete
-            </Button>
-          </div>
+          {change && (
+            <div className="flex flex-wrap gap-2">
+              <Button onClick={() => setEditing(true)}>Edit</Button>
+              <Button onClick={() => setConfirmRotate('keep')}>Rotate secret</Button>
+              <Button variant="danger" onClick={() => setConfirmDelete(true)}>
+                Delete
+              </Button>
+            </div>
+          )}
           <Toggle
             label={hook.enabled ? 'Enabled: changes are delivered' : 'Disabled: changes are not delivered'}
             checked={hook.enabled}
             onChange={(v) => toggle.mutate(v)}
-            disabled={toggle.isPending}
+            disabled={!change || toggle.isPending}
+            reason={change ? undefined : 'Your role reads only: an owner, admin or developer switches a webhook.'}
             error={toggle.error ? (toggle.error as Error).message : null}
           />
           <dl className="grid grid-cols-1 gap-x-3 gap-y-1 sm:grid-cols-[8rem_minmax(0,1fr)]">

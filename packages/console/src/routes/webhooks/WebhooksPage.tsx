@@ -3,6 +3,7 @@ import { useNavigate, useSearch } from '@tanstack/react-router';
 import { useState } from 'react';
 import { Button, EmptyState, ErrorNotice, Loading } from '../../components/ui';
 import { api, type Webhook, type WebhookCreated } from '../../lib/api';
+import { useRights } from '../../lib/roles';
 import type { WebhooksSearch } from '../../lib/search';
 import { WEBHOOK_POLL_MS } from './poll';
 import { SecretDialog } from './SecretDialog';
@@ -18,6 +19,8 @@ export function WebhooksPage() {
   const navigate = useNavigate({ from: '/webhooks' });
   const go = (patch: Partial<WebhooksSearch>) => void navigate({ search: { ...search, ...patch } });
   const [creating, setCreating] = useState(false);
+  // A viewer reads the webhooks and their deliveries only (the server refuses every change to the role).
+  const { change } = useRights();
   const [secret, setSecret] = useState<{ name: string; secret: string } | null>(null);
   const list = useQuery({ queryKey: ['webhooks'], queryFn: api.webhooks, refetchInterval: WEBHOOK_POLL_MS });
   const hooks = list.data ?? [];
@@ -33,9 +36,11 @@ export function WebhooksPage() {
     <div className="space-y-4">
       <div className="flex flex-wrap items-center gap-2">
         <h1 className="mr-auto text-2xl font-semibold">Webhooks</h1>
-        <Button variant="primary" onClick={() => setCreating(true)}>
-          Create webhook
-        </Button>
+        {change && (
+          <Button variant="primary" onClick={() => setCreating(true)}>
+            Create webhook
+          </Button>
+        )}
       </div>
       <p className="max-w-3xl text-sm text-fg-muted">
         Each insert, update or delete of a table, POSTed as JSON to your endpoint, signed with the webhook's secret, in commit order,
@@ -44,7 +49,7 @@ export function WebhooksPage() {
       {list.isLoading && <Loading label="Loading webhooks" />}
       {list.error && <ErrorNotice error={list.error} retry={() => void list.refetch()} />}
       {list.data && hooks.length === 0 && (
-        <EmptyState title="No webhook yet" action={<Button onClick={() => setCreating(true)}>Create webhook</Button>}>
+        <EmptyState title="No webhook yet" action={change && <Button onClick={() => setCreating(true)}>Create webhook</Button>}>
           A webhook sends the changes of one table to a URL of yours: a function that mails new customers, syncs paid orders to billing, or
           fills a search index.
         </EmptyState>

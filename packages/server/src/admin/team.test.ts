@@ -16,6 +16,11 @@ beforeAll(async () => {
   t = await createTestServer({ AUTH_RATE_SIGNIN_IP: '100000/900' });
   // A table whose realtime capture the roles switch.
   expect((await t.sql('create table public.team_feed (id int primary key)')).statusCode).toBe(200);
+  // Rows no policy opens: only the secret key (or the console's cookie, which acts as it) sees them.
+  expect(
+    (await t.sql(`create table public.team_rows (id serial primary key, note text); insert into team_rows (note) values ('first')`))
+      .statusCode,
+  ).toBe(200);
 });
 afterAll(() => t?.stop());
 
@@ -197,6 +202,20 @@ describe('what each role may do', () => {
       { owner: 200, admin: 200, developer: '403 forbidden', viewer: '403 forbidden' },
     ],
     [
+      'read rows with the cookie (the table browser)',
+      'GET',
+      '/api/v1/db/team_rows',
+      undefined,
+      { owner: 200, admin: 200, developer: 200, viewer: 200 },
+    ],
+    [
+      'write rows with the cookie',
+      'POST',
+      '/api/v1/db/team_rows',
+      { note: 'by a role' },
+      { owner: 201, admin: 201, developer: 201, viewer: '403 forbidden' },
+    ],
+    [
       'make an admin with a password (it is an owner)',
       'POST',
       '/api/v1/admins',
@@ -234,6 +253,18 @@ describe('what each role may do', () => {
       );
       expect(got, `${role}: ${method} ${url}`).toBe(expected[role]);
     }
+  });
+
+  it("the table browser's cookie reads rows as the secret key for every role (no policy opens them), never from another site", async () => {
+    const viewer = await as('viewer');
+    const rows = await req('GET', '/api/v1/db/team_rows?order=id', viewer.headers);
+    expect(rows.json()[0]).toMatchObject({ id: 1, note: 'first' });
+    // The same cookie sent by a page of another site: refused (the cookie's rule).
+    const cross = await req('GET', '/api/v1/db/team_rows', { ...viewer.headers, 'sec-fetch-site': 'cross-site' });
+    expect(cross.statusCode).toBe(403);
+    // A key decides over the cookie: the public key alone sees no row.
+    const anon = await req('GET', '/api/v1/db/team_rows', { ...viewer.headers, apikey: t.keys.publicKey });
+    expect(anon.json()).toEqual([]);
   });
 
   it('the secret key is read by owners and admins only; the others get the public key alone', async () => {

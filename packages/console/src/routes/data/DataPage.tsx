@@ -3,7 +3,7 @@ import { Link, useNavigate, useParams, useSearch } from '@tanstack/react-router'
 import { lazy, Suspense, useMemo, useState } from 'react';
 import { CONTROL } from '../../components/QueryControls';
 import { Button, EmptyState, ErrorNotice, Loading, Notice, Tabs } from '../../components/ui';
-import { serverUrl } from '../../lib/api';
+import { type PgColumn, serverUrl } from '../../lib/api';
 import { isOwnerDefault } from '../../lib/ddl';
 import { useApiDoc, useTableColumns } from '../../lib/schema';
 import { useRights } from '../../lib/roles';
@@ -17,6 +17,15 @@ const PolicyEditor = lazy(() => import('../../components/PolicyEditor').then((m)
 const Realtime = lazy(() => import('./Realtime').then((m) => ({ default: m.Realtime })));
 
 const VIEW_LABELS = { rows: 'Rows', structure: 'Columns', policies: 'Policies', realtime: 'Realtime' } as const;
+
+/** The SDK's requests without their key headers, with the console's: the admin cookie decides. */
+const cookieFetch: typeof fetch = (input, init) => {
+  const headers = new Headers(init?.headers);
+  headers.delete('apikey');
+  headers.delete('authorization');
+  headers.set('x-plinth-admin', '1');
+  return fetch(input, { ...init, headers, credentials: 'same-origin' });
+};
 
 /**
  * `/console/data` and `/console/data/{table}`: the tables, a new table (`?create=true`), and
@@ -32,13 +41,31 @@ export function DataPage() {
   const { keys, doc, error: docError, isLoading } = useApiDoc();
   const tableDoc = doc.data?.tables.find((t) => t.name === table);
   const columns = useTableColumns(tableDoc?.name, tableDoc?.columns.map((c) => c.name).join(',') ?? '');
-  const client = useMemo<PlinthClient | null>(
+  // PostgreSQL's own column list comes through the SQL runner, which a viewer may not use: the
+  // rows are then shown with the columns the API document names (read only: no key is known).
+  const shownColumns = useMemo<PgColumn[] | undefined>(
     () =>
-      keys.data?.secret_key
-        ? createClient(serverUrl, keys.data.secret_key, { auth: { persistSession: false, autoRefreshToken: false, multiTab: false } })
-        : null,
-    [keys.data],
+      columns.data ??
+      (columns.error && tableDoc
+        ? tableDoc.columns.map((c) => ({
+            name: c.name,
+            type: c.type,
+            nullable: c.nullable,
+            has_default: !c.required,
+            default_expr: null,
+            pk: false,
+          }))
+        : undefined),
+    [columns.data, columns.error, tableDoc],
   );
+  const client = useMemo<PlinthClient | null>(() => {
+    if (!keys.data) return null;
+    const auth = { persistSession: false, autoRefreshToken: false, multiTab: false };
+    if (keys.data.secret_key) return createClient(serverUrl, keys.data.secret_key, { auth });
+    // A role without the secret key (developer, viewer): the console's cookie, with no key at
+    // all, which the REST API takes as the secret key under the cookie's rule (a viewer reads only).
+    return createClient(serverUrl, keys.data.public_key, { auth, fetch: cookieFetch });
+  }, [keys.data]);
   const [inserting, setInserting] = useState(false);
   const writable = Boolean(primaryKey(columns.data) && tableDoc?.ops.includes('update'));
   const view = search.view ?? 'rows';
@@ -133,10 +160,7 @@ export function DataPage() {
             v === view ? (
               v === 'rows' ? (
                 <div key="rows" className="space-y-4">
-                  {keys.data?.secret_key === null && (
-                    <Notice kind="info">Rows are read with the secret key, which is not available for your role.</Notice>
-                  )}
-                  <TableRows client={client} tableDoc={tableDoc} columns={columns.data} inserting={inserting} setInserting={setInserting} />
+                  <TableRows client={client} tableDoc={tableDoc} columns={shownColumns} inserting={inserting} setInserting={setInserting} />
                 </div>
               ) : v === 'structure' ? (
                 <Structure key="structure" table={tableDoc.name} tables={tables} />

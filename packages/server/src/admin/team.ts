@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Queryable } from '../db/index.js';
 import { ApiError } from '../http/index.js';
-import { type Clock, iso, isoSql, randomToken, sha256 } from '../lib/index.js';
+import { type Clock, iso, isoSql, isUuid, randomToken, sha256 } from '../lib/index.js';
 import { type Admin, adminEmail, adminPassword, type Hasher } from './admins.js';
 import { sessionCookie } from './guard.js';
 import { ADMIN_COLUMNS, type AdminSessions, type Client } from './sessions.js';
@@ -24,7 +24,6 @@ export const AcceptBody = Type.Object(
 );
 export const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INVITE_COLUMNS = `i.id, i.email, i.role, ${isoSql('i.created_at')} as created_at, ${isoSql('i.expires_at')} as expires_at,
   (select a.email from plinth.admins a where a.id = i.invited_by) as invited_by`;
 
@@ -50,7 +49,7 @@ export function createTeamService(deps: { db: Db; clock: Clock; hasher: Hasher; 
   const { db, clock, sessions } = deps;
 
   async function target(q: Queryable, id: string): Promise<Admin> {
-    if (!UUID.test(id)) throw notFound();
+    if (!isUuid(id)) throw notFound();
     const { rows } = await q.query<Admin>(`select ${ADMIN_COLUMNS} from plinth.admins a where a.id = $1 for update`, [id]);
     if (!rows[0]) throw notFound();
     return rows[0];
@@ -134,7 +133,7 @@ export function createTeamService(deps: { db: Db; clock: Clock; hasher: Hasher; 
 
     /** Withdraws a pending invitation; its link stops working. */
     async revokeInvite(actor: Actor, id: string): Promise<AdminInvite> {
-      if (!UUID.test(id)) throw new ApiError('not_found', 'No pending invitation with this id.');
+      if (!isUuid(id)) throw new ApiError('not_found', 'No pending invitation with this id.');
       return db.transaction(async (tx) => {
         const { rows } = await tx.query<AdminInvite>(
           `select ${INVITE_COLUMNS} from plinth.admin_invites i where i.id = $1 and i.used_at is null for update`,

@@ -7,7 +7,7 @@
 import type { WebhookDelivery, WebhookDeliveryDetail, WebhookDeliveryStatus } from '@plinth/shared';
 import type { Db } from '../db/index.js';
 import { ApiError } from '../http/index.js';
-import { type Clock, iso, isoSql } from '../lib/index.js';
+import { type Clock, iso, isoSql, isUuid } from '../lib/index.js';
 
 export interface DeliveryQuery {
   limit: number;
@@ -21,7 +21,6 @@ const COLUMNS = `d.id::text as id, d.webhook_id::text as webhook_id, d.seq, d.ev
   case when d.status = 'queued' then ${isoSql('d.next_attempt_at')} end as next_attempt_at`;
 
 const DIGITS = /^[0-9]{1,18}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const KEEP_MS = 30 * 24 * 3600_000;
 
 const normalize = <T extends WebhookDelivery>(r: T): T => ({ ...r, seq: Number(r.seq) });
@@ -42,7 +41,7 @@ export interface DeliveryLog {
 export function createDeliveryLog(db: Db, clock: Clock): DeliveryLog {
   let prunedAt = 0;
   const webhookExists = async (id: string) => {
-    if (!UUID.test(id) || (await db.query('select 1 from plinth.webhooks where id = $1', [id])).rows.length === 0) {
+    if (!isUuid(id) || (await db.query('select 1 from plinth.webhooks where id = $1', [id])).rows.length === 0) {
       throw new ApiError('webhook_not_found', `There is no webhook ${id.slice(0, 64)}.`);
     }
   };

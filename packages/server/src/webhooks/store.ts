@@ -8,7 +8,7 @@
 import { MASK, type Webhook, type WebhookCreated, type WebhookEvent } from '@plinth/shared';
 import { type Db, dbErrorKind, type Queryable } from '../db/index.js';
 import { ApiError } from '../http/index.js';
-import { type Clock, iso, isoSql } from '../lib/index.js';
+import { type Clock, iso, isoSql, isUuid } from '../lib/index.js';
 import { newSecret } from './signature.js';
 import type { WebhookFields } from './validate.js';
 
@@ -77,7 +77,6 @@ function toWebhook(r: Row): Webhook {
   };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const notFound = (id: string) => new ApiError('webhook_not_found', `There is no webhook ${id.slice(0, 64)}.`);
 
 /** capture_for's refusals (no such table, a view, no primary key) as a field problem. */
@@ -134,7 +133,7 @@ export interface WebhookStore {
 export function createWebhookStore(db: Db, clock: Clock): WebhookStore {
   const now = () => iso(clock.now());
   const one = async (q: Queryable, id: string): Promise<Row> => {
-    if (!UUID.test(id)) throw notFound(id);
+    if (!isUuid(id)) throw notFound(id);
     const { rows } = await q.query<Row>(`select ${COLUMNS} from plinth.webhooks w where w.id = $2`, [now(), id]);
     if (!rows[0]) throw notFound(id);
     return rows[0];

@@ -83,6 +83,8 @@ export async function startFakeServer(): Promise<FakeServer> {
         expires_in: ttl,
         expires_at: now + ttl,
         refresh_token: `rt_${randomUUID()}`,
+        // A user without a second factor: nothing more to prove (the server's answer, issue 27).
+        next_aal: 'aal1',
         user,
       };
       access.set(session.access_token, { userId: user.id, exp: now + ttl });

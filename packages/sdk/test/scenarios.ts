@@ -61,7 +61,7 @@ const USER_KEYS = [
   'phone_confirmed_at',
   'updated_at',
 ];
-const SESSION_KEYS = ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type', 'user'];
+const SESSION_KEYS = ['access_token', 'expires_at', 'expires_in', 'next_aal', 'refresh_token', 'token_type', 'user'];
 
 const STEPS: Step[] = [
   {

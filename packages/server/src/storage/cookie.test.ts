@@ -166,10 +166,21 @@ describe('the admin cookie on storage', () => {
     expect([wrong.statusCode, wrong.json().code]).toEqual([401, 'unauthorized']);
   });
 
-  it('means nothing on the REST /db routes: no RLS bypass there', async () => {
+  it('acts as the secret key on the REST /db routes too (the Table browser), under the same rule; a key decides over it', async () => {
     const cookie = await signedIn('rest@example.com');
     const alone = await s.app.inject({ url: '/api/v1/db/notes', headers: { ...cookie, ...CONSOLE } });
-    expect([alone.statusCode, alone.json().code]).toEqual([401, 'unauthorized']);
+    expect([alone.statusCode, alone.json()]).toEqual([200, [{ id: 1, body: 'secret row' }]]);
+    // From a page of another site, or a change without the console's header: refused.
+    const cross = await s.app.inject({ url: '/api/v1/db/notes', headers: { ...cookie, ...CONSOLE, 'sec-fetch-site': 'same-site' } });
+    expect([cross.statusCode, cross.json().code]).toEqual([403, 'csrf_rejected']);
+    const bare = await s.app.inject({
+      method: 'POST',
+      url: '/api/v1/db/notes',
+      headers: { ...cookie, origin: OWN, 'sec-fetch-site': 'same-origin' },
+      payload: { id: 2, body: 'x' },
+    });
+    expect([bare.statusCode, bare.json().code]).toEqual([403, 'csrf_rejected']);
+    // The public key with the cookie: the key decides, row-level security applies.
     const withAnon = await s.app.inject({ url: '/api/v1/db/notes', headers: { ...cookie, ...CONSOLE, ...s.as.anon } });
     expect([withAnon.statusCode, withAnon.json()]).toEqual([200, []]);
     const write = await s.app.inject({
@@ -178,7 +189,10 @@ describe('the admin cookie on storage', () => {
       headers: { ...cookie, ...CONSOLE },
       payload: { id: 2, body: 'x' },
     });
-    expect(write.statusCode).toBe(401);
-    expect((await s.app.inject({ url: '/api/v1/db/notes', headers: s.as.service })).json()).toEqual([{ id: 1, body: 'secret row' }]);
+    expect(write.statusCode).toBe(201);
+    expect((await s.app.inject({ url: '/api/v1/db/notes?order=id', headers: s.as.service })).json()).toEqual([
+      { id: 1, body: 'secret row' },
+      { id: 2, body: 'x' },
+    ]);
   });
 });

@@ -151,6 +151,15 @@ describe('what each role may do', () => {
       { name: 'x', query: 'select 1' },
       { owner: 201, admin: 201, developer: 201, viewer: '403 forbidden' },
     ],
+    [
+      // Review round 3, R10: the dev inbox holds reset and sign-in links, so a viewer (reads only)
+      // would take over end-users through it.
+      'read the dev inbox (it holds sign-in links)',
+      'GET',
+      '/api/v1/dev/inbox',
+      undefined,
+      { owner: 200, admin: 200, developer: 200, viewer: '403 forbidden' },
+    ],
     ['list the realtime tables', 'GET', '/api/v1/realtime/tables', undefined, { owner: 200, admin: 200, developer: 200, viewer: 200 }],
     [
       "switch a table's realtime capture on",

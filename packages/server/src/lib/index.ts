@@ -1,7 +1,8 @@
 /**
  * App-agnostic helpers: time (clock.ts: the injected clock, so token decisions test with a
  * fake one, and the wire format of time, `iso` and `isoSql`), crypto (CSPRNG tokens and codes,
- * SHA-256, constant-time comparison), `singleFlight` (a reload run one at a time), `isUuid`,
+ * SHA-256, constant-time comparison), `singleFlight` (a reload run one at a time), `openWorker` (every background loop) and
+ * `retryAfterMs`, `isUuid`,
  * the tar format of backups, "did you mean" suggestions. Imports nothing of src.
  */
 export { type Clock, iso, isoSql, systemClock } from './clock.js';
@@ -10,3 +11,4 @@ export { singleFlight } from './single-flight.js';
 export { readTar, TAR_END, type TarEntry, type TarHeader, tarHeader, tarPadding } from './tar.js';
 export { closest, editDistance } from './suggest.js';
 export { isUuid } from './uuid.js';
+export { openWorker, retryAfterMs, type Worker, type WorkerOptions } from './worker.js';

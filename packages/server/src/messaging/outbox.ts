@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db, Queryable } from '../db/index.js';
-import { type Clock, iso } from '../lib/index.js';
+import { type Clock, iso, openWorker, retryAfterMs } from '../lib/index.js';
 import { type EmailTemplate, isEmailKind, renderEmail, renderSms } from './templates.js';
 import type { EmailTransport, OutgoingMessage, Outbox, SmsTransport } from './types.js';
 
@@ -43,7 +43,7 @@ export interface MessagingWorker extends Outbox {
 
 /** 5 s, 10 s, 20 s, … up to 10 minutes between attempts. */
 export function backoffMs(attempts: number): number {
-  return Math.min(5_000 * 2 ** Math.max(0, attempts - 1), 600_000);
+  return retryAfterMs(attempts, { min: 5_000, max: 600_000 });
 }
 
 /**
@@ -58,18 +58,7 @@ export function createOutbox(o: OutboxOptions): MessagingWorker {
   const leaseMs = o.leaseMs ?? 120_000;
   const giveUpMs = o.giveUpMs ?? 24 * 3600_000;
   const batch = o.batch ?? 20;
-  let running: Promise<void> | null = null;
-  let again = false;
-  let closed = false;
-  let timer: NodeJS.Timeout | null = null;
   let prunedAt = 0;
-
-  const schedule = (ms: number) => {
-    if (closed) return;
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => void run(), ms);
-    timer.unref();
-  };
 
   async function claim(): Promise<Claimed[]> {
     const now = o.clock.now();
@@ -149,31 +138,16 @@ export function createOutbox(o: OutboxOptions): MessagingWorker {
     ]);
   }
 
-  async function loop(): Promise<void> {
-    await prune();
-    do {
-      again = false;
+  const worker = openWorker({
+    pollMs,
+    async run() {
+      await prune();
       const claimed = await claim();
       await Promise.all(claimed.map(settle));
-      if (claimed.length === batch) again = true;
-    } while (again && !closed);
-  }
-
-  function run(): Promise<void> {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = loop()
-      .catch((err) => o.log.warn({ err }, 'outbox run failed; retrying at the next poll'))
-      .finally(() => {
-        running = null;
-        schedule(pollMs);
-      });
-    return running;
-  }
-
-  schedule(0);
+      return claimed.length === batch;
+    },
+    onError: (err) => o.log.warn({ err }, 'outbox run failed; retrying at the next poll'),
+  });
 
   return {
     async enqueue(tx: Queryable, m: OutgoingMessage) {
@@ -197,18 +171,8 @@ export function createOutbox(o: OutboxOptions): MessagingWorker {
       );
       return rows[0].id;
     },
-    kick() {
-      if (!closed) setImmediate(() => void run());
-    },
-    async drain() {
-      while (running) await running;
-      await run();
-      while (running) await running;
-    },
-    async close() {
-      closed = true;
-      if (timer) clearTimeout(timer);
-      while (running) await running;
-    },
+    kick: worker.kick,
+    drain: worker.drain,
+    close: worker.close,
   };
 }

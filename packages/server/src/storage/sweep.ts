@@ -12,7 +12,7 @@
  */
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
-import type { Clock } from '../lib/index.js';
+import { type Clock, openWorker } from '../lib/index.js';
 import type { StorageBackend } from './backends/types.js';
 
 export interface SweepOptions {
@@ -42,8 +42,6 @@ export function createSweeper(deps: { db: Db; backend: StorageBackend; clock: Cl
   const { db, backend, log } = deps;
   const options = { ...SWEEP_DEFAULTS, ...deps.options };
   const timers: NodeJS.Timeout[] = [];
-  let draining: Promise<number> | null = null;
-  let again = false;
   let closed = false;
   let sweeping: Promise<unknown> | null = null;
   /** Backups under way: while one copies the files, no bytes are deleted (the garbage stays queued). */
@@ -63,23 +61,21 @@ export function createSweeper(deps: { db: Db; backend: StorageBackend; clock: Cl
     }
   }
 
+  /** Files deleted by the garbage worker so far (what one drain deleted is the difference). */
+  let deleted = 0;
+  const garbage = openWorker({
+    pollMs: null,
+    async run() {
+      deleted += await drainOnce();
+    },
+    onError: (err) => log.warn({ err }, 'storage: deleting replaced files failed; the sweep retries'),
+  });
+
   /** Deletes the queued garbage; concurrent calls share one run (and ask for one more after it). */
-  function drain(): Promise<number> {
-    if (draining) {
-      again = true;
-      return draining;
-    }
-    draining = (async () => {
-      let n = 0;
-      do {
-        again = false;
-        n += await drainOnce();
-      } while (again && !closed);
-      return n;
-    })().finally(() => {
-      draining = null;
-    });
-    return draining;
+  async function drain(): Promise<number> {
+    const before = deleted;
+    await garbage.drain();
+    return deleted - before;
   }
 
   async function orphans(before: number): Promise<number> {
@@ -149,7 +145,7 @@ export function createSweeper(deps: { db: Db; backend: StorageBackend; clock: Cl
      */
     async hold(): Promise<() => void> {
       holds++;
-      await draining?.catch(() => undefined);
+      await garbage.drain();
       await sweeping;
       let released = false;
       return () => {
@@ -160,15 +156,12 @@ export function createSweeper(deps: { db: Db; backend: StorageBackend; clock: Cl
       };
     },
     /** Right after a commit that left garbage; never throws (the sweep retries). */
-    kick() {
-      if (closed) return;
-      drain().catch((err) => log.warn({ err }, 'storage: deleting replaced files failed; the sweep retries'));
-    },
+    kick: garbage.kick,
     async close() {
       closed = true;
       for (const t of timers) clearTimeout(t);
       await sweeping;
-      await draining?.catch(() => undefined);
+      await garbage.close();
     },
   };
   return sweeper;

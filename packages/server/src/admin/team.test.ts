@@ -108,6 +108,61 @@ describe('invitations', () => {
     ).toBe('400 invite_invalid');
   });
 
+  // Review round 3, R11: a removed or demoted admin's spare links must die with its rights.
+  const accept = (link: string) =>
+    status(
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/admin/invites/accept',
+        payload: { token: new URL(link).searchParams.get('token'), password: PASSWORD },
+      }),
+    );
+  const pending = async () => (await req('GET', '/api/v1/admin/invites', t.as.service)).json().map((i: { email: string }) => i.email);
+
+  it("removing an admin withdraws its pending invitations: the spare link is refused, as an attacker's would be", async () => {
+    const rogue = await as('admin');
+    const spare = await req('POST', '/api/v1/admin/invites', rogue.headers, { email: mail('spare'), role: 'admin' });
+    expect(spare.statusCode, spare.body).toBe(201);
+    expect(await pending()).toContain(spare.json().email);
+    expect((await req('DELETE', `/api/v1/admin/admins/${rogue.id}`, t.as.service)).statusCode).toBe(200);
+    expect(await pending()).not.toContain(spare.json().email);
+    expect(await accept(spare.json().link)).toBe('400 invite_invalid');
+  });
+
+  it('demoting an admin withdraws the invitations its new role may not send; an owner made admin keeps its admin invitations', async () => {
+    const rogue = await as('admin');
+    const spare = (await req('POST', '/api/v1/admin/invites', rogue.headers, { email: mail('spare-dev'), role: 'developer' })).json();
+    expect((await req('PATCH', `/api/v1/admin/admins/${rogue.id}`, t.as.service, { role: 'developer' })).statusCode).toBe(200);
+    expect(await pending()).not.toContain(spare.email);
+    expect(await accept(spare.link)).toBe('400 invite_invalid');
+
+    const owner = await as('owner');
+    await as('owner'); // not the last owner
+    const ownerInvite = (await req('POST', '/api/v1/admin/invites', owner.headers, { email: mail('spare-owner'), role: 'owner' })).json();
+    const adminInvite = (await req('POST', '/api/v1/admin/invites', owner.headers, { email: mail('kept-admin'), role: 'admin' })).json();
+    expect((await req('PATCH', `/api/v1/admin/admins/${owner.id}`, t.as.service, { role: 'admin' })).statusCode).toBe(200);
+    expect(await accept(ownerInvite.link)).toBe('400 invite_invalid');
+    expect(await accept(adminInvite.link)).toBe(200);
+  });
+
+  it("accepting checks the inviter's current role, even when its invitations were left behind", async () => {
+    const inviter = await as('admin');
+    const link = (await req('POST', '/api/v1/admin/invites', inviter.headers, { email: mail('left'), role: 'developer' })).json().link;
+    // The role changed without the team service (the SQL runner's owner connection could): the
+    // invitation is still pending, and accepting it must still be refused.
+    await t.db.query(`update plinth.admins set role = 'viewer' where id = $1`, [inviter.id]);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/admin/invites/accept',
+      payload: { token: new URL(link).searchParams.get('token'), password: PASSWORD },
+    });
+    expect([res.statusCode, res.json().code]).toEqual([400, 'invite_invalid']);
+    expect(res.json().message).toMatch(/withdrawn/);
+    // The secret key's invitations have no inviter and stay valid.
+    const byKey = (await req('POST', '/api/v1/admin/invites', t.as.service, { email: mail('by-key'), role: 'admin' })).json();
+    expect(await accept(byKey.link)).toBe(200);
+  });
+
   it('accepting is refused from another origin, like sign-in', async () => {
     const res = await t.app.inject({
       method: 'POST',

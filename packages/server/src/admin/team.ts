@@ -37,6 +37,9 @@ function role(value: unknown): AdminRole {
   return value;
 }
 
+/** Whether an admin of role `by` may invite (or keep an invitation of) `role`: the team's, owners only for owners. */
+const mayInvite = (by: AdminRole, role: AdminRole) => ROLE_RIGHTS[by].manageAdmins && (role !== 'owner' || ROLE_RIGHTS[by].manageOwners);
+
 const notFound = () => new ApiError('admin_not_found', 'No console admin with this id.');
 const ownersOnly = () => new ApiError('forbidden', 'Only an owner (or the secret key) may make, change or remove owners.');
 
@@ -65,6 +68,19 @@ export function createTeamService(deps: { db: Db; clock: Clock; hasher: Hasher; 
     if (Number(rows[0].n) === 0) throw new ApiError('last_owner', 'This is the last owner: make another admin an owner first.');
   }
 
+  /**
+   * Withdraws the pending invitations an admin sent that its role (`null`: removed) may no longer
+   * send, so a removed or demoted admin's spare links die with its rights (review round 3, R11).
+   */
+  async function withdrawInvites(q: Queryable, inviter: string, now: AdminRole | null): Promise<void> {
+    const roles = (['owner', 'admin', 'developer', 'viewer'] as const).filter((r) => !now || !mayInvite(now, r));
+    if (roles.length === 0) return;
+    await q.query('delete from plinth.admin_invites where invited_by = $1 and used_at is null and role = any($2::text[])', [
+      inviter,
+      roles,
+    ]);
+  }
+
   return {
     /** Every admin, oldest first. */
     async list(): Promise<Admin[]> {
@@ -80,6 +96,7 @@ export function createTeamService(deps: { db: Db; clock: Clock; hasher: Hasher; 
         if (!mayOwners && (admin.role === 'owner' || wanted === 'owner')) throw ownersOnly();
         if (wanted !== 'owner') await keepAnOwner(tx, admin);
         await tx.query('update plinth.admins set role = $2, updated_at = $3::timestamptz where id = $1', [id, wanted, iso(clock.now())]);
+        await withdrawInvites(tx, id, wanted);
         return { ...admin, role: wanted };
       });
     },
@@ -91,6 +108,7 @@ export function createTeamService(deps: { db: Db; clock: Clock; hasher: Hasher; 
         if (admin.role === 'owner' && !ROLE_RIGHTS[actor.role].manageOwners) throw ownersOnly();
         await keepAnOwner(tx, admin);
         await sessions.endAll(tx, id);
+        await withdrawInvites(tx, id, null);
         await tx.query('delete from plinth.admins where id = $1', [id]);
         return admin;
       });
@@ -148,20 +166,33 @@ export function createTeamService(deps: { db: Db; clock: Clock; hasher: Hasher; 
 
     /**
      * The invited admin chooses a password: the link is used (a conditional UPDATE: of two
-     * uses one wins), the admin made with the invited role, and signed in.
+     * uses one wins), the admin made with the invited role, and signed in. The inviter must
+     * still be an admin who may invite that role (its row read under a share lock, so a
+     * demotion at the same moment is seen); else the invitation is withdrawn and refused.
+     * An invitation of the secret key has no inviter.
      */
     async accept(input: { token: unknown; password: unknown }, client: Client): Promise<{ admin: Admin; cookie: string }> {
       const hash = await deps.hasher.hash(adminPassword(input.password));
       const token = typeof input.token === 'string' && input.token.length <= 256 ? input.token : '';
       const now = iso(clock.now());
       const made = await db.transaction(async (tx) => {
-        const used = await tx.query<{ email: string; role: AdminRole }>(
+        const used = await tx.query<{ id: string; email: string; role: AdminRole; invited_by: string | null }>(
           `update plinth.admin_invites set used_at = $2::timestamptz
-           where hash = $1 and used_at is null and expires_at > $2::timestamptz returning email, role`,
+           where hash = $1 and used_at is null and expires_at > $2::timestamptz returning id, email, role, invited_by`,
           [sha256(token), now],
         );
         const invited = used.rows[0];
         if (!invited) return null;
+        if (invited.invited_by) {
+          const inviter = await tx.query<{ role: AdminRole }>('select role from plinth.admins where id = $1 for share', [
+            invited.invited_by,
+          ]);
+          const still = inviter.rows[0];
+          if (!still || !mayInvite(still.role, invited.role)) {
+            await tx.query('delete from plinth.admin_invites where id = $1', [invited.id]);
+            return 'withdrawn' as const;
+          }
+        }
         const { rows } = await tx.query<{ id: string }>(
           `insert into plinth.admins (email, password_hash, role, created_at, updated_at) values ($1, $2, $3, $4::timestamptz, $4::timestamptz)
            on conflict (email) do nothing returning id`,
@@ -171,6 +202,12 @@ export function createTeamService(deps: { db: Db; clock: Clock; hasher: Hasher; 
         return { id: rows[0].id, cookie: await sessions.open(tx, rows[0].id, client) };
       });
       if (!made) throw new ApiError('invite_invalid', 'This invitation link is invalid, expired or already used; ask for a new one.');
+      if (made === 'withdrawn') {
+        throw new ApiError(
+          'invite_invalid',
+          'This invitation was withdrawn: the admin who sent it was removed or may no longer invite this role. Ask an owner or admin for a new one.',
+        );
+      }
       const { rows } = await db.query<Admin>(`select ${ADMIN_COLUMNS} from plinth.admins a where a.id = $1`, [made.id]);
       return { admin: rows[0], cookie: made.cookie };
     },

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type Db, DbError } from '../db/index.js';
+import { type Db, DbError, dbErrorKind } from '../db/index.js';
 import { ApiError } from '../http/index.js';
 import { type Clock, isoSql, isUuid } from '../lib/index.js';
 
@@ -38,9 +38,12 @@ function nameOf(raw: string): string {
   return name;
 }
 
-/** Another saved query has this name: 409, the name is the client's to change. */
+/**
+ * Another saved query has this name: 409, the name is the client's to change. What the error
+ * is comes from db/errors.ts (the one home of SQLSTATEs); the name's constraint is ours to name.
+ */
 function taken(err: unknown, name: string): never {
-  if (err instanceof DbError && err.sqlstate === '23505') {
+  if (err instanceof DbError && dbErrorKind(err) === 'unique_violation' && err.constraint === 'saved_queries_name_key') {
     throw new ApiError('conflict', `A saved query is already named "${name}".`, { constraint: 'saved_queries_name_key', field: 'name' });
   }
   throw err;

@@ -186,7 +186,6 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       }
     });
 
-    registerRestRoutes(app, { db, schema, callers, maxRows: config.maxRows });
     registerOpenApi(app, { db, schema, callers, publicUrl: config.publicUrl, routeDocs });
 
     messaging = createMessaging({
@@ -244,6 +243,10 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
         hold: () => (storage ? storage.sweeper.hold() : Promise.resolve(() => undefined)),
       },
     });
+
+    // REST after admin: the audit log's hook (admin's) is mounted on the routes that come after it,
+    // and the console's row changes are audited (review round 3, R14).
+    registerRestRoutes(app, { db, schema, callers, maxRows: config.maxRows });
 
     // File storage (docs/storage.md): objects under the project's policies on storage.objects.
     storage = await registerStorage(app, {

@@ -32,11 +32,41 @@ const DETAILS: Record<string, (req: FastifyRequest, body: Body, answer: Body) =>
   'backup.create': (_req, _body, answer) => ({ name: answer?.name }),
   'email.test': (_req, body) => ({ to: body?.to }),
   'signing_keys.rotate': (_req, _body, answer) => ({ kid: answer?.kid, revoke: answer?.revoked === true }),
+  // The console's row changes through /api/v1/db: the table and the filter, never the rows' values.
+  'db.insert': rowChange,
+  'db.update': rowChange,
+  'db.delete': rowChange,
 };
+
+/** Query text kept per row change: the filter (and `on_conflict`, `columns`…), not a dump. */
+const MAX_FILTER = 1000;
+
+/** `/api/v1/db/{table}[/{pk}]?…`: the table, the key when the path names one, and the query string. */
+function rowTarget(req: FastifyRequest): { table: string; pk?: string; filter: string } {
+  const url = req.url;
+  const q = url.indexOf('?');
+  const path = url.slice(0, q === -1 ? url.length : q).replace(/^\/api\/v1\/db\//, '');
+  const [table, pk] = path.split('/', 2).map(decoded);
+  return { table, ...(pk === undefined ? {} : { pk }), filter: decoded(q === -1 ? '' : url.slice(q + 1)).slice(0, MAX_FILTER) };
+}
+
+function rowChange(req: FastifyRequest): Record<string, unknown> {
+  const prefer = String(req.headers.prefer ?? '');
+  return { ...rowTarget(req), ...(/resolution=/.test(prefer) ? { upsert: true } : {}) };
+}
+
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
 
 /** The thing acted on: an id or name from the path, or the id of what was made (or of the admin signed in). */
 function targetOf(req: FastifyRequest, answer: Body): string | null {
   const p = (req.params ?? {}) as Record<string, string | undefined>;
+  if (req.routeOptions.config?.audit?.startsWith('db.')) return rowTarget(req).table;
   if (p.bucket !== undefined) return p['*'] !== undefined ? `${p.bucket}/${p['*']}` : p.bucket;
   const made = answer?.id ?? (answer?.admin as { id?: unknown } | undefined)?.id;
   return p.id ?? p.name ?? p.table ?? (typeof made === 'string' ? made : null);

@@ -454,6 +454,66 @@ describe('the audit log', () => {
     expect(JSON.stringify(entries)).not.toContain('a user password');
   });
 
+  it("records the table browser's row changes (table and filter, never values); a key's writes are not recorded", async () => {
+    // Review round 3, R14: the console's cookie writes /api/v1/db as the secret key.
+    expect(
+      (
+        await t.sql(
+          `create table public.audit_notes (id int primary key, workspace_id int, title text, body text);
+           insert into audit_notes values (1, 1, 'row 1a', 'first'), (2, 1, 'row 1b', 'second'), (3, 2, 'row 2', 'third')`,
+        )
+      ).statusCode,
+    ).toBe(200);
+    const dev = await as('developer');
+    const secret = 'edited through the table browser';
+    const write = async (method: 'POST' | 'PATCH' | 'DELETE', url: string, headers: Record<string, string>, payload?: object) => {
+      const res = await req(method, url, headers, payload);
+      if (res.statusCode >= 400 && res.statusCode !== 403) throw new Error(`${method} ${url}: ${res.body}`);
+      return res;
+    };
+    expect((await write('PATCH', '/api/v1/db/audit_notes?eq.workspace_id=1', dev.headers, { body: secret })).statusCode).toBe(200);
+    expect((await write('POST', '/api/v1/db/audit_notes', dev.headers, { id: 4, title: 'inserted-value', body: secret })).statusCode).toBe(
+      201,
+    );
+    const upsert = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/db/audit_notes?on_conflict=id',
+      headers: { ...dev.headers, prefer: 'resolution=merge-duplicates' },
+      payload: { id: 4, title: 'upserted-value' },
+    });
+    expect(upsert.statusCode, upsert.body).toBe(201);
+    expect((await write('DELETE', '/api/v1/db/audit_notes?like.title=row%201*', dev.headers)).statusCode).toBe(200);
+    // The secret key (an app's server) is not audited, as storage's object changes are not.
+    expect((await write('PATCH', '/api/v1/db/audit_notes?eq.id=3', t.as.service, { body: 'by the key' })).statusCode).toBe(200);
+    // Nor a refused change (a viewer reads only).
+    const viewer = await as('viewer');
+    expect(await status(write('DELETE', '/api/v1/db/audit_notes?eq.id=3', viewer.headers))).toBe('403 forbidden');
+
+    const log = (await req('GET', '/api/v1/admin/audit?limit=10', t.as.service)).json() as Array<{
+      admin_email: string | null;
+      action: string;
+      target: string | null;
+      details: Record<string, unknown>;
+    }>;
+    // Newest first; the viewer's invitation came after the changes.
+    const entries = log.slice(log.findIndex((e) => e.action.startsWith('db.')));
+    expect(entries.slice(0, 5).map((e) => e.action)).toEqual(['db.delete', 'db.insert', 'db.insert', 'db.update', 'admin.invite.accept']);
+    expect(entries[0]).toMatchObject({
+      admin_email: dev.email,
+      target: 'audit_notes',
+      details: { table: 'audit_notes', filter: 'like.title=row 1*' },
+    });
+    expect(entries[1]).toMatchObject({
+      admin_email: dev.email,
+      target: 'audit_notes',
+      details: { filter: 'on_conflict=id', upsert: true },
+    });
+    expect(entries[2]).toMatchObject({ admin_email: dev.email, target: 'audit_notes', details: { table: 'audit_notes', filter: '' } });
+    expect(entries[3]).toMatchObject({ admin_email: dev.email, target: 'audit_notes', details: { filter: 'eq.workspace_id=1' } });
+    const text = JSON.stringify(log);
+    for (const value of [secret, 'inserted-value', 'upserted-value', 'by the key']) expect(text).not.toContain(value);
+  });
+
   it('records saved queries and realtime switches with who made them (developer and up, as the SQL runner)', async () => {
     const dev = await as('developer');
     const saved = await req('POST', '/api/v1/sql/saved', dev.headers, { name: 'weekly signups', query: 'select count(*) from auth.users' });

@@ -22,6 +22,13 @@ export const REST_ROUTES: ReadonlyArray<{ method: 'GET' | 'POST' | 'PATCH' | 'DE
   { method: 'DELETE', path: '/api/v1/db/{table}/{pk}', action: 'delete' },
 ];
 
+/** The audit log's name of a row change made with the console's cookie (docs/security.md, "The audit log"). */
+const WRITE_AUDIT = [
+  ['POST', 'db.insert'],
+  ['PATCH', 'db.update'],
+  ['DELETE', 'db.delete'],
+] as const;
+
 export const REST_PREFIX = '/api/v1/db/';
 export const RPC_PREFIX = '/api/v1/rpc/';
 
@@ -114,7 +121,13 @@ export function registerRestRoutes(app: App, deps: RestDeps): void {
   };
 
   const url = `${REST_PREFIX}*`;
-  app.route({ method: ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'], url, handler: handle });
+  app.route({ method: ['GET', 'PUT'], url, handler: handle });
+  // Row changes made with the console's cookie (the table browser) go to the audit log with the
+  // table and the filter, never the rows' values; a key's or a user's writes do not (storage's
+  // rule). The log's hook is admin's, and it is mounted on routes that name an action.
+  for (const [method, action] of WRITE_AUDIT) {
+    app.route({ method, url, handler: handle, config: { audit: action, auditConsoleOnly: true } });
+  }
 
   const rpc = async (req: FastifyRequest, reply: FastifyReply) => {
     const timer = new StageTimer();

@@ -11,6 +11,13 @@ export interface RealtimeConfig {
   maxSubscriptions: number;
   /** `REALTIME_MAX_CONNECTIONS_PER_IP`: open WebSockets per client IP (1000). */
   maxConnectionsPerIp: number;
+  /** `REALTIME_MAX_SUBSCRIPTIONS_PER_IP`: subscriptions per client IP, over all its connections (1000). */
+  maxSubscriptionsPerIp: number;
+  /**
+   * `REALTIME_MAX_REPLAY`: the most changes a `since` may ask to replay (10,000, counted on the
+   * log's numbering, which every table shares); further back is `resume_gap` (refetch, then subscribe).
+   */
+  maxReplay: number;
   /** `REALTIME_MAX_MESSAGE_SIZE`: the largest client message; a larger one closes the socket (64 KiB). */
   maxMessageBytes: number;
   /**
@@ -47,6 +54,8 @@ export function parseRealtime(env: Env): RealtimeConfig {
     retentionMs: duration(env, 'REALTIME_RETENTION', 24 * 3_600_000),
     maxSubscriptions: int(env, 'REALTIME_MAX_SUBSCRIPTIONS', 100, { min: 1 }),
     maxConnectionsPerIp: int(env, 'REALTIME_MAX_CONNECTIONS_PER_IP', 1000, { min: 1 }),
+    maxSubscriptionsPerIp: int(env, 'REALTIME_MAX_SUBSCRIPTIONS_PER_IP', 1000, { min: 1 }),
+    maxReplay: int(env, 'REALTIME_MAX_REPLAY', 10_000, { min: 1 }),
     maxMessageBytes: size(env, 'REALTIME_MAX_MESSAGE_SIZE', 64 * 1024),
     maxBufferedBytes: size(env, 'REALTIME_MAX_BUFFERED', 4 * 1024 * 1024),
     heartbeatMs: int(env, 'REALTIME_HEARTBEAT_SECONDS', 25, { min: 1 }) * 1000,

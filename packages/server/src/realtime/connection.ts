@@ -4,14 +4,19 @@
  * and what ends deliveries: an expired token pauses them until a fresh one comes, a session that
  * ends (sign-out, revocation, a ban) closes the connection, and a client too slow to take what
  * it is sent is dropped rather than buffered without bound; it resumes with `since`.
+ *
+ * What a client sends is bounded too: messages waiting to be handled (socket paused past
+ * MAX_WAITING_MESSAGES / MAX_WAITING_BYTES), subscribes per second (a token bucket), the
+ * subscriptions of its IP over all its connections (`REALTIME_MAX_SUBSCRIPTIONS_PER_IP`), and how
+ * far back `since` may ask (`REALTIME_MAX_REPLAY`, else `resume_gap`).
  */
 import type { Logger } from 'pino';
-import type { WebSocket } from 'ws';
+import type { RawData, WebSocket } from 'ws';
 import type { Db } from '../db/index.js';
 import { ApiError, type Principal, type PrincipalResolver } from '../http/index.js';
 import type { Clock } from '../lib/index.js';
 import type { SchemaCache } from '../rest/index.js';
-import { compileFilter } from './filter.js';
+import { type CompiledFilter, compileFilter } from './filter.js';
 import type { Hub, Subscriber, Subscription } from './hub.js';
 import type { ChangeLog } from './log.js';
 import type { TableAccess } from './policies.js';
@@ -20,6 +25,23 @@ import { type ClientMessage, errorMessage, messageId, parseClientMessage } from 
 /** Close codes: the session of the token ended; the client did not take its messages in time. */
 export const CLOSE_SESSION_ENDED = 4001;
 export const CLOSE_TOO_SLOW = 4008;
+
+/**
+ * Messages received and not yet handled, at most (count, and their bytes). Past either, the
+ * socket stops being read until half of them are handled. Pausing, not closing (1008): a client
+ * that resubscribes everything at once after a reconnect (the SDK sends up to
+ * REALTIME_MAX_SUBSCRIPTIONS messages in one burst) is slowed, not punished; TCP carries the
+ * back-pressure to the sender, so what the server holds for one connection is these bounds plus
+ * the kernel's socket buffers, however fast it sends (review round 3, R5).
+ */
+export const MAX_WAITING_MESSAGES = 16;
+export const MAX_WAITING_BYTES = 64 * 1024;
+/**
+ * `subscribe` messages per connection: a bucket of REALTIME_MAX_SUBSCRIPTIONS tokens (at least
+ * SUBSCRIBE_BURST), refilled at SUBSCRIBE_PER_SECOND; an empty bucket answers `rate_limited`.
+ */
+export const SUBSCRIBE_BURST = 100;
+export const SUBSCRIBE_PER_SECOND = 10;
 
 export interface ConnectionDeps {
   db: Db;
@@ -33,7 +55,15 @@ export interface ConnectionDeps {
   logger: Logger;
   maxSubscriptions: number;
   maxBufferedBytes: number;
+  /** Subscriptions per client IP over all its connections (REALTIME_MAX_SUBSCRIPTIONS_PER_IP). */
+  maxSubscriptionsPerIp: number;
+  /** The most changes a `since` may replay (REALTIME_MAX_REPLAY); further back is resume_gap. */
+  maxReplay: number;
   onDropped(): void;
+}
+
+function rawBytes(data: RawData): number {
+  return Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
 }
 
 export class Connection implements Subscriber {
@@ -46,6 +76,13 @@ export class Connection implements Subscriber {
   private readonly subs = new Map<string, Subscription>();
   private queue: Promise<void> = Promise.resolve();
   private closed = false;
+  /** Messages received and not handled yet, and their bytes (R5). */
+  private waiting = 0;
+  private waitingBytes = 0;
+  private readPaused = false;
+  /** Subscribe tokens left, and when they were counted. */
+  private tokens: number;
+  private tokensAt: number;
 
   constructor(
     readonly socket: WebSocket,
@@ -54,9 +91,13 @@ export class Connection implements Subscriber {
     private readonly d: ConnectionDeps,
     /** The access token of an `Authorization` header at connect (clients that can set headers). */
     token: string | null = null,
+    /** The client's address (per-IP limits: subscriptions, replays). */
+    readonly ip = '',
   ) {
     this.principal = start;
     this.token = start.role === 'authenticated' ? token : null;
+    this.tokens = Math.max(SUBSCRIBE_BURST, d.maxSubscriptions);
+    this.tokensAt = d.clock.now();
     this.watchExpiry();
     socket.on('message', (data, isBinary) => {
       if (isBinary) {
@@ -64,8 +105,25 @@ export class Connection implements Subscriber {
         return;
       }
       const text = data.toString();
+      const bytes = rawBytes(data);
+      this.waiting++;
+      this.waitingBytes += bytes;
+      if (!this.readPaused && (this.waiting >= MAX_WAITING_MESSAGES || this.waitingBytes >= MAX_WAITING_BYTES)) {
+        this.readPaused = true;
+        socket.pause();
+      }
       // In the order sent: `auth` then `subscribe` need no wait between them.
-      this.queue = this.queue.then(() => this.handle(text));
+      this.queue = this.queue
+        .then(() => this.handle(text))
+        .catch(() => undefined)
+        .then(() => {
+          this.waiting--;
+          this.waitingBytes -= bytes;
+          if (this.readPaused && this.waiting <= MAX_WAITING_MESSAGES / 2 && this.waitingBytes <= MAX_WAITING_BYTES / 2) {
+            this.readPaused = false;
+            if (!this.closed) socket.resume();
+          }
+        });
     });
     socket.on('pong', () => {
       this.missed = 0;
@@ -217,7 +275,29 @@ export class Connection implements Subscriber {
 
   private async auth(token: string | null): Promise<void> {
     const next = token === null ? this.start : await this.d.resolve(this.apikey, `Bearer ${token}`);
+    // A new role: each subscription's subscribe-time checks again, under it (review round 3, R7).
+    // Decided before the principal changes, so no change is ever delivered under the new role
+    // through a filter it may not use; if the rules cannot be read, the auth fails and nothing changes.
+    const lost: Subscription[] = [];
+    if (next.role !== this.principal.role) {
+      for (const sub of this.subs.values()) {
+        const access = await this.d.access(sub.table);
+        const cols = access?.roles[next.role].columns;
+        if (!cols || cols.size === 0 || sub.filter.columns.some((c) => !cols.has(c))) lost.push(sub);
+      }
+    }
+    if (this.closed) return;
     const resumed = this.expiredNow;
+    for (const sub of lost) {
+      this.end(
+        sub,
+        new ApiError(
+          'permission_denied',
+          `The role ${next.role} may not read "${sub.table}" or a column this subscription filters on: it ended.`,
+          { table: sub.table },
+        ),
+      );
+    }
     this.principal = next;
     this.token = next.role === 'authenticated' ? token : null;
     this.expiredNow = false;
@@ -226,6 +306,7 @@ export class Connection implements Subscriber {
   }
 
   private async subscribe(m: Extract<ClientMessage, { type: 'subscribe' }>): Promise<void> {
+    this.takeSubscribeToken();
     if (this.subs.has(m.id)) {
       throw new ApiError('invalid_parameter', `The subscription id "${m.id}" is in use on this connection; choose another.`, {
         field: 'id',
@@ -237,6 +318,7 @@ export class Connection implements Subscriber {
         `A connection holds at most ${this.d.maxSubscriptions} subscriptions; unsubscribe first.`,
       );
     }
+    this.checkIpSubscriptions();
     if (this.paused) throw new ApiError('token_expired', 'The access token expired: send a fresh one in an auth message first.');
     const info = this.d.schema.get().tables.get(m.table);
     if (info?.kind !== 'table') {
@@ -253,15 +335,33 @@ export class Connection implements Subscriber {
     if (role.columns.size === 0) {
       throw new ApiError('permission_denied', `The role ${this.principal.role} may not read "${m.table}".`, { table: m.table });
     }
-    const filter = await compileFilter(this.d.db, info, m.filter);
-    const hidden = filter.columns.find((c) => !role.columns.has(c));
-    if (hidden !== undefined) {
-      throw new ApiError('permission_denied', `The role ${this.principal.role} may not read the column "${hidden}" it filters on.`, {
-        column: hidden,
-      });
+    // The filter sees only the role's columns: a hidden column and a missing one are refused
+    // alike, before any value is cast to a hidden column's type (no column-name oracle, I4).
+    const hiddenAnswer = (column: string) =>
+      new ApiError('permission_denied', `The role ${this.principal.role} may not read the column "${column}" it filters on.`, { column });
+    const visible = role.allColumns ? info : { ...info, columns: new Map([...info.columns].filter(([c]) => role.columns.has(c))) };
+    let filter: CompiledFilter;
+    try {
+      filter = await compileFilter(this.d.db, visible, m.filter);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'column_not_found' && this.principal.role !== 'service') {
+        const column = (err.details as { column?: unknown } | undefined)?.column;
+        throw hiddenAnswer(typeof column === 'string' ? column : '?');
+      }
+      throw err;
     }
+    const hidden = filter.columns.find((c) => !role.columns.has(c));
+    if (hidden !== undefined) throw hiddenAnswer(hidden);
     if (m.since !== null) {
       const b = await this.d.log.bounds();
+      if (m.since >= b.trimmedUpto && m.since < b.lastSeq && b.lastSeq - m.since > this.d.maxReplay) {
+        // Further back than a replay may go (R4): the client refetches, then subscribes without it.
+        throw new ApiError(
+          'resume_gap',
+          `${b.lastSeq - m.since} changes followed ${m.since}, more than a resume replays (${this.d.maxReplay}); refetch, then subscribe without "since".`,
+          { oldest_seq: b.trimmedUpto, latest_seq: b.lastSeq, max_replay: this.d.maxReplay },
+        );
+      }
       if (m.since < b.trimmedUpto || m.since > b.lastSeq) {
         throw new ApiError(
           'resume_gap',
@@ -273,6 +373,8 @@ export class Connection implements Subscriber {
       }
     }
     if (this.closed || this.subs.has(m.id)) return;
+    // Again, now that no await is left before it is counted (other connections of the IP subscribed meanwhile).
+    this.checkIpSubscriptions();
     const conn = this;
     const sub: Subscription = {
       id: m.id,
@@ -291,6 +393,32 @@ export class Connection implements Subscriber {
     };
     this.subs.set(m.id, sub);
     this.d.hub.add(sub, m.since);
+  }
+
+  /** One token of the subscribe bucket, or `rate_limited`. */
+  private takeSubscribeToken(): void {
+    const burst = Math.max(SUBSCRIBE_BURST, this.d.maxSubscriptions);
+    const now = this.d.clock.now();
+    this.tokens = Math.min(burst, this.tokens + ((now - this.tokensAt) / 1000) * SUBSCRIBE_PER_SECOND);
+    this.tokensAt = now;
+    if (this.tokens < 1) {
+      const retryAfterMs = Math.ceil(((1 - this.tokens) / SUBSCRIBE_PER_SECOND) * 1000);
+      throw new ApiError(
+        'rate_limited',
+        `Too many subscribe messages on this connection: at most ${SUBSCRIBE_PER_SECOND} a second after a burst of ${burst}; retry in ${retryAfterMs} ms.`,
+        { retry_after_ms: retryAfterMs },
+      );
+    }
+    this.tokens -= 1;
+  }
+
+  private checkIpSubscriptions(): void {
+    if (this.d.hub.subscriptionsOfIp(this.ip) >= this.d.maxSubscriptionsPerIp) {
+      throw new ApiError(
+        'too_many_subscriptions',
+        `A client address holds at most ${this.d.maxSubscriptionsPerIp} subscriptions over all its connections; unsubscribe first.`,
+      );
+    }
   }
 
   /** Every subscription (the area's housekeeping: disabled tables, changed access). */

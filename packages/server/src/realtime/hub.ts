@@ -8,6 +8,11 @@
  * authorization) replays instead: it reads its table's changes after its cursor up to what the
  * log has fetched, and goes live once that read finds nothing newer, in the same tick, so no
  * change falls between the two and none comes twice.
+ *
+ * Replays are bounded (review round 3, R4): one at a time per connection and
+ * REPLAYS_PER_IP at a time per client address, the rest waiting their turn; and subscriptions of
+ * one table replaying the same window share its read of the log (the last READ_CACHE windows read
+ * are kept: below the frontier the log's content does not change).
  */
 import type { Principal } from '../http/index.js';
 import { type Audience, type Authorizer, Images } from './authorize.js';
@@ -20,6 +25,8 @@ import { type ChangeEvent, type ChangeOp, changeMessage } from './protocol.js';
 /** The connection side of a subscription (connection.ts). */
 export interface Subscriber {
   principal: Principal;
+  /** The client's address: replays and subscriptions are counted per address. */
+  readonly ip: string;
   /** The token expired: deliveries wait (the cursor stays) until a fresh one arrives. */
   paused: boolean;
   /** Sends a message (a Buffer: UTF-8 text, encoded once for many); false when the client was dropped (too slow, or gone). */
@@ -61,6 +68,10 @@ export interface HubOptions {
 
 /** Seqs read per replay statement. */
 const REPLAY_WINDOW = 2000;
+/** Replays running at once per client address (each connection runs one at a time). */
+export const REPLAYS_PER_IP = 4;
+/** Windows of the log kept for other replays of the same table and window. */
+const READ_CACHE = 8;
 const RETRY_MS = 500;
 
 /** Whether a role sees a row only through owner policies: then its subscribers are found by user id. */
@@ -149,9 +160,88 @@ class Messages {
   }
 }
 
+/**
+ * Who may replay now: one subscription per connection and REPLAYS_PER_IP per address; the others
+ * wait in arrival order.
+ */
+class ReplayGate {
+  private readonly perConn = new Map<Subscriber, number>();
+  private readonly perIp = new Map<string, number>();
+  private readonly waiting: Array<{ conn: Subscriber; go: () => void }> = [];
+
+  /** Resolves when `conn` may replay; call the returned release once done. */
+  async enter(conn: Subscriber): Promise<() => void> {
+    if (!this.free(conn)) await new Promise<void>((go) => this.waiting.push({ conn, go }));
+    this.take(conn, 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.take(conn, -1);
+      this.wake();
+    };
+  }
+
+  /** Replays running now (tests and metrics). */
+  running(): number {
+    let n = 0;
+    for (const v of this.perIp.values()) n += v;
+    return n;
+  }
+
+  private free(conn: Subscriber): boolean {
+    return (this.perConn.get(conn) ?? 0) < 1 && (this.perIp.get(conn.ip) ?? 0) < REPLAYS_PER_IP;
+  }
+
+  private take(conn: Subscriber, n: number): void {
+    const c = (this.perConn.get(conn) ?? 0) + n;
+    if (c > 0) this.perConn.set(conn, c);
+    else this.perConn.delete(conn);
+    const i = (this.perIp.get(conn.ip) ?? 0) + n;
+    if (i > 0) this.perIp.set(conn.ip, i);
+    else this.perIp.delete(conn.ip);
+  }
+
+  private wake(): void {
+    const seen = new Set<Subscriber>();
+    for (let k = 0; k < this.waiting.length; k++) {
+      const w = this.waiting[k];
+      if (seen.has(w.conn)) continue; // its earlier subscription goes first
+      seen.add(w.conn);
+      if (!this.free(w.conn)) continue;
+      this.waiting.splice(k, 1);
+      k--;
+      // Counted now, so the next waiter of the same connection or address sees it.
+      this.take(w.conn, 1);
+      const go = w.go;
+      queueMicrotask(() => {
+        this.take(w.conn, -1);
+        go();
+      });
+    }
+  }
+}
+
 export class Hub {
   private readonly byTable = new Map<string, Set<Subscription>>();
+  private readonly perIp = new Map<string, number>();
+  private readonly gate = new ReplayGate();
+  /**
+   * Windows of the log read by replays, by table and window (shared, R4), each with the access
+   * rules it was read under: a schema change (a table dropped and made again) reads afresh.
+   */
+  private readonly reads = new Map<string, { access: TableAccess; page: Promise<Change[]> }>();
   constructor(private readonly o: HubOptions) {}
+
+  /** Subscriptions held by connections of a client address. */
+  subscriptionsOfIp(ip: string): number {
+    return this.perIp.get(ip) ?? 0;
+  }
+
+  /** Replays running now. */
+  replaysRunning(): number {
+    return this.gate.running();
+  }
 
   /** Live subscriptions (for GET /metrics). */
   count(): number {
@@ -170,7 +260,10 @@ export class Hub {
       set = new Set();
       this.byTable.set(sub.table, set);
     }
-    set.add(sub);
+    if (!set.has(sub)) {
+      set.add(sub);
+      this.perIp.set(sub.conn.ip, this.subscriptionsOfIp(sub.conn.ip) + 1);
+    }
     const frontier = this.o.log.frontier();
     if (since === null || since >= frontier) {
       sub.cursor = Math.max(frontier, since ?? 0);
@@ -187,7 +280,11 @@ export class Hub {
   remove(sub: Subscription): void {
     sub.closed = true;
     const set = this.byTable.get(sub.table);
-    set?.delete(sub);
+    if (set?.delete(sub)) {
+      const n = this.subscriptionsOfIp(sub.conn.ip) - 1;
+      if (n > 0) this.perIp.set(sub.conn.ip, n);
+      else this.perIp.delete(sub.conn.ip);
+    }
     if (set?.size === 0) this.byTable.delete(sub.table);
   }
 
@@ -281,17 +378,19 @@ export class Hub {
   private async replay(sub: Subscription): Promise<void> {
     if (sub.replayRunning) return;
     sub.replayRunning = true;
+    // Its turn first: one replay per connection, REPLAYS_PER_IP per address (R4).
+    const release = await this.gate.enter(sub.conn);
     try {
       for (;;) {
         if (sub.closed || sub.conn.paused) return;
         const frontier = this.o.log.frontier();
         // A window of seqs at a time (of every table: the log is numbered as one).
         const upto = Math.min(frontier, sub.cursor + REPLAY_WINDOW);
-        const page = upto > sub.cursor ? await this.o.log.read(sub.table, sub.cursor, upto) : [];
+        const access = await this.o.access(sub.table);
+        if (!access) return;
+        const page = upto > sub.cursor ? await this.read(access, sub.table, sub.cursor, upto) : [];
         if (sub.closed || sub.conn.paused) return;
         if (page.length > 0) {
-          const access = await this.o.access(sub.table);
-          if (!access) return;
           const items = page.map((change) => ({ images: new Images(change), access, audiences: [sub] }));
           const ops = await this.o.authorizer.decide(items);
           if (sub.closed || sub.conn.paused) return;
@@ -320,6 +419,27 @@ export class Hub {
       if (!sub.closed) setTimeout(() => void this.replay(sub), RETRY_MS).unref();
     } finally {
       sub.replayRunning = false;
+      release();
     }
+  }
+
+  /** The changes of a table in (from, upto], read once for every replay of that window. */
+  private read(access: TableAccess, table: string, from: number, upto: number): Promise<Change[]> {
+    const key = `${table}\u0000${from}\u0000${upto}`;
+    const hit = this.reads.get(key);
+    this.reads.delete(key);
+    if (hit?.access === access) {
+      // Most recently used last.
+      this.reads.set(key, hit);
+      return hit.page;
+    }
+    const page = this.o.log.read(table, from, upto);
+    const entry = { access, page };
+    this.reads.set(key, entry);
+    page.catch(() => {
+      if (this.reads.get(key) === entry) this.reads.delete(key);
+    });
+    while (this.reads.size > READ_CACHE) this.reads.delete(this.reads.keys().next().value as string);
+    return page;
   }
 }

@@ -190,6 +190,8 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
     logger,
     maxSubscriptions: config.maxSubscriptions,
     maxBufferedBytes: config.maxBufferedBytes,
+    maxSubscriptionsPerIp: config.maxSubscriptionsPerIp,
+    maxReplay: config.maxReplay,
     onDropped: () => dropped?.inc(),
   };
 
@@ -238,7 +240,7 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
       const principal = req.principal ?? { role: 'anon' as const, claims: '{"role":"anon"}', uid: null };
       const bearer = /^bearer\s+(.+)$/i.exec(req.headers.authorization?.trim() ?? '')?.[1] ?? null;
       // Its session is checked like that of a token sent in an auth message.
-      const conn = new Connection(socket, keyOf(req), principal, connectionDeps, bearer);
+      const conn = new Connection(socket, keyOf(req), principal, connectionDeps, bearer, ip);
       connections.add(conn);
       socket.on('error', () => undefined);
       socket.on('close', () => {

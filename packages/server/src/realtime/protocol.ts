@@ -31,6 +31,14 @@ const MAX_TOKEN = 16_384;
 const invalid = (message: string, id?: string, field?: string) =>
   new ApiError('invalid_parameter', message, field === undefined ? undefined : { field, ...(id === undefined ? {} : { id }) });
 
+/** The fields each message type takes; any other is refused (a padded message costs memory while it waits). */
+const FIELDS: Record<string, ReadonlySet<string>> = {
+  auth: new Set(['type', 'access_token']),
+  subscribe: new Set(['type', 'id', 'table', 'events', 'filter', 'since']),
+  unsubscribe: new Set(['type', 'id']),
+  ping: new Set(['type']),
+};
+
 /** The subscription id of a message, when it has a usable one (so an error can name it). */
 export function messageId(value: unknown): string | undefined {
   if (value === null || typeof value !== 'object') return undefined;
@@ -54,6 +62,19 @@ export function parseClientMessage(text: string): ClientMessage {
     throw new ApiError('invalid_request', 'A message must be a JSON object with a "type".');
   }
   const m = value as Record<string, unknown>;
+  const fields = typeof m.type === 'string' && Object.hasOwn(FIELDS, m.type) ? FIELDS[m.type] : undefined;
+  if (fields) {
+    for (const key of Object.keys(m)) {
+      if (!fields.has(key)) {
+        const shown = JSON.stringify(key.slice(0, 40));
+        throw new ApiError(
+          'invalid_request',
+          `A ${m.type} message takes no field ${shown}: send only ${[...fields].map((f) => `"${f}"`).join(', ')}.`,
+          { field: key.slice(0, 64) },
+        );
+      }
+    }
+  }
   switch (m.type) {
     case 'auth': {
       const token = m.access_token;

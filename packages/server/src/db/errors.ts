@@ -304,6 +304,13 @@ export function dbErrorAnswer(err: DbError, ctx: DbErrorContext = {}): DbErrorAn
         'The statement was cancelled (statement timeout or an administrator); narrow the request or retry.',
       );
     case 'read_only_transaction':
+      // GET and HEAD run a function read-only (rest/routes.ts), as PostgREST does.
+      if (ctx.function !== undefined) {
+        return answer(
+          'method_not_allowed',
+          `Function "${ctx.function}" (or one it calls) tried to write in a read-only transaction: GET runs a call read-only, call it with POST.`,
+        );
+      }
       return answer('method_not_allowed', 'The database is read-only: it accepts reads only.');
     case 'out_of_resources':
       return { ...answer('database_unavailable', 'The database is out of resources; try again shortly.'), retryAfter: 1 };

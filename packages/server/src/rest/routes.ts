@@ -7,7 +7,7 @@ import { type Plan, type RestRequest, type RpcRequest, planRequest, planRpc } fr
 import { parsePrefer, parseQuery } from './request/index.js';
 import { StageTimer, respond } from './response/index.js';
 import type { SchemaCache } from './schema-cache/index.js';
-import { toSql } from './sql/index.js';
+import { readOnly, toSql } from './sql/index.js';
 
 type Action = RestRequest['action'];
 
@@ -152,7 +152,8 @@ export function registerRestRoutes(app: App, deps: RestDeps): void {
     };
     const planned = await withReload(() => planRpc(request, deps.schema.get(), options));
     timer.lap('plan');
-    const stmt = toSql(planned);
+    // GET (and HEAD) never change data, whatever a stable function calls (review round 3, I1).
+    const stmt = method === 'GET' ? readOnly(toSql(planned)) : toSql(planned);
     timer.lap('sql');
     const outcome = await execute(deps.db, principal, planned, stmt);
     timer.lap('execute');

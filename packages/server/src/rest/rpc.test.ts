@@ -157,6 +157,53 @@ describe('errors', () => {
   }
 });
 
+describe('GET runs a function read-only (review round 3, I1)', () => {
+  // A stable function that calls a volatile one: GET used to write through it.
+  const SQL = `
+  create table rpc_log (who text, at timestamptz default now());
+  grant insert, select on rpc_log to anon, authenticated;
+  create policy rpc_log_all on rpc_log for all using (true) with check (true);
+  create function w_log() returns int language sql volatile as $$ insert into rpc_log (who) values (current_user) returning 1 $$;
+  create function s_wrap() returns int language sql stable as $$ select w_log() $$;
+  create function s_rows() returns setof int language plpgsql stable as $$ begin perform w_log(); return next 1; end $$;
+  grant execute on function w_log(), s_wrap(), s_rows() to anon, authenticated;
+  `;
+  const logged = async () => Number((await t.db.query<{ n: number }>('select count(*)::int as n from rpc_log')).rows[0].n);
+
+  beforeAll(async () => {
+    const res = await t.sql(SQL);
+    expect(res.statusCode, res.body).toBe(200);
+  });
+
+  it.each([
+    ['a stable function calling a volatile one', 's_wrap', 'GET', {}],
+    ['a set-returning one', 's_rows', 'GET', {}],
+    ['a set-returning one, counted', 's_rows', 'GET', { prefer: 'count=exact' }],
+    ['by HEAD', 's_wrap', 'HEAD', {}],
+  ] as const)('%s is refused by GET with a 4xx and writes nothing; POST still writes', async (_what, fn, method, extra) => {
+    const before = await logged();
+    for (const who of [alice, t.as.service]) {
+      const res = await t.app.inject({ method, url: `/api/v1/rpc/${fn}`, headers: { ...who, ...extra } });
+      expect(res.statusCode, res.body).toBe(405);
+      if (method === 'GET') {
+        expect(res.json()).toMatchObject({ code: 'method_not_allowed', details: { sqlstate: '25006' } });
+        expect(res.json().message).toMatch(/POST/);
+      }
+    }
+    expect(await logged()).toBe(before);
+    const ok = await post(fn, {});
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(await logged()).toBe(before + 1);
+    // The read-only transaction ends with the request: the next write through REST works.
+    const write = await t.app.inject({ method: 'POST', url: '/api/v1/db/rpc_log', headers: alice, payload: { who: 'rest' } });
+    expect(write.statusCode, write.body).toBe(201);
+  });
+
+  it('a stable function that only reads still answers by GET', async () => {
+    expect((await get('greet', 'name=Ada')).json()).toBe('Hello, Ada');
+  });
+});
+
 describe('functions are closed until granted', () => {
   it('a new function of public is not executable by anon or authenticated; the secret key may', async () => {
     expectError(await post('closed', {}, t.as.anon), 403, 'permission_denied');
@@ -235,12 +282,14 @@ describe('calls as prepared statements', () => {
     await expect.poll(async () => (await post('prepared_here', {}, sk)).statusCode, { timeout: 10_000, interval: 50 }).toBe(200);
     const before = await prepared();
     for (let i = 0; i < 5; i++) expect((await post('shape_of', { a: i }, sk)).json()).toBe(i);
-    expect((await get('shape_of', 'a=7', sk)).json()).toBe(7);
     // Requests one at a time go to the same connection (db/wire-pool.ts: the first idle one).
     expect(await prepared()).toBe(before + 1);
+    // GET runs the call read-only: a statement of its own, prepared once as well.
+    for (let i = 0; i < 3; i++) expect((await get('shape_of', `a=${i}`, sk)).json()).toBe(i);
+    expect(await prepared()).toBe(before + 2);
     // Another set of arguments is another statement, prepared once too.
     for (let i = 0; i < 3; i++) expect((await post('shape_of', { a: 1, b: i }, sk)).json()).toBe(1 + i);
-    expect(await prepared()).toBe(before + 2);
+    expect(await prepared()).toBe(before + 3);
   });
 
   it('220 functions called in turn stay within 200 statements per session, and the first answers again', async () => {

@@ -188,6 +188,21 @@ function rpc(p: RpcPlan): SqlStatement {
 }
 
 /**
+ * A statement run in a read-only transaction, as PostgREST runs GET: nothing it calls can
+ * write (25006, read_only_sql_transaction). `transaction_read_only` is switched on by an
+ * uncorrelated sub-select, which PostgreSQL runs once, as the one-time filter of a Result node
+ * above the whole statement, before any of it; switching to read-only is allowed at any point
+ * of a transaction, and `set_config(…, true)` ends with it (runAs's batch is one transaction).
+ * @example readOnly(toSql(plan)) // { text: 'select * from (…) _ro where (select pg_catalog.set_config(…)) = …', values }
+ */
+export function readOnly(stmt: SqlStatement): SqlStatement {
+  return {
+    text: `select * from (${stmt.text}) _ro where (select pg_catalog.set_config('transaction_read_only', 'on', true)) is not null`,
+    values: stmt.values,
+  };
+}
+
+/**
  * Builds the statement of a plan. Names are quoted by `quoteIdent`, values are bound.
  * @example toSql(plan) // { text: 'select coalesce(… row_to_json(_r) …) … where "owner" = $1::text::uuid …', values: ['…'] }
  */

@@ -3,13 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { migrateSystem } from '../src/db/migrate.js';
-import { openPglite } from '../src/db/pglite.js';
+import { pgliteTemplate } from '../src/db/pglite.js';
 import { openPostgres } from '../src/db/postgres.js';
 
 /**
  * Once per test run, the databases every test copies instead of making its own (test/db.ts):
- * - PGlite: a fresh data dir, made the way a first start makes it (initdb), and a copy of it
- *   with the system migrations applied;
+ * - PGlite: a fresh data dir, made the way initdb makes it, and one with the system migrations
+ *   applied: the templates a first start copies (db/template.ts), kept in the build folder
+ *   from one run to the next while the migrations do not change, and copied here for this run
+ *   (a run elsewhere may replace the kept ones meanwhile);
  * - PostgreSQL: a database with the system migrations applied (as TEST_DATABASE_OWNER when
  *   set), which each test server's database is created from (`create database … template …`).
  * A test server then starts on a migrated database, as a restarted server does; the first-start
@@ -19,15 +21,12 @@ import { openPostgres } from '../src/db/postgres.js';
 export default async function setup() {
   if (process.env.PLINTH_TEST_DB === 'postgres') return postgresTemplate();
   const dir = mkdtempSync(join(tmpdir(), 'plinth-template-'));
-  const fresh = join(dir, 'fresh');
-  const migrated = join(dir, 'migrated');
-  await (await openPglite(fresh)).close();
-  cpSync(fresh, migrated, { recursive: true });
-  const db = await openPglite(migrated);
-  await migrateSystem(db);
-  await db.close();
-  process.env.PLINTH_TEST_PGLITE_TEMPLATE = join(fresh, 'pgdata');
-  process.env.PLINTH_TEST_PGLITE_MIGRATED = join(migrated, 'pgdata');
+  const fresh = join(dir, 'fresh', 'pgdata');
+  const migrated = join(dir, 'migrated', 'pgdata');
+  cpSync(await pgliteTemplate([]), fresh, { recursive: true });
+  cpSync(await pgliteTemplate(), migrated, { recursive: true });
+  process.env.PLINTH_TEST_PGLITE_TEMPLATE = fresh;
+  process.env.PLINTH_TEST_PGLITE_MIGRATED = migrated;
   return () => rmSync(dir, { recursive: true, force: true });
 }
 

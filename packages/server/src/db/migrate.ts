@@ -44,8 +44,25 @@ export function systemMigrations(dir = SYSTEM_DIR): Migration[] {
  * @example await migrateSystem(db); // → versions applied now
  */
 export async function migrateSystem(db: Db, migrations = systemMigrations()): Promise<number[]> {
+  // A restart (or a project copied from the template) has every migration: one read says so,
+  // without the lock and the DDL of applyMissing (4 statements and a transaction, issue 32).
+  const recorded = await db
+    .query<{ version: number }>('select version from plinth.schema_migrations')
+    .then((r) => new Set(r.rows.map((row) => Number(row.version))))
+    .catch(() => null);
+  const applied = recorded && migrations.every((m) => recorded.has(m.version)) ? [] : await applyMissing(db, migrations);
+  if (db.kind === 'postgres') {
+    const has = await db.query<{ ok: boolean }>(`select to_regprocedure('plinth.ddl_mode()') is not null as ok`);
+    const mode = has.rows[0]?.ok ? (await db.query<{ mode: string }>('select plinth.ddl_mode() as mode')).rows[0]?.mode : null;
+    db.secureNewRelations = mode === 'poll';
+  }
+  return applied;
+}
+
+/** The migrations not recorded yet, in one transaction under the lock. */
+async function applyMissing(db: Db, migrations: Migration[]): Promise<number[]> {
   let current = '';
-  const applied = await db
+  return db
     .transaction(async (tx) => {
       await tx.query('select pg_advisory_xact_lock($1)', [LOCK_KEY]);
       await tx.query('create schema if not exists plinth');
@@ -76,12 +93,6 @@ export async function migrateSystem(db: Db, migrations = systemMigrations()): Pr
       }
       throw err;
     });
-  if (db.kind === 'postgres') {
-    const has = await db.query<{ ok: boolean }>(`select to_regprocedure('plinth.ddl_mode()') is not null as ok`);
-    const mode = has.rows[0]?.ok ? (await db.query<{ mode: string }>('select plinth.ddl_mode() as mode')).rows[0]?.mode : null;
-    db.secureNewRelations = mode === 'poll';
-  }
-  return applied;
 }
 
 /**

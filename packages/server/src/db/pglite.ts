@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { acquireDataDirLock, closeToOthers } from './lock.js';
+import { type Migration, migrateSystem, systemMigrations } from './migrate.js';
 import { commandOf, splitStatements } from './statements.js';
 import {
   type Db,
@@ -17,6 +18,7 @@ import {
   toDbError,
 } from './types.js';
 import { Reply, STATEMENT_GONE, Session } from './run-as.js';
+import { ensureTemplate } from './template.js';
 import { MessageReader } from './wire.js';
 
 interface Pending {
@@ -46,33 +48,71 @@ function fromWorker(e: WorkerError): Error {
   return new Error(e.message);
 }
 
-/**
- * Makes a fresh data dir in a process of its own (worker/pglite-init.mjs says why), beside
- * the final one and renamed into place when complete: a start interrupted halfway (Ctrl-C,
- * a crash) leaves no half-made database behind to fail the next start.
- */
-function initDataDir(pgData: string): Promise<void> {
+/** Clears what an interrupted making of `pgData` left beside it; returns the folder to make it in. */
+function makingPath(pgData: string): string {
   const parent = dirname(pgData);
   for (const name of readdirSync(parent))
     if (name.startsWith(`${basename(pgData)}.init-`)) rmSync(join(parent, name), { recursive: true, force: true });
-  const temp = `${pgData}.init-${process.pid}`;
+  return `${pgData}.init-${process.pid}`;
+}
+
+/**
+ * Runs PGlite's initdb in a process of its own (worker/pglite-init.mjs says why) into `pgData`.
+ * @example await initdb('/tmp/x/pgdata');
+ */
+export function initdb(pgData: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(INIT_URL), temp], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [fileURLToPath(INIT_URL), pgData], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d) => {
       stderr += d;
     });
     child.once('error', reject);
     child.once('exit', (code, signal) => {
-      if (code === 0) {
-        renameSync(temp, pgData);
-        resolve();
-      } else {
-        rmSync(temp, { recursive: true, force: true });
-        reject(new Error(`The embedded database could not be created in ${pgData}: ${stderr.trim() || `exit ${code ?? signal}`}`));
-      }
+      if (code === 0) resolve();
+      else reject(new Error(`The embedded database could not be created in ${pgData}: ${stderr.trim() || `exit ${code ?? signal}`}`));
     });
   });
+}
+
+/**
+ * The template a new project's database is copied from (db/template.ts): initdb and these
+ * migrations, made once and kept in the build folder.
+ * @example const pgdata = await pgliteTemplate(); // …/dist/pglite-template/<key>/pgdata
+ */
+export function pgliteTemplate(migrations: Migration[] = systemMigrations(), root?: string): Promise<string> {
+  return ensureTemplate({
+    migrations,
+    root,
+    async build(dataDir) {
+      const db = await openPglite(dataDir, { fromTemplate: false });
+      try {
+        if (migrations.length) await migrateSystem(db, migrations);
+        await db.query('checkpoint');
+      } finally {
+        await db.close();
+      }
+    },
+  });
+}
+
+/**
+ * Makes a fresh data dir beside the final one, renamed into place when complete: a start
+ * interrupted halfway (Ctrl-C, a crash) leaves no half-made database behind to fail the next
+ * start. A copy of the migrated template when there is one (or it can be made), else initdb
+ * alone (the start then runs the migrations).
+ */
+async function makeDataDir(pgData: string, fromTemplate: boolean): Promise<void> {
+  const temp = makingPath(pgData);
+  try {
+    const template = fromTemplate ? await pgliteTemplate().catch(() => null) : null;
+    if (template) cpSync(template, temp, { recursive: true });
+    else await initdb(temp);
+    renameSync(temp, pgData);
+  } catch (err) {
+    rmSync(temp, { recursive: true, force: true });
+    throw err;
+  }
 }
 
 /**
@@ -114,17 +154,22 @@ async function startWorker(pgData: string): Promise<{ worker: Worker; sessionUse
   return { worker, sessionUser };
 }
 
+export interface PgliteOptions {
+  /** A missing database is copied from the migrated template (default), or made by initdb alone. */
+  fromTemplate?: boolean;
+}
+
 /**
  * PGlite in a worker thread, its data dir guarded by Plinth's lock and closed to other users.
  * @example const db = await openPglite('./data'); await db.query('select 1');
  */
-export async function openPglite(dataDir: string): Promise<Db> {
+export async function openPglite(dataDir: string, options: PgliteOptions = {}): Promise<Db> {
   const pgData = join(dataDir, 'pgdata');
   const release = acquireDataDirLock(dataDir, pgData);
   let worker: Worker;
   let session: Session;
   try {
-    if (!existsSync(pgData)) await initDataDir(pgData);
+    if (!existsSync(pgData)) await makeDataDir(pgData, options.fromTemplate !== false);
     // PGlite writes its files 0666 whatever the umask, and the WAL holds the token-signing key.
     closeToOthers(pgData);
     const started = await startWorker(pgData);

@@ -65,6 +65,12 @@ export interface EnrolledFactor extends Factor {
     /** The URI as a QR code: an SVG data URL (`<img src>`). */
     qr_code: string;
   };
+  /**
+   * The user's passkeys: each signs in at `aal2` by itself, also one registered before the first
+   * factor, so show them to the user at enrolment (one they do not know is removed with
+   * `DELETE /v1/auth/passkeys/{id}`).
+   */
+  passkeys: Passkey[];
 }
 
 /** A passkey of the user (`GET /v1/auth/passkeys`). */

@@ -63,6 +63,17 @@ export const Factor = wireSchema<Wire.Factor>()(
   }),
 );
 
+/** A passkey of the user. */
+export const Passkey = wireSchema<Wire.Passkey>()(
+  Type.Object({
+    id: Type.String({ format: 'uuid' }),
+    name: Type.String(),
+    created_at: Timestamp,
+    last_used_at: Nullable(Timestamp),
+    backed_up: Type.Boolean({ description: 'Synced by the platform (iCloud Keychain, Google Password Manager…).' }),
+  }),
+);
+
 export const EnrolledFactor = wireSchema<Wire.EnrolledFactor>()(
   Type.Object({
     ...Factor.properties,
@@ -74,17 +85,9 @@ export const EnrolledFactor = wireSchema<Wire.EnrolledFactor>()(
       },
       { description: 'Shown this once.' },
     ),
-  }),
-);
-
-/** A passkey of the user. */
-export const Passkey = wireSchema<Wire.Passkey>()(
-  Type.Object({
-    id: Type.String({ format: 'uuid' }),
-    name: Type.String(),
-    created_at: Timestamp,
-    last_used_at: Nullable(Timestamp),
-    backed_up: Type.Boolean({ description: 'Synced by the platform (iCloud Keychain, Google Password Manager…).' }),
+    passkeys: Type.Array(Passkey, {
+      description: "The user's passkeys, each of which signs in at aal2 by itself (also one registered before the first factor).",
+    }),
   }),
 );
 

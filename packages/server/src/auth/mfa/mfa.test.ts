@@ -318,6 +318,68 @@ describe('downgrades and modes', () => {
   });
 });
 
+describe('a factor enrolled from the password alone (review round 3, R9)', () => {
+  it("the owner's first verification removes the attacker's pending factor and ends the attacker's session; it never reaches aal2", async () => {
+    const addr = email('r9');
+    const owner = (await signUp(t, addr)).session;
+    // The attacker knows the password (reused, phished) and enrols a factor of theirs, left pending.
+    const att = await signIn(t, addr);
+    const fa = (await call(t, 'POST', 'factors', { factor_type: 'totp', friendly_name: 'Phone' }, asUser(t, att.access_token))).json();
+    expect(fa.status).toBe('unverified');
+    // The owner enrols and verifies her own: her session is the one that steps up.
+    const mine = (await call(t, 'POST', 'factors', { factor_type: 'totp', friendly_name: 'Phone' }, asUser(t, owner.access_token))).json();
+    nextStep();
+    const aal2 = await verify(owner.access_token, mine.id, mine.totp.secret);
+    expect(aal2.statusCode, aal2.body).toBe(200);
+    expect(claims(aal2.json().access_token).aal).toBe('aal2');
+    // Her list shows her factor alone: the pending one is gone.
+    const list = (await call(t, 'GET', 'factors', undefined, asUser(t, aal2.json().access_token))).json().factors;
+    expect(list.map((f: { id: string; status: string }) => [f.id, f.status])).toEqual([[mine.id, 'verified']]);
+    // The attacker's session ended (its access token and its refresh token).
+    expect(code(await rest(att.access_token))).toEqual([401, 'invalid_token']);
+    expect(code(await call(t, 'POST', 'refresh', { refresh_token: att.refresh_token }))).toEqual([401, 'invalid_refresh_token']);
+    // Later, from a new aal1 session (the password still works), the pending factor steps up to nothing.
+    const later = await signIn(t, addr);
+    expect(later.next_aal).toBe('aal2');
+    nextStep();
+    const ch = await call(t, 'POST', `factors/${fa.id}/challenge`, {}, asUser(t, later.access_token));
+    expect(code(ch)).toEqual([404, 'factor_not_found']);
+    // The owner's new session works.
+    expect((await rest(aal2.json().access_token)).statusCode).toBe(200);
+  });
+
+  it('with a verified factor, verifying another, never-verified one needs aal2 (it is an enrolment)', async () => {
+    const { addr, secret, aal2, factor } = await enrolled(email('r9b'));
+    // A pending factor (enrolled at aal2 here; left from before this rule, or from a race, elsewhere).
+    const pending = (await call(t, 'POST', 'factors', { factor_type: 'totp' }, asUser(t, aal2.access_token))).json();
+    const aal1 = await signIn(t, addr);
+    nextStep();
+    expect(code(await verify(aal1.access_token, pending.id, pending.totp.secret))).toEqual([403, 'mfa_required']);
+    const rows = await t.db.query<{ status: string }>('select status from auth.mfa_factors where id = $1', [pending.id]);
+    expect(rows.rows[0].status).toBe('unverified');
+    // From aal2 it is an ordinary enrolment; and the verified factor itself steps up from aal1.
+    nextStep();
+    expect((await verify(aal2.access_token, pending.id, pending.totp.secret)).statusCode).toBe(200);
+    nextStep();
+    expect((await verify(aal1.access_token, factor.id, secret)).statusCode).toBe(200);
+  });
+
+  it('enrolment lists the passkeys already registered: each signs in at aal2 by itself', async () => {
+    const { session } = await signUp(t, email('r9c'));
+    const userId = (decodeJwt(session.access_token) as { sub: string }).sub;
+    // A passkey registered from aal1 before any factor (registration needs a browser: the row it leaves).
+    await t.db.query(
+      `insert into auth.passkeys (user_id, credential_id, public_key, name, created_at) values ($1, $2, 'pk', 'Laptop (not mine)', now())`,
+      [userId, `cred-${userId}`],
+    );
+    const enrol = await call(t, 'POST', 'factors', { factor_type: 'totp' }, asUser(t, session.access_token));
+    expect(enrol.statusCode, enrol.body).toBe(200);
+    expect(enrol.json().passkeys).toEqual([
+      { id: expect.any(String), name: 'Laptop (not mine)', created_at: expect.any(String), last_used_at: null, backed_up: false },
+    ]);
+  });
+});
+
 describe('the proof rule', () => {
   it('factors enrolled before the owner proved the address do not survive the proof', async () => {
     // The attacker signs up with the owner's address (no confirmation asked) and enrols a

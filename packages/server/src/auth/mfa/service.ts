@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { EnrolledFactor, Factor, Session } from '@plinth/shared';
+import type { EnrolledFactor, Factor, Passkey, Session } from '@plinth/shared';
 import type { Queryable } from '../../db/index.js';
 import { ApiError, mfaRequired } from '../../http/index.js';
 import { iso, isoSql, isUuid, sha256 } from '../../lib/index.js';
@@ -15,6 +15,9 @@ export const MAX_FACTORS = 10;
 export const CHALLENGE_MAX_FAILURES = 5;
 const CHALLENGE_TTL_MS = 5 * 60_000;
 const RECOVERY_CODES = 10;
+
+/** The passkeys listed at enrolment (passkeys/ owns them; this area only reads them for the list). */
+const PASSKEY_COLUMNS = `k.id, k.name, ${isoSql('k.created_at')} as created_at, ${isoSql('k.last_used_at')} as last_used_at, k.backed_up`;
 
 const FACTOR_COLUMNS = `f.id, f.factor_type, f.friendly_name, f.status, ${isoSql('f.created_at')} as created_at, ${isoSql('f.updated_at')} as updated_at`;
 
@@ -90,7 +93,11 @@ export function createMfaService(deps: AuthDeps, sessions: SessionService) {
       return { factors: rows };
     },
 
-    /** POST /v1/auth/factors: a new TOTP factor, unverified until its first code. */
+    /**
+     * POST /v1/auth/factors: a new TOTP factor, unverified until its first code, with the user's
+     * passkeys: one registered before the first factor (from `aal1`) still signs in at `aal2` by
+     * itself, so the owner sees them here and removes any she does not know (review round 3, R9).
+     */
     async enroll(who: SignedIn, input: { factor_type?: unknown; friendly_name?: unknown }): Promise<EnrolledFactor> {
       if (!settings.auth().mfa_totp_enabled)
         throw new ApiError('provider_disabled', 'Authenticator-app factors are off for this project (mfa_totp_enabled).');
@@ -116,7 +123,11 @@ export function createMfaService(deps: AuthDeps, sessions: SessionService) {
         );
         return inserted.rows[0];
       });
-      return { ...factor, totp };
+      const { rows: passkeys } = await db.query<Passkey>(
+        `select ${PASSKEY_COLUMNS} from auth.passkeys k where k.user_id = $1 order by k.created_at, k.id`,
+        [who.userId],
+      );
+      return { ...factor, totp, passkeys };
     },
 
     /** POST /v1/auth/factors/{id}/challenge: `{id, expires_at}` (epoch seconds), good for 5 minutes. */
@@ -140,6 +151,10 @@ export function createMfaService(deps: AuthDeps, sessions: SessionService) {
     /**
      * POST /v1/auth/factors/{id}/verify: a new session at `aal2`. The challenge must be this
      * session's, live, and not void; a code of a time step accepted before is a replay.
+     * Verifying a factor for the first time is its enrolment (review round 3, R9): with another
+     * factor verified already it needs `aal2`, like enrolling; the user's first factor removes
+     * every other unverified one and ends the user's other sessions, so a factor enrolled by
+     * someone who had only the password, and their sessions, do not outlive the owner's.
      */
     async verify(who: SignedIn, factorId: string, input: { challenge_id?: unknown; code?: unknown }, client: ClientInfo): Promise<Session> {
       const challengeId = input.challenge_id;
@@ -158,6 +173,15 @@ export function createMfaService(deps: AuthDeps, sessions: SessionService) {
           );
           const row = rows[0];
           if (!row?.live) return challengeInvalid();
+          const first = row.status !== 'verified';
+          const others = first
+            ? await tx.query(`select 1 from auth.mfa_factors where user_id = $1 and id <> $2 and status = 'verified' limit 1`, [
+                who.userId,
+                factorId,
+              ])
+            : null;
+          const hadFactor = (others?.rows.length ?? 0) > 0;
+          if (first && hadFactor && who.aal !== 'aal2') return mfaRequired();
           const step = totpStep(row.secret, code, now);
           if (step === null || (row.last_step !== null && step <= Number(row.last_step))) {
             failed = true;
@@ -173,8 +197,12 @@ export function createMfaService(deps: AuthDeps, sessions: SessionService) {
             step,
             iso(now),
           ]);
+          if (first && !hadFactor) {
+            await tx.query(`delete from auth.mfa_factors where user_id = $1 and id <> $2 and status <> 'verified'`, [who.userId, factorId]);
+            await sessionState.revokeSessions(tx, who.userId, { except: who.sessionId ?? undefined }, now);
+          }
           // A first verified factor: every instance's gate hears that this user now needs aal2.
-          if (row.status !== 'verified') await sessionState.factorsChanged(tx, who.userId, { lower: false });
+          if (first) await sessionState.factorsChanged(tx, who.userId, { lower: false });
           return null;
         });
       } finally {

@@ -748,6 +748,12 @@ console.log(table(results));
 const realtime = DBS.includes('postgres') ? await (await import('./realtime.mjs')).benchRealtime({ root }) : null;
 // Database webhooks (issue 24): bench/webhooks.mjs, PostgreSQL (and its delivery rate on PGlite).
 const webhooks = DBS.includes('postgres') ? await (await import('./webhooks.mjs')).benchWebhooks({ root }) : null;
+// The security review's attacks R1–R6, /health polled meanwhile (issue 31): bench/attacks.mjs, PGlite.
+if (DBS.includes('pglite')) results.find((r) => r.kind === 'pglite').attacks = await (await import('./attacks.mjs')).benchAttacks({ root });
+// Start (issue 32): fresh data dir and restart to /health, PGlite's initdb alone (bench/start.mjs).
+const embedded = results.find((r) => r.kind === 'pglite');
+if (embedded)
+  embedded.start = await (await import('./start.mjs')).benchStart({ root, server: SERVER, tools: { start, stop, problems, tempDirs } });
 mkdirSync(OUT, { recursive: true });
 const report = JSON.stringify(
   { at, seconds: SECONDS, warmup: WARMUP, connections: CONNECTIONS, valid: problems.length === 0, problems, results, realtime, webhooks },

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // `npm run build`: the TypeScript packages (tsc -b), the SDK's single-file bundle, the console
-// (Vite). With --if-stale (npm start, plinth start/dev in a clone) it builds only when a source
-// file changed since the last build: it compares a fingerprint of every input's path, size and
+// (Vite), and the embedded database's template a new project copies (db/template.ts). With
+// --if-stale (npm start, plinth start/dev in a clone) it builds only when a source file
+// changed since the last build: it compares a fingerprint of every input's path, size and
 // modification time with the one the last build left in .tmp/build-stamp.json. An up-to-date
 // build is skipped in ~50 ms instead of ~17 s (tsc -b checking 4 s, the console 13 s, measured
 // on the 2-core CI machine).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -65,8 +66,19 @@ const run = (command, args) => execFileSync(command, args, { cwd: root, stdio: '
 const started = Date.now();
 try {
   run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-b', 'packages/shared', 'packages/sdk', 'packages/server']);
+  // The embedded database's template (scripts/pglite-template.mjs: initdb and the migrations,
+  // ~9 s once, nothing while they do not change) is made beside the SDK and console builds.
+  const template = new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(root, 'scripts', 'pglite-template.mjs')], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    child.once('exit', (code) => resolve(code === 0));
+    child.once('error', () => resolve(false));
+  });
   run('npm', ['run', '--silent', 'build:dist', '-w', '@plinth/sdk']);
   run('npm', ['run', '--silent', 'build', '-w', '@plinth/console']);
+  if (!(await template)) throw new Error('template');
 } catch {
   process.stderr.write('build: failed (the lines above say why)\n');
   process.exit(1);

@@ -1,12 +1,5 @@
 import type { Passkey, Session, User } from '@plinth/shared';
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON, VerifiedAuthenticationResponse } from '@simplewebauthn/server';
 import type { Queryable } from '../../db/index.js';
 import { ApiError } from '../../http/index.js';
 import { iso, isoSql, isUuid } from '../../lib/index.js';
@@ -18,6 +11,9 @@ import { issueOneTimeToken } from '../one-time.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Assurance } from '../sessions/state.js';
 import { allowedRedirect, normalizeEmail } from '../validate.js';
+
+/** Loaded at the first passkey request, not at start: 0.3–0.4 s of a start's module loading (issue 32). */
+const webauthn = () => import('@simplewebauthn/server');
 
 const CHALLENGE_TTL_MS = 5 * 60_000;
 /** A user may hold this many passkeys. */
@@ -123,7 +119,7 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
     const { rpID, origins } = party();
     if (!isCredential(credential)) throw invalid('credential must be the JSON of the PublicKeyCredential the browser created.');
     try {
-      const result = await verifyRegistrationResponse({
+      const result = await (await webauthn()).verifyRegistrationResponse({
         response: credential as unknown as RegistrationResponseJSON,
         expectedChallenge,
         expectedOrigin: origins,
@@ -174,7 +170,7 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
       );
       if (existing.length >= MAX_PASSKEYS)
         throw new ApiError('invalid_request', `A user may have at most ${MAX_PASSKEYS} passkeys; remove one first.`);
-      const options = await generateRegistrationOptions({
+      const options = await (await webauthn()).generateRegistrationOptions({
         rpName,
         rpID,
         userName: users[0]?.label ?? who.userId,
@@ -234,7 +230,7 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
     async signInOptions(input: { email?: unknown }) {
       const { rpID } = party();
       const email = input.email === undefined || input.email === null || input.email === '' ? null : normalizeEmail(input.email);
-      const options = await generateAuthenticationOptions({ rpID, userVerification: 'preferred', allowCredentials: [] });
+      const options = await (await webauthn()).generateAuthenticationOptions({ rpID, userVerification: 'preferred', allowCredentials: [] });
       const challengeId = await saveChallenge(db, 'signin', options.challenge, { email });
       return { challenge_id: challengeId, options };
     },
@@ -267,9 +263,9 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
       const key = rows[0];
       if (!key || (used.email !== null && key.email !== used.email)) throw invalid('This passkey is not registered here (or was removed).');
       const transports = typeof key.transports === 'string' ? JSON.parse(key.transports) : key.transports;
-      let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
+      let result: VerifiedAuthenticationResponse;
       try {
-        result = await verifyAuthenticationResponse({
+        result = await (await webauthn()).verifyAuthenticationResponse({
           response: credential as unknown as AuthenticationResponseJSON,
           expectedChallenge: used.challenge,
           expectedOrigin: origins,
@@ -317,7 +313,7 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
       const email = normalizeEmail(input.email);
       const page = allowedRedirect(settings, input.emailRedirectTo, 'emailRedirectTo') ?? null;
       const userId = crypto.randomUUID();
-      const options = await generateRegistrationOptions({
+      const options = await (await webauthn()).generateRegistrationOptions({
         rpName,
         rpID,
         userName: email,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type PolicyRow, policyInWords, withoutBucket } from './policies';
+import { createPolicySql, editPolicySql, type PolicyRow, type PolicySpec, policyInWords, withoutBucket } from './policies';
 
 // Policies in words, as the policy editor lists them: the catalog's own text (pg_policies, the
 // runner's search path printing auth.uid() as uid()) read back into a sentence.
@@ -55,5 +55,23 @@ describe('policyInWords', () => {
     expect(withoutBucket("((bucket_id = 'other'::text) AND true)", 'avatars')).toBe("((bucket_id = 'other'::text) AND true)");
     expect(withoutBucket("((bucket_id = 'a.(b)'::text) AND (size < 10))", 'a.(b)')).toBe('size < 10');
     expect(withoutBucket("(bucket_id = 'it''s'::text)", "it's")).toBe('true');
+  });
+});
+
+// Review round 3, I8: a role name is an identifier like any other, quoted by `ident` (a role
+// named in SQL to carry SQL stays one name in the SQL the editor writes).
+describe('role names in the SQL the editor writes', () => {
+  const hostile = 'authenticated; drop table notes; --' as PolicySpec['roles'][number];
+  const spec: PolicySpec = { name: 'p', command: 'select', roles: ['anon', hostile], using: 'true', check: '' };
+  const target = { kind: 'table', table: 'notes' } as const;
+
+  it('are quoted in create policy and in alter policy', () => {
+    expect(createPolicySql(target, spec)).toBe(
+      'create policy "p" on "notes" for select to "anon", "authenticated; drop table notes; --"\n  using (true);',
+    );
+    expect(editPolicySql(target, 'p', 'SELECT', spec)).toBe(
+      'alter policy "p" on "notes" to "anon", "authenticated; drop table notes; --"\n  using (true);',
+    );
+    expect(createPolicySql(target, { ...spec, roles: ['a"b' as PolicySpec['roles'][number]] })).toContain('to "a""b"');
   });
 });

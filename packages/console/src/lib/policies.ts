@@ -92,7 +92,7 @@ export function policyProblem(p: PolicySpec): string | null {
 /** CREATE POLICY for one policy. */
 export function createPolicySql(target: Target, p: PolicySpec): string {
   const c = clauses(p.command);
-  const parts = [`create policy ${ident(p.name)} on ${relation(target)} for ${p.command} to ${p.roles.join(', ')}`];
+  const parts = [`create policy ${ident(p.name)} on ${relation(target)} for ${p.command} to ${p.roles.map(ident).join(', ')}`];
   if (c.using && p.using.trim()) parts.push(`  using (${p.using.trim()})`);
   if (c.check && p.check.trim()) parts.push(`  with check (${p.check.trim()})`);
   return `${parts.join('\n')};`;
@@ -109,7 +109,7 @@ export function editPolicySql(target: Target, before: string, beforeCommand: str
   const out: string[] = [];
   if (before !== p.name) out.push(`alter policy ${ident(before)} on ${relation(target)} rename to ${ident(p.name)};`);
   const c = clauses(p.command);
-  const parts = [`alter policy ${ident(p.name)} on ${relation(target)} to ${p.roles.join(', ')}`];
+  const parts = [`alter policy ${ident(p.name)} on ${relation(target)} to ${p.roles.map(ident).join(', ')}`];
   if (c.using && p.using.trim()) parts.push(`  using (${p.using.trim()})`);
   if (c.check && p.check.trim()) parts.push(`  with check (${p.check.trim()})`);
   out.push(`${parts.join('\n')};`);

@@ -65,6 +65,29 @@ describe('parseClientMessage', () => {
     });
   }
 
+  // Review round 3, R5: a field a message does not take is refused by name (padding a message to
+  // 64 KiB cost the server memory while it waited).
+  it('refuses a field the message type does not take, naming it (invalid_request)', () => {
+    const cases: Array<[string, string]> = [
+      [`{"type":"subscribe","id":"s1","table":"todos","pad":"${'A'.repeat(1000)}"}`, 'pad'],
+      ['{"type":"auth","access_token":null,"role":"service"}', 'role'],
+      ['{"type":"unsubscribe","id":"s1","table":"todos"}', 'table'],
+      ['{"type":"ping","id":"p"}', 'id'],
+      ['{"type":"subscribe","id":"s1","table":"todos","Since":3}', 'Since'],
+    ];
+    for (const [text, field] of cases) {
+      let thrown: unknown;
+      try {
+        parseClientMessage(text);
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown, text.slice(0, 80)).toBeInstanceOf(ApiError);
+      expect(thrown).toMatchObject({ code: 'invalid_request', details: { field } });
+      expect((thrown as ApiError).message).toContain(`"${field}"`);
+    }
+  });
+
   it('never crashes: any text is a message or an error of the §9 shape with a known code', () => {
     const field = fc.constantFrom('type', 'id', 'table', 'events', 'filter', 'since', 'access_token', 'x');
     const value = fc.oneof(

@@ -24,6 +24,16 @@ describe('config', () => {
     }
   });
 
+  it('reads the realtime limits of review round 3 (per-IP subscriptions, replay), with defaults', () => {
+    const d = loadConfig({}, {}, tmpdir()).realtime;
+    expect(d.maxSubscriptionsPerIp).toBe(1000);
+    expect(d.maxReplay).toBe(10_000);
+    const c = loadConfig({ REALTIME_MAX_SUBSCRIPTIONS_PER_IP: '50', REALTIME_MAX_REPLAY: '500' }, {}, tmpdir()).realtime;
+    expect([c.maxSubscriptionsPerIp, c.maxReplay]).toEqual([50, 500]);
+    expect(() => loadConfig({ REALTIME_MAX_REPLAY: '0' }, {}, tmpdir())).toThrow(/REALTIME_MAX_REPLAY/);
+    expect(() => loadConfig({ REALTIME_MAX_SUBSCRIPTIONS_PER_IP: 'many' }, {}, tmpdir())).toThrow(/REALTIME_MAX_SUBSCRIPTIONS_PER_IP/);
+  });
+
   it('refuses a malformed number with the variable name', () => {
     expect(() => loadConfig({ MAX_ROWS: 'lots' }, {}, tmpdir())).toThrow(/MAX_ROWS/);
   });

@@ -8,7 +8,7 @@
  * database is copied until the files are, so every file a row of the copy names is in the
  * archive; files written after the copy are orphans the sweep removes after a restore.
  */
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
@@ -20,6 +20,49 @@ import { readTar, TAR_END, tarHeader, tarPadding } from '../lib/index.js';
 
 export const BACKUP_FORMAT = 'plinth-backup';
 const MANIFEST = 'plinth-backup.json';
+
+/**
+ * What a restore unpacks at most unless told more (`plinth restore --max-size`): the archive's
+ * bytes once un-gzipped, counted as they come, so a gzip bomb (a few KiB that unpack to
+ * terabytes) stops here, not when the disk is full. A project's data folder of 40 MB backs up
+ * to 4.8 MiB (docs/operations.md); 10 GiB leaves room for the disk backend's files.
+ */
+export const RESTORE_MAX_BYTES = 10 * 2 ** 30;
+
+/** A size for people: `10 GiB`, `512 MiB`, `300 KiB`, `12 bytes`. */
+export function bytesText(n: number): string {
+  for (const [unit, size] of [
+    ['GiB', 2 ** 30],
+    ['MiB', 2 ** 20],
+    ['KiB', 2 ** 10],
+  ] as const) {
+    if (n >= size) return `${Number((n / size).toFixed(1))} ${unit}`;
+  }
+  return `${n} bytes`;
+}
+
+/** The archive is larger than the restore may unpack (`limit`, bytes). */
+export class RestoreTooLargeError extends Error {
+  constructor(
+    file: string,
+    readonly limit: number,
+    packed: boolean,
+  ) {
+    super(
+      `${file} ${packed ? 'is' : 'unpacks to'} more than ${bytesText(limit)}, the most a restore unpacks: if you made this backup and trust it, raise the limit (plinth restore ${file} --max-size ${bytesText(limit * 4).replace(' ', '')})`,
+    );
+  }
+}
+
+/** The chunks of `source`, refused once they add up to more than `max` bytes. */
+async function* capped(source: AsyncIterable<Buffer>, max: number, file: string): AsyncGenerator<Buffer> {
+  let total = 0;
+  for await (const chunk of source) {
+    total += chunk.length;
+    if (total > max) throw new RestoreTooLargeError(file, max, false);
+    yield chunk;
+  }
+}
 
 export interface BackupManifest {
   format: typeof BACKUP_FORMAT;
@@ -142,14 +185,19 @@ async function writeEntry(path: string, body: AsyncIterable<Buffer>): Promise<vo
 
 /**
  * Unpacks a backup into an empty (or missing) data dir: the database folder, the keys and the
- * storage files. Throws, with a one-line message, on a file that is no Plinth backup.
+ * storage files. Throws, with a one-line message, on a file that is no Plinth backup, and
+ * (`RestoreTooLargeError`) on one that is, or unpacks to, more than `maxBytes`
+ * (`RESTORE_MAX_BYTES` by default). A backup brings its own keys and its own admins: restoring
+ * one trusts whoever made it (docs/operations.md).
  * @example const manifest = await restoreBackup('backup.tar.gz', '/app/data');
  */
-export async function restoreBackup(file: string, dataDir: string): Promise<BackupManifest> {
+export async function restoreBackup(file: string, dataDir: string, options: { maxBytes?: number } = {}): Promise<BackupManifest> {
+  const max = options.maxBytes ?? RESTORE_MAX_BYTES;
+  if (statSync(file).size > max) throw new RestoreTooLargeError(file, max, true);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   let manifest: BackupManifest | null = null;
   let database = false;
-  const source = createReadStream(file).pipe(createGunzip());
+  const source = capped(createReadStream(file).pipe(createGunzip()), max, file);
   try {
     for await (const entry of readTar(source)) {
       if (entry.type !== 'file') continue;

@@ -148,4 +148,38 @@ describe('plinth backup and restore, while writes run', () => {
     ]);
     expect(existsSync(dir)).toBe(false);
   });
+
+  it('a backup that unpacks to more than --max-size is one line naming the limit and the flag, and nothing changes', async () => {
+    // Review round 3, I5: 64 MiB of zeros gzip to a few KiB (a small gzip bomb).
+    const { gzipSync } = await import('node:zlib');
+    const { writeFileSync } = await import('node:fs');
+    const { TAR_END, tarHeader, tarPadding } = await import('../lib/index.js');
+    const entry = (name: string, data: Buffer) => [
+      tarHeader({ name, type: 'file', size: data.length, mode: 0o600, mtime: 0 }),
+      data,
+      tarPadding(data.length),
+    ];
+    const manifest = Buffer.from('{"format":"plinth-backup","version":1,"created_at":"2026-11-28T00:00:00.000Z","database":"pglite"}');
+    const bomb = join(tmp(), 'bomb.tar.gz');
+    writeFileSync(
+      bomb,
+      gzipSync(
+        Buffer.concat([...entry('plinth-backup.json', manifest), ...entry('storage/objects/b/1', Buffer.alloc(64 * 2 ** 20)), TAR_END]),
+      ),
+    );
+    const dir = join(tmp(), 'data');
+    const r = await runPlinth(['restore', bomb, '--max-size', '1MiB', '--data-dir', dir]);
+    expect([r.code, r.stderr]).toEqual([
+      1,
+      expect.stringMatching(
+        /^project: .*\nplinth: .*bomb\.tar\.gz unpacks to more than 1 MiB, the most a restore unpacks: .*--max-size 4MiB\)\n$/,
+      ),
+    ]);
+    expect(existsSync(dir)).toBe(false);
+    const bad = await runPlinth(['restore', bomb, '--max-size', 'lots', '--data-dir', dir]);
+    expect([bad.code, bad.stderr]).toEqual([
+      2,
+      expect.stringMatching(/plinth: --max-size must be a size in bytes such as 52428800 or 50MiB, got "lots"\n$/),
+    ]);
+  });
 });

@@ -44,7 +44,7 @@ import { createTeamHandlers, createTeamService } from './team.js';
 import { type AccountHooks, createUserAdmin } from './users.js';
 
 export { ADMIN_USAGE, adminCommand, askPassword, CliError } from './cli.js';
-export { type BackupManifest, restoreBackup, writeBackup } from './backup-archive.js';
+export { type BackupManifest, RESTORE_MAX_BYTES, RestoreTooLargeError, restoreBackup, writeBackup } from './backup-archive.js';
 export { registerConsole } from './console.js';
 export { SQL_RUNNER_ROLE } from './sql.js';
 export type { Admin, AdminService, Hasher } from './admins.js';

@@ -91,10 +91,13 @@ export const COMMANDS: Record<string, CommandSpec> = {
     load: () => import('./backup.js'),
   },
   restore: {
-    flags: { ...DATA_DIR },
+    flags: { 'max-size': 'value', ...DATA_DIR },
     positional: 1,
     project: 'into',
-    help: ['restore F', 'put a backup back into the project, its server stopped (the data dir that was there is kept aside)'],
+    help: [
+      'restore F [--max-size 10GiB]',
+      'put a backup back into the project, its server stopped (the data dir that was there is kept aside); it brings its own keys and admins',
+    ],
     load: () => import('./restore.js'),
   },
   help: {

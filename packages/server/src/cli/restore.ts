@@ -1,12 +1,15 @@
 /**
  * `plinth restore F`: puts a backup (plinth backup) back as the project's embedded database,
  * keys and files. The server must be stopped; the data dir there before is kept aside, renamed
- * `<data dir>.before-restore-<time>`, never deleted.
+ * `<data dir>.before-restore-<time>`, never deleted. A backup unpacks to at most `--max-size`
+ * (10 GiB by default; a gzip bomb stops there), and it brings its own keys and admins: restoring
+ * one trusts whoever made it (docs/operations.md).
  */
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { acquireDataDirLock } from '../db/index.js';
-import { restoreBackup } from '../admin/index.js';
+import { RESTORE_MAX_BYTES, restoreBackup } from '../admin/index.js';
+import { ConfigError, size } from '../config/index.js';
 import { type Args, UsageError } from './args.js';
 import { type CommandContext, shown } from './context.js';
 import { fail } from './output.js';
@@ -14,6 +17,19 @@ import { serverOf } from './running.js';
 
 export function check(args: Args): void {
   if (!args.positional[0]) throw new UsageError('plinth restore needs the backup file: plinth restore plinth-backup-….tar.gz');
+  maxBytes(args);
+}
+
+/** `--max-size`: a size such as 10GiB or 500MB (bytes without a unit); the default is RESTORE_MAX_BYTES. */
+function maxBytes(args: Args): number {
+  const value = args.flags['max-size'];
+  if (value === undefined) return RESTORE_MAX_BYTES;
+  try {
+    return size({ '--max-size': String(value) }, '--max-size', RESTORE_MAX_BYTES);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(err.message.replace(/^config: /, ''));
+    throw err;
+  }
 }
 
 export async function run({ args, config, cwd }: CommandContext): Promise<void> {
@@ -29,7 +45,7 @@ export async function run({ args, config, cwd }: CommandContext): Promise<void> 
   rmSync(temp, { recursive: true, force: true });
   let manifest: Awaited<ReturnType<typeof restoreBackup>>;
   try {
-    manifest = await restoreBackup(resolve(cwd, file), temp);
+    manifest = await restoreBackup(resolve(cwd, file), temp, { maxBytes: maxBytes(args) });
   } catch (err) {
     rmSync(temp, { recursive: true, force: true });
     fail((err as Error).message);

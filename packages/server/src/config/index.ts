@@ -17,7 +17,7 @@ export type { S3Config, StorageConfig } from './storage.js';
 export { type InitialAdmin, parseInitialAdmin } from './admin.js';
 export { type Argon2Params, type AuthConfig, OWASP_ARGON2, parseAuth } from './auth.js';
 export { type OAuthEndpoints, parseOAuth } from './oauth.js';
-export { ConfigError, type Env, type RateRule } from './parse.js';
+export { ConfigError, type Env, type RateRule, size } from './parse.js';
 export {
   DEFAULT_PROJECT,
   findProject,

@@ -3,8 +3,19 @@
  * fake one, and the wire format of time, `iso` and `isoSql`), crypto (CSPRNG tokens and codes,
  * SHA-256, constant-time comparison), `singleFlight` (a reload run one at a time), `openWorker` (every background loop) and
  * `retryAfterMs`, `isUuid`,
- * the tar format of backups, "did you mean" suggestions. Imports nothing of src.
+ * the tar format of backups, "did you mean" suggestions, the address guard of requests made for
+ * someone else (webhooks, OpenID Connect providers: address.ts). Imports nothing of src.
  */
+export {
+  type AddressGuardOptions,
+  checkHost,
+  guardedLookup,
+  isBlockedAddress,
+  isLoopbackAddress,
+  isRefusedAddress,
+  type LookupFunction,
+  RefusedAddressError,
+} from './address.js';
 export { type Clock, iso, isoSql, systemClock } from './clock.js';
 export { randomDigits, randomToken, safeEqual, sha256 } from './crypto.js';
 export { singleFlight } from './single-flight.js';

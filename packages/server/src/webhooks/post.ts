@@ -2,13 +2,13 @@
  * One attempt of a delivery: a POST over node:http(s) with keep-alive, the whole answer within
  * WEBHOOK_TIMEOUT (10 s), redirects not followed (a 3xx is a failed attempt: following one would
  * send the signed body to an address nobody checked), and, unless WEBHOOK_ALLOW_PRIVATE, every
- * connection resolved through `guardedLookup` and checked once connected (address.ts), so what is
+ * connection resolved through `guardedLookup` and checked once connected (address.ts, lib/address.ts), so what is
  * checked is what is connected to.
  */
 import { type Agent as HttpAgent, Agent, type IncomingMessage, type RequestOptions, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type Socket } from 'node:net';
-import { guardedLookup, isBlockedAddress, type LookupFunction, RefusedAddressError } from './address.js';
+import { guardedLookup, isBlockedAddress, type LookupFunction, RefusedAddressError, refused } from './address.js';
 
 export interface Attempt {
   ok: boolean;
@@ -65,7 +65,7 @@ export function createPoster(o: PostOptions): Poster {
       return 'the URL cannot be parsed';
     }
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (!o.allowPrivate && isIP(host) && isBlockedAddress(host)) return new RefusedAddressError(host, host).message;
+    if (!o.allowPrivate && isIP(host) && isBlockedAddress(host)) return refused(host, host).message;
     const secure = url.protocol === 'https:';
     return {
       host,
@@ -114,7 +114,7 @@ export function createPoster(o: PostOptions): Poster {
             if (!socket.connecting) return;
             socket.once('connect', () => {
               const remote = socket.remoteAddress;
-              if (remote && isBlockedAddress(remote)) socket.destroy(new RefusedAddressError(host, remote));
+              if (remote && isBlockedAddress(remote)) socket.destroy(refused(host, remote));
             });
           });
         }

@@ -44,6 +44,8 @@ describe('at save', () => {
     'http://0.0.0.0/',
     'http://2130706433/',
     'http://0x7f.1/',
+    'http://168.63.129.16/machine?comp=goalstate', // Azure's WireServer (review round 3, I9)
+    'http://[::ffff:168.63.129.16]/',
   ])('%s is refused with webhook_url_refused', async (url) => {
     const res = await create(url);
     expect(res.statusCode, res.body).toBe(400);
@@ -145,6 +147,8 @@ describe('which addresses are blocked', () => {
     ['172.32.0.1', false],
     ['192.168.0.1', true],
     ['169.254.169.254', true],
+    ['168.63.129.16', true],
+    ['168.63.129.15', false],
     ['100.64.0.1', true],
     ['0.0.0.0', true],
     ['224.0.0.1', true],

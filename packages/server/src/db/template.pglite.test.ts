@@ -1,12 +1,12 @@
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../app.js';
 import { loadConfig } from '../config/index.js';
 import { type Migration, systemMigrations } from './migrate.js';
 import { openPglite, pgliteTemplate } from './pglite.js';
-import { ensureTemplate, templateKey } from './template.js';
+import { ensureTemplate, packTemplate, templateArchive, templateKey } from './template.js';
 
 // A new embedded project is a copy of one template made once (db/template.ts): everything a
 // project must not share with another is made after the copy, at its first start.
@@ -91,5 +91,32 @@ describe('the template a new embedded project starts from', () => {
     const again = await ensureTemplate({ migrations: [probe], root: own, build: async () => void builds++ });
     expect(again).toBe(changed);
     expect(builds).toBe(0);
+  });
+
+  it('the packed template the plinth package ships unpacks, its empty folders with it, into a database that opens', async () => {
+    const made = await pgliteTemplate();
+    const shipped = join(root, 'shipped');
+    const key = basename(dirname(made));
+    packTemplate(dirname(made), templateArchive(shipped, key));
+    // Made from the archive, never by a build.
+    const unpacked = await ensureTemplate({
+      migrations: systemMigrations(),
+      root: shipped,
+      build: async () => {
+        throw new Error('built instead of unpacked');
+      },
+    });
+    expect(unpacked).toBe(join(shipped, key, 'pgdata'));
+    // npm keeps no empty folder; PostgreSQL will not start without these.
+    for (const dir of ['pg_notify', 'pg_tblspc', 'pg_twophase']) expect(statSync(join(unpacked, dir)).isDirectory(), dir).toBe(true);
+    const dataDir = join(root, 'from-archive');
+    cpSync(unpacked, join(dataDir, 'pgdata'), { recursive: true });
+    const db = await openPglite(dataDir);
+    try {
+      const { rows } = await db.query<{ n: number }>('select count(*)::int as n from plinth.schema_migrations');
+      expect(Number(rows[0].n)).toBe(systemMigrations().length);
+    } finally {
+      await db.close();
+    }
   });
 });

@@ -11,10 +11,26 @@
  * changed migration set never gets a template made before the change.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
+import { gzipSync, createGunzip } from 'node:zlib';
+import { readTar, TAR_END, tarHeader, tarPadding } from '../lib/index.js';
 import type { Migration } from './migrate.js';
 
 /** Built, never committed: dist is the build's folder (from src/db and dist/db alike). */
@@ -70,7 +86,10 @@ export async function ensureTemplate(options: TemplateOptions): Promise<string> 
   mkdirSync(root, { recursive: true });
   const building = join(root, `${key}.build-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
-    await options.build(building);
+    // The plinth package ships its template packed (scripts/pack.mjs): unpacked once, here.
+    const archive = templateArchive(root, key);
+    if (existsSync(archive)) await unpackTemplate(archive, building);
+    else await options.build(building);
     // What the build's open left beside pgdata (Plinth's lock) is not part of a template.
     for (const name of readdirSync(building)) if (name !== 'pgdata') rmSync(join(building, name), { recursive: true, force: true });
     rmSync(join(building, 'pgdata', 'postmaster.pid'), { force: true });
@@ -87,15 +106,65 @@ export async function ensureTemplate(options: TemplateOptions): Promise<string> 
   return done;
 }
 
-/** Templates of other keys (and builds interrupted) an hour old or more. */
+/** Templates of other keys (and builds interrupted) an hour old or more; the shipped archives stay. */
 function removeStale(root: string, key: string) {
   for (const name of readdirSync(root)) {
-    if (name === key) continue;
+    if (name === key || name.endsWith('.tar.gz')) continue;
     const path = join(root, name);
     try {
       if (Date.now() - statSync(path).mtimeMs > STALE_MS) rmSync(path, { recursive: true, force: true });
     } catch {
       // gone meanwhile
+    }
+  }
+}
+
+/** Where a packed template of this key lies: the package ships one (npm keeps no empty folder, and pgdata needs its own). */
+export function templateArchive(root: string, key: string): string {
+  return join(root, `${key}.tar.gz`);
+}
+
+/**
+ * Packs a template's folder (`<key>`, holding `pgdata`) into a gzipped tar, empty folders
+ * included (scripts/pack.mjs). 40 MB of files, most of them zeros of the WAL: ~3 MB packed.
+ * @example packTemplate(dirname(await pgliteTemplate()), 'plinth/dist/pglite-template/<key>.tar.gz');
+ */
+export function packTemplate(dir: string, archive: string): void {
+  const parts: Buffer[] = [];
+  const walk = (path: string) => {
+    const name = relative(dir, path).split(sep).join('/');
+    const st = statSync(path);
+    if (st.isDirectory()) {
+      parts.push(tarHeader({ name: `${name}/`, type: 'dir', size: 0, mode: 0o700, mtime: Math.floor(st.mtimeMs / 1000) }));
+      for (const entry of readdirSync(path).sort()) walk(join(path, entry));
+    } else if (st.isFile()) {
+      const bytes = readFileSync(path);
+      parts.push(tarHeader({ name, type: 'file', size: bytes.length, mode: 0o600, mtime: Math.floor(st.mtimeMs / 1000) }));
+      parts.push(bytes, tarPadding(bytes.length));
+    }
+  };
+  for (const entry of readdirSync(dir).sort()) walk(join(dir, entry));
+  parts.push(TAR_END);
+  mkdirSync(dirname(archive), { recursive: true });
+  const fd = openSync(archive, 'w', 0o644);
+  try {
+    writeSync(fd, gzipSync(Buffer.concat(parts)));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Unpacks what packTemplate packed into `into` (which then holds `pgdata`). */
+async function unpackTemplate(archive: string, into: string): Promise<void> {
+  const base = resolve(into);
+  mkdirSync(base, { recursive: true, mode: 0o700 });
+  for await (const entry of readTar(createReadStream(archive).pipe(createGunzip()))) {
+    const path = resolve(base, entry.name);
+    if (!path.startsWith(`${base}${sep}`)) throw new Error(`the template ${archive} has an entry outside its folder: ${entry.name}`);
+    if (entry.type === 'dir') mkdirSync(path, { recursive: true, mode: 0o700 });
+    else if (entry.type === 'file') {
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      await pipeline(entry.body, createWriteStream(path, { mode: 0o600 }));
     }
   }
 }

@@ -26,7 +26,8 @@ const role: RoleAccess = {
 const access: TableAccess = { table: 'pub', pk: ['id'], roles: { anon: role, authenticated: role, service: role } };
 
 /** A log at `frontier` whose reads wait until `answer` is called; each read is recorded. */
-function fakeLog(frontier: number) {
+function fakeLog(start: number) {
+  let frontier = start;
   const reads: Array<{ table: string; after: number; upto: number; answer: () => void }> = [];
   const log: ChangeLog = {
     frontier: () => frontier,
@@ -43,7 +44,13 @@ function fakeLog(frontier: number) {
     poke: () => undefined,
     close: async () => undefined,
   };
-  return { log, reads };
+  return {
+    log,
+    reads,
+    moveTo: (n: number) => {
+      frontier = n;
+    },
+  };
 }
 
 const authorizer: Authorizer = { decide: async (items) => items.map((i) => i.audiences.map(() => 'insert' as const)) };
@@ -170,6 +177,44 @@ describe('replays (review round 3, R4)', () => {
     expect(sent.filter((m) => m.id === 'b')).toEqual([]);
     expect(sent.at(-1)).toMatchObject({ type: 'subscribed', id: 'd' });
     expect(h.replaysRunning()).toBe(0);
+  });
+
+  it('a decision asked for one principal is not sent once an auth message changed it (R7): the change is decided again', async () => {
+    const { log, reads, moveTo } = fakeLog(0);
+    const c = conn('10.0.0.7');
+    const USER: Principal = { role: 'authenticated', claims: '{"role":"authenticated"}', uid: 'u', payload: {} } as Principal;
+    c.principal = USER;
+    const s = sub('s', c);
+    Object.defineProperty(s, 'principal', { get: () => c.principal });
+    let asked = 0;
+    const h = new Hub({
+      log,
+      // The user may see the row, anon may not; the role changes while the first decision is made.
+      authorizer: {
+        decide: async (items) => {
+          const ops = items.map((i) => i.audiences.map((a) => (a.principal.role === 'authenticated' ? ('insert' as const) : null)));
+          if (asked++ === 0) c.principal = ANON;
+          return ops;
+        },
+      },
+      access: async () => access,
+      metrics: { delivered: () => undefined, lag: () => undefined },
+      onError: (err) => {
+        throw err;
+      },
+    });
+    h.add(s, null);
+    moveTo(1);
+    const change: Change = { seq: 1, table: 'pub', op: 'insert', row: '{"id": 1}', old: null, writtenAt: new Date(0).toISOString() };
+    await h.dispatch([change]);
+    await settle();
+    // Read again from its cursor, and decided as anon: nothing.
+    expect(reads).toHaveLength(1);
+    reads[0].answer();
+    await settle();
+    await settle();
+    expect(asked).toBe(2);
+    expect(c.sent.map((m) => JSON.parse(m)).filter((m) => m.type === 'change')).toEqual([]);
   });
 
   it('counts subscriptions per address, live and replaying, until they are removed', () => {

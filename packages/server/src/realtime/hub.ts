@@ -340,6 +340,9 @@ export class Hub {
       advance();
       return;
     }
+    // Each audience's principal as the decision is asked: an `auth` message may change it
+    // meanwhile, and a decision for one role is never sent with another's columns (R7).
+    const asked = items.map((i) => i.audiences.map((s) => s.principal));
     let ops: Array<Array<ChangeOp | null>>;
     try {
       ops = await this.o.authorizer.decide(items);
@@ -354,6 +357,7 @@ export class Hub {
     }
     const now = Date.now();
     let delivered = 0;
+    const changedRole = new Set<Subscription>();
     items.forEach(({ images, access, audiences }, i) => {
       const seq = images.change.seq;
       const lag = (now - Date.parse(images.change.writtenAt)) / 1000;
@@ -361,6 +365,11 @@ export class Hub {
       audiences.forEach((sub, j) => {
         // Replaying, paused or gone since the batch began: the replay (or nothing) takes it.
         if (sub.closed || sub.replaying || sub.conn.paused || sub.cursor >= seq) return;
+        if (changedRole.has(sub) || sub.principal !== asked[i][j]) {
+          // Decided for the principal it had: read again from its cursor under the new one.
+          changedRole.add(sub);
+          return;
+        }
         const op = ops[i][j];
         sub.cursor = seq;
         if (op === null) return;
@@ -370,8 +379,10 @@ export class Hub {
         }
       });
     });
+    for (const sub of changedRole) sub.replaying = true;
     advance();
     this.o.metrics.delivered(delivered);
+    if (changedRole.size > 0) this.resume(changedRole);
   }
 
   /** Reads the subscription's table after its cursor until it has caught up with the live feed. */
@@ -392,8 +403,11 @@ export class Hub {
         if (sub.closed || sub.conn.paused) return;
         if (page.length > 0) {
           const items = page.map((change) => ({ images: new Images(change), access, audiences: [sub] }));
+          const asked = sub.principal;
           const ops = await this.o.authorizer.decide(items);
           if (sub.closed || sub.conn.paused) return;
+          // An `auth` message changed the principal meanwhile: this window again, under the new one.
+          if (sub.principal !== asked) continue;
           let delivered = 0;
           for (const [i, { images }] of items.entries()) {
             const op = ops[i][0];

@@ -139,9 +139,9 @@ export const ERROR_STATUS = {
   // those of the HTTP routes beside it (GET/POST/DELETE /api/v1/realtime/tables) and of a refused upgrade.
   /** The table exists but its changes are not captured: `select realtime.enable('<table>')` first. */
   realtime_disabled: 400,
-  /** `since` is older than the changes kept (REALTIME_RETENTION) or not a seq of this log: refetch, then subscribe afresh. */
+  /** `since` is older than the changes kept (REALTIME_RETENTION), not a seq of this log, or more than REALTIME_MAX_REPLAY changes back: refetch, then subscribe afresh. */
   resume_gap: 410,
-  /** A connection may hold REALTIME_MAX_SUBSCRIPTIONS subscriptions. */
+  /** A connection may hold REALTIME_MAX_SUBSCRIPTIONS subscriptions, a client IP REALTIME_MAX_SUBSCRIPTIONS_PER_IP. */
   too_many_subscriptions: 429,
   /** A client IP may hold REALTIME_MAX_CONNECTIONS_PER_IP WebSockets. */
   too_many_connections: 429,

@@ -8,7 +8,7 @@
  *   retention (realtime.trim), the batched policy check (realtime.authorize), and
  *   realtime.captured / realtime.cursors for other consumers of the log (database webhooks);
  * - metrics: connections, subscriptions, changes captured and delivered, delivery lag;
- * - error codes: realtime_disabled, resume_gap, too_many_subscriptions, too_many_connections,
+ * - error codes: realtime_disabled, resume_gap, too_many_subscriptions, too_many_connections, rate_limited,
  *   table_not_found, column_not_found, permission_denied, invalid_parameter, invalid_value,
  *   invalid_json, invalid_request, invalid_token, token_expired, unauthorized, forbidden.
  * Depends on db, http and the schema cache; the principal arrives as for REST (app.ts hands in

@@ -20,25 +20,27 @@
 //   replays of a 30,000-change log; R5: 1,500 padded 62 KB subscribe messages on one connection;
 //   R6: 1,000 anon subscriptions with distinct `ilike` filters, then 20 writes and reads).
 //   BENCH_ATTACKS_SMALL=1 (the smoke test, bench/run.pglite.test.ts) runs each at a small size
-//   for 2 s, on one server while it answers: it shows the bench works, its figures mean nothing.
-// Loopback only: R2's webhook calls a receiver this script starts on 127.0.0.1.
+//   for 1 s, all on the seeded server while it answers: it shows the bench works, its figures
+//   mean nothing.
+// Loopback only: R2's webhook calls a receiver this script starts on 127.0.0.1. BENCH_SERVER
+// (another build's packages/server/dist/main.js) is measured instead of this one's, as in run.mjs.
 // Nothing is compared with a constant here: the goal is printed beside the figures.
 import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import WebSocket from 'ws';
 
 const SMALL = process.env.BENCH_ATTACKS_SMALL === '1';
-const WINDOW_MS = 1000 * Number(process.env.BENCH_ATTACK_SECONDS ?? (SMALL ? 2 : 15));
+const WINDOW_MS = 1000 * Number(process.env.BENCH_ATTACK_SECONDS ?? (SMALL ? 1 : 15));
 /** A server of its own for each attack; the smoke run shares one while it answers. */
 const FRESH = process.env.BENCH_ATTACKS_FRESH ? process.env.BENCH_ATTACKS_FRESH === '1' : !SMALL;
 const HEALTH_TIMEOUT_MS = Number(process.env.BENCH_HEALTH_TIMEOUT_MS ?? 5000);
-const IDLE_MS = SMALL ? 1000 : 5000;
+const IDLE_MS = SMALL ? 500 : 5000;
 const POLL_MS = 50;
 const GOAL_MS = 250;
 /** The review's sizes, and the smoke test's. */
@@ -79,26 +81,25 @@ function freePort() {
 async function startServer(root, dataDir) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const proc = spawn(
-    process.execPath,
-    [join(root, 'packages/server/dist/main.js'), 'start', '--port', String(port), '--data-dir', dataDir],
-    {
-      env: {
-        ...process.env,
-        LOG_LEVEL: 'warn',
-        HOST: '127.0.0.1',
-        PUBLIC_URL: `http://localhost:${port}`,
-        PLINTH_PUBLIC_KEY: PK,
-        PLINTH_SECRET_KEY: SK,
-        // R2's receiver is on the loopback (the review's public address is never used here).
-        WEBHOOK_ALLOW_PRIVATE: 'true',
-        // Argon2 at its cheapest for the two sign-ups (the attacks are measured, not hashing).
-        AUTH_ARGON2_MEMORY_KIB: '1024',
-        AUTH_ARGON2_TIME_COST: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const main = resolve(process.env.BENCH_SERVER ?? join(root, 'packages/server/dist/main.js'));
+  // The embedded database, one process: whatever the caller's environment points at.
+  const { DATABASE_URL: _db, REDIS_URL: _redis, WORKERS: _workers, ...callers } = process.env;
+  const proc = spawn(process.execPath, [main, 'start', '--port', String(port), '--data-dir', dataDir], {
+    env: {
+      ...callers,
+      LOG_LEVEL: 'warn',
+      HOST: '127.0.0.1',
+      PUBLIC_URL: `http://localhost:${port}`,
+      PLINTH_PUBLIC_KEY: PK,
+      PLINTH_SECRET_KEY: SK,
+      // R2's receiver is on the loopback (the review's public address is never used here).
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      // Argon2 at its cheapest for the two sign-ups (the attacks are measured, not hashing).
+      AUTH_ARGON2_MEMORY_KIB: '1024',
+      AUTH_ARGON2_TIME_COST: '1',
     },
-  );
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let tail = '';
   const keep = (d) => {
     tail = (tail + d).slice(-4000);
@@ -551,24 +552,24 @@ const ATTACKS = [
 ];
 
 /**
- * Servers for the attacks, started on copies of the seeded data dir: a new one for each attack
- * (`fresh`), or in the smoke run one for all of them while it answers (seven PGlite starts
- * would be most of the smoke test's time). `release` stops a server unless it is to be shared
- * and still answers; resolves with how it ended, or null while it stays up.
+ * Servers for the attacks: a new one for each attack, on a copy of the seeded data dir
+ * (`fresh`); or, in the smoke run, the seeded server itself for all of them while it answers
+ * (seven PGlite starts would be most of the smoke test's time). `release` stops a server unless
+ * it is the shared one and still answers; resolves with how it ended, or null while it stays up.
  */
-function attackServers(root, template, fresh) {
-  let shared = null;
+function attackServers(root, template, seeded) {
+  let shared = seeded;
   const dirs = new Map();
   return {
     async take() {
       if (shared) return shared;
+      if (seeded) throw new Error('the shared server stopped answering after an earlier attack');
       const dataDir = mkdtempSync(join(tmpdir(), 'plinth-bench-attack-'));
       tempDirs.add(dataDir);
       cpSync(template, dataDir, { recursive: true });
       try {
         const server = await startServer(root, dataDir);
         dirs.set(server, dataDir);
-        if (!fresh) shared = server;
         return server;
       } catch (err) {
         rmSync(dataDir, { recursive: true, force: true });
@@ -577,13 +578,16 @@ function attackServers(root, template, fresh) {
       }
     },
     async release(server, last) {
-      if (!fresh && !last && server.proc.exitCode === null && (await get(`${server.base}/health`, HEALTH_TIMEOUT_MS)).ok) return null;
+      if (server === shared && !last && server.proc.exitCode === null && (await get(`${server.base}/health`, HEALTH_TIMEOUT_MS)).ok)
+        return null;
       if (server === shared) shared = null;
       const how = await stopServer(server);
       const dataDir = dirs.get(server);
-      rmSync(dataDir, { recursive: true, force: true });
-      tempDirs.delete(dataDir);
-      dirs.delete(server);
+      if (dataDir) {
+        rmSync(dataDir, { recursive: true, force: true });
+        tempDirs.delete(dataDir);
+        dirs.delete(server);
+      }
       return how;
     },
   };
@@ -654,7 +658,7 @@ export async function benchAttacks({ root, log = console.log }) {
     );
     const first = await startServer(root, template);
     let idle;
-    let stopped;
+    let stopped = null;
     try {
       await sql(first.base, SCHEMA);
       await settle(first.base);
@@ -662,12 +666,13 @@ export async function benchAttacks({ root, log = console.log }) {
       await sleep(IDLE_MS); // idle: the definition of the figure, not a wait for something
       idle = await poller.stop();
     } finally {
-      stopped = await stopServer(first);
+      // Stopped cleanly, its data dir is copied for each attack (the smoke run keeps it up).
+      if (FRESH || !idle) stopped = await stopServer(first);
     }
-    if (stopped !== 'stopped') throw new Error(`the seeded server ${stopped}: its data dir cannot be copied`);
+    if (stopped !== null && stopped !== 'stopped') throw new Error(`the seeded server ${stopped}: its data dir cannot be copied`);
     log(`  idle /health worst ${shown(idle)}, median ${idle.medianMs} ms over ${idle.polls} polls`);
     const attacks = [];
-    const place = attackServers(root, template, FRESH);
+    const place = attackServers(root, template, FRESH ? null : first);
     for (const [i, attack] of ATTACKS.entries()) attacks.push(await runAttack(place, attack, i === ATTACKS.length - 1, log));
     const measured = attacks.filter((a) => a.worstMs !== null && a.worstMs !== undefined);
     const worst = measured.length ? measured.reduce((w, a) => (a.worstMs > w.worstMs ? a : w)) : null;

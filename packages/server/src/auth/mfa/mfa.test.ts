@@ -348,6 +348,24 @@ describe('a factor enrolled from the password alone (review round 3, R9)', () =>
     expect((await rest(aal2.json().access_token)).statusCode).toBe(200);
   });
 
+  it('two first verifications at once (the owner and the attacker): one factor ends verified, the other is gone', async () => {
+    const addr = email('r9race');
+    const owner = (await signUp(t, addr)).session;
+    const att = await signIn(t, addr);
+    const enrol = async (token: string) =>
+      (await call(t, 'POST', 'factors', { factor_type: 'totp' }, asUser(t, token))).json() as { id: string; totp: { secret: string } };
+    const [mine, theirs] = [await enrol(owner.access_token), await enrol(att.access_token)];
+    nextStep();
+    const [a, b] = [await challenge(owner.access_token, mine.id), await challenge(att.access_token, theirs.id)];
+    const at = (token: string, f: typeof mine, ch: string) =>
+      call(t, 'POST', `factors/${f.id}/verify`, { challenge_id: ch, code: totpCode(f.totp.secret, t.clock.now()) }, asUser(t, token));
+    const results = await Promise.all([at(owner.access_token, mine, a), at(att.access_token, theirs, b)]);
+    expect(results.map((r) => r.statusCode).sort()).toEqual([200, 400]);
+    const userId = (decodeJwt(owner.access_token) as { sub: string }).sub;
+    const left = await t.db.query<{ status: string }>('select status from auth.mfa_factors where user_id = $1', [userId]);
+    expect(left.rows.map((r) => r.status)).toEqual(['verified']);
+  });
+
   it('with a verified factor, verifying another, never-verified one needs aal2 (it is an enrolment)', async () => {
     const { addr, secret, aal2, factor } = await enrolled(email('r9b'));
     // A pending factor (enrolled at aal2 here; left from before this rule, or from a race, elsewhere).

@@ -164,6 +164,9 @@ export function createMfaService(deps: AuthDeps, sessions: SessionService) {
       let failed = false;
       try {
         return await stepUp(who, 'totp', client, async (tx, now) => {
+          // A user's verifications one at a time (as enrolments are): of two factors verified
+          // at once for a user without one, the first removes the other, which then fails.
+          await tx.query('select 1 from auth.users where id = $1 for update', [who.userId]);
           const { rows } = await tx.query<{ secret: string; last_step: string | null; failures: number; status: string; live: boolean }>(
             `select f.secret, f.last_step::text as last_step, c.failures, f.status,
                (c.done_at is null and c.expires_at > $4::timestamptz and c.failures < $5) as live

@@ -22,6 +22,8 @@ export function clearedCookie(secure: boolean): string {
  * its rule, `ROLE_RIGHTS` of packages/shared). The secret key may do everything.
  * - `manage`: every management route; a `viewer` reads only.
  * - `sql`: the SQL runner; not a `viewer` (the runner is no sandbox: docs/security.md).
+ * - `inbox`: the dev inbox, as `sql`: its messages hold reset and sign-in links, which would let
+ *   a `viewer` (reads only) take over end-users (review round 3, R10).
  * - `team`: admins, invitations, the audit log, signing keys: `owner` and `admin`.
  * - `owners`: making an admin (an owner) or setting any admin's password: `owner` only (and the
  *   secret key: `plinth admin` through a running server).
@@ -38,9 +40,22 @@ export function createGuards(callers: CallerGuards, options: { publicOrigin: str
       throw new ApiError('csrf_rejected', 'Refused: console sign-in is accepted from the console page only.');
     }
   };
+  const sql = callers.operator('sql');
+  const inbox = async (req: FastifyRequest, _reply?: FastifyReply) => {
+    try {
+      await sql(req);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.code !== 'forbidden' || !req.admin) throw err;
+      throw new ApiError(
+        'forbidden',
+        `Your console role (${req.admin.role}) may not read the dev inbox: its messages hold sign-in and reset links.`,
+      );
+    }
+  };
   return {
     manage: callers.operator(),
-    sql: callers.operator('sql'),
+    sql,
+    inbox,
     team: callers.operator('manageAdmins'),
     owners: callers.operator('manageOwners'),
     admin,

@@ -36,14 +36,14 @@ const audit = (action: string) => ({ config: { audit: action } });
  * on the line, run at `onRequest` so a refused request never has its body parsed, and the
  * audit log's name of every change.
  * - `manage`: the secret key, or a console admin (a `viewer` reads only);
- * - `sql`: the secret key, or a console admin but a `viewer` (the runner and its saved queries,
- *   the dev inbox);
+ * - `sql`: the secret key, or a console admin but a `viewer` (the runner and its saved queries);
+ * - `inbox`: as `sql`, for the dev inbox (it holds sign-in links);
  * - `team`: the secret key, or an `owner` or `admin` (admins, invitations, audit, signing keys);
  * - `admin`: the admin cookie only; `origin`: no credential, but only from our own pages.
  * Storage buckets and objects join this table's rules through http/guards.ts.
  */
 export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers): void {
-  const { manage, sql: runner, team: teamOnly, owners, admin, origin } = guards;
+  const { manage, sql: runner, inbox, team: teamOnly, owners, admin, origin } = guards;
   const { session, team, audit: auditEntries, signingKeys, accounts, backups, sql, saved, settings, messages, users, metrics } = h;
 
   // Console admins and their team (§4.1)
@@ -124,7 +124,7 @@ export function registerAdminRoutes(app: App, guards: Guards, h: AdminHandlers):
   app.get('/api/v1/messages', { onRequest: manage, schema: { querystring: MessageListParams } }, messages.log);
   // The dev inbox holds reset and sign-in links: reading it can take over end-users, so it is not
   // a `viewer`'s (reads only), but the SQL runner's roles' (developer and up) and the secret key's.
-  app.get('/api/v1/dev/inbox', { onRequest: runner, schema: { querystring: MessageListParams } }, messages.devInbox);
+  app.get('/api/v1/dev/inbox', { onRequest: inbox, schema: { querystring: MessageListParams } }, messages.devInbox);
   app.post('/api/v1/email/test', { onRequest: manage, schema: { body: TestEmailBody }, ...audit('email.test') }, messages.testEmail);
   app.post('/api/v1/email/preview', { onRequest: manage, schema: { body: PreviewBody } }, messages.preview);
   app.get(

@@ -319,6 +319,13 @@ describe('what each role may do', () => {
     }
   });
 
+  it('a viewer refused the dev inbox is told why (its messages hold sign-in links)', async () => {
+    const viewer = await as('viewer');
+    const res = await req('GET', '/api/v1/dev/inbox', viewer.headers);
+    expect([res.statusCode, res.json().code]).toEqual([403, 'forbidden']);
+    expect(res.json().message).toBe('Your console role (viewer) may not read the dev inbox: its messages hold sign-in and reset links.');
+  });
+
   it("the table browser's cookie reads rows as the secret key for every role (no policy opens them), never from another site", async () => {
     const viewer = await as('viewer');
     const rows = await req('GET', '/api/v1/db/team_rows?order=id', viewer.headers);

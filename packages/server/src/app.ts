@@ -124,7 +124,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     const schema = await createSchemaCache(db, log);
     // OpenID Connect providers' documents: one cache for sign-in and for the check of a settings
     // change, so a provider saved a moment ago signs in without asking again.
-    const discovery = oidcDiscovery({ clock, log });
+    const discovery = oidcDiscovery({ clock, log, publicUrl: config.publicUrl });
     const settings = await createSettingsStore(db, { publicUrl: config.publicUrl, log, check: oidcSettingsCheck(discovery) });
     const metrics = createMetrics({ processMetrics: options.processMetrics });
     const app = await createHttpServer({

@@ -16,6 +16,7 @@ export {
   type LookupFunction,
   RefusedAddressError,
 } from './address.js';
+export { createGuardedFetch, type GuardedFetch, type GuardedInit, UnreachableError } from './guarded-fetch.js';
 export { type Clock, iso, isoSql, systemClock } from './clock.js';
 export { randomDigits, randomToken, safeEqual, sha256 } from './crypto.js';
 export { singleFlight } from './single-flight.js';

@@ -218,7 +218,7 @@ export function createOAuthService(deps: AuthDeps, sessions: SessionService, end
     const jwksUri = meta.jwks_uri;
     await verifyIdToken(tokenSet.id_token, {
       algorithms: allowedAlgs(meta),
-      keys: (refresh) => discovery.keys(jwksUri, refresh ? { refresh: true } : { allowStale: true }),
+      keys: (refresh) => discovery.keys(jwksUri, { ...(refresh ? { refresh: true } : { allowStale: true }), builtIn: !r.oidc }),
       // Microsoft's issuer is a template (…/{tenantid}/v2.0) that openid-client fills from the
       // token; for the built-in providers openid-client's issuer check is the one that counts.
       expect: { issuer: r.oidc?.issuer ?? null, clientId: config.clientMetadata().client_id, nonce },

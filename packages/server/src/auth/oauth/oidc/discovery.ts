@@ -1,8 +1,8 @@
-import { isLoopbackHttp, type OidcProviderSettings } from '@plinth/shared';
+import { isLoopback, isLoopbackHttp, type OidcProviderSettings } from '@plinth/shared';
 import type { JSONWebKeySet, JWK } from 'jose';
 import type * as oidc from 'openid-client';
 import type { Logger } from 'pino';
-import type { Clock } from '../../../lib/index.js';
+import { type Clock, createGuardedFetch, type GuardedFetch } from '../../../lib/index.js';
 import { FetchProblem, jsonCache } from './http-cache.js';
 
 export type OidcProblemCode = 'oidc_unreachable' | 'oidc_issuer_mismatch' | 'oidc_unsupported';
@@ -127,30 +127,45 @@ const TIMEOUT_MS = 10_000;
 
 /**
  * Discovery documents and key sets of OpenID Connect providers, cached by their HTTP caching
- * headers (http-cache.ts) and shared by sign-in, the test sign-in and the settings check.
- * @example const discovery = oidcDiscovery({ clock, log }); const meta = await discovery.metadata('https://sso.example.com');
+ * headers (http-cache.ts) and shared by sign-in, the test sign-in and the settings check. Every
+ * request to a provider (these, and openid-client's token and userinfo calls through `fetch`)
+ * goes through the address guard (lib/guarded-fetch.ts): no loopback, private, link-local or
+ * metadata address, except loopback while `publicUrl` is itself loopback (a provider on the
+ * developer's machine). A refused address is only "could not be reached" (docs/security.md).
+ * @example const discovery = oidcDiscovery({ clock, log, publicUrl }); const meta = await discovery.metadata('https://sso.example.com');
  */
-export function oidcDiscovery(opts: { clock: Clock; log: Logger; timeoutMs?: number }) {
-  const cache = jsonCache({
-    clock: opts.clock,
-    timeoutMs: opts.timeoutMs ?? TIMEOUT_MS,
-    onStale: (url, err) => opts.log.warn({ url, err: err.message }, 'oidc: provider unreachable, using its cached document'),
-  });
-  const fetched = async (url: string, options: { refresh?: boolean; allowStale?: boolean }) => {
+export function oidcDiscovery(opts: { clock: Clock; log: Logger; publicUrl: string; timeoutMs?: number; fetch?: GuardedFetch }) {
+  const guarded = opts.fetch ?? createGuardedFetch({ allowLoopback: isLoopback(opts.publicUrl) });
+  const cacheOf = (fetch?: GuardedFetch) =>
+    jsonCache({
+      clock: opts.clock,
+      timeoutMs: opts.timeoutMs ?? TIMEOUT_MS,
+      fetch,
+      onStale: (url, err) => opts.log.warn({ url, err: err.message }, 'oidc: provider unreachable, using its cached document'),
+    });
+  const cache = cacheOf(guarded);
+  // The built-in providers' key sets: their endpoints are the operator's (OAUTH_<PROVIDER>_URL), not a setting.
+  const builtIn = cacheOf();
+  const fetched = async (url: string, options: { refresh?: boolean; allowStale?: boolean; builtIn?: boolean }) => {
     try {
-      return await cache.get(url, options);
+      return await (options.builtIn ? builtIn : cache).get(url, options);
     } catch (err) {
       if (err instanceof FetchProblem) throw new OidcProblem('oidc_unreachable', err.message);
       throw err;
     }
   };
   return {
+    /** The guarded fetch every request to a provider goes through (openid-client's `customFetch`). */
+    fetch: guarded,
     /** The provider's checked metadata. `allowStale`: sign-in rides out an outage of the provider on a copy up to a day old. */
     async metadata(issuer: string, options: { allowStale?: boolean } = {}): Promise<oidc.ServerMetadata> {
       return checkMetadata(issuer, await fetched(discoveryUrl(issuer), options));
     },
-    /** The key set at `jwksUri`; `refresh` asks the provider again even when the copy is fresh. */
-    async keys(jwksUri: string, options: { refresh?: boolean; allowStale?: boolean } = {}): Promise<JSONWebKeySet> {
+    /**
+     * The key set at `jwksUri`; `refresh` asks the provider again even when the copy is fresh;
+     * `builtIn`: a built-in provider's (Google, Microsoft…), whose URLs no setting chooses, unguarded.
+     */
+    async keys(jwksUri: string, options: { refresh?: boolean; allowStale?: boolean; builtIn?: boolean } = {}): Promise<JSONWebKeySet> {
       const jwks = await fetched(jwksUri, options);
       signingKeys(jwks, ID_TOKEN_ALGS);
       return jwks as JSONWebKeySet;

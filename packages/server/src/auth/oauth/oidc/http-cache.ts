@@ -1,4 +1,4 @@
-import type { Clock } from '../../../lib/index.js';
+import { type Clock, type GuardedFetch, UnreachableError } from '../../../lib/index.js';
 
 /** Kept this long when the answer has no caching headers (RFC 9111 §4.2.2 lets a cache choose). */
 export const DEFAULT_FRESH_MS = 60 * 60 * 1000;
@@ -53,9 +53,11 @@ interface Entry {
  * are served without a request, stale ones revalidated (`If-None-Match`, `If-Modified-Since`),
  * a stale copy used for up to a day while the server is unreachable, and concurrent requests for
  * one URL share one fetch. Redirects are not followed (an issuer's documents live at its own URLs).
+ * `fetch`: the server's guarded one (lib/guarded-fetch.ts: the address guard, docs/security.md).
  * @example const cache = jsonCache({ clock, timeoutMs: 10_000 }); const doc = await cache.get(url);
  */
-export function jsonCache(opts: { clock: Clock; timeoutMs: number; onStale?: (url: string, err: Error) => void }) {
+export function jsonCache(opts: { clock: Clock; timeoutMs: number; fetch?: GuardedFetch; onStale?: (url: string, err: Error) => void }) {
+  const get = opts.fetch ?? fetch;
   const entries = new Map<string, Entry>();
   const inflight = new Map<string, Promise<unknown>>();
 
@@ -65,8 +67,10 @@ export function jsonCache(opts: { clock: Clock; timeoutMs: number; onStale?: (ur
     if (old?.lastModified) headers['if-modified-since'] = old.lastModified;
     let res: Response;
     try {
-      res = await fetch(url, { headers, redirect: 'manual', signal: AbortSignal.timeout(opts.timeoutMs) });
+      res = await get(url, { headers, redirect: 'manual', signal: AbortSignal.timeout(opts.timeoutMs) });
     } catch (err) {
+      // The address guard's refusal says no more than this (no port or TLS detail: not a scanner).
+      if (err instanceof UnreachableError) throw new FetchProblem(`${url} could not be reached`);
       const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
       throw new FetchProblem(
         `${url} could not be reached (${cause === 'TimeoutError' ? `no answer within ${opts.timeoutMs / 1000} s` : cause})`,

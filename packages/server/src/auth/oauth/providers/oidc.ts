@@ -83,6 +83,8 @@ export function oidcProvider(conf: OidcProviderSettings, discovery: OidcDiscover
           ? oidc.ClientSecretPost(s.client_secret)
           : oidc.ClientSecretBasic(s.client_secret);
       const config = new oidc.Configuration(meta, s.client_id, undefined, auth);
+      // Token and userinfo calls through the address guard, as discovery and the key set.
+      config[oidc.customFetch] = discovery.fetch as oidc.CustomFetch;
       if (isLoopbackHttp(s.issuer)) oidc.allowInsecureRequests(config);
       config.timeout = 10;
       return config;

@@ -73,6 +73,12 @@ describe('restore size limit', () => {
     expect(written(into)).toBeLessThanOrEqual(2 ** 20);
   });
 
+  it('a manifest too large to be one is refused before it is read into memory', async () => {
+    const file = join(tmp(), 'big-manifest.tar.gz');
+    writeFileSync(file, gzipSync(tar([['plinth-backup.json', Buffer.alloc(2 ** 20, 32)]])));
+    await expect(restoreBackup(file, join(tmp(), 'data'))).rejects.toThrow(/is not a Plinth backup \(its plinth-backup\.json is 1 MiB\)/);
+  });
+
   it('a file larger than the limit is refused before anything is unpacked', async () => {
     const file = backup(1000);
     const into = join(tmp(), 'data');

@@ -28,6 +28,7 @@ const MANIFEST = 'plinth-backup.json';
  * to 4.8 MiB (docs/operations.md); 10 GiB leaves room for the disk backend's files.
  */
 export const RESTORE_MAX_BYTES = 10 * 2 ** 30;
+const MAX_MANIFEST = 64 * 1024;
 
 /** A size for people: `10 GiB`, `512 MiB`, `300 KiB`, `12 bytes`. */
 export function bytesText(n: number): string {
@@ -203,6 +204,8 @@ export async function restoreBackup(file: string, dataDir: string, options: { ma
       if (entry.type !== 'file') continue;
       if (!manifest) {
         if (entry.name !== MANIFEST) throw new Error(`${file} is not a Plinth backup (it does not start with ${MANIFEST})`);
+        // Read into memory, so bounded (one is about 200 bytes): a huge one is no manifest.
+        if (entry.size > MAX_MANIFEST) throw new Error(`${file} is not a Plinth backup (its ${MANIFEST} is ${bytesText(entry.size)})`);
         const chunks: Buffer[] = [];
         for await (const c of entry.body) chunks.push(c);
         const m = JSON.parse(Buffer.concat(chunks).toString('utf8')) as BackupManifest;

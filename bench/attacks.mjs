@@ -47,14 +47,34 @@ const POLL_MS = 50;
 const GOAL_MS = 250;
 /** The review's sizes, and the smoke test's. */
 const SIZE = SMALL
-  ? { r1Wildcards: 4, r1Value: 20, r2Repeat: 200, r3Wildcards: 2, r3Guesses: 2, r4Rows: 300, r4Connections: 2, r4PerConnection: 5 }
-  : { r1Wildcards: 12, r1Value: 60, r2Repeat: 14_000, r3Wildcards: 5, r3Guesses: 4, r4Rows: 30_000, r4Connections: 5, r4PerConnection: 20 };
-Object.assign(
-  SIZE,
-  SMALL
-    ? { r5Messages: 30, r6Connections: 2, r6PerConnection: 10, r6Writes: 3 }
-    : { r5Messages: 1500, r6Connections: 10, r6PerConnection: 100, r6Writes: 20 },
-);
+  ? {
+      r1Wildcards: 4,
+      r1Value: 20,
+      r2Repeat: 200,
+      r3Wildcards: 2,
+      r3Guesses: 2,
+      r4Rows: 300,
+      r4Connections: 2,
+      r4PerConnection: 5,
+      r5Messages: 30,
+      r6Connections: 2,
+      r6PerConnection: 10,
+      r6Writes: 3,
+    }
+  : {
+      r1Wildcards: 12,
+      r1Value: 60,
+      r2Repeat: 14_000,
+      r3Wildcards: 5,
+      r3Guesses: 4,
+      r4Rows: 30_000,
+      r4Connections: 5,
+      r4PerConnection: 20,
+      r5Messages: 1500,
+      r6Connections: 10,
+      r6PerConnection: 100,
+      r6Writes: 20,
+    };
 const PK = 'pk_bench_public_key_0123456789abcdef0123456789abcdef';
 const SK = 'sk_bench_secret_key_0123456789abcdef0123456789abcdef';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -2,7 +2,7 @@
 //   console → sdk → shared; server → shared; in the console only main.tsx imports router.tsx.
 //   inside the server: lib ← config ← {http, db, messaging} ← settings ← {rest, auth, storage} ← {admin, realtime, webhooks} ← app.ts ← {cli, main.ts}
 //   (value imports; a type-only import may point anywhere as long as it closes no cycle);
-//   rest never imports auth;
+//   rest never imports auth; realtime and webhooks never import each other (type imports included);
 //   an area is imported only through its index.ts (type imports too): no deep imports;
 //   no cycle between areas, type-only imports included;
 //   inside an area, no cycle between the sub-folders of one folder (auth/accounts and
@@ -23,6 +23,8 @@ const LAYER = {
   rest: 4,
   auth: 4,
   storage: 4,
+  // What realtime and webhooks share (the linear LIKE matcher of their filters): below both.
+  changes: 4,
   admin: 5,
   // Beside rest (it reads the schema cache), depending on db and http, never on auth or admin.
   realtime: 5,
@@ -121,6 +123,9 @@ for (const pkg of ['shared', 'sdk', 'console', 'server']) {
       const targetRel = relative(join(root, 'packages/server/src'), target.replace(/\.js$/, '.ts'));
       if (!SINGLE.has(to) && targetRel !== `${to}/index.ts`) {
         problems.push(`${where}: imports ${to} past its index.ts (${spec})`);
+      }
+      if ((from === 'realtime' && to === 'webhooks') || (from === 'webhooks' && to === 'realtime')) {
+        problems.push(`${where}: realtime and webhooks never import each other, type imports included (what they share lives in changes/)`);
       }
       if (typeOnly) continue;
       if (from === 'rest' && to === 'auth') problems.push(`${where}: rest never imports auth`);

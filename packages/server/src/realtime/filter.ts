@@ -6,6 +6,7 @@
  * with the policies (authorize.ts), so no operator is decided differently from a REST read.
  */
 import { ApiError } from '../http/index.js';
+import { LIKE_MEMORY_BUDGET, likeMatch, likeWildcardProblem, parseLike } from '../changes/index.js';
 import type { Db } from '../db/index.js';
 import { arrayLiteral, type ColumnInfo, type Condition, type Filter, parseQuery, quoteIdent, type TableInfo } from '../rest/index.js';
 
@@ -34,19 +35,6 @@ const TEXT = new Set(['text', 'varchar']);
 const COMPARE = { eq: '=', neq: '<>', gt: '>', lt: '<', gte: '>=', lte: '<=', like: 'like', ilike: 'ilike' } as const;
 
 type Test = (raw: string | undefined) => Verdict;
-
-/** A LIKE pattern (backslash escapes, as PostgreSQL's default) as a regular expression. */
-function likeRegex(pattern: string): RegExp {
-  let out = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === '\\' && i + 1 < pattern.length) out += pattern[++i].replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-    else if (c === '%') out += '[\\s\\S]*';
-    else if (c === '_') out += '[\\s\\S]';
-    else out += c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  }
-  return new RegExp(`^${out}$`, 'u');
-}
 
 const bigint = (text: string) => BigInt(text);
 
@@ -86,8 +74,12 @@ function memoryTest(f: RealtimeFilter, col: ColumnInfo, canonical: string[]): Te
     }
     case 'like': {
       if (!TEXT.has(udt)) return null;
-      const re = likeRegex(f.value);
-      return (raw) => (raw === undefined ? null : raw !== 'null' && re.test(JSON.parse(raw) as string));
+      const pattern = parseLike(f.value);
+      // Past the budget, PostgreSQL decides (with the policy, off the event loop).
+      return (raw) =>
+        raw === undefined || raw.length * pattern.width > LIKE_MEMORY_BUDGET
+          ? null
+          : raw !== 'null' && likeMatch(pattern, JSON.parse(raw) as string);
     }
     default:
       return null;
@@ -158,6 +150,8 @@ export async function compileFilter(db: Db, table: TableInfo, text: string | nul
     const f = plainFilter(c);
     const col = table.columns.get(f.column);
     if (!col) throw new ApiError('column_not_found', `The table "${table.name}" has no column "${f.column}".`, { column: f.column });
+    const wild = f.op === 'like' || f.op === 'ilike' ? likeWildcardProblem(f.value) : null;
+    if (wild) throw new ApiError('invalid_value', `${f.op}.${f.column}: ${wild}`, { field: 'filter' });
     if (f.op === 'is' && f.value !== 'null' && col.udt !== 'bool') {
       throw new ApiError('invalid_value', `is.${f.column}=${f.value} needs a boolean column.`, { field: 'filter' });
     }

@@ -16,6 +16,7 @@
  * `fts` and JSON paths need the database and are refused.
  */
 import { dbErrorKind, type Queryable } from '../db/index.js';
+import { likeWildcardProblem, likeMatch, parseLike } from '../changes/index.js';
 import { type ColumnInfo, type Condition, type Filter, parseQuery, type TableInfo } from '../rest/index.js';
 
 /** A filter that cannot be used: its message names the filter's problem (shown on the `filter` field). */
@@ -229,20 +230,6 @@ const unicodeLower = (s: string) => Array.from(s, (c) => (c === '\u0130' ? 'i' :
 /** À, É, dotted capital I, capital sigma, the Kelvin sign: where the foldings differ. */
 const FOLD_PROBE = '\u00c0\u00c9\u0130\u03a3\u212aQ';
 
-/** A LIKE pattern (backslash escapes, as PostgreSQL's default) as a regular expression. */
-function likeRegex(pattern: string): RegExp {
-  let out = '';
-  const quote = (c: string) => c.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === '\\' && i + 1 < pattern.length) out += quote(pattern[++i]);
-    else if (c === '%') out += '[\\s\\S]*';
-    else if (c === '_') out += '[\\s\\S]';
-    else out += quote(c);
-  }
-  return new RegExp(`^${out}$`, 'u');
-}
-
 /** SQL's three-valued answer: null is unknown (a comparison with NULL). */
 type Tri = boolean | null;
 type Test = (raw: string | undefined) => Tri;
@@ -296,6 +283,8 @@ export async function compileFilter(db: Queryable, table: TableInfo, text: strin
     if (/->|::/.test(f.column)) throw new FilterError(`${f.column}: JSON paths cannot be used in a webhook filter; filter on a column.`);
     const col = table.columns.get(f.column);
     if (!col) throw new FilterError(`The table "${table.name}" has no column "${f.column}".`);
+    const wild = f.op === 'like' || f.op === 'ilike' ? likeWildcardProblem(f.value) : null;
+    if (wild) throw new FilterError(`${f.op}.${f.column}: ${wild}`);
     const family = familyOf(col);
     const value = f.op === 'is' ? f.value : '';
     if (!allowed(f.op, family, value)) {
@@ -383,10 +372,10 @@ export async function compileFilter(db: Queryable, table: TableInfo, text: strin
       case 'like':
       case 'ilike': {
         const lower = f.op === 'like' ? (s: string) => s : folding === 'ascii' ? asciiLower : unicodeLower;
-        const re = likeRegex(lower(f.value));
+        const pattern = parseLike(lower(f.value));
         return {
           column: col.name,
-          test: (raw) => (raw === undefined || raw === 'null' ? null : re.test(lower(JSON.parse(raw) as string))),
+          test: (raw) => (raw === undefined || raw === 'null' ? null : likeMatch(pattern, lower(JSON.parse(raw) as string))),
         };
       }
       case 'in':

@@ -69,7 +69,10 @@ describe('first admin from the setup link', () => {
       const winner = a.statusCode === 200 ? a : b;
       const setCookie = String(winner.headers['set-cookie']);
       expect(setCookie).toMatch(/^plinth_admin=[\w-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=604800$/);
-      const me = await fresh.app.inject({ url: '/api/v1/admin/me', headers: { cookie: `plinth_admin=${cookieOf(setCookie)}` } });
+      const me = await fresh.app.inject({
+        url: '/api/v1/admin/me',
+        headers: { cookie: `plinth_admin=${cookieOf(setCookie)}`, 'x-plinth-admin': '1' },
+      });
       expect(me.json().admin.email).toBe(admins.rows[0].email);
 
       const again = await fresh.app.inject({
@@ -147,7 +150,7 @@ describe('login, me, keys, logout', () => {
 
   it('me and keys need the cookie (not the secret key); logout ends the session and clears the cookie', async () => {
     const cookie = await signedIn('keys@example.com');
-    const keys = await t.app.inject({ url: '/api/v1/admin/keys', headers: { cookie: `plinth_admin=${cookie}` } });
+    const keys = await t.app.inject({ url: '/api/v1/admin/keys', headers: { cookie: `plinth_admin=${cookie}`, 'x-plinth-admin': '1' } });
     expect(keys.json()).toEqual({ public_key: t.keys.publicKey, secret_key: t.keys.secretKey });
     expect(keys.headers['cache-control']).toBe('no-store');
     const withKey = await t.app.inject({ url: '/api/v1/admin/keys', headers: t.as.service });
@@ -162,13 +165,13 @@ describe('login, me, keys, logout', () => {
     });
     expect(out.statusCode).toBe(204);
     expect(String(out.headers['set-cookie'])).toMatch(/^plinth_admin=; .*Max-Age=0/);
-    const me = await t.app.inject({ url: '/api/v1/admin/me', headers: { cookie: `plinth_admin=${cookie}` } });
+    const me = await t.app.inject({ url: '/api/v1/admin/me', headers: { cookie: `plinth_admin=${cookie}`, 'x-plinth-admin': '1' } });
     expect(me.statusCode).toBe(401);
   });
 
   it('a session ends after 12 idle hours, and after 7 days however busy', async () => {
     const cookie = await signedIn('idle@example.com');
-    const me = () => t.app.inject({ url: '/api/v1/admin/me', headers: { cookie: `plinth_admin=${cookie}` } });
+    const me = () => t.app.inject({ url: '/api/v1/admin/me', headers: { cookie: `plinth_admin=${cookie}`, 'x-plinth-admin': '1' } });
     t.clock.advance(11 * 3600_000);
     expect((await me()).statusCode).toBe(200);
     t.clock.advance(11 * 3600_000); // 22 h after sign-in, 11 h after the last use
@@ -177,7 +180,7 @@ describe('login, me, keys, logout', () => {
     expect((await me()).statusCode).toBe(401);
 
     const busy = await signedIn('busy@example.com');
-    const use = () => t.app.inject({ url: '/api/v1/admin/me', headers: { cookie: `plinth_admin=${busy}` } });
+    const use = () => t.app.inject({ url: '/api/v1/admin/me', headers: { cookie: `plinth_admin=${busy}`, 'x-plinth-admin': '1' } });
     for (let h = 0; h < 7 * 24 - 10; h += 10) {
       t.clock.advance(10 * 3600_000);
       expect((await use()).statusCode).toBe(200);
@@ -221,12 +224,12 @@ describe('the management guard: secret key or cookie, and the CSRF rule of §6',
     expect([res.statusCode, res.json().code]).toEqual([403, 'csrf_rejected']);
   });
 
-  it('reads need no header; the secret key needs none either; other callers are refused', async () => {
+  it('reads need the header too (review round 3, R12), whatever their Origin; the secret key needs none; other callers are refused', async () => {
     const cookie = await signedIn('reader@example.com');
-    expect(
-      (await t.app.inject({ url: '/api/v1/project', headers: { cookie: `plinth_admin=${cookie}`, origin: 'http://localhost:3000' } }))
-        .statusCode,
-    ).toBe(200);
+    const read = (headers: Record<string, string>) =>
+      t.app.inject({ url: '/api/v1/project', headers: { cookie: `plinth_admin=${cookie}`, origin: 'http://localhost:3000', ...headers } });
+    expect((await read({})).json().code).toBe('csrf_rejected');
+    expect((await read({ 'x-plinth-admin': '1' })).statusCode).toBe(200);
     expect((await patch(t.as.service)).statusCode).toBe(200);
     // The console's SDK sends an empty apikey; the cookie still counts.
     expect((await patch({ cookie: `plinth_admin=${cookie}`, apikey: '', ...SAME_ORIGIN })).statusCode).toBe(200);

@@ -118,7 +118,8 @@ describe('ADMIN_EMAIL and ADMIN_PASSWORD at start (issue 19)', () => {
       p.proc.kill('SIGTERM');
       await p.exited;
     };
-    const me = (url: string, cookie: string) => fetch(`${url}/api/v1/admin/me`, { headers: { cookie } }).then((r) => r.status);
+    const me = (url: string, cookie: string) =>
+      fetch(`${url}/api/v1/admin/me`, { headers: { cookie, 'x-plinth-admin': '1' } }).then((r) => r.status);
 
     let p = await start('the first passphrase');
     const res = await login(p.url, 'boss@example.com', 'the first passphrase');

@@ -104,6 +104,6 @@ describe('GET /metrics', () => {
     });
     const cookie = String(login.headers['set-cookie']).match(/plinth_admin=([^;]*)/)?.[1];
     expect(cookie).toBeTruthy();
-    expect((await scrape({ cookie: `plinth_admin=${cookie}` })).body).toContain('plinth_http_requests_total');
+    expect((await scrape({ cookie: `plinth_admin=${cookie}`, 'x-plinth-admin': '1' })).body).toContain('plinth_http_requests_total');
   });
 });

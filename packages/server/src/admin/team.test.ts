@@ -72,7 +72,7 @@ describe('invitations', () => {
     const ok = await accept();
     expect(ok.statusCode, ok.body).toBe(200);
     expect(ok.json().admin).toMatchObject({ email: 'new@example.com', role: 'developer' });
-    const me = await req('GET', '/api/v1/admin/me', { cookie: cookieOf(ok.headers['set-cookie']) });
+    const me = await req('GET', '/api/v1/admin/me', { cookie: cookieOf(ok.headers['set-cookie']), 'x-plinth-admin': '1' });
     expect(me.json().admin).toMatchObject({
       email: 'new@example.com',
       role: 'developer',
@@ -346,7 +346,7 @@ describe('what each role may do', () => {
       ['viewer', false],
     ] as const) {
       const who = await as(role);
-      const keys = (await req('GET', '/api/v1/admin/keys', { cookie: who.headers.cookie })).json();
+      const keys = (await req('GET', '/api/v1/admin/keys', { cookie: who.headers.cookie, 'x-plinth-admin': '1' })).json();
       expect(keys.public_key).toBe(t.keys.publicKey);
       expect(keys.secret_key).toBe(secret ? t.keys.secretKey : null);
     }

@@ -38,21 +38,24 @@ export function isOwnOrigin(origin: string, req: FastifyRequest, publicOrigin: s
 
 /**
  * The rule of a request made with the console cookie, or null when it is followed:
- * - every method, GET included: a `Sec-Fetch-Site`, when sent, of `same-origin` or `none` (a
- *   typed URL, a bookmark). SameSite=Strict still sends the cookie from another port of the
- *   same host ("same-site"), where an `<img>`, `<video>` or `<script>` would load private
- *   objects with the secret key's rights;
- * - a change (any method but GET, HEAD, OPTIONS): also `X-Plinth-Admin: 1` (a header no form
- *   and no cross-origin fetch without a preflight can send), an `Origin`, when sent, of this
- *   server (`isOwnOrigin`), and a `Sec-Fetch-Site`, when sent, of `same-origin`.
- * @example cookieProblem(req, 'http://localhost:8080') // 'the request came from a same-site page'
+ * - every method, GET and HEAD included: `X-Plinth-Admin: 1`, a header no `<img>`, `<video>`,
+ *   `<script>`, link, form or cross-origin fetch without a preflight can send. SameSite=Strict
+ *   still sends the cookie from another port of the same host ("same-site"), and on a plain-http
+ *   host that is not localhost (`http://devbox.lan:8080`) browsers send no `Sec-Fetch-Site`, so
+ *   only this header tells the console's own requests from a subresource that would load private
+ *   objects with the secret key's rights (review round 3, R12). The console fetches previews and
+ *   downloads, with the header, into blob URLs;
+ * - every method: a `Sec-Fetch-Site`, when sent, of `same-origin` or `none`;
+ * - a change (any method but GET, HEAD, OPTIONS): also an `Origin`, when sent, of this server
+ *   (`isOwnOrigin`), and a `Sec-Fetch-Site`, when sent, of `same-origin`.
+ * @example cookieProblem(req, 'http://localhost:8080') // 'the X-Plinth-Admin: 1 header is missing'
  */
 export function cookieProblem(req: FastifyRequest, publicOrigin: string): string | null {
   const site = req.headers['sec-fetch-site'];
   const from = `the request came from a ${String(site).slice(0, 20)} page`;
   if (site !== undefined && site !== 'same-origin' && site !== 'none') return from;
-  if (SAFE.has(req.method)) return null;
   if (req.headers['x-plinth-admin'] !== '1') return 'the X-Plinth-Admin: 1 header is missing';
+  if (SAFE.has(req.method)) return null;
   const origin = req.headers.origin;
   if (origin !== undefined && !isOwnOrigin(origin, req, publicOrigin))
     return `the Origin ${String(origin).slice(0, 100)} is not this server's`;

@@ -8,6 +8,8 @@ import { type StorageServer, storageServer } from '../../test/storage.js';
 
 const OWN = 'http://localhost:8080'; // the harness's PUBLIC_URL
 const CONSOLE = { 'x-plinth-admin': '1', origin: OWN, 'sec-fetch-site': 'same-origin' };
+/** What every cookie request carries, reads included (review round 3, R12). */
+const HEADER = { 'x-plinth-admin': '1' };
 const PASSWORD = 'a long admin passphrase';
 
 let s: StorageServer;
@@ -46,12 +48,22 @@ describe('the admin cookie on storage', () => {
     const up = await s.upload('console-files', path, 'hello from the console', { ...cookie, ...CONSOLE });
     expect(up.statusCode, up.body).toBe(201);
     expect(up.json()).toMatchObject({ name, size: 22 });
-    expect((await list('console-files', cookie, 'docs')).json().map((e: { name: string }) => e.name)).toEqual(['ä b#1?%.txt']);
-    // A download is a GET: the cookie needs no header (a link the console renders).
-    const down = await s.get(`/api/v1/storage/object/console-files/${path}?download=${encodeURIComponent('ä b#1?%.txt')}`, cookie);
+    expect((await list('console-files', { ...cookie, ...HEADER }, 'docs')).json().map((e: { name: string }) => e.name)).toEqual([
+      'ä b#1?%.txt',
+    ]);
+    // A download is a GET with the header too (the console fetches it into a blob URL): a link
+    // or an <img> of another page cannot send it (review round 3, R12).
+    const down = await s.get(`/api/v1/storage/object/console-files/${path}?download=${encodeURIComponent('ä b#1?%.txt')}`, {
+      ...cookie,
+      ...HEADER,
+    });
     expect([down.statusCode, down.body]).toEqual([200, 'hello from the console']);
     expect(down.headers['content-disposition']).toContain("filename*=UTF-8''%C3%A4%20b%231%3F%25.txt");
-    const head = await s.app.inject({ method: 'HEAD', url: `/api/v1/storage/object/console-files/${path}`, headers: cookie });
+    const head = await s.app.inject({
+      method: 'HEAD',
+      url: `/api/v1/storage/object/console-files/${path}`,
+      headers: { ...cookie, ...HEADER },
+    });
     expect(head.headers['content-length']).toBe('22');
     const sign = await s.app.inject({
       method: 'POST',
@@ -124,18 +136,17 @@ describe('the admin cookie on storage', () => {
     for (const r of refusals) expect([r.statusCode, r.json().code], r.body).toEqual([403, 'csrf_rejected']);
     expect(await names('guarded')).toEqual(['kept.txt']);
     expect((await s.get('/api/v1/storage/object/guarded/kept.txt', s.as.service)).body).toBe('kept');
-    // Reads with the cookie need no header from the console's own pages; from another page
-    // (an <img> on another port of this host is same-site and carries the cookie) they are refused.
+    // Reads are refused alike: from another page (an <img> on another port of this host is
+    // same-site and carries the cookie), and without the header (review round 3, R12).
     const read = await list('guarded', { ...cookie, ...headers });
-    if (headers['sec-fetch-site'] === 'same-origin') expect(read.statusCode).toBe(200);
-    else expect([read.statusCode, read.json().code]).toEqual([403, 'csrf_rejected']);
+    expect([read.statusCode, read.json().code]).toEqual([403, 'csrf_rejected']);
   });
 
   it('refuses a session that was logged out, and a cookie that is no session at all', async () => {
     const cookie = await signedIn('gone@example.com');
     await s.bucket('after-logout');
     await s.upload('after-logout', 'a.txt', 'a', s.as.service);
-    expect((await list('after-logout', cookie)).statusCode).toBe(200);
+    expect((await list('after-logout', { ...cookie, ...HEADER })).statusCode).toBe(200);
     const out = await s.app.inject({ method: 'POST', url: '/api/v1/admin/logout', headers: { ...cookie, ...CONSOLE } });
     expect(out.statusCode).toBe(204);
     for (const c of [cookie, { cookie: 'plinth_admin=not-a-session-of-this-server' }]) {

@@ -1,6 +1,6 @@
 // Import-boundary lint (docs/architecture.md, dependency direction). Exits 1 and lists each violation.
 //   console → sdk → shared; server → shared; in the console only main.tsx imports router.tsx.
-//   inside the server: lib ← config ← {http, db, messaging} ← settings ← {rest, auth, storage} ← {admin, realtime, webhooks} ← app.ts ← {cli, main.ts}
+//   inside the server: lib ← config ← {http, db, messaging} ← settings ← {rest, auth, storage} ← changes ← {admin, realtime, webhooks} ← app.ts ← {cli, main.ts}
 //   (value imports; a type-only import may point anywhere as long as it closes no cycle);
 //   rest never imports auth; realtime and webhooks never import each other (type imports included);
 //   an area is imported only through its index.ts (type imports too): no deep imports;
@@ -23,8 +23,9 @@ const LAYER = {
   rest: 4,
   auth: 4,
   storage: 4,
-  // What realtime and webhooks share (the linear LIKE matcher of their filters): below both.
-  changes: 4,
+  // What realtime and webhooks share (filter evaluator, LIKE matcher, row splitter, change log,
+  // capture on/off): above rest (it reads the schema cache), below both consumers.
+  changes: 4.5,
   admin: 5,
   // Beside rest (it reads the schema cache), depending on db and http, never on auth or admin.
   realtime: 5,

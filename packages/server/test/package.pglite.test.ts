@@ -107,6 +107,8 @@ describe("README's 'Plinth in your app's folder', as written, in a folder beside
       expect(listing, f).toContain(f);
     }
     expect(listing.filter((f) => /\.ts$/.test(f) && !/\.d\.ts$/.test(f))).toEqual([]);
+    // The embedded database's template a new project copies, packed (db/template.ts).
+    expect(listing.filter((f) => /^package\/dist\/pglite-template\/[0-9a-f]{16}\.tar\.gz$/.test(f))).toHaveLength(1);
     expect(execFileSync('tar', ['tzf', join(packed, 'plinth-sdk-0.1.0.tgz')], { encoding: 'utf8' })).toMatch(/^package\/dist\/index\.js$/m);
 
     const app = join(work, 'my-app');

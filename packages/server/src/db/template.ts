@@ -2,13 +2,14 @@
  * The embedded database a new project starts from: a data dir made once (PGlite's initdb and
  * every system migration) and copied for each new project, instead of making and migrating
  * one at every first start (initdb alone took 8.4 s on the 2-core CI machine, the migrations
- * 0.8 s more; the copy takes ~0.1 s). It is made by `npm run build` (scripts/pglite-template.mjs)
- * and shipped in the plinth package; one that is missing is made on first use.
+ * 0.8 s more; the copy of its 1,166 files 0.3–1.3 s). It is made by `npm run build`
+ * (scripts/pglite-template.mjs) and shipped in the plinth package; one that is missing is made
+ * on first use.
  *
  * A template holds nothing of a project: no keys, no signing keys, no admin, no setup link (the
  * migrations insert none; each start makes its own when it finds none). It is keyed by what it
- * is made of: the migrations' names and text, PGlite's version and the format below, so a
- * changed migration set never gets a template made before the change.
+ * is made of: the migrations' names and text, PGlite's version, how initdb is run and the
+ * format below, so a changed migration set never gets a template made before the change.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import {
@@ -37,6 +38,8 @@ import type { Migration } from './migrate.js';
 export const TEMPLATE_ROOT = fileURLToPath(new URL('../../dist/pglite-template/', import.meta.url));
 /** Raised when the way a template is made changes (what the builder does, not the migrations). */
 const FORMAT = 1;
+/** How initdb is run (its options are part of what a template is). */
+const INIT_FILE = fileURLToPath(new URL('../../worker/pglite-init.mjs', import.meta.url));
 /** Templates of other keys are removed once this old: a test run may still be copying one. */
 const STALE_MS = 3_600_000;
 
@@ -60,6 +63,7 @@ function installedPglite(): string {
  */
 export function templateKey(migrations: Migration[]): string {
   const hash = createHash('sha256').update(`plinth-template ${FORMAT}\0pglite ${installedPglite()}\0`);
+  hash.update(readFileSync(INIT_FILE));
   for (const m of migrations) hash.update(`${m.version}\0${m.name}\0${m.sql}\0`);
   return hash.digest('hex').slice(0, 16);
 }

@@ -171,8 +171,9 @@ class ReplayGate {
 
   /** Resolves when `conn` may replay; call the returned release once done. */
   async enter(conn: Subscriber): Promise<() => void> {
-    if (!this.free(conn)) await new Promise<void>((go) => this.waiting.push({ conn, go }));
-    this.take(conn, 1);
+    // A waiter is handed its slot by wake(), so none is taken twice or by a later arrival.
+    if (this.free(conn)) this.take(conn, 1);
+    else await new Promise<void>((go) => this.waiting.push({ conn, go }));
     let released = false;
     return () => {
       if (released) return;
@@ -211,13 +212,9 @@ class ReplayGate {
       if (!this.free(w.conn)) continue;
       this.waiting.splice(k, 1);
       k--;
-      // Counted now, so the next waiter of the same connection or address sees it.
+      // Its slot, counted now: the next waiter of the same connection or address sees it taken.
       this.take(w.conn, 1);
-      const go = w.go;
-      queueMicrotask(() => {
-        this.take(w.conn, -1);
-        go();
-      });
+      w.go();
     }
   }
 }

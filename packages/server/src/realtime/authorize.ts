@@ -2,8 +2,9 @@
  * Who sees a change, decided per subscriber as of the row written (docs/realtime.md): an insert
  * or update goes to those whose role may select the new row, a delete to those who could select
  * the old one, and an update that takes a row out of a subscriber's view (policy or filter) is a
- * `leave` for that subscriber. Policies of the fast shapes and most filters are decided in memory
- * (policies.ts, filter.ts); whatever is left goes to PostgreSQL in one statement for the whole
+ * `leave` for that subscriber. Policies of the fast shapes are decided in memory (policies.ts),
+ * and a filter is tested in memory (filter.ts) only once the policy there says the row is
+ * visible; whatever is left goes to PostgreSQL in one statement for the whole
  * batch of changes and all their subscribers (realtime.authorize, migration 0080).
  */
 import type { Db } from '../db/index.js';
@@ -109,16 +110,19 @@ export function createAuthorizer(db: Db, onStatement?: () => void): Authorizer {
       const visible = (images: Images, which: 'row' | 'old', access: TableAccess, role: RoleAccess, a: Audience): Visible => {
         const fields = images[which];
         if (fields === null) return false;
+        // The policy first: the filter runs in memory only on a row the subscriber may see, so
+        // its cost says nothing about rows it may not (review round 3, R3). A policy PostgreSQL
+        // decides takes the filter with it, in one condition, never tested here on that row.
         const p = policy(role, fields, a.principal.uid);
         if (p === false) return false;
-        const f = a.filter.test((c) => fields.get(c));
+        const f = p === true ? a.filter.test((c) => fields.get(c)) : null;
         if (f === false) return false;
-        if (p === true && f === true) return true;
+        if (f === true) return true;
         pending.push({
-          sql: statement(access.table, p === null ? role.sql : 'true', f === null ? a.filter.sql : 'true'),
+          sql: statement(access.table, p === null ? role.sql : 'true', a.filter.sql),
           image: (which === 'row' ? images.change.row : images.change.old) as string,
           principal: a.principal,
-          values: f === null ? a.filter.values : [],
+          values: a.filter.values,
         });
         return pending.length - 1;
       };

@@ -161,8 +161,44 @@ export interface BackupInfo {
   created_at: string;
 }
 
-/** The URL that downloads a backup (the admin cookie goes with a plain link: a GET needs no header). */
-export const backupUrl = (name: string) => `${serverUrl}/api/v1/backups/${encodeURIComponent(name)}`;
+/** The path that downloads a backup (fetched with `fetchBlob`: the cookie's GETs need the header too). */
+export const backupPath = (name: string) => `/api/v1/backups/${encodeURIComponent(name)}`;
+
+/**
+ * The bytes at `path` (`/api/v1/…`, with its query), fetched with the admin cookie and the
+ * `X-Plinth-Admin: 1` header: the server refuses a cookie GET without it (docs/security.md), so
+ * the console never points `<img src>` or `<a href>` at an API URL; it shows and saves blob URLs
+ * of what it fetched. Throws ApiFailure with the server's code.
+ */
+export async function fetchBlob(path: string, signal?: AbortSignal): Promise<Blob> {
+  let res: Response;
+  try {
+    res = await fetch(`${serverUrl}${path}`, { headers: { 'x-plinth-admin': '1' }, credentials: 'same-origin', signal });
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    throw new ApiFailure('network_error', String(err), 0);
+  }
+  if (!res.ok) {
+    const body = (await res.json().catch(() => null)) as { code?: string; message?: string; details?: unknown } | null;
+    if (res.status === 401) signedOut();
+    throw new ApiFailure(body?.code ?? 'http_error', body?.message ?? `GET answered ${res.status}.`, res.status, body?.details);
+  }
+  return res.blob();
+}
+
+/** Saves a blob as a file named `filename` (a click on a blob URL's download link, revoked after). */
+export function saveBlob(blob: Blob, filename: string): void {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  a.style.display = 'none';
+  document.body.append(a);
+  a.click();
+  a.remove();
+  // The download has its own copy once started; a minute is far more than it needs to begin.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
 
 /** What a signing-key rotation answers (docs/api.md §4.1). */
 export interface SigningKeyRotation {

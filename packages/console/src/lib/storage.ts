@@ -5,7 +5,8 @@ import {
   type ListEntry as Entry,
   type UploadedObject as Uploaded,
 } from '@plinth/sdk';
-import { ApiFailure, call, serverUrl, signedOut } from './api';
+import { useEffect, useState } from 'react';
+import { ApiFailure, call, fetchBlob, saveBlob, serverUrl, signedOut } from './api';
 
 /**
  * The storage calls of the Storage page (docs/storage.md), on the admin cookie like every console
@@ -23,11 +24,39 @@ export const PAGE = 100;
 const bucketPath = (bucket: string) => `/api/v1/storage/object/${encodeURIComponent(bucket)}`;
 const objectPath = (bucket: string, name: string) => `${bucketPath(bucket)}/${encodePath(name)}`;
 
-/** The download URL of an object, as a file named `filename` (the cookie authorises the GET). */
-export const downloadUrl = (bucket: string, name: string, filename: string) =>
-  `${serverUrl}${objectPath(bucket, name)}?download=${encodeURIComponent(filename)}`;
-/** The object's bytes (an image preview), with the cookie. */
-export const objectUrl = (bucket: string, name: string) => `${serverUrl}${objectPath(bucket, name)}`;
+/**
+ * Downloads an object as a file named `filename`: fetched with the cookie and the header, saved
+ * from a blob URL (a link to the API URL would carry the cookie without the header: refused).
+ */
+export async function downloadObject(bucket: string, name: string, filename: string): Promise<void> {
+  saveBlob(await fetchBlob(`${objectPath(bucket, name)}?download=${encodeURIComponent(filename)}`), filename);
+}
+
+/**
+ * A blob URL of the object's bytes for an `<img>` preview (null while loading or when `enabled`
+ * is false), revoked when the object changes or the component goes.
+ */
+export function useObjectPreview(bucket: string, name: string, enabled: boolean): { url: string | null; error: unknown } {
+  const [state, setState] = useState<{ url: string | null; error: unknown }>({ url: null, error: null });
+  useEffect(() => {
+    if (!enabled) return;
+    const abort = new AbortController();
+    let url: string | null = null;
+    setState({ url: null, error: null });
+    fetchBlob(objectPath(bucket, name), abort.signal).then(
+      (blob) => {
+        url = URL.createObjectURL(blob);
+        setState({ url, error: null });
+      },
+      (error) => !abort.signal.aborted && setState({ url: null, error }),
+    );
+    return () => {
+      abort.abort();
+      if (url) URL.revokeObjectURL(url);
+    };
+  }, [bucket, name, enabled]);
+  return state;
+}
 /** The keyless URL of an object of a public bucket, under the server's public URL. */
 export const publicUrl = (base: string, bucket: string, name: string) =>
   `${base.replace(/\/+$/, '')}/api/v1/storage/public/${encodeURIComponent(bucket)}/${encodePath(name)}`;

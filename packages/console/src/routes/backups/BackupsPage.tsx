@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Button, Card, CopyButton, ErrorNotice, Loading, Notice, when } from '../../components/ui';
-import { ApiFailure, api, backupUrl } from '../../lib/api';
+import { ApiFailure, api, backupPath, fetchBlob, saveBlob } from '../../lib/api';
 import { projectQuery } from '../../lib/queries';
 import { useRights } from '../../lib/roles';
 import { AdminTabs } from '../../components/AdminTabs';
@@ -35,6 +35,8 @@ export function BackupsPage() {
   const embedded = project.data?.database === 'pglite';
   const queryClient = useQueryClient();
   const list = useQuery({ queryKey: ['backups'], queryFn: api.backups, enabled: rights.manageAdmins && embedded });
+  // Fetched with the console's header, saved from a blob URL (a link would carry the cookie alone: refused).
+  const download = useMutation({ mutationFn: async (name: string) => saveBlob(await fetchBlob(backupPath(name)), name) });
   const make = useMutation({
     mutationFn: api.makeBackup,
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['backups'] }),
@@ -84,6 +86,7 @@ export function BackupsPage() {
           <Card title="The last backups">
             {list.isLoading && <Loading label="Listing the backups" />}
             {list.error && <ErrorNotice error={list.error} retry={() => void list.refetch()} />}
+            {download.error && <ErrorNotice error={download.error} />}
             {list.data?.length === 0 && <p className="text-sm text-fg-muted">No backup yet: make one above (or run npx plinth backup).</p>}
             {list.data && list.data.length > 0 && (
               <ul aria-label="Backups" className="divide-y divide-line rounded-md border border-line text-sm">
@@ -92,14 +95,15 @@ export function BackupsPage() {
                     <code className="min-w-0 break-all">{b.name}</code>
                     <span className="text-fg-muted">{sizeText(b.size)}</span>
                     <span className="text-xs text-fg-muted">{when(b.created_at)}</span>
-                    <a
-                      href={backupUrl(b.name)}
-                      download={b.name}
+                    <button
+                      type="button"
+                      onClick={() => download.mutate(b.name)}
+                      disabled={download.isPending}
                       className="ml-auto rounded-md border border-line px-3 py-1 font-medium hover:bg-muted"
                       aria-label={`Download ${b.name}`}
                     >
-                      Download
-                    </a>
+                      {download.isPending && download.variables === b.name ? 'Downloading…' : 'Download'}
+                    </button>
                   </li>
                 ))}
               </ul>

@@ -42,7 +42,7 @@ describe('backups (embedded database)', () => {
     await shot(page, 'backups', { phone: true });
 
     const download = page.waitForEvent('download');
-    await list.getByRole('link', { name: `Download ${name}` }).click();
+    await list.getByRole('button', { name: `Download ${name}` }).click();
     const file = await download;
     expect(file.suggestedFilename()).toBe(name);
     const bytes = readFileSync((await file.path()) ?? '');

@@ -1,7 +1,7 @@
-import type { InfiniteData, UseInfiniteQueryResult } from '@tanstack/react-query';
+import { type InfiniteData, type UseInfiniteQueryResult, useMutation } from '@tanstack/react-query';
 import { Button, ErrorNotice, Loading, when } from '../../components/ui';
 import { useRights } from '../../lib/roles';
-import { downloadUrl, type Entry, formatBytes } from '../../lib/storage';
+import { downloadObject, type Entry, formatBytes } from '../../lib/storage';
 
 const TH = 'px-3 py-1.5 font-medium';
 
@@ -17,7 +17,8 @@ const TD = 'px-3 py-1.5';
 
 /**
  * The entries of one folder page by page: folders first (they open), then files (a click opens
- * the details, a box selects them for deletion, a link downloads them under their own name).
+ * the details, a box selects them for deletion, a button downloads them under their own name:
+ * fetched with the console's header and saved from a blob URL, never a link to the API URL).
  */
 export function Listing(props: {
   bucket: string;
@@ -34,6 +35,7 @@ export function Listing(props: {
   const { bucket, folder, q, listing, entries, selected, setSelected } = props;
   // A viewer has no upload: no hint to drop files.
   const { change } = useRights();
+  const download = useMutation({ mutationFn: (f: { full: string; name: string }) => downloadObject(bucket, f.full, f.name) });
   const folders = entries.filter((e) => !e.id);
   const files = entries.filter((e) => e.id);
   const fullNames = files.map((f) => `${folder}${f.name}`);
@@ -151,20 +153,25 @@ export function Listing(props: {
                 <td className={`${TD} whitespace-nowrap font-mono text-xs text-fg-muted`}>{f.mime_type}</td>
                 <td className={`${TD} whitespace-nowrap text-fg-muted`}>{when(f.updated_at)}</td>
                 <td className={`${TD} text-right`}>
-                  <a
-                    href={downloadUrl(bucket, full, f.name)}
-                    download={f.name}
+                  <button
+                    type="button"
+                    onClick={() => download.mutate({ full, name: f.name })}
                     aria-label={`Download ${f.name}`}
                     className="text-accent underline"
                   >
                     Download
-                  </a>
+                  </button>
                 </td>
               </tr>
             );
           })}
         </tbody>
       </table>
+      {download.error && (
+        <div className="px-3 py-2">
+          <ErrorNotice error={download.error} />
+        </div>
+      )}
       <div className="flex items-center gap-3 border-t border-line px-3 py-2 text-sm text-fg-muted">
         <span role="status">
           {folders.length} folder{folders.length === 1 ? '' : 's'}, {files.length} file{files.length === 1 ? '' : 's'}

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { Button, Card, CopyButton, ErrorNotice, Loading, Notice, when } from '../../components/ui';
 import { projectQuery } from '../../lib/queries';
 import { useRights } from '../../lib/roles';
-import { type Bucket, downloadUrl, type Entry, formatBytes, objectUrl, publicUrl, storage } from '../../lib/storage';
+import { type Bucket, downloadObject, type Entry, formatBytes, publicUrl, storage, useObjectPreview } from '../../lib/storage';
 import { SELECT } from './CreateBucket';
 
 export const EXPIRIES: Array<[string, number]> = [
@@ -15,9 +15,6 @@ export const EXPIRIES: Array<[string, number]> = [
 
 export const baseName = (name: string) => name.slice(name.lastIndexOf('/') + 1);
 const folderOf = (name: string) => name.slice(0, name.lastIndexOf('/') + 1);
-
-const BUTTON_LINK =
-  'inline-flex items-center gap-1.5 rounded-md border border-line bg-surface px-3 py-1.5 text-sm font-medium text-fg hover:bg-muted focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-accent';
 
 /**
  * One object: size, type, times, ETag, owner; a download under its own name, a signed URL with
@@ -50,6 +47,9 @@ export function ObjectDetails(props: { bucket: Bucket; name: string; entry?: Ent
     },
   });
   const e = props.entry ?? details.data;
+  // Fetched with the header into a blob URL: an <img src> of the API URL would be refused (docs/security.md).
+  const preview = useObjectPreview(bucket.name, name, Boolean(e?.mime_type?.startsWith('image/')));
+  const download = useMutation({ mutationFn: () => downloadObject(bucket.name, name, file) });
   const base = project.data?.public_url ?? window.location.origin;
 
   return (
@@ -68,13 +68,10 @@ export function ObjectDetails(props: { bucket: Bucket; name: string; entry?: Ent
       )}
       {e && (
         <div className="space-y-4 text-sm">
-          {e.mime_type?.startsWith('image/') && (
-            <img
-              src={objectUrl(bucket.name, name)}
-              alt={`Preview of ${file}`}
-              className="max-h-48 rounded border border-line bg-muted object-contain"
-            />
+          {e.mime_type?.startsWith('image/') && preview.url && (
+            <img src={preview.url} alt={`Preview of ${file}`} className="max-h-48 rounded border border-line bg-muted object-contain" />
           )}
+          {preview.error ? <ErrorNotice error={preview.error} /> : null}
           <dl aria-label="Object details" className="grid grid-cols-[6rem_1fr] gap-x-3 gap-y-1">
             <dt className="text-fg-muted">Name</dt>
             <dd className="break-all font-mono text-xs">{name}</dd>
@@ -99,15 +96,16 @@ export function ObjectDetails(props: { bucket: Bucket; name: string; entry?: Ent
             )}
           </dl>
           <div className="flex flex-wrap gap-2">
-            <a href={downloadUrl(bucket.name, name, file)} download={file} className={BUTTON_LINK}>
-              Download
-            </a>
+            <Button onClick={() => download.mutate()} disabled={download.isPending}>
+              {download.isPending ? 'Downloading…' : 'Download'}
+            </Button>
             {change && (
               <Button variant="danger" onClick={props.onDelete}>
                 Delete
               </Button>
             )}
           </div>
+          {download.error && <ErrorNotice error={download.error} />}
           <section aria-label="Share with a signed URL" className="space-y-2 border-t border-line pt-3">
             <h3 className="font-semibold">Signed URL</h3>
             <p className="text-xs text-fg-muted">

@@ -188,7 +188,7 @@ describe('Storage page', () => {
       [UNICODE, Buffer.from('unicode, hash and percent')],
     ] as const) {
       const download = page.waitForEvent('download');
-      await page.getByRole('link', { name: `Download ${name}` }).click();
+      await page.getByRole('button', { name: `Download ${name}` }).click();
       const d = await download;
       expect(d.suggestedFilename()).toBe(name);
       expect(Buffer.compare(await readFile(await d.path()), bytes)).toBe(0);

@@ -17,9 +17,9 @@ import { type AddressGuardOptions, guardedLookup, isRefusedAddress, type LookupF
 /** What a guarded fetch takes of `RequestInit` (what openid-client's `customFetch` and a JSON cache send). */
 export interface GuardedInit {
   method?: string;
-  headers?: HeadersInit;
+  headers?: RequestInit['headers'];
   body?: string | URLSearchParams | Uint8Array | ArrayBuffer | null;
-  redirect?: RequestRedirect;
+  redirect?: RequestInit['redirect'];
   signal?: AbortSignal | null;
 }
 

@@ -1,6 +1,7 @@
 /**
- * What realtime and database webhooks share, so neither imports the other: for now the linear
- * LIKE matcher their filters decide in memory on every change (like.ts). Depends on lib only.
+ * What realtime and database webhooks share, so neither imports the other: the linear LIKE
+ * matcher their filters decide in memory on every change (like.ts) and the one splitter of a
+ * change's row image (row.ts).
  */
 export {
   LIKE_MEMORY_BUDGET,
@@ -11,3 +12,4 @@ export {
   type LikePattern,
   type StepCounter,
 } from './like.js';
+export { type RawRow, rowText, splitFields, splitRow } from './row.js';

@@ -11,7 +11,7 @@ import type { Db } from '../db/index.js';
 import type { Principal } from '../http/index.js';
 import { quoteIdent } from '../rest/index.js';
 import type { CompiledFilter, Verdict } from './filter.js';
-import { type RawRow, splitRow } from './json-row.js';
+import { type RawRow, splitRow } from '../changes/index.js';
 import type { Change } from './log.js';
 import type { Predicate, RoleAccess, TableAccess } from './policies.js';
 import type { ChangeEvent, ChangeOp } from './protocol.js';

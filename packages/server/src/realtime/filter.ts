@@ -22,7 +22,7 @@ export interface CompiledFilter {
   values: string[];
   /** Columns it reads (the subscriber must be allowed to select them). */
   columns: string[];
-  /** Decides on a row's field texts (json-row.ts); null: ask PostgreSQL. */
+  /** Decides on a row's field texts (changes/row.ts); null: ask PostgreSQL. */
   test(field: (column: string) => string | undefined): Verdict;
 }
 

@@ -32,7 +32,7 @@ import { type RealtimeTables, realtimeTables } from './tables.js';
 
 export { type Change, type ChangeLog, openChangeLog } from './log.js';
 export { parseClientMessage, type ClientMessage } from './protocol.js';
-export { splitRow, rowText } from './json-row.js';
+export { splitRow, rowText } from '../changes/index.js';
 export { REALTIME_PATH } from './routes.js';
 export { CLOSE_SESSION_ENDED, CLOSE_TOO_SLOW } from './connection.js';
 

@@ -14,7 +14,7 @@ import type { Db } from '../db/index.js';
 import { isoSql } from '../lib/index.js';
 import type { ChangeEvent } from './protocol.js';
 
-/** One captured change, as numbered. `row` and `old` are PostgreSQL's JSON text (json-row.ts). */
+/** One captured change, as numbered. `row` and `old` are PostgreSQL's JSON text (changes/row.ts). */
 export interface Change {
   seq: number;
   table: string;

@@ -2,7 +2,7 @@ import { ERROR_STATUS } from '@plinth/shared';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../http/index.js';
-import { rowText, splitRow } from './json-row.js';
+import { rowText, splitRow } from '../changes/index.js';
 import { errorMessage, parseClientMessage } from './protocol.js';
 
 /** The code of what parsing `text` throws, or null when it parses. Anything but ApiError fails the test. */

@@ -15,7 +15,7 @@ import { type Clock, iso } from '../lib/index.js';
 import type { SchemaCache, TableInfo } from '../rest/index.js';
 import { compileFilter, FilterError, type RowFilter } from './filter.js';
 import { bodySql } from './payload.js';
-import { splitFields } from './row.js';
+import { splitFields } from '../changes/index.js';
 
 /** Changes read per transaction (realtime.read ranks whole batches: keep it to a few thousand). */
 const BATCH = 1000;

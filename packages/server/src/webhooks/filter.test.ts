@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../test/harness.js';
 import { compileFilter, FilterError } from './filter.js';
-import { splitFields } from './row.js';
+import { splitFields } from '../changes/index.js';
 
 // A webhook's filter is decided in memory on the row image (filter.ts); a REST read decides the
 // same filter in PostgreSQL. Property: for any filter the webhook accepts, the rows it matches are

@@ -13,3 +13,4 @@ export {
   type StepCounter,
 } from './like.js';
 export { type RawRow, rowText, splitFields, splitRow } from './row.js';
+export { CaptureError, captureFor, releaseFor } from './capture.js';

@@ -7,7 +7,7 @@
  */
 import { ApiError } from '../http/index.js';
 import { LIKE_MEMORY_BUDGET, likeMatch, likeWildcardProblem, parseLike } from '../changes/index.js';
-import type { Db } from '../db/index.js';
+import { type Db, dbErrorKind } from '../db/index.js';
 import { arrayLiteral, type ColumnInfo, type Condition, type Filter, parseQuery, quoteIdent, type TableInfo } from '../rest/index.js';
 
 /** The operators a subscription takes: REST's comparisons, ANDed (docs/realtime.md). */
@@ -176,8 +176,8 @@ export async function compileFilter(db: Db, table: TableInfo, text: string | nul
       const { rows } = await db.query<{ v: string }>(`select json_build_array(${casts.join(', ')})::text as v`, params);
       canonical = JSON.parse(rows[0]?.v ?? '[]') as string[];
     } catch (err) {
-      const code = (err as { sqlstate?: string }).sqlstate;
-      if (code && /^22/.test(code)) {
+      const kind = dbErrorKind(err);
+      if (kind === 'invalid_value' || kind === 'nul_in_text') {
         throw new ApiError('invalid_value', `A value of the filter "${text.slice(0, 200)}" does not fit its column's type.`, {
           field: 'filter',
         });

@@ -2,8 +2,8 @@
  * Which tables' changes are pushed: `realtime.enable('t')` / `realtime.disable('t')` (migration
  * 0080), kept in memory and reloaded when either runs (NOTIFY plinth_realtime_tables) anywhere.
  */
+import { CaptureError, captureFor, releaseFor } from '../changes/index.js';
 import type { Db } from '../db/index.js';
-import { DbError } from '../db/index.js';
 import { ApiError } from '../http/index.js';
 
 export interface RealtimeTables {
@@ -20,9 +20,9 @@ export interface RealtimeTables {
 
 /** The database's answer to enable/disable as the API's error (a missing table, no primary key). */
 function refused(err: unknown): never {
-  if (err instanceof DbError) {
-    if (err.sqlstate === '42P01') throw new ApiError('table_not_found', err.message);
-    if (err.sqlstate === '42809' || err.sqlstate === '55000') throw new ApiError('invalid_parameter', err.message, { field: 'table' });
+  if (err instanceof CaptureError) {
+    if (err.kind === 'no_table') throw new ApiError('table_not_found', err.message);
+    throw new ApiError('invalid_parameter', err.message, { field: 'table' });
   }
   throw err;
 }
@@ -58,12 +58,12 @@ export async function realtimeTables(db: Db, onChange: (enabled: ReadonlySet<str
       return (await load()).has(table);
     },
     async enable(table) {
-      await db.query('select realtime.enable($1)', [table]).catch(refused);
+      await captureFor(db, table, 'realtime').catch(refused);
       await reload();
       return entry(table);
     },
     async disable(table) {
-      await db.query('select realtime.disable($1)', [table]).catch(refused);
+      await releaseFor(db, table, 'realtime').catch(refused);
       await reload();
       return entry(table);
     },

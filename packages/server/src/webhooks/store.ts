@@ -6,7 +6,8 @@
  * longer captured (one releasing the capture the other's new webhook needs).
  */
 import { MASK, type Webhook, type WebhookCreated, type WebhookEvent } from '@plinth/shared';
-import { type Db, dbErrorKind, type Queryable } from '../db/index.js';
+import { CaptureError, captureFor, releaseFor } from '../changes/index.js';
+import type { Db, Queryable } from '../db/index.js';
 import { ApiError } from '../http/index.js';
 import { type Clock, iso, isoSql, isUuid } from '../lib/index.js';
 import { newSecret } from './signature.js';
@@ -81,9 +82,8 @@ const notFound = (id: string) => new ApiError('webhook_not_found', `There is no 
 
 /** capture_for's refusals (no such table, a view, no primary key) as a field problem. */
 function captureError(err: unknown): never {
-  const kind = dbErrorKind(err);
-  if (kind === 'undefined_table' || kind === 'wrong_object_type' || kind === 'not_in_prerequisite_state') {
-    const message = String((err as Error).message);
+  if (err instanceof CaptureError) {
+    const message = err.message;
     throw new ApiError('invalid_webhook', `The webhook is invalid: table ${message}`, [{ field: 'table', message }]);
   }
   throw err;
@@ -91,15 +91,15 @@ function captureError(err: unknown): never {
 
 /** Starts capture of `table` for webhooks; the caller holds LOCK. */
 async function capture(tx: Queryable, table: string): Promise<void> {
-  await tx.query('select realtime.capture_for($1, $2)', [table, CONSUMER]).catch(captureError);
+  await captureFor(tx, table, CONSUMER).catch(captureError);
 }
 
 /** Stops it when no enabled webhook but `except` watches `table`; a table dropped meanwhile is no error. */
 async function releaseUnlessWatched(tx: Queryable, table: string, except: string): Promise<void> {
   const { rows } = await tx.query('select 1 from plinth.webhooks where table_name = $1 and enabled and id <> $2 limit 1', [table, except]);
   if (rows.length > 0) return;
-  await tx.query('select realtime.release_for($1, $2)', [table, CONSUMER]).catch((err) => {
-    if (dbErrorKind(err) !== 'undefined_table') throw err;
+  await releaseFor(tx, table, CONSUMER).catch((err) => {
+    if (!(err instanceof CaptureError && err.kind === 'no_table')) throw err;
   });
 }
 

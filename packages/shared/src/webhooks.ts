@@ -3,9 +3,16 @@
  * receiver gets, declared once for the server, the console and receivers written in TypeScript.
  */
 
-/** The changes a webhook can ask for: the names of realtime's `op` and of REST's methods' effects. */
-export const WEBHOOK_EVENTS = ['insert', 'update', 'delete'] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+/**
+ * The change events of the change log, once for realtime's protocol (`events`, `op`) and
+ * webhooks' validation: the names of REST's methods' effects.
+ */
+export const CHANGE_EVENTS = ['insert', 'update', 'delete'] as const;
+export type ChangeEvent = (typeof CHANGE_EVENTS)[number];
+
+/** The changes a webhook can ask for: every change event. */
+export const WEBHOOK_EVENTS = CHANGE_EVENTS;
+export type WebhookEvent = ChangeEvent;
 
 /** A webhook as the management API answers it. Header values are write-only: they come back as `MASK`. */
 export interface Webhook {

@@ -4,10 +4,11 @@
  * `ApiError` whose code and message go back as `{"type": "error", …}` on a connection that stays
  * open.
  */
+import { type ChangeEvent, CHANGE_EVENTS as EVENTS } from '@plinth/shared';
 import { ApiError } from '../http/index.js';
 
-export const EVENTS = ['insert', 'update', 'delete'] as const;
-export type ChangeEvent = (typeof EVENTS)[number];
+/** The change events, declared once in packages/shared (webhooks' validation takes the same list). */
+export { EVENTS, type ChangeEvent };
 /** What a subscriber receives: an event, or `leave` when an update takes a row out of its view. */
 export type ChangeOp = ChangeEvent | 'leave';
 

@@ -122,6 +122,7 @@ describe("README's 'Plinth in your app's folder', as written, in a folder beside
     expect(install.stdout).toMatch(/^ {2}npx plinth dev /m);
     expect(install.stdout).toMatch(/^ {2}npx plinth gen types --out src\/database\.ts /m);
     expect(JSON.parse(readFileSync(join(app, 'plinth.json'), 'utf8'))).toEqual({
+      $schema: './node_modules/plinth/plinth.schema.json',
       data_dir: 'data',
       port: 8080,
       database_url_env: 'DATABASE_URL',

@@ -29,6 +29,8 @@ export const ERROR_STATUS = {
   invalid_value: 400,
   filter_required: 400,
   conflict: 409,
+  /** The setting is managed by the project file (plinth.json); change it there. */
+  managed_by_config: 409,
   constraint_violation: 400,
   rls_violation: 403,
   permission_denied: 403,

@@ -33,7 +33,12 @@ export function createSettingsHandlers(
   oidcTests: OidcTestHooks,
 ) {
   return {
-    auth: async () => maskSecrets(settings.auth()),
+    // `managed`: the keys plinth.json sets (read-only here, 409 managed_by_config on a PATCH) and its path.
+    auth: async () => ({
+      ...maskSecrets(settings.auth()),
+      managed: settings.managed()?.keys ?? [],
+      managed_by: settings.managed()?.file ?? null,
+    }),
     updateAuth: async (req: FastifyRequest) => maskSecrets(await settings.updateAuth(req.body)),
     // Plus what the console shows beside the plan: which database, where mail and SMS go (read-only).
     project: async () => ({

@@ -3,15 +3,16 @@
  * new `*.sql` file that appears in the project's migrations folder is applied while the server
  * runs (a failing one is logged with its file and line and applied once fixed); logs are
  * readable lines (pino-pretty) with one line per request, where `start` writes JSON for a log
- * collector.
+ * collector. A save of plinth.json applies its auth settings and buckets again.
  */
-import { existsSync, mkdirSync, watch } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, watch } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import pretty from 'pino-pretty';
 import { createLogger, type Plinth } from '../app.js';
 import { migrateApp } from '../db/index.js';
 import type { CommandContext } from './context.js';
+import { reapplyProjectFile } from './project-apply.js';
 import { startServer } from './start.js';
 
 /** The request line of the debug level (http/server.ts) as `GET /path 200 3 ms`; other messages as they are. */
@@ -76,6 +77,33 @@ export function watchMigrations(plinth: Plinth, dir: string): () => void {
   };
 }
 
+/**
+ * Applies plinth.json again each time it is saved (its `auth` and `storage.buckets`); a
+ * mistake in it is one logged `config:` line and the server keeps what it had.
+ * @example const stop = watchProjectFile(plinth, '/app/plinth.json');
+ */
+export function watchProjectFile(plinth: Plinth, file: string): () => void {
+  let last = readFileSync(file, 'utf8');
+  let running = Promise.resolve();
+  // The folder is watched, not the file: editors save by replacing it.
+  const watcher = watch(dirname(file), (_event, name) => {
+    if (name !== basename(file)) return;
+    running = running.then(async () => {
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch {
+        return; // between an editor's delete and write
+      }
+      if (text === last) return;
+      last = text;
+      await reapplyProjectFile(plinth, file);
+    });
+  });
+  watcher.on('error', (err) => plinth.log.warn({ err: err.message }, `stopped watching ${file}`));
+  return () => watcher.close();
+}
+
 export async function run({ config }: CommandContext): Promise<void> {
   const project = config.project;
   const dir = project ? resolve(project.root, project.settings.migrations_dir) : resolve('migrations');
@@ -84,6 +112,12 @@ export async function run({ config }: CommandContext): Promise<void> {
   const level = process.env.LOG_LEVEL ?? 'debug';
   await startServer(
     { ...config, migrationsDir: dir, logLevel: level },
-    { logger: prettyLogger(level), onListening: (plinth) => watchMigrations(plinth, dir) },
+    {
+      logger: prettyLogger(level),
+      onListening: (plinth) => {
+        watchMigrations(plinth, dir);
+        if (project) watchProjectFile(plinth, project.file);
+      },
+    },
   );
 }

@@ -88,6 +88,7 @@ describe('plinth init', () => {
       ].join('\n'),
     );
     expect(JSON.parse(readFileSync(join(cwd, 'plinth.json'), 'utf8'))).toEqual({
+      $schema: './node_modules/plinth/plinth.schema.json',
       data_dir: 'data',
       port: 3001,
       database_url_env: 'DATABASE_URL',
@@ -115,7 +116,7 @@ describe('plinth init', () => {
     for (const [text, line] of [
       [
         '{"data_dir": "db", "prot": 3000}',
-        `plinth: config: ${join(cwd, 'plinth.json')}: unknown key "prot"; it takes data_dir, port, database_url_env, migrations_dir\n`,
+        `plinth: config: ${join(cwd, 'plinth.json')}: unknown key "prot"; it takes $schema, name, data_dir, port, database_url_env, migrations_dir, auth, storage, db\n`,
       ],
       ['{"port": "3000"}', `plinth: config: ${join(cwd, 'plinth.json')}: "port" must be a port number (0–65535)\n`],
       [

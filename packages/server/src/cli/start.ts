@@ -74,6 +74,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   const { app, keys, log } = plinth;
   try {
+    await (await import('./project-apply.js')).applyProjectFile(plinth); // plinth.json's auth and buckets (issue 33)
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await plinth.close().catch(() => undefined);

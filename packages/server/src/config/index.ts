@@ -24,8 +24,11 @@ export {
   PROJECT_FILE,
   type Project,
   type ProjectSettings,
+  PROJECT_KEYS,
+  type ProjectBucket,
   parseProjectFile,
   projectFileText,
+  resolveAuthSecrets,
 } from './project.js';
 export { duration, parseRealtime, type RealtimeConfig } from './realtime.js';
 export { ELKS_SENDER, parseSms, SMS_PROVIDERS, type SmsConfig } from './sms.js';

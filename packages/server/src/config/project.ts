@@ -19,6 +19,104 @@ export interface ProjectSettings {
   database_url_env: string;
   /** The app's SQL migrations (`plinth migrate`, `plinth dev`, `plinth start --migrate`). */
   migrations_dir: string;
+  /**
+   * Auth settings the file manages (the keys of `PATCH /api/v1/settings/auth`), applied at every
+   * start with the API's own validation; secrets only as `"env(NAME)"`.
+   */
+  auth?: Record<string, unknown>;
+  /** Buckets the file manages, by name: created or updated at start, never deleted. */
+  storage?: { buckets: Record<string, ProjectBucket> };
+  /** Seed files (relative to the project folder) run after the migrations on a fresh database; default `seed.sql` when present. */
+  db?: { seed?: string[] };
+}
+
+export interface ProjectBucket {
+  public?: boolean;
+  file_size_limit?: number | null;
+  allowed_mime_types?: string[] | null;
+}
+
+/** The auth keys holding secrets: in plinth.json only as `"env(NAME)"` (or null). */
+const ENV_REF = /^env\(([A-Za-z_][A-Za-z0-9_]*)\)$/;
+const BUCKET_FIELDS = ['public', 'file_size_limit', 'allowed_mime_types'];
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Each secret of an `auth` section with its key: providers' client_secret and private_key, oidc_providers' client_secret. */
+export function authSecrets(auth: Record<string, unknown>): Array<{ key: string; value: unknown; set: (v: string) => void }> {
+  const out: Array<{ key: string; value: unknown; set: (v: string) => void }> = [];
+  if (isObject(auth.providers))
+    for (const [name, p] of Object.entries(auth.providers))
+      if (isObject(p))
+        for (const f of ['client_secret', 'private_key'])
+          if (f in p) out.push({ key: `auth.providers.${name}.${f}`, value: p[f], set: (v) => (p[f] = v) });
+  if (Array.isArray(auth.oidc_providers))
+    auth.oidc_providers.forEach((p, i) => {
+      if (isObject(p) && 'client_secret' in p)
+        out.push({ key: `auth.oidc_providers[${i}].client_secret`, value: p.client_secret, set: (v) => (p.client_secret = v) });
+    });
+  return out;
+}
+
+/**
+ * The `auth` section with every `"env(NAME)"` replaced by the variable's value: a missing
+ * variable is one `config:` line naming it.
+ * @example resolveAuthSecrets({ providers: { github: { client_secret: 'env(GH)' } } }, { GH: 's' }, 'plinth.json')
+ */
+export function resolveAuthSecrets(
+  auth: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+  file: string,
+): Record<string, unknown> {
+  const out = structuredClone(auth);
+  for (const s of authSecrets(out)) {
+    const m = typeof s.value === 'string' ? ENV_REF.exec(s.value) : null;
+    if (!m) continue;
+    const v = env[m[1]];
+    if (v === undefined || v === '')
+      throw new ConfigError(
+        `${file}: ${s.key} reads the variable ${m[1]}, which is not set; set it in the environment or the project's .env`,
+      );
+    s.set(v);
+  }
+  return out;
+}
+
+function parseAuth(value: unknown, file: string): Record<string, unknown> {
+  if (!isObject(value))
+    throw new ConfigError(`${file}: "auth" must be an object of auth settings (the keys of PATCH /api/v1/settings/auth)`);
+  for (const s of authSecrets(value))
+    if (s.value !== null && !(typeof s.value === 'string' && ENV_REF.test(s.value)))
+      throw new ConfigError(
+        `${file}: ${s.key} must not hold the secret itself; write "env(NAME)" and set NAME in the environment or the project's .env`,
+      );
+  return value;
+}
+
+function parseStorage(value: unknown, file: string): { buckets: Record<string, ProjectBucket> } {
+  if (!isObject(value) || Object.keys(value).some((k) => k !== 'buckets') || !isObject(value.buckets ?? {}))
+    throw new ConfigError(`${file}: "storage" must be {"buckets": {"<name>": {"public", "file_size_limit", "allowed_mime_types"}}}`);
+  const buckets = (value.buckets ?? {}) as Record<string, unknown>;
+  for (const [name, b] of Object.entries(buckets)) {
+    const bad = (what: string) => new ConfigError(`${file}: storage.buckets.${name}${what}`);
+    if (!isObject(b)) throw bad(' must be an object with public, file_size_limit, allowed_mime_types');
+    for (const [k, v] of Object.entries(b)) {
+      if (!BUCKET_FIELDS.includes(k)) throw bad(`.${k} is not a bucket setting (${BUCKET_FIELDS.join(', ')})`);
+      if (k === 'public' && typeof v !== 'boolean') throw bad('.public must be true or false');
+      if (k === 'file_size_limit' && v !== null && !(typeof v === 'number' && Number.isInteger(v) && v > 0))
+        throw bad('.file_size_limit must be a number of bytes or null');
+      if (k === 'allowed_mime_types' && v !== null && !(Array.isArray(v) && v.every((t) => typeof t === 'string')))
+        throw bad('.allowed_mime_types must be a list of media types (image/png, image/*) or null');
+    }
+  }
+  return { buckets: buckets as Record<string, ProjectBucket> };
+}
+
+function parseDb(value: unknown, file: string): { seed?: string[] } {
+  if (!isObject(value) || Object.keys(value).some((k) => k !== 'seed'))
+    throw new ConfigError(`${file}: "db" must be {"seed": ["seed.sql", …]}`);
+  if (value.seed !== undefined && !(Array.isArray(value.seed) && value.seed.every((f) => typeof f === 'string' && f.trim())))
+    throw new ConfigError(`${file}: "db.seed" must be a list of SQL file paths, relative to the project folder`);
+  return value.seed === undefined ? {} : { seed: value.seed as string[] };
 }
 
 export interface Project {
@@ -35,6 +133,12 @@ export const DEFAULT_PROJECT: ProjectSettings = {
   database_url_env: 'DATABASE_URL',
   migrations_dir: 'migrations',
 };
+
+/** Every top-level key the parser knows (the JSON Schema names each: plinth.schema.json). */
+export const PROJECT_KEYS = ['$schema', 'name', ...Object.keys(DEFAULT_PROJECT), 'auth', 'storage', 'db'];
+
+/** What `"$schema"` points at in the files `plinth init` writes (the schema ships in the npm package). */
+export const PROJECT_SCHEMA_REF = './node_modules/plinth/plinth.schema.json';
 
 const VARIABLE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -68,11 +172,20 @@ export function parseProjectFile(text: string, file: string): ProjectSettings {
         if (typeof value !== 'string' || !VARIABLE.test(value)) throw bad('the name of an environment variable, e.g. "DATABASE_URL"');
         out.database_url_env = value;
         break;
+      case 'auth':
+        out.auth = parseAuth(value, file);
+        break;
+      case 'storage':
+        out.storage = parseStorage(value, file);
+        break;
+      case 'db':
+        out.db = parseDb(value, file);
+        break;
       case '$schema':
       case 'name':
         break;
       default:
-        throw new ConfigError(`${file}: unknown key "${key}"; it takes ${Object.keys(DEFAULT_PROJECT).join(', ')}`);
+        throw new ConfigError(`${file}: unknown key "${key}"; it takes ${PROJECT_KEYS.join(', ')}`);
     }
   }
   return out;
@@ -98,5 +211,5 @@ export function findProject(from: string): Project | null {
  * @example projectFileText({ ...DEFAULT_PROJECT, port: 3001 })
  */
 export function projectFileText(settings: ProjectSettings): string {
-  return `${JSON.stringify(settings, null, 2)}\n`;
+  return `${JSON.stringify({ $schema: PROJECT_SCHEMA_REF, ...settings }, null, 2)}\n`;
 }

@@ -64,6 +64,22 @@ function mergeValid(current: AuthSettings, patch: unknown): AuthSettings {
 }
 
 /**
+ * The keys a patch names, as the project file manages them: top-level settings, and one key per
+ * entry of `providers` and `email_templates` (`providers.github`), so the others stay editable.
+ * @example managedKeysOf({ providers: { github: {} }, min_password_length: 10 }) // ['providers.github', 'min_password_length']
+ */
+export function managedKeysOf(patch: unknown): string[] {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return [];
+  const keys: string[] = [];
+  for (const [k, v] of Object.entries(patch)) {
+    if ((k === 'providers' || k === 'email_templates') && typeof v === 'object' && v !== null && !Array.isArray(v))
+      for (const name of Object.keys(v)) keys.push(`${k}.${name}`);
+    else keys.push(k);
+  }
+  return keys;
+}
+
+/**
  * The project's settings, kept in the database and cached in memory. Reads never await; a
  * change made on any instance reaches every instance through NOTIFY. `check` is asked about
  * every valid change before it is saved (the OpenID Connect providers' discovery: auth/oauth).
@@ -112,33 +128,49 @@ export async function createSettingsStore(
       return merged;
     });
 
+  let managed: { file: string; keys: string[] } | null = null;
+  const update = async (patch: unknown): Promise<AuthSettings> => {
+    // The remote check fetches documents from other servers (seconds, at worst its timeout):
+    // never inside the transaction, which on PGlite would hold every other request. What it
+    // approved is compared again under the lock; a change made meanwhile is checked anew.
+    let approved: string | null = null;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (opts.check) {
+        const current = withDefaults(parse<Partial<AuthSettings>>(await read(db, AUTH_KEY)));
+        const merged = mergeValid(current, patch);
+        const inputs = remoteInputs(merged, current);
+        if (inputs !== approved) {
+          const problems = await opts.check(merged, current);
+          if (problems.length) throw refused(problems);
+          approved = inputs;
+        }
+      }
+      const next = await save(patch, approved);
+      if (next) {
+        await reload();
+        return next;
+      }
+    }
+    throw new ApiError('conflict', 'The settings kept changing while they were checked; save again.');
+  };
+
   return {
     auth: () => auth,
     project: () => project,
     async updateAuth(patch) {
-      // The remote check fetches documents from other servers (seconds, at worst its timeout):
-      // never inside the transaction, which on PGlite would hold every other request. What it
-      // approved is compared again under the lock; a change made meanwhile is checked anew.
-      let approved: string | null = null;
-      for (let attempt = 0; attempt < 3; attempt++) {
-        if (opts.check) {
-          const current = withDefaults(parse<Partial<AuthSettings>>(await read(db, AUTH_KEY)));
-          const merged = mergeValid(current, patch);
-          const inputs = remoteInputs(merged, current);
-          if (inputs !== approved) {
-            const problems = await opts.check(merged, current);
-            if (problems.length) throw refused(problems);
-            approved = inputs;
-          }
-        }
-        const next = await save(patch, approved);
-        if (next) {
-          await reload();
-          return next;
-        }
-      }
-      throw new ApiError('conflict', 'The settings kept changing while they were checked; save again.');
+      const key = managed && managedKeysOf(patch).find((k) => managed?.keys.includes(k));
+      if (managed && key)
+        throw new ApiError('managed_by_config', `The setting ${key} is managed by ${managed.file}; change it there.`, [
+          { field: key, message: `is managed by ${managed.file}` },
+        ]);
+      return update(patch);
     },
+    async applyManaged(patch, file) {
+      const next = await update(patch);
+      managed = { file, keys: managedKeysOf(patch) };
+      return next;
+    },
+    managed: () => managed,
     async updateProject(patch) {
       const problems: Array<{ field: string; message: string }> = [];
       const body = (typeof patch === 'object' && patch !== null && !Array.isArray(patch) ? patch : null) as Record<string, unknown> | null;

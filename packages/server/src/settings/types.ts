@@ -39,6 +39,13 @@ export interface SettingsStore {
   updateAuth(patch: unknown): Promise<AuthSettings>;
   updateProject(patch: unknown): Promise<ProjectInfo>;
   /**
+   * Applies the project file's `auth` section (same merge and validation as a PATCH) and marks
+   * its keys managed: a later PATCH naming one is 409 managed_by_config.
+   */
+  applyManaged(patch: Record<string, unknown>, file: string): Promise<AuthSettings>;
+  /** The keys the project file manages (`min_password_length`, `providers.github`…) and the file, or null. */
+  managed(): { file: string; keys: string[] } | null;
+  /**
    * Whether a browser Origin may call the API: own origin, `cors_origins` (loopback port
    * wildcard), or, while PUBLIC_URL is a loopback address, any loopback origin (`cors_allow_localhost`).
    */

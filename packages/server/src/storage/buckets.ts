@@ -52,7 +52,25 @@ const notFound = (name: string) => new ApiError('bucket_not_found', `No bucket "
  * @example const buckets = createBucketService(db, 50 * 2 ** 20); await buckets.create('avatars', { public: true });
  */
 export function createBucketService(db: Db, maxFileSize: number) {
+  /** Buckets the project file (plinth.json) manages: their fields it names are refused through the API. */
+  let managed: { file: string; fields: Map<string, string[]> } | null = null;
+  const refuseManaged = (name: string, fields: BucketFields) => {
+    const field = managed?.fields.get(name)?.find((f) => (fields as Record<string, unknown>)[f] !== undefined);
+    if (managed && field)
+      throw new ApiError('managed_by_config', `The bucket ${name}'s ${field} is managed by ${managed.file}; change it there.`, [
+        { field, message: `is managed by ${managed.file}` },
+      ]);
+  };
   return {
+    /** Marks the buckets (and their fields) the project file names as managed. */
+    setManaged(file: string, fields: Map<string, string[]>) {
+      managed = { file, fields };
+    },
+    /** The fields of `name` the project file manages, and the file; null when none. */
+    managedOf(name: string): { file: string; fields: string[] } | null {
+      const fields = managed?.fields.get(name);
+      return managed && fields ? { file: managed.file, fields } : null;
+    },
     async list(): Promise<Bucket[]> {
       return (await db.query(`select ${COLS} from storage.buckets order by id`)).rows.map(row);
     },
@@ -79,7 +97,9 @@ export function createBucketService(db: Db, maxFileSize: number) {
         throw fromDbError(err, { constraints: { buckets_pkey: ['bucket_exists', `A bucket "${id}" already exists.`] } });
       }
     },
-    async update(name: string, fields: BucketFields): Promise<Bucket> {
+    /** `fromFile`: the project file's own apply (never refused as managed). */
+    async update(name: string, fields: BucketFields, fromFile = false): Promise<Bucket> {
+      if (!fromFile) refuseManaged(name, fields);
       checkFields(fields, maxFileSize);
       const r = await db.query(
         `update storage.buckets set

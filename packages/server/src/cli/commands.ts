@@ -66,6 +66,23 @@ export const COMMANDS: Record<string, CommandSpec> = {
     help: ['migrate [DIR]', "apply the project's migrations/*.sql (or DIR) once each, in name order"],
     load: () => import('./migrate.js'),
   },
+  migration: {
+    flags: { ...DATA_DIR },
+    positional: 2,
+    project: 'existing',
+    help: ['migration new <name>', 'an empty migrations/<timestamp>_<name>.sql to write a schema change in'],
+    load: () => import('./migration.js'),
+  },
+  db: {
+    flags: { yes: 'bool', ...DATA_DIR },
+    positional: 1,
+    project: 'existing',
+    help: [
+      'db reset [--yes]',
+      'drop and make again the embedded database, apply the migrations, then the seeds (seed.sql or plinth.json db.seed)',
+    ],
+    load: () => import('./db.js'),
+  },
   gen: {
     flags: { out: 'value', url: 'value', key: 'value', ...DATA_DIR },
     positional: 1,

@@ -3,7 +3,7 @@ import type { Db } from '../db/index.js';
 import type { Principal } from '../http/index.js';
 import { createAuthorizer, Images } from './authorize.js';
 import type { CompiledFilter } from './filter.js';
-import type { Change } from './log.js';
+import type { Change } from '../changes/index.js';
 import type { RoleAccess, TableAccess } from './policies.js';
 
 // Security review round 3, R3: a filter tested in memory on a row the subscriber may not see

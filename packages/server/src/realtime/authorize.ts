@@ -12,7 +12,7 @@ import type { Principal } from '../http/index.js';
 import { quoteIdent } from '../rest/index.js';
 import type { CompiledFilter, Verdict } from './filter.js';
 import { type RawRow, splitRow } from '../changes/index.js';
-import type { Change } from './log.js';
+import type { Change } from '../changes/index.js';
 import type { Predicate, RoleAccess, TableAccess } from './policies.js';
 import type { ChangeEvent, ChangeOp } from './protocol.js';
 

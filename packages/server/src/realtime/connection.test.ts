@@ -8,7 +8,7 @@ import { fakeClock } from '../lib/clock.js';
 import type { SchemaCache } from '../rest/index.js';
 import { Connection, type ConnectionDeps, MAX_WAITING_BYTES, MAX_WAITING_MESSAGES } from './connection.js';
 import type { Hub } from './hub.js';
-import type { ChangeLog } from './log.js';
+import type { ChangeLog } from '../changes/index.js';
 
 // Review round 3, R5: what a connection has received and not handled yet is bounded. Here the
 // database never answers until the test says so (each subscribe waits on isEnabled), so exactly

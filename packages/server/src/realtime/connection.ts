@@ -18,7 +18,7 @@ import type { Clock } from '../lib/index.js';
 import type { SchemaCache } from '../rest/index.js';
 import { type CompiledFilter, compileFilter } from './filter.js';
 import type { Hub, Subscriber, Subscription } from './hub.js';
-import type { ChangeLog } from './log.js';
+import type { ChangeLog } from '../changes/index.js';
 import type { TableAccess } from './policies.js';
 import { type ClientMessage, errorMessage, messageId, parseClientMessage } from './protocol.js';
 

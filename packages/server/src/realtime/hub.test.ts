@@ -3,7 +3,7 @@ import type { Principal } from '../http/index.js';
 import type { Authorizer } from './authorize.js';
 import type { CompiledFilter } from './filter.js';
 import { Hub, REPLAYS_PER_IP, type Subscriber, type Subscription } from './hub.js';
-import type { Change, ChangeLog } from './log.js';
+import type { Change, ChangeLog } from '../changes/index.js';
 import type { RoleAccess, TableAccess } from './policies.js';
 import { EVENTS } from './protocol.js';
 

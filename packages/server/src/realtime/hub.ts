@@ -18,7 +18,7 @@ import type { Principal } from '../http/index.js';
 import { type Audience, type Authorizer, Images } from './authorize.js';
 import type { CompiledFilter } from './filter.js';
 import { rowText } from '../changes/index.js';
-import type { Change, ChangeLog } from './log.js';
+import type { Change, ChangeLog } from '../changes/index.js';
 import type { TableAccess } from './policies.js';
 import { type ChangeEvent, type ChangeOp, changeMessage } from './protocol.js';
 

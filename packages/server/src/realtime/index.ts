@@ -25,12 +25,12 @@ import type { SchemaCache } from '../rest/index.js';
 import { createAuthorizer } from './authorize.js';
 import { Connection, type ConnectionDeps } from './connection.js';
 import { Hub } from './hub.js';
-import { type ChangeLog, openChangeLog } from './log.js';
+import { type ChangeLog, openChangeLog } from '../changes/index.js';
 import { loadAccess, type TableAccess } from './policies.js';
 import { registerRealtimeRoutes } from './routes.js';
 import { type RealtimeTables, realtimeTables } from './tables.js';
 
-export { type Change, type ChangeLog, openChangeLog } from './log.js';
+export { type Change, type ChangeLog, openChangeLog } from '../changes/index.js';
 export { parseClientMessage, type ClientMessage } from './protocol.js';
 export { splitRow, rowText } from '../changes/index.js';
 export { REALTIME_PATH } from './routes.js';

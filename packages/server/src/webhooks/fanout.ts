@@ -15,7 +15,7 @@ import { type Clock, iso } from '../lib/index.js';
 import type { SchemaCache, TableInfo } from '../rest/index.js';
 import { compileFilter, FilterError, type RowFilter } from './filter.js';
 import { bodySql } from './payload.js';
-import { splitFields } from '../changes/index.js';
+import { changesOfTablesSql, moveCursorSql, splitFields } from '../changes/index.js';
 
 /** Changes read per transaction (realtime.read ranks whole batches: keep it to a few thousand). */
 const BATCH = 1000;
@@ -101,7 +101,7 @@ export async function fanoutOnce(o: FanoutOptions, compiled: Compiled): Promise<
     const pk = Object.fromEntries([...new Set(hooks.map((h) => h.table_name))].map((t) => [t, schema.tables.get(t)?.pk ?? []]));
     // The deliveries and the cursor's move, in one statement.
     const res = await tx.query<{ n: number | string }>(
-      `with c as (select * from realtime.read($1, $2) where table_name = any($3::text[])),
+      `with c as (${changesOfTablesSql('$1', '$2', '$3')}),
        m as (
          select w.id as webhook_id, c.seq, null::text as failed from c
          join plinth.webhooks w on w.id = any($4::uuid[]) and w.table_name = c.table_name and c.op = any(w.events) and c.seq > w.from_seq
@@ -114,7 +114,7 @@ export async function fanoutOnce(o: FanoutOptions, compiled: Compiled): Promise<
          from m join c on c.seq = m.seq cross join lateral (${bodySql('$8')}) b
          order by c.seq, m.webhook_id
          returning 1),
-       moved as (update realtime.cursors set seq = $2, updated_at = now() where consumer = 'webhooks')
+       moved as (${moveCursorSql('webhooks', '$2')})
        select count(*) as n from made`,
       [
         after,
@@ -161,7 +161,7 @@ async function filtered(
     byTable.set(h.table_name, list);
   }
   const { rows } = await tx.query<ChangeRow>(
-    `select seq, table_name, op, "row"::text as row_text, old::text as old_text from realtime.read($1, $2) where table_name = any($3::text[])`,
+    `select seq, table_name, op, "row"::text as row_text, old::text as old_text from (${changesOfTablesSql('$1', '$2', '$3')}) c`,
     [after, upto, [...byTable.keys()]],
   );
   const out: Array<{ webhook: string; seq: number; failed: string | null }> = [];

@@ -1,5 +1,7 @@
 /**
- * The change log (migration 0080_realtime.sql): what one instance does with it. It numbers
+ * The change log (migrations 0080_realtime.sql, 0131_change_log_relid.sql), shared by its
+ * consumers (realtime's live feed and replays; the webhooks' fan-out reads through
+ * changesOfTablesSql and moveCursorSql below): what one instance does with it. It numbers
  * changes (realtime.sequence, one run at a time across instances), fetches what was numbered in
  * seq order and hands each batch to its listener before fetching the next, trims what is older
  * than REALTIME_RETENTION, and reads a table's changes after a seq for a replay.
@@ -12,7 +14,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
 import { isoSql } from '../lib/index.js';
-import type { ChangeEvent } from './protocol.js';
+import type { ChangeEvent } from '@plinth/shared';
 
 /** One captured change, as numbered. `row` and `old` are PostgreSQL's JSON text (changes/row.ts). */
 export interface Change {
@@ -246,4 +248,23 @@ export async function openChangeLog(options: LogOptions): Promise<ChangeLog> {
       await Promise.all([fetcher.close(), sequencer.close(), trimmer.close()]);
     },
   };
+}
+
+/**
+ * SQL of the changes of `tables` with after < seq <= upto, oldest first, for a consumer's own
+ * statement (a CTE, inside its transaction): columns seq, table_name, op, row, old, written_at.
+ * Its arguments are the placeholders to use.
+ * @example `with c as (${changesOfTablesSql('$1', '$2', '$3')}) select count(*) from c`
+ */
+export function changesOfTablesSql(after: string, upto: string, tables: string): string {
+  return `select * from realtime.read(${after}, ${upto}) where table_name = any(${tables}::text[])`;
+}
+
+/**
+ * SQL that moves a consumer's cursor (retention never trims past it) to `seq` (a placeholder).
+ * @example `moved as (${moveCursorSql('webhooks', '$2')})`
+ */
+export function moveCursorSql(consumer: string, seq: string): string {
+  if (!/^[a-z][a-z0-9_]{0,31}$/.test(consumer)) throw new Error(`not a consumer name: ${consumer}`);
+  return `update realtime.cursors set seq = ${seq}, updated_at = now() where consumer = '${consumer}'`;
 }

@@ -22,7 +22,7 @@ export const CONSOLE_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
+  "img-src 'self' data: blob:", // blob: the object previews the console fetched (R12)
   "font-src 'self'",
   "connect-src 'self'",
   "frame-src 'self'",

@@ -5,7 +5,7 @@ import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_ARGS } from '../../../../server/test/chromium.js';
 import { freePort } from '../../../../server/test/process.js';
-import { answerOf, type ConsoleServer, openPage, shot, signIn, startConsole, type Watched } from '../../../test/browser.js';
+import { type ConsoleServer, openPage, shot, signIn, startConsole, type Watched } from '../../../test/browser.js';
 
 // Review round 3, R12, in Chromium: the console on a plain-http host that is not localhost
 // (`http://devbox.test:<port>`, mapped to 127.0.0.1), where browsers send no Sec-Fetch-Site. An
@@ -81,7 +81,9 @@ afterAll(async () => {
 describe('the console on http://devbox.test (no Sec-Fetch-Site)', () => {
   it('shows an image preview fetched with X-Plinth-Admin into a blob URL', async () => {
     const { page } = w;
-    const fetched = answerOf(page, '/api/v1/storage/object/priv/alice/secret-37x11.png');
+    const fetched = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/v1/storage/object/priv/alice/secret-37x11.png', {
+      timeout: 60_000,
+    });
     await page.goto(`${base}/console/storage/priv?prefix=alice&object=${encodeURIComponent('alice/secret-37x11.png')}`);
     const answer = await fetched;
     const sent = await answer.request().allHeaders();
@@ -96,14 +98,25 @@ describe('the console on http://devbox.test (no Sec-Fetch-Site)', () => {
   it('an <img> on another port of the host does not load the private object through the cookie', async () => {
     const other = await w.page.context().newPage(); // the admin is signed in in this browser
     try {
-      const refused = answerOf(other, '/api/v1/storage/object/priv/alice/secret-37x11.png');
+      // What went over the wire, from Chromium's network layer (the page itself only sees an error).
+      const cdp = await other.context().newCDPSession(other);
+      await cdp.send('Network.enable');
+      const ids = new Set<string>();
+      const sent: Array<Record<string, string>> = [];
+      const statuses: number[] = [];
+      cdp.on('Network.requestWillBeSent', (e) => {
+        if (new URL(e.request.url).pathname === '/api/v1/storage/object/priv/alice/secret-37x11.png') ids.add(e.requestId);
+      });
+      cdp.on('Network.requestWillBeSentExtraInfo', (e) => void (ids.has(e.requestId) && sent.push(e.headers as Record<string, string>)));
+      cdp.on('Network.responseReceivedExtraInfo', (e) => void (ids.has(e.requestId) && statuses.push(e.statusCode)));
       await other.goto(`${evilUrl}/`);
-      const answer = await refused;
-      // The browser sent the cookie and no Sec-Fetch-Site (plain http, not localhost): only the header rule refuses it.
-      const sent = await answer.request().allHeaders();
-      expect(sent.cookie).toContain('plinth_admin=');
-      expect(sent['sec-fetch-site']).toBeUndefined();
-      expect(answer.status()).toBe(403);
+      await expect.poll(() => statuses.length).toBe(1);
+      // The cookie went along and no Sec-Fetch-Site (plain http, not localhost): only the header
+      // rule refuses it. Before the fix the page saw "LOADED 37x11".
+      const headers = Object.fromEntries(Object.entries(sent[0] ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+      expect(headers.cookie).toContain('plinth_admin=');
+      expect(headers['sec-fetch-site']).toBeUndefined();
+      expect(statuses).toEqual([403]);
       await expect.poll(() => other.title()).toBe('refused');
     } finally {
       await other.close();

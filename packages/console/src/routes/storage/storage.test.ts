@@ -164,10 +164,10 @@ describe('Storage page', () => {
     });
     expect(top.statusCode).toBe(201);
     await page.reload();
-    await page.getByRole('button', { name: 'readme.txt' , exact: true }).waitFor();
+    await page.getByRole('button', { name: 'readme.txt', exact: true }).waitFor();
     await shot(page, 'storage-bucket-root');
     await page.getByRole('button', { name: `${FOLDER}/` }).click();
-    await page.getByRole('button', { name: UNICODE , exact: true }).waitFor();
+    await page.getByRole('button', { name: UNICODE, exact: true }).waitFor();
     expect(new URL(page.url()).searchParams.get('prefix')).toBe(FOLDER);
     // Search within the folder.
     await page.getByLabel('Search this folder').fill('résumé');
@@ -197,7 +197,7 @@ describe('Storage page', () => {
   });
 
   it('shows the details and copies a signed URL that reads the file without any header', async () => {
-    await page.getByRole('button', { name: UNICODE , exact: true }).click();
+    await page.getByRole('button', { name: UNICODE, exact: true }).click();
     const details = page.getByRole('region', { name: UNICODE });
     await details.getByRole('definition').first().waitFor();
     const text = await details.getByLabel('Object details').innerText();
@@ -284,7 +284,7 @@ describe('Storage page', () => {
     await expect.poll(() => state('big.png')).toMatch(/^Refused: .+\(payload_too_large\)$/);
     await expect.poll(() => state('doc.pdf')).toMatch(/^Refused: .+\(invalid_mime_type\)$/);
     await expect.poll(() => state('ok.png')).toBe('Uploaded');
-    await page.getByRole('button', { name: 'ok.png' , exact: true }).waitFor();
+    await page.getByRole('button', { name: 'ok.png', exact: true }).waitFor();
     await shot(page, 'storage-uploads');
     expect((await stored('images', 'big.png')).status).toBe(404);
     expect((await stored('images', 'doc.pdf')).status).toBe(404);
@@ -304,7 +304,7 @@ describe('Storage page', () => {
     expect(Buffer.compare((await stored('images', 'ok.png')).bytes, Buffer.from([137, 80, 78, 71, 2, 2]))).toBe(0);
 
     // A public bucket's file has a public URL to copy, read without any key.
-    await page.getByRole('button', { name: 'ok.png' , exact: true }).click();
+    await page.getByRole('button', { name: 'ok.png', exact: true }).click();
     const details = page.getByRole('region', { name: 'ok.png' });
     await details.getByRole('button', { name: 'Copy public URL' }).click();
     // The copy finishes after the click (the clipboard write is asynchronous).

@@ -304,8 +304,11 @@ export const api = {
     return res.results[0].rows as unknown as PgColumn[];
   },
   settings: () => call<AuthSettings>({ path: '/api/v1/settings/auth' }),
-  saveSettings: (patch: Partial<AuthSettings> | Record<string, unknown>) =>
-    call<AuthSettings>({ method: 'PATCH', path: '/api/v1/settings/auth', body: patch }),
+  /** Saves the settings; what GET adds that is no setting (`managed`, `managed_by`: plinth.json's keys) is left out. */
+  saveSettings: (patch: Partial<AuthSettings> | Record<string, unknown>) => {
+    const { managed: _managed, managed_by: _managedBy, ...body } = patch as Record<string, unknown>;
+    return call<AuthSettings>({ method: 'PATCH', path: '/api/v1/settings/auth', body });
+  },
   /** Starts a test sign-in of a saved `oidc_providers` entry: the provider's URL to open, and the test's id. */
   startOidcTest: (id: string) =>
     call<{ url: string; test_id: string; result_url: string; expires_in: number }>({

@@ -65,13 +65,15 @@ describe('role names in the SQL the editor writes', () => {
   const spec: PolicySpec = { name: 'p', command: 'select', roles: ['anon', hostile], using: 'true', check: '' };
   const target = { kind: 'table', table: 'notes' } as const;
 
-  it('are quoted in create policy and in alter policy', () => {
+  it('are quoted in create policy and in alter policy, but for plain names and the keyword public', () => {
     expect(createPolicySql(target, spec)).toBe(
-      'create policy "p" on "notes" for select to "anon", "authenticated; drop table notes; --"\n  using (true);',
+      'create policy "p" on "notes" for select to anon, "authenticated; drop table notes; --"\n  using (true);',
     );
     expect(editPolicySql(target, 'p', 'SELECT', spec)).toBe(
-      'alter policy "p" on "notes" to "anon", "authenticated; drop table notes; --"\n  using (true);',
+      'alter policy "p" on "notes" to anon, "authenticated; drop table notes; --"\n  using (true);',
     );
+    expect(createPolicySql(target, { ...spec, roles: ['public' as PolicySpec['roles'][number]] })).toContain('to public\n');
+    expect(createPolicySql(target, { ...spec, roles: ['Admins' as PolicySpec['roles'][number]] })).toContain('to "Admins"');
     expect(createPolicySql(target, { ...spec, roles: ['a"b' as PolicySpec['roles'][number]] })).toContain('to "a""b"');
   });
 });

@@ -89,10 +89,17 @@ export function policyProblem(p: PolicySpec): string | null {
   return null;
 }
 
+/**
+ * A role in a policy's TO list: a plain lowercase name as it is (`public` is PostgreSQL's keyword
+ * for every role: quoted, it would name a role called "public"), anything else quoted, so a role
+ * name crafted in SQL never becomes SQL in the editor (review round 3, I8).
+ */
+export const roleSql = (role: string) => (/^[a-z_][a-z0-9_]*$/.test(role) ? role : ident(role));
+
 /** CREATE POLICY for one policy. */
 export function createPolicySql(target: Target, p: PolicySpec): string {
   const c = clauses(p.command);
-  const parts = [`create policy ${ident(p.name)} on ${relation(target)} for ${p.command} to ${p.roles.map(ident).join(', ')}`];
+  const parts = [`create policy ${ident(p.name)} on ${relation(target)} for ${p.command} to ${p.roles.map(roleSql).join(', ')}`];
   if (c.using && p.using.trim()) parts.push(`  using (${p.using.trim()})`);
   if (c.check && p.check.trim()) parts.push(`  with check (${p.check.trim()})`);
   return `${parts.join('\n')};`;
@@ -109,7 +116,7 @@ export function editPolicySql(target: Target, before: string, beforeCommand: str
   const out: string[] = [];
   if (before !== p.name) out.push(`alter policy ${ident(before)} on ${relation(target)} rename to ${ident(p.name)};`);
   const c = clauses(p.command);
-  const parts = [`alter policy ${ident(p.name)} on ${relation(target)} to ${p.roles.map(ident).join(', ')}`];
+  const parts = [`alter policy ${ident(p.name)} on ${relation(target)} to ${p.roles.map(roleSql).join(', ')}`];
   if (c.using && p.using.trim()) parts.push(`  using (${p.using.trim()})`);
   if (c.check && p.check.trim()) parts.push(`  with check (${p.check.trim()})`);
   out.push(`${parts.join('\n')};`);

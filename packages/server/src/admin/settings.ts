@@ -23,6 +23,13 @@ export function maskSecrets(s: AuthSettings): AuthSettings {
   return out;
 }
 
+/** The auth settings' body less the read-only fields GET adds. */
+function withoutReadOnly(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const { managed: _managed, managed_by: _managedBy, ...rest } = body as Record<string, unknown>;
+  return rest;
+}
+
 /**
  * `GET/PATCH /api/v1/settings/auth`, `GET/PATCH /api/v1/project` (management). Mounted by routes.ts.
  * @example const h = createSettingsHandlers(settings); app.get('/api/v1/project', { onRequest: guards.manage }, h.project)
@@ -39,7 +46,9 @@ export function createSettingsHandlers(
       managed: settings.managed()?.keys ?? [],
       managed_by: settings.managed()?.file ?? null,
     }),
-    updateAuth: async (req: FastifyRequest) => maskSecrets(await settings.updateAuth(req.body)),
+    // What GET adds and no client sets (`managed`, `managed_by`) is dropped, so a client that saves
+    // back the document it read (the console, the OIDC test's round trip) keeps working.
+    updateAuth: async (req: FastifyRequest) => maskSecrets(await settings.updateAuth(withoutReadOnly(req.body))),
     // Plus what the console shows beside the plan: which database, where mail and SMS go (read-only).
     project: async () => ({
       ...settings.project(),

@@ -101,22 +101,27 @@ describe('the console on http://devbox.test (no Sec-Fetch-Site)', () => {
       // What went over the wire, from Chromium's network layer (the page itself only sees an error).
       const cdp = await other.context().newCDPSession(other);
       await cdp.send('Network.enable');
+      // Kept for every request by id: Chromium may report a request's ExtraInfo events before
+      // its requestWillBeSent, so nothing is filtered until the end.
       const ids = new Set<string>();
-      const sent: Array<Record<string, string>> = [];
-      const statuses: number[] = [];
+      const sentById = new Map<string, Record<string, string>>();
+      const statusById = new Map<string, number>();
       cdp.on('Network.requestWillBeSent', (e) => {
         if (new URL(e.request.url).pathname === '/api/v1/storage/object/priv/alice/secret-37x11.png') ids.add(e.requestId);
       });
-      cdp.on('Network.requestWillBeSentExtraInfo', (e) => void (ids.has(e.requestId) && sent.push(e.headers as Record<string, string>)));
-      cdp.on('Network.responseReceivedExtraInfo', (e) => void (ids.has(e.requestId) && statuses.push(e.statusCode)));
+      cdp.on('Network.requestWillBeSentExtraInfo', (e) => void sentById.set(e.requestId, e.headers as Record<string, string>));
+      cdp.on('Network.responseReceivedExtraInfo', (e) => void statusById.set(e.requestId, e.statusCode));
+      const statuses = () => [...ids].flatMap((id) => (statusById.has(id) ? [statusById.get(id) as number] : []));
       await other.goto(`${evilUrl}/`);
-      await expect.poll(() => statuses.length).toBe(1);
+      await expect.poll(() => statuses().length).toBe(1);
+      await expect.poll(() => [...ids].filter((id) => sentById.has(id)).length).toBe(1);
       // The cookie went along and no Sec-Fetch-Site (plain http, not localhost): only the header
       // rule refuses it. Before the fix the page saw "LOADED 37x11".
-      const headers = Object.fromEntries(Object.entries(sent[0] ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+      const [id] = [...ids].filter((x) => sentById.has(x));
+      const headers = Object.fromEntries(Object.entries(sentById.get(id) ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
       expect(headers.cookie).toContain('plinth_admin=');
       expect(headers['sec-fetch-site']).toBeUndefined();
-      expect(statuses).toEqual([403]);
+      expect(statuses()).toEqual([403]);
       await expect.poll(() => other.title()).toBe('refused');
     } finally {
       await other.close();

@@ -32,6 +32,9 @@ const LAYER = {
   // Database webhooks: a consumer of the change log beside realtime, through the outbox's rules;
   // depends on db, http, messaging, settings and rest (the schema cache, the filter grammar).
   webhooks: 5,
+  // Supabase's faces (/rest/v1, /auth/v1, /storage/v1, realtime channels): translations onto
+  // rest, auth, storage and realtime, so above all of them; nothing imports a face.
+  supabase: 5.5,
   'app.ts': 6,
   cli: 7,
   'main.ts': 8,

@@ -1,0 +1,7 @@
+/**
+ * Supabase's faces (docs/supabase.md): `/rest/v1`, `/auth/v1`, `/storage/v1`, `/realtime/v1`
+ * and `/functions/v1` as Supabase's clients speak them, each a translation onto the same
+ * planner, services and hub as Plinth's own API (no second engine, no second copy of a rule).
+ * One sub-folder per face; this file is their index.
+ */
+export {};

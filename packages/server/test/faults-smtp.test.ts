@@ -35,6 +35,7 @@ describe('SMTP down during sign-ups', () => {
     await t.messaging.outbox.drain();
     expect(await queued()).toBe(to.length);
     const tried = await t.db.query<{ attempts: number }>("select attempts from plinth.outbox where status = 'queued'");
+    expect(tried.rows).toHaveLength(to.length);
     expect(tried.rows.every((r) => Number(r.attempts) >= 1)).toBe(true);
     expect(sink.received).toHaveLength(0);
 

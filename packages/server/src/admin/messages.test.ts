@@ -110,9 +110,10 @@ describe('email through SMTP', () => {
       ['sent', 'sms'],
     ]) {
       const got: Row[] = (await messages(`?status=${status}&channel=${channel}&limit=100`)).json();
-      expect(got.map((m) => m.id), `${status} ${channel}`).toEqual(
-        all.filter((m) => m.status === status && m.channel === channel).map((m) => m.id),
-      );
+      expect(
+        got.map((m) => m.id),
+        `${status} ${channel}`,
+      ).toEqual(all.filter((m) => m.status === status && m.channel === channel).map((m) => m.id));
     }
   });
 

@@ -189,3 +189,52 @@ export interface EndUserSession {
 export interface EndUserDetail extends EndUser {
   sessions: EndUserSession[];
 }
+
+/** `GET /api/v1/settings/project`: the project's settings and, read-only, where it runs. */
+export interface ProjectSettings {
+  plan: import('./types.js').Plan;
+  public_url: string;
+  name: string;
+  database: 'pglite' | 'postgres';
+  email_delivery: 'smtp' | 'dev_inbox';
+  sms_configured: boolean;
+}
+
+/** A saved query of the SQL runner (docs/api.md "Saved queries"). */
+export interface SavedQuery {
+  id: string;
+  name: string;
+  query: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One result of a script the SQL runner ran (`POST /api/v1/sql` answers `{results, durationMs}`). */
+export interface SqlResult {
+  command: string;
+  rowCount: number;
+  /** `type` is the short name PostgreSQL gives (`int8`, `text[]`). */
+  columns: Array<{ name: string; type: string }>;
+  rows: Array<Record<string, unknown>>;
+  /** More rows than the runner sends were returned (the first ones are). */
+  truncated: boolean;
+}
+
+/** A backup the server keeps (`GET /api/v1/backups`, newest first). */
+export interface BackupInfo {
+  name: string;
+  size: number;
+  created_at: string;
+}
+
+/** What a signing-key rotation answers (`POST /api/v1/admin/signing-keys/rotate`, docs/api.md §4.1). */
+export interface SigningKeyRotation {
+  kid: string;
+  /** The old keys: still in the JWKS until `retire_at` (rotate), or gone at once (`revoked`). */
+  previous: string[];
+  revoked: boolean;
+  /** When the old keys leave the JWKS (null when revoked). */
+  retire_at: string | null;
+  /** Sessions ended by a revocation (every session: their tokens were signed with the old keys). */
+  sessions_ended: number;
+}

@@ -66,44 +66,23 @@ export function whenSignedOut(handler: () => void) {
 
 // ---- the wire types the console reads (docs/api.md §4) ----
 
-export interface Project {
-  plan: 'free' | 'pro' | 'team' | 'enterprise';
-  public_url: string;
-  name: string;
-  database: 'pglite' | 'postgres';
-  email_delivery: 'smtp' | 'dev_inbox';
-  sms_configured: boolean;
-}
-
-/** A saved query of the SQL runner (docs/api.md "Saved queries"). */
-export interface SavedQuery {
-  id: string;
-  name: string;
-  query: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface SqlResult {
-  command: string;
-  rowCount: number;
-  columns: Array<{ name: string; type: string }>;
-  rows: Array<Record<string, unknown>>;
-  truncated: boolean;
-}
-
 import type {
   Admin,
   AdminInvite,
   AdminRole,
   AuditEntry,
   AuthSettings,
+  BackupInfo,
   DevMessage,
   EndUser,
   EndUserDetail,
   EndUserFactors,
   LogEntry,
   OidcTestResult,
+  ProjectSettings as Project,
+  SavedQuery,
+  SigningKeyRotation,
+  SqlResult,
   TemplateKind,
   Webhook,
   WebhookCreated,
@@ -123,7 +102,21 @@ export type {
 /** The mask the server sends in place of a stored secret. */
 export { MASK } from '@plinth/shared';
 
-export type { Admin, AdminInvite, AdminRole, AuditEntry, DevMessage, EndUser, EndUserDetail, LogEntry } from '@plinth/shared';
+export type {
+  Admin,
+  AdminInvite,
+  AdminRole,
+  AuditEntry,
+  BackupInfo,
+  DevMessage,
+  EndUser,
+  EndUserDetail,
+  LogEntry,
+  ProjectSettings as Project,
+  SavedQuery,
+  SigningKeyRotation,
+  SqlResult,
+} from '@plinth/shared';
 export type { Webhook, WebhookCreated, WebhookDelivery, WebhookDeliveryDetail, WebhookEvent, WebhookInput } from '@plinth/shared';
 
 /** A column as PostgreSQL has it: `type` is the short name the SQL runner shows (`int8`, `text[]`). */
@@ -153,13 +146,6 @@ left join pg_index i on i.indrelid = c.oid and i.indisprimary
 left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
 where c.relname = $1 and a.attnum > 0 and not a.attisdropped
 order by a.attnum`;
-
-/** A backup the server keeps (`GET /api/v1/backups`, newest first). */
-export interface BackupInfo {
-  name: string;
-  size: number;
-  created_at: string;
-}
 
 /** The path that downloads a backup (fetched with `fetchBlob`: the cookie's GETs need the header too). */
 export const backupPath = (name: string) => `/api/v1/backups/${encodeURIComponent(name)}`;
@@ -198,15 +184,6 @@ export function saveBlob(blob: Blob, filename: string): void {
   a.remove();
   // The download has its own copy once started; a minute is far more than it needs to begin.
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
-}
-
-/** What a signing-key rotation answers (docs/api.md §4.1). */
-export interface SigningKeyRotation {
-  kid: string;
-  previous: string[];
-  revoked: boolean;
-  retire_at: string | null;
-  sessions_ended: number;
 }
 
 // ---- calls ----

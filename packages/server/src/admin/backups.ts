@@ -1,3 +1,4 @@
+import type { BackupInfo } from '@plinth/shared';
 import { createReadStream, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
@@ -13,11 +14,7 @@ const NAME = /^plinth-backup-\d{8}-\d{6}-\d{3}\.tar\.gz$/;
 
 export const BackupParams = Type.Object({ name: Type.String({ maxLength: 100 }) }, { additionalProperties: false });
 
-export interface BackupInfo {
-  name: string;
-  size: number;
-  created_at: string;
-}
+export type { BackupInfo };
 
 export interface BackupDeps {
   db: Db;

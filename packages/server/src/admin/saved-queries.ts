@@ -1,3 +1,4 @@
+import type { SavedQuery } from '@plinth/shared';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Db, DbError, dbErrorKind } from '../db/index.js';
@@ -21,13 +22,7 @@ export const SavedQueryPatch = Type.Object(
 );
 export const SavedQueryParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
-export interface SavedQuery {
-  id: string;
-  name: string;
-  query: string;
-  created_at: string;
-  updated_at: string;
-}
+export type { SavedQuery };
 
 const notFound = () => new ApiError('not_found', 'No saved query with this id.');
 

@@ -1,14 +1,9 @@
+import type { SigningKeyRotation } from '@plinth/shared';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../http/index.js';
 
 /** What a rotation answers (the auth area's `rotateSigningKey`). */
-export interface RotationAnswer {
-  kid: string;
-  previous: string[];
-  revoked: boolean;
-  retire_at: string | null;
-  sessions_ended: number;
-}
+export type RotationAnswer = SigningKeyRotation;
 
 /**
  * `POST /api/v1/admin/signing-keys/rotate {revoke?}` (docs/api.md §4.1): a new ES256 key signs

@@ -5,6 +5,7 @@
  * strings "NaN", "Infinity", "-Infinity" (JSON has no such numbers; JSON.stringify would write
  * null). docs/api.md, "Numbers, dates and times".
  */
+import type { SqlResult } from '@plinth/shared';
 import type { QueryResult } from '../db/index.js';
 
 const INT8 = 20;
@@ -53,13 +54,8 @@ function encodeRow(row: Record<string, unknown>, types: Map<string, number>): st
   return `${out}}`;
 }
 
-export interface RunnerResult {
-  command: string;
-  rowCount: number;
-  columns: Array<{ name: string; type: string }>;
-  rows: Record<string, unknown>[];
-  truncated: boolean;
-}
+/** One result of the runner's answer (shared's `SqlResult`). */
+export type RunnerResult = SqlResult;
 
 /**
  * The runner's whole answer, `{results: [...], durationMs}`, as JSON text.

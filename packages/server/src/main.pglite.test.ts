@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, runPlinth, spawnPlinth, waitHealthy } from '../test/process.js';
 import { startS3 } from '../test/s3.js';
+import { until } from '../test/until.js';
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -18,13 +19,6 @@ afterAll(() => {
 });
 
 /** Polls `check` until it is true, or throws after `timeoutMs`. */
-async function until(check: () => Promise<boolean>, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /**
  * A SQL runner request known to be in the server's hands when this resolves: its bytes are
@@ -256,7 +250,7 @@ describe('embedded data dir (real processes)', () => {
         // 10 s: time for a busy machine to refuse connections first, and under the 15 s a stop waits.
         const slow = await inFlight(s.url, secret, 'select pg_sleep(10), 42 as answer');
         s.proc.kill(signal);
-        await until(async () => (await tryConnect(port)) === 'ECONNREFUSED', 10_000);
+        await until('the port is closed', async () => (await tryConnect(port)) === 'ECONNREFUSED', 10_000);
         expect(slow.answered()).toBe(false); // still running when new connections are refused
         const r = await slow.response;
         expect(r.status).toBe(200);

@@ -12,20 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, type Spawned, spawnPlinth, waitHealthy } from './process.js';
+import { until } from './until.js';
 
-export { freePort };
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `probe` every 50 ms until it resolves true; throws after `timeoutMs` naming `what`. */
-export async function until(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<number> {
-  const start = Date.now();
-  for (;;) {
-    if (await Promise.resolve(probe()).catch(() => false)) return Date.now() - start;
-    if (Date.now() - start > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(50);
-  }
-}
+export { freePort, until };
 
 async function stopChild(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTERM', graceMs = 10_000): Promise<void> {
   if (proc.exitCode !== null || proc.signalCode !== null) return;

@@ -3,6 +3,7 @@ import { type ClientRequest, type IncomingMessage, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, type StorageServer, storageServer } from '../../test/storage.js';
+import { until } from '../../test/until.js';
 import { truncateSync } from 'node:fs';
 import { diskTempFiles } from './backends/index.js';
 import { keyPath } from './backends/disk.js';
@@ -14,13 +15,6 @@ import { keyPath } from './backends/disk.js';
 const MiB = 2 ** 20;
 
 /** Waits for `check` to hold, polling; fails after `ms` (generous: the machine may be busy). */
-async function until(check: () => Promise<boolean>, what: string, ms = 30_000) {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** The answer to a request whose body is still being written: status and JSON. */
 function answer(req: ClientRequest): Promise<{ status: number; body: { code?: string } }> {
@@ -105,9 +99,9 @@ describe.each(BACKENDS)('streaming on the %s backend', (kind) => {
       if (!req.write(randomBytes(MiB))) await new Promise((r) => req.once('drain', r));
     }
     const root = `${s.config.dataDir}/storage`;
-    if (kind === 'disk') await until(async () => (await diskTempFiles(root)).length > 0, 'the upload has a temporary file');
+    if (kind === 'disk') await until('the upload has a temporary file', async () => (await diskTempFiles(root)).length > 0);
     req.destroy();
-    await until(async () => (await diskTempFiles(root)).length === 0, 'the temporary file is gone');
+    await until('the temporary file is gone', async () => (await diskTempFiles(root)).length === 0);
     const rows = (await s.sql(`select count(*)::int as n from storage.objects where name = 'aborted.bin'`)).json().results[0].rows[0];
     expect(rows.n).toBe(0);
     expect(await s.storedKeys()).toEqual([]);

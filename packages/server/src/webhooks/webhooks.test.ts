@@ -3,6 +3,7 @@ import { MASK, type Webhook, type WebhookCreated, type WebhookDelivery } from '@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../test/harness.js';
 import { type Receiver, startReceiver } from '../../test/receiver.js';
+import { until as poll } from '../../test/until.js';
 import { verifySignature } from './signature.js';
 
 // Issue 24 in one process (PGlite, PostgreSQL, and PostgreSQL as a database owner): a real HTTP
@@ -41,15 +42,8 @@ async function hook(body: Record<string, unknown>): Promise<WebhookCreated> {
 }
 
 /** Polls `probe` (kicking the webhooks each time) until it holds: no fixed sleep. */
-async function until(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 30_000) {
-  const start = Date.now();
-  for (;;) {
-    if (await probe()) return;
-    if (Date.now() - start > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    t.webhooks.kick();
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Polls, kicking the webhooks' worker between probes. */
+const until = (what: string, probe: () => boolean | Promise<boolean>) => poll(what, probe, { tick: () => t.webhooks.kick() });
 
 const deliveries = (id: string, q = '') => api<WebhookDelivery[]>('GET', `/api/v1/webhooks/${id}/deliveries${q}`, undefined, 200);
 

@@ -30,6 +30,8 @@ export interface TestServer extends Plinth {
   sms: SmsSink | null;
   /** Runs SQL through the SQL runner as the secret key. */
   sql(query: string): Promise<LightMyRequestResponse>;
+  /** Runs SQL as `sql` does and fails the test unless it answered 200; the runner's `results`. */
+  sqlOk(query: string): Promise<Array<{ command: string; rows: Array<Record<string, unknown>> }>>;
   /** Stops the server and drops its database. */
   stop(): Promise<void>;
 }
@@ -92,6 +94,11 @@ export async function createTestServer(env: Record<string, string> = {}, options
       return (await plinth.tokens.sign({ sub, session_id: sessionId, ...extra }, ttl)).token;
     },
     sql: (query) => plinth.app.inject({ method: 'POST', url: '/api/v1/sql', headers: as.service, payload: { query } }),
+    async sqlOk(query) {
+      const res = await plinth.app.inject({ method: 'POST', url: '/api/v1/sql', headers: as.service, payload: { query } });
+      if (res.statusCode !== 200) throw new Error(`SQL answered ${res.statusCode}: ${res.body}\n${query}`);
+      return res.json().results;
+    },
     async stop() {
       await plinth.close();
       await mail?.stop();

@@ -12,10 +12,7 @@ let base: string;
 const clients: RtClient[] = [];
 const ALICE = '00000000-0000-4000-8000-0000000000a1';
 
-async function sql(query: string) {
-  const res = await t.sql(query);
-  expect(res.statusCode, res.body).toBe(200);
-}
+const sql = (query: string) => t.sqlOk(query);
 
 beforeAll(async () => {
   t = await createTestServer();

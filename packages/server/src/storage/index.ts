@@ -30,12 +30,18 @@ import { type BucketService, createBucketService } from './buckets.js';
 import { createBucketHandlers } from './handlers/buckets.js';
 import { createLinkHandlers } from './handlers/links.js';
 import { createObjectHandlers } from './handlers/objects.js';
+import { createLinks, type Links } from './links.js';
 import { type ObjectService, createObjectService } from './objects.js';
 import { registerStorageRoutes } from './routes.js';
 import { createSignedUrls, type UrlTokens } from './signed.js';
 import { createSweeper, type SweepOptions, type Sweeper } from './sweep.js';
 
-export { objectName, bucketName, STORAGE_PREFIX } from './names.js';
+export { objectName, bucketName, decodeName, mimeType, STORAGE_PREFIX } from './names.js';
+export { serveObject, type ServeOptions } from './download.js';
+export { acceptRawBodies } from './handlers/raw-body.js';
+export { UPLOAD_URL_SECONDS, type Links } from './links.js';
+export type { ListSort, ObjectService, StoredObject, UploadInput } from './objects.js';
+export type { Bucket, BucketFields, BucketService } from './buckets.js';
 export { createDiskBackend, keyPath, type StorageBackend } from './backends/index.js';
 export type { SweepOptions, SweepReport } from './sweep.js';
 
@@ -60,6 +66,8 @@ export interface Storage {
   backend: StorageBackend;
   buckets: BucketService;
   objects: ObjectService;
+  /** Signed and public URLs, signed uploads: their rules, for every face that serves them. */
+  links: Links;
   sweeper: Sweeper;
   close(): Promise<void>;
 }
@@ -79,16 +87,19 @@ export async function registerStorage(app: App, options: StorageOptions): Promis
     maxFileSize: options.config.maxFileSize,
     collect: () => sweeper.kick(),
   });
+  const signed = createSignedUrls(options.urlTokens, options.publicUrl);
+  const links = createLinks(objects, buckets, signed);
   await registerStorageRoutes(app, options.callers, {
     buckets: createBucketHandlers(buckets),
     objects: createObjectHandlers(objects),
-    links: createLinkHandlers(objects, buckets, createSignedUrls(options.urlTokens, options.publicUrl)),
+    links: createLinkHandlers(objects, links, signed),
   });
   sweeper.start();
   return {
     backend,
     buckets,
     objects,
+    links,
     sweeper,
     async close() {
       await sweeper.close();

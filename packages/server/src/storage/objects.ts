@@ -6,7 +6,7 @@
  * the garbage trigger and the sweep (sweep.ts).
  */
 import type { ListEntry, StorageObject } from '@plinth/shared';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream';
 import type { Db, RoleContext } from '../db/index.js';
@@ -16,7 +16,7 @@ import { BackendError } from './backends/types.js';
 import type { BucketService } from './buckets.js';
 import { Meter, tooLarge } from './meter.js';
 import { mimeAllowed, mimeType, objectName } from './names.js';
-import { DELETE, DRY_RUN, FIND, insertSql, LIST, likeEscape, MOVE, OBJECT_ERRORS } from './sql.js';
+import { DELETE, DRY_RUN, EMPTY, FIND, insertSql, likeEscape, listSql, MOVE, OBJECT_ERRORS } from './sql.js';
 
 /** An object with the key of its bytes (never sent). */
 export interface StoredObject extends StorageObject {
@@ -31,6 +31,26 @@ export interface UploadInput {
   /** The declared Content-Length, when there is one: an over-size body is refused before it is read. */
   contentLength: number | null;
   upsert: boolean;
+  /** The uploader's own metadata (the `metadata` column), at most 8 KiB of JSON. */
+  metadata?: Record<string, unknown>;
+}
+
+/** How a folder listing is ordered (name bytewise by default). */
+export interface ListSort {
+  column: 'name' | 'created_at' | 'updated_at';
+  order: 'asc' | 'desc';
+}
+
+const MAX_METADATA_BYTES = 8192;
+
+/**
+ * The state of a name, as a signed upload URL is bound to it: '' when there is no object, else
+ * a digest of the key of its bytes (new for every upload, so any upload through the URL, or any
+ * other change, ends it; the key itself stays inside).
+ * @example stateOf(await objects.find(SERVICE, 'docs', 'a.txt'))
+ */
+export function stateOf(object: StoredObject | null): string {
+  return object === null ? '' : createHash('sha256').update(object.version).digest('base64url').slice(0, 22);
 }
 
 export interface ObjectDeps {
@@ -102,12 +122,19 @@ export function createObjectService(deps: ObjectDeps) {
       if (!mimeAllowed(bucket.allowed_mime_types, mime.base)) {
         throw new ApiError('invalid_mime_type', `The bucket "${bucket.id}" does not accept ${mime.base}.`, {
           allowed_mime_types: bucket.allowed_mime_types,
+          mime_type: mime.base,
         });
       }
       const limit = Math.min(bucket.file_size_limit ?? deps.maxFileSize, deps.maxFileSize);
       if (input.contentLength !== null && input.contentLength > limit) throw tooLarge(limit);
+      const metadata = JSON.stringify(input.metadata ?? {});
+      if (Buffer.byteLength(metadata) > MAX_METADATA_BYTES) {
+        throw new ApiError('invalid_request', `An object's metadata is at most ${MAX_METADATA_BYTES} bytes of JSON.`, [
+          { field: 'metadata', message: `is over ${MAX_METADATA_BYTES} bytes` },
+        ]);
+      }
       const version = randomUUID();
-      const params = [bucket.id, name, String(input.contentLength ?? 0), mime.full, '', '{}', version];
+      const params = [bucket.id, name, String(input.contentLength ?? 0), mime.full, '', metadata, version];
       await run(db, who, DRY_RUN, [...params, insertSql(input.upsert)]);
 
       const key = keyOf(bucket.id, version);
@@ -135,13 +162,25 @@ export function createObjectService(deps: ObjectDeps) {
       return { bucket: bucket.id, name, size: meter.size, mime_type: mime.full, etag: meter.etag };
     },
 
+    /**
+     * Whether the caller could upload to `name` now (its INSERT, or upsert, run and undone as in
+     * `upload`), before any body: a signed upload URL is only made for who may upload there.
+     */
+    async mayUpload(who: RoleContext, bucketId: string, rawName: string, upsert: boolean): Promise<{ bucket: string; name: string }> {
+      const name = objectName(rawName);
+      const bucket = await deps.buckets.get(bucketId);
+      const params = [bucket.id, name, '0', 'application/octet-stream', '', '{}', randomUUID()];
+      await run(db, who, DRY_RUN, [...params, insertSql(upsert)]);
+      return { bucket: bucket.id, name };
+    },
+
     /** Folder entries under `prefix` the caller may see; folders have `id: null`. */
-    async list(who: RoleContext, bucket: string, q: { prefix: string; search: string; limit: number; offset: number }) {
+    async list(who: RoleContext, bucket: string, q: { prefix: string; search: string; limit: number; offset: number; sort?: ListSort }) {
       await deps.buckets.get(bucket);
       const prefix = q.prefix === '' || q.prefix.endsWith('/') ? q.prefix : `${q.prefix}/`;
       const search = q.search === '' ? '' : `%${likeEscape(q.search)}%`;
       const params = [bucket, `${likeEscape(prefix)}%`, String([...prefix].length), search, String(q.limit), String(q.offset)];
-      const r = await run(db, who, LIST, params);
+      const r = await run(db, who, listSql(q.sort), params);
       return JSON.parse(r.body ?? '[]') as ListEntry[];
     },
 
@@ -151,6 +190,14 @@ export function createObjectService(deps: ObjectDeps) {
       const r = await run(db, who, DELETE, [bucket, JSON.stringify(checked)]);
       if (r.n > 0) deps.collect();
       return JSON.parse(r.body ?? '[]') as StorageObject[];
+    },
+
+    /** Deletes every object of a bucket the caller may delete (the secret key: all); returns how many. */
+    async empty(who: RoleContext, bucket: string): Promise<number> {
+      await deps.buckets.get(bucket);
+      const r = await run(db, who, EMPTY, [bucket], false);
+      if (r.n > 0) deps.collect();
+      return r.n;
     },
 
     /** Renames an object (UPDATE policies: the old row's USING, the new row's CHECK). */

@@ -28,7 +28,7 @@ const audit = (action: string) => ({ config: { audit: action } });
 const consoleAudit = (action: string) => ({ config: { audit: action, auditConsoleOnly: true } });
 
 /**
- * @example await registerStorageRoutes(app, callers, { buckets: createBucketHandlers(b), objects: createObjectHandlers(o), links: createLinkHandlers(o, b, signed) });
+ * @example await registerStorageRoutes(app, callers, { buckets: createBucketHandlers(b), objects: createObjectHandlers(o), links: createLinkHandlers(o, links, signed) });
  */
 export async function registerStorageRoutes(app: App, callers: CallerGuards, h: StorageHandlers): Promise<void> {
   const manage = callers.operator();

@@ -33,8 +33,21 @@ export function insertSql(upsert: boolean): string {
 /** The write of `insertSql`, run and undone (migration 0020): what the policies say before the body is read. */
 export const DRY_RUN = 'select body, n, total from storage.dry_run($1[8], $1)';
 
-/** Entries directly under a folder: files and sub-folders (as prefixes), bytewise by name. */
-export const LIST = `with o as (
+/** ORDER BY of a listing, from a closed map; folders (no times) come first, by name. */
+const ORDERS = {
+  name: { asc: 'i.name collate "C"', desc: 'i.name collate "C" desc' },
+  created_at: { asc: 'i.created_at nulls first, i.name collate "C"', desc: 'i.created_at desc nulls first, i.name collate "C" desc' },
+  updated_at: { asc: 'i.updated_at nulls first, i.name collate "C"', desc: 'i.updated_at desc nulls first, i.name collate "C" desc' },
+} as const;
+
+/**
+ * Entries directly under a folder: files and sub-folders (as prefixes), bytewise by name unless
+ * `sort` says otherwise.
+ * @example listSql({ column: 'created_at', order: 'desc' })
+ */
+export function listSql(sort?: { column: keyof typeof ORDERS; order: 'asc' | 'desc' }): string {
+  const order = (ORDERS[sort?.column ?? 'name'] ?? ORDERS.name)[sort?.order === 'desc' ? 'desc' : 'asc'];
+  return `with o as (
     select substr(name, $1[3]::int + 1) as rest, id, owner, size, mime_type, etag, metadata,
       ${isoSql('created_at')} as created_at, ${isoSql('updated_at')} as updated_at
     from storage.objects where bucket_id = $1[1] and name like $1[2] escape '\\'
@@ -47,10 +60,14 @@ export const LIST = `with o as (
     union all
     select entry, id, owner, size, mime_type, etag, metadata, created_at, updated_at from e where not folder
   )
-  select coalesce(json_agg(i order by i.name collate "C"), '[]')::text as body, count(*)::int8 as n, null::int8 as total from (
-    select * from items where $1[4] = '' or name ilike $1[4] escape '\\'
-    order by name collate "C" limit $1[5]::int offset $1[6]::int
+  select coalesce(json_agg(i order by ${order}), '[]')::text as body, count(*)::int8 as n, null::int8 as total from (
+    select * from items i where $1[4] = '' or name ilike $1[4] escape '\\'
+    order by ${order} limit $1[5]::int offset $1[6]::int
   ) i`;
+}
+
+/** Every object of one bucket (the ones the caller may delete), deleted. */
+export const EMPTY = 'delete from storage.objects where bucket_id = $1[1]';
 
 /** Deletes names (a JSON array) of one bucket; the deleted rows come back. */
 export const DELETE = `with d as (

@@ -1,8 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, SERVICE } from '../../http/index.js';
-import type { BucketService } from '../buckets.js';
 import { serveObject } from '../download.js';
+import type { Links } from '../links.js';
 import { objectPath } from '../names.js';
 import type { ObjectService } from '../objects.js';
 import type * as S from '../schemas.js';
@@ -17,35 +16,28 @@ const PUBLIC = 'public, no-cache';
 /**
  * Reads without a key (docs/api.md §5.7): signed URLs, made by whoever may read the object and
  * bound to that very object, and objects of public buckets.
- * @example const h = createLinkHandlers(objects, buckets, signed); app.get('/api/v1/storage/public/:bucket/*', h.publicDownload)
+ * @example const h = createLinkHandlers(objects, links, signed); app.get('/api/v1/storage/public/:bucket/*', h.publicDownload)
  */
-export function createLinkHandlers(objects: ObjectService, buckets: BucketService, signed: SignedUrls) {
+export function createLinkHandlers(objects: ObjectService, links: Links, signed: SignedUrls) {
   return {
     /** POST /sign/{bucket}/{path}: a URL for the object the caller may read, as it is now. */
     async sign(req: FastifyRequest<{ Body: Static<typeof S.SignBody> }>) {
       const { bucket, name } = objectPath(req.url, 'sign');
-      const found = await objects.find(callerOf(req), bucket, name);
-      if (!found) throw new ApiError('not_found', 'No such object (or it is not visible to you).');
+      const found = await links.signable(callerOf(req), bucket, name);
       return { signed_url: await signed.sign({ bucket, name, id: found.id, etag: found.etag }, req.body.expires_in) };
     },
 
     /** GET/HEAD of a signed URL: while the object it was signed for is still there, unchanged. */
     async signedDownload(req: FastifyRequest<{ Querystring: Static<typeof S.SignedQuery> }>, reply: FastifyReply) {
       const { bucket, name } = objectPath(req.url, 'sign');
-      const grant = await signed.verify(req.query.token, bucket, name);
-      const found = await objects.find(SERVICE, bucket, name);
-      if (!found || found.id !== grant.id || found.etag !== grant.etag) {
-        throw new ApiError('not_found', 'The object this URL was signed for was deleted or replaced; ask for a new URL.');
-      }
+      const found = await links.signedObject(req.query.token, bucket, name);
       return serveObject(objects, req, reply, found, { cacheControl: SIGNED, download: req.query.download });
     },
 
     /** GET/HEAD of an object of a public bucket. */
     async publicDownload(req: FastifyRequest<{ Querystring: Static<typeof S.DownloadQuery> }>, reply: FastifyReply) {
       const { bucket, name } = objectPath(req.url, 'public');
-      const b = await buckets.find(bucket);
-      const found = b?.public ? await objects.find(SERVICE, bucket, name) : null;
-      if (!found) throw new ApiError('not_found', 'No such object in a public bucket.');
+      const found = await links.publicObject(bucket, name);
       return serveObject(objects, req, reply, found, { cacheControl: PUBLIC, download: req.query.download });
     },
   };

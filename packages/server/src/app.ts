@@ -30,6 +30,7 @@ import { type Realtime, registerRealtime } from './realtime/index.js';
 import { createSchemaCache, registerOpenApi, registerRestRoutes, type SchemaCache } from './rest/index.js';
 import { createSettingsStore, loadOrCreateKeys, type SettingsStore } from './settings/index.js';
 import { registerStorage, type Storage } from './storage/index.js';
+import { registerSupabaseAuth } from './supabase/index.js';
 import { registerWebhooks, type Webhooks } from './webhooks/index.js';
 
 export interface AppOptions {
@@ -213,6 +214,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       oauth: config.oauth,
       discovery,
     });
+    await registerSupabaseAuth(app, { auth, db, settings });
     const admin = await registerAdmin(app, {
       db,
       clock,

@@ -36,7 +36,9 @@ import type { AuthConfig } from '../config/index.js';
 import type { AuthDeps, AuthOptions } from './deps.js';
 
 export type { AuthOptions } from './deps.js';
-import { createAuthGuards } from './guards.js';
+import { type AuthGuards, createAuthGuards } from './guards.js';
+export { type AuthGuards, clientOf } from './guards.js';
+export type { AuthServices } from './routes.js';
 import {
   createAuthLimits,
   type Counter,
@@ -72,7 +74,8 @@ export type { AuthConfig } from '../config/index.js';
 export type { PasswordHasher } from './password/hasher.js';
 // The console admins (admin/) hash their passwords with the same argon2id parameters.
 export { createArgon2Hasher } from './password/hasher.js';
-export { type Accounts, USER_COLUMNS } from './accounts/index.js';
+export { type Accounts, findUserClaims, USER_COLUMNS } from './accounts/index.js';
+export type { UserClaims } from './sessions/claims.js';
 export { checkPassword, normalizeEmail } from './validate.js';
 export { normalizePhone } from './phone/service.js';
 
@@ -105,6 +108,13 @@ export interface Auth {
     reset(userId: string): Promise<number>;
     removePasskey(userId: string, passkeyId: string): Promise<boolean>;
   };
+  /** The guards of the route table (`apikey`, `user`, `stepUp`), for another face of these services. */
+  guards: AuthGuards;
+  /**
+   * Mounts another face's routes (supabase/auth) in a scope of their own under the same per-IP
+   * request limit as /v1/auth (one count for both).
+   */
+  mountFace(register: (scope: App) => void | Promise<void>): Promise<void>;
   /** Resolves once the work done after answers (forgot-password, resend, magic links) is done. */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -193,7 +203,7 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     sessions,
     password: createPasswordService(deps, sessions),
     users: createUserService(deps),
-    verification: createVerificationService(deps),
+    verification: createVerificationService(deps, sessions),
     magicLink: createMagicLinkService(deps, sessions),
     phone: createPhoneService(deps, sessions),
     oauth: createOAuthService(deps, sessions, options.oauth, options.discovery),
@@ -202,22 +212,29 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     public: createPublicHandlers(options.settings, options.tokens),
   };
   const guards = createAuthGuards(options.callers, options.gate, () => options.settings.auth().mfa_enforcement);
-  await app.register(async (scope) => {
-    await scope.register(rateLimit, {
-      global: true,
-      max: config.requestsPerIp.max,
-      timeWindow: config.requestsPerIp.windowSeconds * 1000,
-      // With Redis, the per-IP count goes through the same fallback counter.
-      ...(redis ? { store: createRateLimitStore(counter, 'ip:') } : {}),
-      errorResponseBuilder: (_req, ctx) => rateLimited(ctx.ttl),
+  // One per-IP count for /v1/auth and every other face of these services (supabase/auth), in
+  // the fallback counter (Redis when configured), so a client cannot double its budget by
+  // alternating faces.
+  const limited = async (register: (scope: App) => void | Promise<void>) => {
+    await app.register(async (scope) => {
+      await scope.register(rateLimit, {
+        global: true,
+        max: config.requestsPerIp.max,
+        timeWindow: config.requestsPerIp.windowSeconds * 1000,
+        store: createRateLimitStore(counter, 'ip:'),
+        errorResponseBuilder: (_req, ctx) => rateLimited(ctx.ttl),
+      });
+      await register(scope as unknown as App);
     });
-    registerAuthRoutes(scope as unknown as App, guards, services);
-  });
+  };
+  await limited((scope) => registerAuthRoutes(scope, guards, services));
   return {
     services,
     config,
     hasher,
     accounts,
+    guards,
+    mountFace: limited,
     async rotateSigningKey(o) {
       const rotation = await rotateSigningKey(options.db, options.clock, o, state);
       await options.tokens.reloadKeys(o.revoke);

@@ -4,4 +4,4 @@
  * planner, services and hub as Plinth's own API (no second engine, no second copy of a rule).
  * One sub-folder per face; this file is their index.
  */
-export {};
+export { registerSupabaseAuth, type SupabaseAuthDeps } from './auth/index.js';

@@ -11,7 +11,14 @@ import type { SessionState } from '../sessions/state.js';
 import { type AccountWrites, createAccountWrites } from './writes.js';
 
 export type { IdentityInput, NewUser, ProofKeeps, ProofOutcome } from './writes.js';
-export { type Credentials, decoyUser, findCredentials, findUser, USER_COLUMNS } from './repo.js';
+export {
+  type Credentials,
+  decoyUser,
+  findCredentials,
+  findUser,
+  findUserClaims,
+  USER_COLUMNS,
+} from './repo.js';
 
 export type Accounts = AccountWrites;
 

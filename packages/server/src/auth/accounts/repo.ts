@@ -1,6 +1,7 @@
 import type { User } from '@plinth/shared';
 import type { Queryable } from '../../db/index.js';
 import { isoSql } from '../../lib/index.js';
+import { USER_CLAIMS_SQL, type UserClaims, userClaims } from '../sessions/claims.js';
 
 /**
  * The columns of the user (docs/api.md §5.1) with its identities, for one statement; `u` is
@@ -75,4 +76,16 @@ export function decoyUser(email: string, nowIso: string): User {
     last_sign_in_at: null,
     identities: [{ provider: 'email', email, created_at: nowIso }],
   };
+}
+
+/**
+ * The claims of a user (userClaims), or null when there is no such user.
+ * @example const claims = await findUserClaims(db, id); // { user_metadata, app_metadata, is_anonymous }
+ */
+export async function findUserClaims(q: Queryable, id: string): Promise<UserClaims | null> {
+  const { rows } = await q.query<{ user_data: unknown; is_anonymous: boolean; providers: unknown }>(
+    `select ${USER_CLAIMS_SQL} from auth.users u where u.id = $1`,
+    [id],
+  );
+  return rows[0] ? userClaims(rows[0]) : null;
 }

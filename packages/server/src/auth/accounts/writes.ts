@@ -273,6 +273,19 @@ export function createAccountWrites(sessions: SessionState) {
       );
     },
 
+    /**
+     * Merges into the user's own metadata (`data`, GoTrue's `user_metadata`): each top-level key
+     * of `patch` is set, a key set to null removed, the others kept.
+     * @example await accounts.mergeUserData(tx, id, { plan: 'pro', theme: null }, now);
+     */
+    async mergeUserData(tx: Queryable, userId: string, patch: Record<string, unknown>, now: number): Promise<void> {
+      await tx.query(
+        `update auth.users set data = (data || $2::jsonb) - coalesce((select array_agg(key) from jsonb_each($2::jsonb) where value = 'null'::jsonb), '{}'::text[]),
+         updated_at = $3::timestamptz where id = $1`,
+        [userId, JSON.stringify(patch), iso(now)],
+      );
+    },
+
     /** Fills the name and picture a provider sent where the user has none; touches nothing else. */
     async fillProfile(tx: Queryable, userId: string, profile: { name: string | null; avatar: string | null }, now: number): Promise<void> {
       await tx.query(

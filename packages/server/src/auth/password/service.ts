@@ -144,6 +144,28 @@ export function createPasswordService(deps: AuthDeps, sessions: SessionService) 
     },
 
     /**
+     * A reset link used as a sign-in (GoTrue's `verify` of type `recovery`, supabase/auth): the
+     * link proves the address as a magic link does (at its first proof every credential
+     * attached before goes, the password included; the user then sets one with a recent
+     * sign-in), the other reset links die, and a session opens in the same transaction.
+     */
+    async signInWithResetLink(input: { token: unknown }, client: ClientInfo): Promise<Session> {
+      assertEnabled();
+      const invalid = new ApiError('token_invalid', 'The reset link is invalid, expired or already used; ask for a new one.');
+      return sessions.signInWith(
+        client,
+        async (tx, now) => {
+          const used = await consumeOneTimeToken(tx, input.token, ['reset'], now);
+          if (!used?.userId || !used.email) return invalid;
+          if ((await accounts.proveEmail(tx, used.userId, used.email, {}, now)) === 'moved') return invalid;
+          await tx.query(`delete from auth.one_time_tokens where user_id = $1 and kind = 'reset' and consumed_at is null`, [used.userId]);
+          return used.userId;
+        },
+        'magic_link',
+      );
+    },
+
+    /**
      * 200 `{user}`. The link proves the address: at its first proof everything attached before
      * goes but the new password; either way every session of the user ends and the other
      * reset links die. A link mailed to an address the account no longer has is void.

@@ -5,6 +5,7 @@ import { iso, randomToken, sha256 } from '../../lib/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { decideRefresh, openSuccessor, sealSuccessor } from './refresh.js';
 import { type Aal, type Assurance, banned, bannedSql, hasFactorSql } from './state.js';
+import { USER_CLAIMS_SQL, type UserClaims, userClaims } from './claims.js';
 
 /** A sign-in method, as the access token's `amr` names it. */
 export type AmrMethod = 'password' | 'magic_link' | 'otp' | 'oauth' | 'totp' | 'passkey' | 'recovery';
@@ -12,6 +13,8 @@ export type AmrMethod = 'password' | 'magic_link' | 'otp' | 'oauth' | 'totp' | '
 interface Level extends Assurance {
   /** The user has a verified second factor. */
   mfa: boolean;
+  /** Claims about the user beside the level: metadata, providers, anonymity (userClaims). */
+  user: UserClaims;
 }
 
 type Deps = Pick<AuthDeps, 'db' | 'tokens' | 'clock' | 'settings' | 'config' | 'accounts' | 'sessionState'>;
@@ -72,13 +75,20 @@ export function createSessionService(deps: Deps) {
 
   /** The session's level and methods, and whether its user has a verified factor. */
   async function levelOf(sessionId: string): Promise<Level> {
-    const { rows } = await db.query<{ aal: Aal; amr: unknown; mfa: boolean }>(
-      `select s.aal, s.amr, ${hasFactorSql('u')} as mfa from auth.sessions s join auth.users u on u.id = s.user_id where s.id = $1`,
+    const { rows } = await db.query<{
+      aal: Aal;
+      amr: unknown;
+      mfa: boolean;
+      user_data: unknown;
+      is_anonymous: boolean;
+      providers: unknown;
+    }>(
+      `select s.aal, s.amr, ${hasFactorSql('u')} as mfa, ${USER_CLAIMS_SQL} from auth.sessions s join auth.users u on u.id = s.user_id where s.id = $1`,
       [sessionId],
     );
     const r = rows[0];
     const amr = typeof r?.amr === 'string' ? JSON.parse(r.amr) : (r?.amr ?? []);
-    return { aal: r?.aal === 'aal2' ? 'aal2' : 'aal1', amr: Array.isArray(amr) ? amr : [], mfa: r?.mfa === true };
+    return { aal: r?.aal === 'aal2' ? 'aal2' : 'aal1', amr: Array.isArray(amr) ? amr : [], mfa: r?.mfa === true, user: userClaims(r) };
   }
 
   /** An access token for `sessionId` that lives `session_duration_seconds`, at the session's level. */
@@ -96,6 +106,7 @@ export function createSessionService(deps: Deps) {
         session_id: sessionId,
         aal: level.aal,
         amr: level.amr,
+        ...level.user,
       },
       ttl,
     );
@@ -261,12 +272,14 @@ export function createSessionService(deps: Deps) {
       throw invalid();
     },
 
-    /** POST /v1/auth/signout: this session, or every session of the user. Idempotent. */
-    async signOut(userId: string, sessionId: string | null, scope: 'local' | 'global'): Promise<void> {
-      if (scope === 'local' && !sessionId) return;
-      await db.transaction((tx) =>
-        deps.sessionState.revokeSessions(tx, userId, scope === 'local' ? { only: sessionId ?? undefined } : {}, clock.now()),
-      );
+    /**
+     * POST /v1/auth/signout: this session, or every session of the user, or (`others`, GoTrue's
+     * scope) every session but this one. Idempotent.
+     */
+    async signOut(userId: string, sessionId: string | null, scope: 'local' | 'global' | 'others'): Promise<void> {
+      if (scope !== 'global' && !sessionId) return;
+      const which = scope === 'local' ? { only: sessionId ?? undefined } : scope === 'others' ? { except: sessionId ?? undefined } : {};
+      await db.transaction((tx) => deps.sessionState.revokeSessions(tx, userId, which, clock.now()));
     },
   };
 }

@@ -4,7 +4,7 @@ import { findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';
 import { issueOneTimeToken } from '../one-time.js';
-import { allowedRedirect, checkPassword, normalizeEmail, storableText } from '../validate.js';
+import { allowedRedirect, checkPassword, checkUserData, normalizeEmail, storableText } from '../validate.js';
 import { type ReauthProof, createReauthService } from './reauth.js';
 
 export interface UserPatch extends ReauthProof {
@@ -12,6 +12,8 @@ export interface UserPatch extends ReauthProof {
   password?: unknown;
   name?: unknown;
   avatar?: unknown;
+  /** Top-level keys merged into the user's own metadata (null removes a key); GoTrue's `data`. */
+  data?: unknown;
   /** Page for the email-change link instead of `email_verification_url` (must be allowlisted). */
   emailRedirectTo?: unknown;
 }
@@ -79,6 +81,7 @@ export function createUserService(deps: AuthDeps) {
       const name = patch.name === undefined ? undefined : text(patch.name, 'name', 200);
       const avatar = patch.avatar === undefined ? undefined : avatarUrl(patch.avatar);
       const password = patch.password === undefined ? undefined : checkPassword(patch.password, s.min_password_length);
+      const data = patch.data === undefined ? undefined : checkUserData(patch.data);
       const current = await findUser(db, userId);
       if (!current) throw new ApiError('user_not_found', 'The user of this access token no longer exists.');
       let newEmail: string | null = null;
@@ -102,6 +105,7 @@ export function createUserService(deps: AuthDeps) {
       const now = clock.now();
       await db.transaction(async (tx) => {
         if (name !== undefined || avatar !== undefined) await accounts.setProfile(tx, userId, { name, avatar }, now);
+        if (data !== undefined) await accounts.mergeUserData(tx, userId, data, now);
         if (hash !== undefined) {
           await accounts.setPassword(tx, userId, hash, now);
           // Whoever else held a session with the old password loses it; this one stays.

@@ -1,0 +1,333 @@
+import { AuthApiError, AuthWeakPasswordError, isAuthSessionMissingError } from '@supabase/auth-js';
+import { decodeJwt } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, createAuthServer, email, lastToken, mailsTo, setAuth } from '../../../test/auth.js';
+import type { TestServer } from '../../../test/harness.js';
+import { authClient } from '../../../test/supabase-auth.js';
+
+// /auth/v1 driven by auth-js itself (the client Supabase apps use), on Plinth's auth services.
+const PASSWORD = 'correct horse battery';
+const PAGE = 'https://app.example.com/auth';
+let t: TestServer;
+beforeAll(async () => {
+  t = await createAuthServer();
+  await setAuth(t, {
+    allowed_redirect_urls: [PAGE],
+    magic_link_url: `${PAGE}/magic`,
+    magic_link_enabled: true,
+    password_reset_url: `${PAGE}/reset`,
+    email_verification_url: `${PAGE}/verify`,
+  });
+});
+afterAll(() => t?.stop());
+
+/** A user signed up and in through auth-js (no confirmation due), with the client holding the session. */
+async function signedUp(data?: Record<string, unknown>) {
+  const client = authClient(t);
+  const addr = email('sb');
+  const { data: out, error } = await client.signUp({ email: addr, password: PASSWORD, options: { data } });
+  expect(error).toBeNull();
+  expect(out.session).not.toBeNull();
+  return { client, addr, session: out.session!, user: out.user! };
+}
+
+describe('sign-up and sign-in with a password', () => {
+  it('signUp answers GoTrue’s session and user, with user_metadata kept and the claims auth-js reads', async () => {
+    const { session, user, addr } = await signedUp({ first_name: 'Ann' });
+    expect(session).toMatchObject({ token_type: 'bearer', expires_in: 3600 });
+    expect(session.expires_at).toBe(decodeJwt(session.access_token).exp);
+    expect(session.refresh_token.length).toBeGreaterThan(20);
+    expect(user).toMatchObject({
+      aud: 'authenticated',
+      role: 'authenticated',
+      email: addr,
+      phone: '',
+      app_metadata: { provider: 'email', providers: ['email'] },
+      user_metadata: { first_name: 'Ann' },
+      is_anonymous: false,
+    });
+    expect(user.identities?.[0]).toMatchObject({ provider: 'email', user_id: user.id, identity_data: { email: addr, sub: user.id } });
+    const claims = decodeJwt(session.access_token);
+    expect(claims).toMatchObject({
+      sub: user.id,
+      aud: 'authenticated',
+      role: 'authenticated',
+      email: addr,
+      app_metadata: { provider: 'email', providers: ['email'] },
+      user_metadata: { first_name: 'Ann' },
+      aal: 'aal1',
+      is_anonymous: false,
+    });
+    expect(claims.session_id).toEqual(expect.any(String));
+    expect(claims.amr).toEqual([{ method: 'password', timestamp: expect.any(Number) }]);
+  });
+
+  it('signInWithPassword opens a session; a wrong password is AuthApiError invalid_credentials (400), alike for an unknown address', async () => {
+    const { addr } = await signedUp();
+    const client = authClient(t);
+    const ok = await client.signInWithPassword({ email: addr, password: PASSWORD });
+    expect(ok.error).toBeNull();
+    expect(ok.data.user?.email).toBe(addr);
+    expect((await client.getSession()).data.session?.access_token).toBe(ok.data.session?.access_token);
+    for (const [who, pw] of [
+      [addr, 'wrong password!'],
+      [email('nobody'), PASSWORD],
+    ]) {
+      const bad = await authClient(t).signInWithPassword({ email: who, password: pw });
+      expect(bad.error).toBeInstanceOf(AuthApiError);
+      expect([bad.error?.status, bad.error?.code, bad.error?.message]).toEqual([400, 'invalid_credentials', 'Invalid login credentials']);
+    }
+  });
+
+  it('a short password is AuthWeakPasswordError (422 weak_password) with its reasons', async () => {
+    const { error } = await authClient(t).signUp({ email: email('weak'), password: 'short' });
+    expect(error).toBeInstanceOf(AuthWeakPasswordError);
+    expect([error?.status, error?.code, (error as AuthWeakPasswordError).reasons]).toEqual([422, 'weak_password', ['length']]);
+  });
+
+  it('errors are {code, message} with X-Supabase-Api-Version: 2024-01-01, and GoTrue’s older {code, error_code, msg} without it', async () => {
+    const body = { email: email('nobody'), password: PASSWORD };
+    const url = '/auth/v1/token?grant_type=password';
+    const newer = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: { ...t.as.anon, 'x-supabase-api-version': '2024-01-01' },
+      payload: body,
+    });
+    expect([newer.statusCode, newer.headers['x-supabase-api-version'], newer.json()]).toEqual([
+      400,
+      '2024-01-01',
+      { code: 'invalid_credentials', message: 'Invalid login credentials' },
+    ]);
+    const older = await t.app.inject({ method: 'POST', url, headers: t.as.anon, payload: body });
+    expect(older.json()).toEqual({ code: 400, error_code: 'invalid_credentials', msg: 'Invalid login credentials' });
+  });
+
+  it('signing up a taken address with confirmation off is 422 user_already_exists', async () => {
+    const { addr } = await signedUp();
+    const { error } = await authClient(t).signUp({ email: addr, password: 'another password' });
+    expect([error?.status, error?.code]).toEqual([422, 'user_already_exists']);
+  });
+
+  it('anonymous sign-in is refused while off (422 anonymous_provider_disabled)', async () => {
+    const { error } = await authClient(t).signInAnonymously();
+    expect([error?.status, error?.code]).toEqual([422, 'anonymous_provider_disabled']);
+  });
+
+  it('the same per-address sign-in failure limit counts both faces: failures on /v1/auth refuse /auth/v1 with 429 over_request_rate_limit', async () => {
+    const { addr } = await signedUp();
+    for (let i = 0; i < t.auth.config.signinFailuresPerEmail.max; i++) {
+      expect((await call(t, 'POST', 'signin', { email: addr, password: 'wrong password!' })).statusCode).toBe(400);
+    }
+    const { error } = await authClient(t).signInWithPassword({ email: addr, password: PASSWORD });
+    expect([error?.status, error?.code]).toEqual([429, 'over_request_rate_limit']);
+  });
+});
+
+describe('confirmation by email (the proof rule kept)', () => {
+  beforeAll(() => setAuth(t, { require_email_confirmation: true }));
+  afterAll(() => setAuth(t, { require_email_confirmation: false }));
+
+  it('signUp answers the user without a session; the mailed link’s token verifies (type signup) into a session', async () => {
+    const addr = email('confirm');
+    const client = authClient(t);
+    const up = await client.signUp({ email: addr, password: PASSWORD });
+    expect(up.error).toBeNull();
+    expect(up.data.session).toBeNull();
+    expect(up.data.user).toMatchObject({ email: addr, aud: 'authenticated' });
+    expect(up.data.user?.email_confirmed_at).toBeUndefined();
+    const early = await authClient(t).signInWithPassword({ email: addr, password: PASSWORD });
+    expect([early.error?.status, early.error?.code]).toEqual([400, 'email_not_confirmed']);
+    const token_hash = await lastToken(t, addr, 'verification');
+    const verified = await client.verifyOtp({ token_hash, type: 'signup' });
+    expect(verified.error).toBeNull();
+    expect(verified.data.user?.email_confirmed_at).toEqual(expect.any(String));
+    expect((await client.getUser()).data.user?.id).toBe(up.data.user?.id);
+    // A link works once.
+    const again = await authClient(t).verifyOtp({ token_hash, type: 'signup' });
+    expect([again.error?.status, again.error?.code]).toEqual([403, 'otp_expired']);
+    expect((await authClient(t).signInWithPassword({ email: addr, password: PASSWORD })).error).toBeNull();
+  });
+
+  it('attacker: signing up an address first does not hand over the account: the owner’s link signs her in, the attacker’s password is gone', async () => {
+    const victim = email('victim');
+    const attacker = authClient(t);
+    expect((await attacker.signUp({ email: victim, password: 'attacker password' })).error).toBeNull();
+    const owner = authClient(t);
+    const second = await owner.signUp({ email: victim, password: PASSWORD });
+    // Answered as a new sign-up (no enumeration), with no session.
+    expect(second.error).toBeNull();
+    expect(second.data.session).toBeNull();
+    const token_hash = await lastToken(t, victim, 'verification');
+    expect((await owner.verifyOtp({ token_hash, type: 'email' })).error).toBeNull();
+    const stolen = await authClient(t).signInWithPassword({ email: victim, password: 'attacker password' });
+    expect([stolen.error?.status, stolen.error?.code]).toEqual([400, 'invalid_credentials']);
+    // Two pending sign-ups chose different passwords: the link cannot tell whose mailbox it
+    // reached first, so neither password survives (Plinth's rule); the owner, signed in by her
+    // link, sets her own.
+    expect((await authClient(t).signInWithPassword({ email: victim, password: PASSWORD })).error?.code).toBe('invalid_credentials');
+    expect((await owner.updateUser({ password: 'owner chosen password' })).error).toBeNull();
+    expect((await authClient(t).signInWithPassword({ email: victim, password: 'owner chosen password' })).error).toBeNull();
+  });
+
+  it('resend mails a new sign-up link that verifies', async () => {
+    const addr = email('resend');
+    await authClient(t).signUp({ email: addr, password: PASSWORD });
+    t.clock.advance(61_000);
+    const { error } = await authClient(t).resend({ type: 'signup', email: addr });
+    expect(error).toBeNull();
+    expect((await mailsTo(t, addr)).filter((m) => m.kind === 'verification')).toHaveLength(2);
+    const client = authClient(t);
+    expect((await client.verifyOtp({ token_hash: await lastToken(t, addr, 'verification'), type: 'signup' })).error).toBeNull();
+  });
+});
+
+describe('refresh and sign-out', () => {
+  it('refreshSession rotates the refresh token; a reused one after the grace window is refresh_token_already_used and ends the session', async () => {
+    const { client, session } = await signedUp();
+    const next = await client.refreshSession();
+    expect(next.error).toBeNull();
+    expect(next.data.session?.refresh_token).not.toBe(session.refresh_token);
+    t.clock.advance(t.auth.config.refreshGraceMs + 1000);
+    const thief = authClient(t);
+    const reused = await thief.refreshSession({ refresh_token: session.refresh_token });
+    expect([reused.error?.status, reused.error?.code]).toEqual([400, 'refresh_token_already_used']);
+    // Plinth ends the session on reuse: the rotated token is dead too.
+    const after = await authClient(t).refreshSession({ refresh_token: next.data.session!.refresh_token });
+    expect([after.error?.status, after.error?.code]).toEqual([400, 'refresh_token_not_found']);
+  });
+
+  it('signOut scopes: others ends the other sessions, local this one, global all', async () => {
+    const { addr, client: a } = await signedUp();
+    const b = authClient(t);
+    const c = authClient(t);
+    await b.signInWithPassword({ email: addr, password: PASSWORD });
+    await c.signInWithPassword({ email: addr, password: PASSWORD });
+    const tokenOf = async (x: typeof a) => (await x.getSession()).data.session!.access_token;
+    const [ta, tb, tc] = [await tokenOf(a), await tokenOf(b), await tokenOf(c)];
+    expect((await a.signOut({ scope: 'others' })).error).toBeNull();
+    const gone = await a.getUser(tb);
+    expect(isAuthSessionMissingError(gone.error)).toBe(true);
+    expect((await a.getUser(tc)).error).not.toBeNull();
+    expect((await a.getUser(ta)).error).toBeNull();
+    const d = authClient(t);
+    await d.signInWithPassword({ email: addr, password: PASSWORD });
+    const td = await tokenOf(d);
+    expect((await a.signOut({ scope: 'local' })).error).toBeNull();
+    expect((await d.getUser(td)).error).toBeNull();
+    expect((await d.signOut()).error).toBeNull(); // global
+    expect(isAuthSessionMissingError((await authClient(t).getUser(td)).error)).toBe(true);
+  });
+});
+
+describe('the user', () => {
+  it('updateUser merges data into user_metadata (null removes a key), seen by getUser and the next token', async () => {
+    const { client } = await signedUp({ a: 1, b: 2 });
+    const up = await client.updateUser({ data: { b: null, c: 'three' } });
+    expect(up.error).toBeNull();
+    expect(up.data.user?.user_metadata).toEqual({ a: 1, c: 'three' });
+    expect((await client.getUser()).data.user?.user_metadata).toEqual({ a: 1, c: 'three' });
+    const refreshed = await client.refreshSession();
+    expect(decodeJwt(refreshed.data.session!.access_token).user_metadata).toEqual({ a: 1, c: 'three' });
+  });
+
+  it('attacker: metadata cannot set the token’s role or app_metadata', async () => {
+    const { client } = await signedUp({ role: 'service_role', app_metadata: { providers: ['admin'] } });
+    await client.updateUser({ data: { role: 'service_role', aud: 'x', app_metadata: { provider: 'admin' } } });
+    const token = (await client.refreshSession()).data.session!.access_token;
+    const claims = decodeJwt(token);
+    expect([claims.role, claims.aud, claims.app_metadata]).toEqual([
+      'authenticated',
+      'authenticated',
+      { provider: 'email', providers: ['email'] },
+    ]);
+    // And the REST API runs it as `authenticated`.
+    const me = await t.app.inject({ method: 'GET', url: '/v1/auth/user', headers: t.as.user(token) });
+    expect(me.statusCode).toBe(200);
+  });
+
+  it('updateUser({password}) right after sign-in changes it (Plinth’s recent-sign-in rule) and ends the other sessions', async () => {
+    const { client, addr } = await signedUp();
+    const other = authClient(t);
+    await other.signInWithPassword({ email: addr, password: PASSWORD });
+    const otherToken = (await other.getSession()).data.session!.access_token;
+    expect((await client.updateUser({ password: 'a brand new password' })).error).toBeNull();
+    expect(isAuthSessionMissingError((await other.getUser(otherToken)).error)).toBe(true);
+    expect((await authClient(t).signInWithPassword({ email: addr, password: 'a brand new password' })).error).toBeNull();
+  });
+
+  it('GET /user without a user token is 401 no_authorization', async () => {
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/auth/v1/user',
+      headers: { ...t.as.anon, 'x-supabase-api-version': '2024-01-01' },
+    });
+    expect([res.statusCode, res.json().code]).toEqual([401, 'no_authorization']);
+  });
+});
+
+describe('links: magic link, recovery, GET /verify', () => {
+  it('signInWithOtp mails a magic link whose token verifies (type magiclink) into a session', async () => {
+    const addr = email('otp');
+    const client = authClient(t);
+    expect((await client.signInWithOtp({ email: addr, options: { emailRedirectTo: `${PAGE}/magic` } })).error).toBeNull();
+    const token_hash = await lastToken(t, addr, 'magic_link');
+    const { data, error } = await client.verifyOtp({ token_hash, type: 'magiclink' });
+    expect(error).toBeNull();
+    expect(data.user).toMatchObject({ email: addr });
+    expect(data.user?.email_confirmed_at).toEqual(expect.any(String));
+    expect(decodeJwt(data.session!.access_token).amr).toEqual([{ method: 'magic_link', timestamp: expect.any(Number) }]);
+  });
+
+  it('a redirect outside the allowlist is refused, and a second mail within the minute is 429 over_email_send_rate_limit', async () => {
+    const addr = email('otp-limit');
+    const bad = await authClient(t).signInWithOtp({ email: addr, options: { emailRedirectTo: 'https://evil.example.com/' } });
+    expect([bad.error?.status, bad.error?.code]).toEqual([400, 'validation_failed']);
+    expect((await authClient(t).signInWithOtp({ email: addr })).error).toBeNull();
+    const again = await authClient(t).signInWithOtp({ email: addr });
+    expect([again.error?.status, again.error?.code]).toEqual([429, 'over_email_send_rate_limit']);
+  });
+
+  it('resetPasswordForEmail, then verifyOtp (type recovery) signs in and updateUser sets the new password', async () => {
+    const { addr } = await signedUp();
+    const client = authClient(t);
+    expect((await client.resetPasswordForEmail(addr)).error).toBeNull();
+    const token_hash = await lastToken(t, addr, 'reset');
+    expect((await client.verifyOtp({ token_hash, type: 'recovery' })).error).toBeNull();
+    expect((await client.updateUser({ password: 'recovered password' })).error).toBeNull();
+    expect((await authClient(t).signInWithPassword({ email: addr, password: 'recovered password' })).error).toBeNull();
+  });
+
+  it('GET /verify redirects to an allowed redirect_to with the session in the fragment, or the error', async () => {
+    const addr = email('get-verify');
+    await authClient(t).signInWithOtp({ email: addr });
+    const token = await lastToken(t, addr, 'magic_link');
+    const url = (tok: string) => `/auth/v1/verify?token=${tok}&type=magiclink&redirect_to=${encodeURIComponent(`${PAGE}/done`)}`;
+    const ok = await t.app.inject({ method: 'GET', url: url(token) });
+    expect(ok.statusCode).toBe(303);
+    const location = new URL(String(ok.headers.location));
+    expect(`${location.origin}${location.pathname}`).toBe(`${PAGE}/done`);
+    const fragment = new URLSearchParams(location.hash.slice(1));
+    expect(decodeJwt(fragment.get('access_token') ?? '').email).toBe(addr);
+    expect(fragment.get('type')).toBe('magiclink');
+    const used = new URLSearchParams(
+      new URL(String((await t.app.inject({ method: 'GET', url: url(token) })).headers.location)).hash.slice(1),
+    );
+    expect([used.get('error'), used.get('error_code')]).toEqual(['access_denied', 'otp_expired']);
+    const evil = await t.app.inject({
+      method: 'GET',
+      url: `/auth/v1/verify?token=${token}&type=magiclink&redirect_to=https://evil.example.com/`,
+    });
+    expect(evil.statusCode).toBe(400);
+  });
+});
+
+describe('public endpoints', () => {
+  it('GET /settings and /health answer what auth-js and the UI kits read', async () => {
+    const settings = await t.app.inject({ method: 'GET', url: '/auth/v1/settings' });
+    expect(settings.json()).toMatchObject({ external: { email: true, phone: false, anonymous_users: false }, disable_signup: false });
+    expect(typeof settings.json().mailer_autoconfirm).toBe('boolean');
+    const health = await t.app.inject({ method: 'GET', url: '/auth/v1/health' });
+    expect(health.json()).toMatchObject({ name: 'GoTrue' });
+  });
+});

@@ -1,0 +1,263 @@
+import type { Session } from '@plinth/shared';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Auth, clientOf, findUserClaims } from '../../auth/index.js';
+import type { Db } from '../../db/index.js';
+import { type App, ApiError } from '../../http/index.js';
+import type { SettingsStore } from '../../settings/index.js';
+import { GoTrueError, goTrueErrorOf } from './errors.js';
+import { toGoTrueSession, toGoTrueUser } from './shapes.js';
+
+export interface FaceDeps {
+  auth: Auth;
+  db: Db;
+  settings: Pick<SettingsStore, 'auth' | 'isRedirectAllowed'>;
+}
+
+type Body = Record<string, unknown>;
+/** The query string's values (a repeated parameter: its first). */
+function q(req: FastifyRequest, name: string): string | undefined {
+  const v = (req.query as Record<string, unknown> | undefined)?.[name];
+  const one = Array.isArray(v) ? v[0] : v;
+  return typeof one === 'string' ? one : undefined;
+}
+
+/** The JSON object body, or {} (GoTrue reads absent fields as empty). */
+function bodyOf(req: FastifyRequest): Body {
+  const b = req.body;
+  if (b === undefined || b === null || b === '') return {};
+  if (typeof b !== 'object' || Array.isArray(b)) throw new GoTrueError(400, 'bad_json', 'Could not parse request body as JSON');
+  return b as Body;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+function signedIn(req: FastifyRequest) {
+  if (!req.signedIn) throw new ApiError('unauthorized', 'Send the user access token.');
+  return req.signedIn;
+}
+
+/** The verify types of GoTrue's email links, and which Plinth link each one is. */
+const EMAIL_TYPES = new Set(['signup', 'invite', 'magiclink', 'recovery', 'email_change', 'email']);
+const PHONE_TYPES = new Set(['sms', 'phone_change']);
+
+/**
+ * The handlers of /auth/v1: each parses GoTrue's request, calls the service Plinth's own route
+ * calls (auth/), and answers in GoTrue's shapes. No rule lives here.
+ */
+export function createFaceHandlers(deps: FaceDeps) {
+  const { auth, db, settings } = deps;
+  const s = auth.services;
+
+  async function extras(userId: string) {
+    const [claims, { factors }] = await Promise.all([findUserClaims(db, userId), s.mfa.list(userId)]);
+    return { claims, factors };
+  }
+  const session = async (set: Session) => toGoTrueSession(set, await extras(set.user.id));
+  const userOf = async (userId: string) => toGoTrueUser(await s.users.get(userId), await extras(userId));
+
+  /** A link's or code's use: a session, whichever Plinth method the GoTrue type names. */
+  async function verify(b: Body, req: FastifyRequest): Promise<Session> {
+    const type = str(b.type) ?? '';
+    const client = clientOf(req);
+    if (PHONE_TYPES.has(type)) {
+      return s.phone.verify({ phone: b.phone, code: b.token }, client);
+    }
+    if (!EMAIL_TYPES.has(type)) throw new GoTrueError(400, 'validation_failed', `Verify requires a verification type (got "${type}")`);
+    // The link's token: `token_hash` (the `?token=` of the mailed link), or `token` with `email`.
+    const token = str(b.token_hash) ?? str(b.token);
+    if (!token) throw new GoTrueError(400, 'validation_failed', 'Verify requires either a token or a token hash');
+    switch (type) {
+      case 'magiclink':
+        return s.magicLink.signIn({ token }, client);
+      case 'recovery':
+        return s.password.signInWithResetLink({ token }, client);
+      case 'email':
+        // GoTrue's `email` covers a sign-up's link and a magic link: whichever this token is.
+        try {
+          return await s.magicLink.signIn({ token }, client);
+        } catch (err) {
+          if (!(err instanceof ApiError) || (err.code !== 'magic_link_invalid' && err.code !== 'provider_disabled')) throw err;
+          return s.verification.verifyAndSignIn({ token }, client);
+        }
+      default:
+        return s.verification.verifyAndSignIn({ token }, client);
+    }
+  }
+
+  /** `redirect_to` when the project allows it (GoTrue's `?redirect_to=`), else 400. */
+  function redirectTo(req: FastifyRequest): string | undefined {
+    const to = str(q(req, 'redirect_to'));
+    if (to === undefined) return undefined;
+    if (!settings.isRedirectAllowed(to))
+      throw new ApiError('redirect_not_allowed', 'redirect_to is not in the allowed redirect URLs of the project.');
+    return to;
+  }
+
+  return {
+    health: async () => ({ version: 'plinth', name: 'GoTrue', description: 'Plinth auth, in GoTrue’s wire format' }),
+
+    settings: async () => {
+      const a = settings.auth();
+      const external: Record<string, boolean> = {
+        email: a.email_password_enabled || a.magic_link_enabled,
+        phone: a.phone_enabled,
+        anonymous_users: false,
+      };
+      for (const [id, p] of Object.entries(a.providers)) external[id] = (p as { enabled?: boolean }).enabled === true;
+      for (const p of a.oidc_providers) external[p.id] = p.enabled !== false;
+      return {
+        external,
+        disable_signup: false,
+        mailer_autoconfirm: !a.require_email_confirmation,
+        phone_autoconfirm: false,
+        sms_provider: '',
+        saml_enabled: false,
+      };
+    },
+
+    /** POST /signup: email and password (a session when no confirmation is due, else the user). */
+    signUp: async (req: FastifyRequest) => {
+      const b = bodyOf(req);
+      if (b.email === undefined && b.phone === undefined) {
+        throw new GoTrueError(422, 'anonymous_provider_disabled', 'Anonymous sign-ins are disabled');
+      }
+      if (b.email === undefined) {
+        throw new GoTrueError(
+          422,
+          'phone_provider_disabled',
+          'Phone sign-up with a password is not offered: send a code (POST /otp) instead',
+        );
+      }
+      const data = b.data === undefined || b.data === null ? undefined : (b.data as Record<string, unknown>);
+      const out = await s.password.signUp({ email: b.email, password: b.password, emailRedirectTo: redirectTo(req), data }, clientOf(req));
+      if (out.session) return session(out.session);
+      // A decoy (the address is taken) reads no claims: it must look like a new user.
+      const real = await findUserClaims(db, out.user.id);
+      return toGoTrueUser(out.user, { claims: real, factors: [] });
+    },
+
+    /** POST /token?grant_type=password|refresh_token. */
+    token: async (req: FastifyRequest) => {
+      const b = bodyOf(req);
+      const grant = q(req, 'grant_type');
+      if (grant === 'password') {
+        if (b.email === undefined)
+          throw new GoTrueError(400, 'validation_failed', 'Only an email address is supported for sign in with a password');
+        return session(await s.password.signIn({ email: b.email, password: b.password }, clientOf(req)));
+      }
+      if (grant === 'refresh_token') return session(await s.sessions.refresh(b.refresh_token));
+      throw new GoTrueError(400, 'validation_failed', 'unsupported_grant_type');
+    },
+
+    getUser: async (req: FastifyRequest) => userOf(signedIn(req).userId),
+
+    /** PUT /user: `data` merged into user_metadata; email and password changes under Plinth's reauthentication rule. */
+    putUser: async (req: FastifyRequest) => {
+      const who = signedIn(req);
+      const b = bodyOf(req);
+      if (b.phone !== undefined)
+        throw new GoTrueError(422, 'phone_provider_disabled', 'A phone number is changed through POST /otp and /verify');
+      await s.users.update(
+        who.userId,
+        who.sessionId,
+        {
+          email: b.email,
+          password: b.password,
+          data: b.data,
+          nonce: b.nonce,
+          current_password: b.current_password,
+          emailRedirectTo: redirectTo(req),
+        },
+        clientOf(req),
+      );
+      return userOf(who.userId);
+    },
+
+    logout: async (req: FastifyRequest, reply: FastifyReply) => {
+      const scope = q(req, 'scope') ?? 'global';
+      if (scope !== 'global' && scope !== 'local' && scope !== 'others') {
+        throw new GoTrueError(400, 'validation_failed', 'Unsupported logout scope');
+      }
+      const who = signedIn(req);
+      await s.sessions.signOut(who.userId, who.sessionId, scope);
+      return reply.code(204).send();
+    },
+
+    /** POST /recover: a reset link to `password_reset_url` (known and unknown addresses alike). */
+    recover: async (req: FastifyRequest) => {
+      const b = bodyOf(req);
+      await s.password.forgotPassword({ email: b.email });
+      return {};
+    },
+
+    /** POST /otp: a magic link by email, or a code by SMS. */
+    otp: async (req: FastifyRequest) => {
+      const b = bodyOf(req);
+      if (b.phone !== undefined && b.email === undefined) {
+        await s.phone.sendCode({ phone: b.phone }, clientOf(req));
+        return { message_id: null };
+      }
+      await s.magicLink.request({ email: b.email, emailRedirectTo: redirectTo(req) }, clientOf(req));
+      return {};
+    },
+
+    /** POST /verify: the link's token (`token_hash`) or a phone code, for a session. */
+    verifyPost: async (req: FastifyRequest) => session(await verify(bodyOf(req), req)),
+
+    /**
+     * GET /verify?token=&type=&redirect_to=: the mailed link itself (when a project points its
+     * link settings here); a 303 to `redirect_to` with the session in the fragment, or the error.
+     */
+    verifyGet: async (req: FastifyRequest, reply: FastifyReply) => {
+      const to = redirectTo(req);
+      if (!to) throw new GoTrueError(400, 'validation_failed', 'redirect_to is required and must be an allowed redirect URL');
+      const url = new URL(to);
+      try {
+        const set = await verify({ type: q(req, 'type'), token_hash: q(req, 'token') }, req);
+        url.hash = new URLSearchParams({
+          access_token: set.access_token,
+          expires_at: String(set.expires_at),
+          expires_in: String(set.expires_in),
+          refresh_token: set.refresh_token,
+          token_type: 'bearer',
+          type: q(req, 'type') ?? '',
+        }).toString();
+      } catch (err) {
+        const e = goTrueErrorOf(err);
+        if (e.status >= 500) throw err;
+        url.hash = new URLSearchParams({ error: 'access_denied', error_code: e.errorCode, error_description: e.message }).toString();
+      }
+      return reply.code(303).header('location', url.toString()).header('cache-control', 'no-store').send();
+    },
+
+    /** POST /resend: a sign-up's verification link again. */
+    resend: async (req: FastifyRequest) => {
+      const b = bodyOf(req);
+      if (b.type !== 'signup') {
+        throw new GoTrueError(400, 'validation_failed', 'Only a sign-up link is resent here; ask again for an email change or a code');
+      }
+      await s.verification.resend({ email: b.email });
+      return {};
+    },
+  };
+}
+
+export type FaceHandlers = ReturnType<typeof createFaceHandlers>;
+
+/** The route table of /auth/v1 (docs/supabase.md): one line per endpoint, guard on the line (auth's guards). */
+export function registerFaceRoutes(app: App, guards: Auth['guards'], h: FaceHandlers): void {
+  const { apikey, user, stepUp } = guards;
+  const email = { goTrue: { sendsEmail: true } };
+  app.get('/auth/v1/health', { config: { rateLimit: false } }, h.health);
+  app.get('/auth/v1/settings', { config: { rateLimit: false } }, h.settings);
+  app.post('/auth/v1/signup', { preHandler: apikey, config: { goTrue: { signup: true, sendsEmail: true } } }, h.signUp);
+  app.post('/auth/v1/token', { preHandler: apikey }, h.token);
+  app.get('/auth/v1/user', { preHandler: stepUp }, h.getUser);
+  app.put('/auth/v1/user', { preHandler: user, config: email }, h.putUser);
+  app.post('/auth/v1/logout', { preHandler: stepUp }, h.logout);
+  app.post('/auth/v1/recover', { preHandler: apikey, config: email }, h.recover);
+  app.post('/auth/v1/otp', { preHandler: apikey, config: email }, h.otp);
+  app.post('/auth/v1/verify', { preHandler: apikey }, h.verifyPost);
+  app.get('/auth/v1/verify', {}, h.verifyGet);
+  app.post('/auth/v1/resend', { preHandler: apikey, config: email }, h.resend);
+}

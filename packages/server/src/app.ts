@@ -31,6 +31,7 @@ import { createSchemaCache, registerOpenApi, registerRestRoutes, type SchemaCach
 import { createSettingsStore, loadOrCreateKeys, type SettingsStore } from './settings/index.js';
 import { registerStorage, type Storage } from './storage/index.js';
 import { registerSupabaseAuth } from './supabase/index.js';
+import { registerSupabaseStorage } from './supabase/index.js';
 import { registerWebhooks, type Webhooks } from './webhooks/index.js';
 
 export interface AppOptions {
@@ -261,6 +262,8 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       clock,
       log,
     });
+    // Supabase Storage's paths and shapes on the same storage (docs/supabase.md, "/storage/v1").
+    await registerSupabaseStorage(app, { storage, callers });
 
     // Realtime (docs/realtime.md): changes of the enabled tables over a WebSocket, under the same RLS
     // as reads; the principal arrives as for REST.

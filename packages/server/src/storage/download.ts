@@ -63,6 +63,14 @@ export function attachment(filename: string): string {
  */
 const SAFE_HEADERS = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; sandbox" };
 
+/**
+ * The `Cache-Control` of each kind of download. A user's download may be cached by their browser
+ * only; signed and public reads carry no key, and what was read last time may have been deleted
+ * or replaced since: every cache asks again each time (the ETag makes that a 304 when nothing
+ * changed).
+ */
+export const CACHE_CONTROL = { private: 'private, no-cache', signed: 'private, no-cache', public: 'public, no-cache' } as const;
+
 export interface ServeOptions {
   /** `Cache-Control`: private for a user's download, public for a public bucket. */
   cacheControl: string;

@@ -37,10 +37,11 @@ import { createSignedUrls, type UrlTokens } from './signed.js';
 import { createSweeper, type SweepOptions, type Sweeper } from './sweep.js';
 
 export { objectName, bucketName, decodeName, mimeType, STORAGE_PREFIX } from './names.js';
-export { serveObject, type ServeOptions } from './download.js';
+export { CACHE_CONTROL, serveObject, type ServeOptions } from './download.js';
+export { MAX_URL_SECONDS } from './schemas.js';
 export { acceptRawBodies } from './handlers/raw-body.js';
 export { UPLOAD_URL_SECONDS, type Links } from './links.js';
-export type { ListSort, ObjectService, StoredObject, UploadInput } from './objects.js';
+export { stateOf, type ListSort, type ObjectService, type StoredObject, type UploadInput } from './objects.js';
 export type { Bucket, BucketFields, BucketService } from './buckets.js';
 export { createDiskBackend, keyPath, type StorageBackend } from './backends/index.js';
 export type { SweepOptions, SweepReport } from './sweep.js';

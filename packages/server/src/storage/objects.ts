@@ -42,6 +42,10 @@ export interface ListSort {
 }
 
 const MAX_METADATA_BYTES = 8192;
+const metadataTooLarge = () =>
+  new ApiError('invalid_request', `An object's metadata is at most ${MAX_METADATA_BYTES} bytes of JSON.`, [
+    { field: 'metadata', message: `is over ${MAX_METADATA_BYTES} bytes` },
+  ]);
 
 /**
  * The state of a name, as a signed upload URL is bound to it: '' when there is no object, else
@@ -128,11 +132,7 @@ export function createObjectService(deps: ObjectDeps) {
       const limit = Math.min(bucket.file_size_limit ?? deps.maxFileSize, deps.maxFileSize);
       if (input.contentLength !== null && input.contentLength > limit) throw tooLarge(limit);
       const metadata = JSON.stringify(input.metadata ?? {});
-      if (Buffer.byteLength(metadata) > MAX_METADATA_BYTES) {
-        throw new ApiError('invalid_request', `An object's metadata is at most ${MAX_METADATA_BYTES} bytes of JSON.`, [
-          { field: 'metadata', message: `is over ${MAX_METADATA_BYTES} bytes` },
-        ]);
-      }
+      if (Buffer.byteLength(metadata) > MAX_METADATA_BYTES) throw metadataTooLarge();
       const version = randomUUID();
       const params = [bucket.id, name, String(input.contentLength ?? 0), mime.full, '', metadata, version];
       await run(db, who, DRY_RUN, [...params, insertSql(input.upsert)]);
@@ -207,13 +207,18 @@ export function createObjectService(deps: ObjectDeps) {
       return JSON.parse(r.body) as StorageObject;
     },
 
-    /** A new object with the bytes of another: SELECT on the source, INSERT of the copy. */
-    async copy(who: RoleContext, bucket: string, from: string, to: string) {
+    /**
+     * A new object with the bytes of another: SELECT on the source, INSERT of the copy. Its
+     * metadata is the source's, or `metadata` when given.
+     */
+    async copy(who: RoleContext, bucket: string, from: string, to: string, metadata?: Record<string, unknown>) {
       const target = objectName(to);
       const source = await this.find(who, bucket, objectName(from));
       if (!source) throw notFound();
       const version = randomUUID();
-      const params = [bucket, target, String(source.size), source.mime_type, source.etag, JSON.stringify(source.metadata ?? {}), version];
+      const meta = JSON.stringify(metadata ?? source.metadata ?? {});
+      if (Buffer.byteLength(meta) > MAX_METADATA_BYTES) throw metadataTooLarge();
+      const params = [bucket, target, String(source.size), source.mime_type, source.etag, meta, version];
       await run(db, who, DRY_RUN, [...params, insertSql(false)]);
       const key = keyOf(bucket, version);
       try {

@@ -101,8 +101,10 @@ export const FromTo = Type.Object(
   { from: Type.String({ maxLength: 4096 }), to: Type.String({ maxLength: 4096 }) },
   { additionalProperties: false },
 );
+/** The longest a signed URL may last: 7 days. */
+export const MAX_URL_SECONDS = 604800;
 export const SignBody = Type.Object(
-  { expires_in: Type.Integer({ minimum: 1, maximum: 604800, description: 'Seconds (at most 7 days)' }) },
+  { expires_in: Type.Integer({ minimum: 1, maximum: MAX_URL_SECONDS, description: 'Seconds (at most 7 days)' }) },
   { additionalProperties: false },
 );
 export const Signed = Type.Object({ signed_url: Type.String({ description: 'GET it without headers until it expires' }) });

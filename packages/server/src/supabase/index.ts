@@ -5,3 +5,4 @@
  * One sub-folder per face; this file is their index.
  */
 export { registerSupabaseAuth, type SupabaseAuthDeps } from './auth/index.js';
+export { registerSupabaseStorage, type SupabaseStorageDeps } from './storage/index.js';

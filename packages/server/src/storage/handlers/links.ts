@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { serveObject } from '../download.js';
+import { CACHE_CONTROL, serveObject } from '../download.js';
 import type { Links } from '../links.js';
 import { objectPath } from '../names.js';
 import type { ObjectService } from '../objects.js';
@@ -8,10 +8,8 @@ import type * as S from '../schemas.js';
 import type { SignedUrls } from '../signed.js';
 import { callerOf } from './objects.js';
 
-// Signed and public reads carry no key: what was read last time may have been deleted or
-// replaced since, so caches must ask again (the ETag makes that a 304 when nothing changed).
-const SIGNED = 'private, no-cache';
-const PUBLIC = 'public, no-cache';
+const SIGNED = CACHE_CONTROL.signed;
+const PUBLIC = CACHE_CONTROL.public;
 
 /**
  * Reads without a key (docs/api.md §5.7): signed URLs, made by whoever may read the object and

@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type Principal } from '../../http/index.js';
-import { serveObject } from '../download.js';
+import { CACHE_CONTROL, serveObject } from '../download.js';
 import { bucketName, objectPath } from '../names.js';
 import type { ObjectService } from '../objects.js';
 import type * as S from '../schemas.js';
@@ -16,8 +16,7 @@ export function callerOf(req: FastifyRequest): Principal {
   return req.principal;
 }
 
-/** A user's download may be cached by their browser only, and revalidated each time (ETag). */
-const PRIVATE = 'private, no-cache';
+const PRIVATE = CACHE_CONTROL.private;
 
 const notFound = () => new ApiError('not_found', 'No such object (or it is not visible to you).');
 const limitOf = (v: string | undefined, fallback: number, max: number) => (v === undefined ? fallback : Math.min(Number(v), max));

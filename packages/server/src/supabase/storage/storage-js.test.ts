@@ -1,0 +1,174 @@
+import { StorageApiError } from '@supabase/storage-js';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SupabaseStorageServer, supabaseStorageServer } from '../../../test/supabase-storage.js';
+
+// storage-js (npm, as apps use it) against /storage/v1: buckets and objects on storage's own
+// services, so the policies on storage.objects, the limits and the names rules are storage's.
+
+let s: SupabaseStorageServer;
+let ada: Awaited<ReturnType<SupabaseStorageServer['user']>>;
+
+beforeAll(async () => {
+  s = await supabaseStorageServer();
+  ada = await s.user();
+  await s.sqlOk(`create policy "own folder" on storage.objects for all to authenticated
+    using ((storage.foldername(name))[1] = auth.uid()::text) with check ((storage.foldername(name))[1] = auth.uid()::text);`);
+});
+afterAll(async () => {
+  await s?.stop();
+});
+
+const text = (d: Blob | null) => d?.text();
+
+describe('buckets', () => {
+  it('are created, read, listed, updated, emptied and deleted in Supabase shapes, with the secret key', async () => {
+    const made = await s.service.createBucket('avatars', { public: false, fileSizeLimit: '20mb', allowedMimeTypes: ['image/*'] });
+    expect(made).toEqual({ data: { name: 'avatars' }, error: null });
+    const got = await s.service.getBucket('avatars');
+    expect(got.error).toBeNull();
+    expect(got.data).toEqual({
+      id: 'avatars',
+      name: 'avatars',
+      owner: null,
+      public: false,
+      file_size_limit: 20_000_000,
+      allowed_mime_types: ['image/*'],
+      created_at: expect.stringMatching(/Z$/),
+      updated_at: expect.stringMatching(/Z$/),
+    });
+    expect((await s.service.listBuckets()).data?.map((b) => b.id)).toContain('avatars');
+
+    // A partial update leaves the rest as it was.
+    expect(await s.service.updateBucket('avatars', { public: true })).toEqual({ data: { message: 'Successfully updated' }, error: null });
+    const after = (await s.service.getBucket('avatars')).data;
+    expect(after?.public).toBe(true);
+    expect(after?.file_size_limit).toBe(20_000_000);
+    expect(after?.allowed_mime_types).toEqual(['image/*']);
+
+    // Not empty: 409 in Supabase's words; emptied, it goes.
+    expect((await s.service.from('avatars').upload('a.png', Buffer.from('x'), { contentType: 'image/png' })).error).toBeNull();
+    const refused = await s.service.deleteBucket('avatars');
+    expect(refused.error).toBeInstanceOf(StorageApiError);
+    expect(refused.error).toMatchObject({ status: 409, statusCode: '409', message: 'The bucket you tried to delete is not empty' });
+    expect((await s.service.emptyBucket('avatars')).error).toBeNull();
+    expect((await s.service.from('avatars').list()).data).toEqual([]);
+    expect(await s.service.deleteBucket('avatars')).toEqual({ data: { message: 'Successfully deleted' }, error: null });
+  });
+
+  it('an unknown bucket, a taken name and a bad name answer {statusCode, code, error, message}', async () => {
+    const missing = await s.service.getBucket('nope');
+    expect(missing.error).toMatchObject({ status: 404, statusCode: '404', code: 'NoSuchBucket', message: 'Bucket not found' });
+    await s.service.createBucket('taken');
+    expect((await s.service.createBucket('taken')).error).toMatchObject({ status: 409, code: 'BucketAlreadyExists' });
+    expect((await s.service.createBucket('Bad Name!')).error).toMatchObject({ status: 400, code: 'InvalidBucketName' });
+    const raw = await fetch(`${s.url}/bucket/nope`, { headers: { apikey: s.keys.secretKey } });
+    expect(await raw.json()).toEqual({ statusCode: '404', code: 'NoSuchBucket', error: 'Bucket not found', message: 'Bucket not found' });
+  });
+
+  it('are not for users or the public key (Plinth keeps buckets to the secret key)', async () => {
+    expect((await ada.client.listBuckets()).error).toMatchObject({ status: 403, code: 'AccessDenied' });
+    expect((await s.anon.createBucket('mine')).error).toMatchObject({ status: 403 });
+    expect(
+      (await new (s.service.constructor as typeof import('@supabase/storage-js').StorageClient)(s.url).listBuckets()).error,
+    ).toMatchObject({ status: 401 });
+    expect((await s.service.getBucket('mine')).error?.message).toBe('Bucket not found');
+  });
+});
+
+describe('objects', () => {
+  beforeAll(async () => {
+    await s.service.createBucket('files', { public: false });
+    await s.service.createBucket('limited', { public: false, fileSizeLimit: '1kb', allowedMimeTypes: ['image/png'] });
+  });
+
+  it('uploads a buffer, a Blob (multipart), a FormData and a stream, and reads each back', async () => {
+    const files = ada.client.from('files');
+    const put = await files.upload(`${ada.id}/buf.txt`, Buffer.from('from a buffer'));
+    expect(put.error).toBeNull();
+    expect(put.data).toEqual({ path: `${ada.id}/buf.txt`, fullPath: `files/${ada.id}/buf.txt`, id: expect.any(String) });
+    expect((await files.upload(`${ada.id}/blob.txt`, new Blob(['from a blob'], { type: 'text/plain' }))).error).toBeNull();
+    const form = new FormData();
+    form.append('', new Blob(['from a form'], { type: 'text/csv' }), 'x.csv');
+    expect((await files.upload(`${ada.id}/form.csv`, form, { metadata: { from: 'form' } })).error).toBeNull();
+    expect((await files.upload(`${ada.id}/stream.txt`, Readable.from([Buffer.from('from '), Buffer.from('a stream')]))).error).toBeNull();
+
+    expect(await text((await files.download(`${ada.id}/buf.txt`)).data)).toBe('from a buffer');
+    expect(await text((await files.download(`${ada.id}/blob.txt`)).data)).toBe('from a blob');
+    const csv = (await files.download(`${ada.id}/form.csv`)).data;
+    expect(await text(csv)).toBe('from a form');
+    expect(csv?.type).toBe('text/csv');
+    expect(await text((await files.download(`${ada.id}/stream.txt`)).data)).toBe('from a stream');
+    expect((await files.info(`${ada.id}/form.csv`)).data?.metadata).toEqual({ from: 'form' });
+  });
+
+  it('a taken name is 409 without upsert; upsert and update replace; info, exists and custom metadata', async () => {
+    const files = ada.client.from('files');
+    const path = `${ada.id}/note.txt`;
+    expect((await files.upload(path, 'one', { metadata: { a: 1 } })).error).toBeNull();
+    const again = await files.upload(path, 'two');
+    expect(again.error).toMatchObject({ status: 409, statusCode: '409', message: 'The resource already exists' });
+    expect((await files.upload(path, 'two', { upsert: true })).error).toBeNull();
+    expect((await files.update(path, 'three')).error).toBeNull();
+    expect(await text((await files.download(path)).data)).toBe('three');
+
+    const info = await files.info(path);
+    expect(info.error).toBeNull();
+    expect(info.data).toMatchObject({ name: path, bucketId: 'files', size: 5, contentType: 'text/plain;charset=UTF-8', metadata: {} });
+    expect(info.data).not.toHaveProperty('updatedAt');
+    expect(await files.exists(path)).toEqual({ data: true, error: null });
+    expect((await files.exists(`${ada.id}/none.txt`)).data).toBe(false);
+  });
+
+  it("size and media type limits are the bucket's, in Supabase's words (413, 415)", async () => {
+    const limited = s.service.from('limited');
+    const big = await limited.upload('big.png', Buffer.alloc(2000), { contentType: 'image/png' });
+    expect(big.error).toMatchObject({ statusCode: '413', message: 'The object exceeded the maximum allowed size' });
+    const bigForm = await limited.upload('big2.png', new Blob([Buffer.alloc(2000)], { type: 'image/png' }));
+    expect(bigForm.error).toMatchObject({ statusCode: '413' });
+    const jpeg = await limited.upload('a.jpg', Buffer.from('x'), { contentType: 'image/jpeg' });
+    expect(jpeg.error).toMatchObject({ statusCode: '415', code: 'InvalidMimeType', message: 'mime type image/jpeg is not supported' });
+    expect((await limited.upload('ok.png', Buffer.from('png'), { contentType: 'image/png' })).error).toBeNull();
+    expect((await s.service.from('limited').list()).data?.map((e) => e.name)).toEqual(['ok.png']);
+    expect((await s.service.from('nowhere').upload('a.txt', 'x')).error?.message).toBe('Bucket not found');
+  });
+
+  it('lists a folder with prefix, limit, offset, sortBy and search; folders have a null id', async () => {
+    const files = s.service.from('files');
+    for (const n of ['b.txt', 'a.txt', 'c.log', 'sub/d.txt']) expect((await files.upload(`listing/${n}`, n)).error).toBeNull();
+    const all = await files.list('listing');
+    expect(all.error).toBeNull();
+    expect(all.data?.map((e) => [e.name, e.id === null])).toEqual([
+      ['a.txt', false],
+      ['b.txt', false],
+      ['c.log', false],
+      ['sub', true],
+    ]);
+    expect(all.data?.[0]).toMatchObject({ metadata: { size: 5, mimetype: 'text/plain;charset=UTF-8' }, created_at: expect.any(String) });
+    const page = await files.list('listing', { limit: 2, offset: 1, sortBy: { column: 'name', order: 'desc' } });
+    expect(page.data?.map((e) => e.name)).toEqual(['c.log', 'b.txt']);
+    expect((await files.list('listing', { search: 'LOG' })).data?.map((e) => e.name)).toEqual(['c.log']);
+    const byTime = await files.list('listing', { sortBy: { column: 'created_at', order: 'asc' } });
+    expect(byTime.data?.map((e) => e.name)).toEqual(['sub', 'b.txt', 'a.txt', 'c.log']);
+  });
+
+  it('removes by prefixes (the deleted ones back), moves and copies within a bucket', async () => {
+    const files = ada.client.from('files');
+    const dir = ada.id;
+    for (const n of ['m.txt', 'r1.txt', 'r2.txt']) expect((await files.upload(`${dir}/${n}`, n)).error).toBeNull();
+    expect(await files.move(`${dir}/m.txt`, `${dir}/moved.txt`)).toEqual({ data: { message: 'Successfully moved' }, error: null });
+    expect(await text((await files.download(`${dir}/moved.txt`)).data)).toBe('m.txt');
+    expect((await files.download(`${dir}/m.txt`)).error).toMatchObject({ status: 404 });
+    expect(await files.copy(`${dir}/moved.txt`, `${dir}/copy.txt`)).toEqual({ data: { path: `files/${dir}/copy.txt` }, error: null });
+    expect(await text((await files.download(`${dir}/copy.txt`)).data)).toBe('m.txt');
+    expect((await files.move(`${dir}/none.txt`, `${dir}/x.txt`)).error).toMatchObject({ status: 404 });
+    const across = await files.move(`${dir}/copy.txt`, `${dir}/x.txt`, { destinationBucket: 'limited' });
+    expect(across.error).toMatchObject({ status: 400 });
+
+    const removed = await files.remove([`${dir}/r1.txt`, `${dir}/r2.txt`, `${dir}/none.txt`]);
+    expect(removed.error).toBeNull();
+    expect(removed.data?.map((o) => o.name).sort()).toEqual([`${dir}/r1.txt`, `${dir}/r2.txt`]);
+    expect(removed.data?.[0]).toMatchObject({ id: expect.any(String), bucket_id: 'files' });
+    expect((await files.exists(`${dir}/r1.txt`)).data).toBe(false);
+  });
+});

@@ -3,6 +3,8 @@
 // Plain ESM (not compiled) so the same file serves the built server and the tests.
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
+import { pgcrypto } from '@electric-sql/pglite/contrib/pgcrypto';
+import { uuid_ossp } from '@electric-sql/pglite/contrib/uuid_ossp';
 
 // `deallocate all`: what a script prepared, under runAs's names or not, is never run by a
 // request (db/run-as.ts prepares its statements again when it finds them gone).
@@ -38,7 +40,9 @@ const MEMORY_SETTINGS = ['shared_buffers=16MB'];
 
 // A fresh data dir is made beforehand by pglite-init.mjs, in a process of its own.
 const startParams = [...PGlite.defaultStartParams, ...MEMORY_SETTINGS.flatMap((s) => ['-c', s])];
-const pg = new PGlite(workerData.dataDir, { parsers, startParams });
+// The extensions Supabase's SQL assumes in its `extensions` schema (migration 0140): loaded
+// into every instance, so a database made with them (the template too) can call them.
+const pg = new PGlite(workerData.dataDir, { parsers, startParams, extensions: { pgcrypto, uuid_ossp } });
 const txs = new Map();
 const listeners = new Map();
 let nextTx = 1;

@@ -116,7 +116,7 @@ export async function run({ config }: CommandContext): Promise<void> {
       logger: prettyLogger(level),
       onListening: (plinth) => {
         watchMigrations(plinth, dir);
-        if (project) watchProjectFile(plinth, project.file);
+        if (project && !project.supabase) watchProjectFile(plinth, project.file);
       },
     },
   );

@@ -63,6 +63,12 @@ export async function applyProjectFile(plinth: Plinth): Promise<void> {
   const project = plinth.config.project;
   if (!project) return;
   const { auth, buckets } = await applyProjectSettings(plinth, project.settings, project.file, projectEnv(project.file));
+  // A Supabase folder: one line for what Plinth keeps its own way, one for what it does not act on.
+  if (project.supabase) {
+    for (const note of project.supabase.notes) plinth.log.info(`${project.file}: ${note}`);
+    if (project.supabase.settings.notActedOn.length)
+      plinth.log.info(`${project.file}: not acted on by Plinth: ${project.supabase.settings.notActedOn.join(', ')}`);
+  }
   if (auth.length || buckets.length)
     plinth.log.info({ auth, buckets }, `${project.file}: ${auth.length} auth settings and ${buckets.length} buckets applied`);
 }

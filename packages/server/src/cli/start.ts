@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Plinth } from '../app.js';
 import { type Config, DEFAULT_STATEMENT_TIMEOUT_MS } from '../config/index.js';
 import { type Db, migrateApp, migrateSystem, openDatabase } from '../db/index.js';
-import type { CommandContext } from './context.js';
+import { type CommandContext, shown as shownPath } from './context.js';
 import { fail } from './output.js';
 import { serverFile, writeServerFile } from './running.js';
 import { isWorker, runPrimary, tellPrimary } from './workers.js';
@@ -19,6 +19,15 @@ import { isWorker, runPrimary, tellPrimary } from './workers.js';
 async function openAndMigrate(config: Config): Promise<{ db: Db; applied: string[] }> {
   const db = await openDatabase(config);
   try {
+    if (config.project?.supabase && !isWorker()) {
+      // A Supabase CLI folder: its migrations, then its seeds on a fresh data dir (issue 33).
+      await migrateSystem(db);
+      const { applySupabaseFolder } = await import('./supabase-apply.js');
+      const done = await applySupabaseFolder(db, config.project);
+      for (const f of done.missingSeeds) process.stdout.write(`  seed ${f} (supabase/config.toml [db.seed]) is not there: skipped\n`);
+      if (done.seeds.length) process.stdout.write(`  seeds applied: ${done.seeds.map((f) => shownPath(f)).join(', ')}\n`);
+      return { db, applied: done.migrations };
+    }
     if (!config.migrationsDir) return { db, applied: [] };
     await migrateSystem(db);
     return { db, applied: await migrateApp(db, config.migrationsDir) };
@@ -47,7 +56,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       );
     }
     // The migrations run once, here, before the workers start (each would wait for the lock).
-    if (config.migrationsDir) {
+    if (config.migrationsDir || config.project?.supabase) {
       const { db, applied } = await openAndMigrate(config);
       await db.close();
       if (applied.length) process.stdout.write(`  migrations applied: ${applied.join(', ')}\n`);

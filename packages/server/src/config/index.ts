@@ -29,7 +29,15 @@ export {
   parseProjectFile,
   projectFileText,
   resolveAuthSecrets,
+  supabaseProject,
 } from './project.js';
+export {
+  parseSupabaseConfig,
+  projectSettingsOf,
+  SUPABASE_CONFIG,
+  SUPABASE_LOCAL_JWT_SECRET,
+  type SupabaseSettings,
+} from './supabase.js';
 export { duration, parseRealtime, type RealtimeConfig } from './realtime.js';
 export { ELKS_SENDER, parseSms, SMS_PROVIDERS, type SmsConfig } from './sms.js';
 export { parseWebhooks, type WebhooksConfig } from './webhooks.js';
@@ -243,7 +251,8 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
   const databaseUrlVariable = project?.settings.database_url_env ?? 'DATABASE_URL';
   return {
     port: listenPort,
-    host: env.HOST ?? '0.0.0.0',
+    // A Supabase folder is served for local development, as `supabase start` is: on loopback.
+    host: env.HOST ?? (project?.supabase ? '127.0.0.1' : '0.0.0.0'),
     publicUrl,
     dataDir:
       overrides.dataDir !== undefined

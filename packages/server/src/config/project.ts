@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { ConfigError } from './parse.js';
+import { ConfigError, type Env } from './parse.js';
+import { parseSupabaseConfig, projectSettingsOf, SUPABASE_CONFIG, type SupabaseSettings } from './supabase.js';
 
 /**
  * A Plinth project on disk: the folder holding `plinth.json`, found from any folder below it
@@ -120,11 +121,16 @@ function parseDb(value: unknown, file: string): { seed?: string[] } {
 }
 
 export interface Project {
-  /** The folder holding plinth.json. */
+  /** The folder holding plinth.json (or the `supabase/` folder of a Supabase CLI project). */
   root: string;
-  /** The path of plinth.json. */
+  /** The path of plinth.json (or of `supabase/config.toml`). */
   file: string;
   settings: ProjectSettings;
+  /**
+   * A Supabase CLI project folder (`supabase/config.toml`, no plinth.json): its typed settings
+   * (config/supabase.ts) and the lines naming what Plinth keeps its own way.
+   */
+  supabase?: { settings: SupabaseSettings; notes: string[] };
 }
 
 export const DEFAULT_PROJECT: ProjectSettings = {
@@ -192,14 +198,48 @@ export function parseProjectFile(text: string, file: string): ProjectSettings {
 }
 
 /**
- * The project `from` is in: the nearest folder from `from` upwards that holds plinth.json.
+ * The variables a Supabase folder's `env(NAME)` reads, as the Supabase CLI does: the environment
+ * over `supabase/.env` over the project's `.env`.
+ */
+function supabaseEnv(root: string, env: Env): Env {
+  const read = (f: string) => (existsSync(f) ? parseEnvFile(readFileSync(f, 'utf8')) : {});
+  return { ...read(join(root, '.env')), ...read(join(root, 'supabase', '.env')), ...env };
+}
+
+/** `KEY=value` lines (the same reading as config/index.ts parseDotenv, which imports this file). */
+function parseEnvFile(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const raw of text.split(/\r?\n/)) {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(raw);
+    if (!m || raw.trim().startsWith('#')) continue;
+    const v = m[2];
+    out[m[1]] = (v.startsWith('"') && v.endsWith('"')) || (v.startsWith("'") && v.endsWith("'")) ? v.slice(1, -1) : v;
+  }
+  return out;
+}
+
+/**
+ * The Supabase CLI project folder `root` is, read from its `supabase/config.toml`.
+ * @example supabaseProject('/home/ada/app') // { root, file: '…/supabase/config.toml', settings, supabase }
+ */
+export function supabaseProject(root: string, env: Env = process.env): Project {
+  const file = join(root, SUPABASE_CONFIG);
+  const settings = parseSupabaseConfig(readFileSync(file, 'utf8'), file, join(root, 'supabase'), supabaseEnv(root, env));
+  const mapped = projectSettingsOf(settings);
+  return { root, file, settings: mapped.settings, supabase: { settings, notes: mapped.notes } };
+}
+
+/**
+ * The project `from` is in: the nearest folder from `from` upwards that holds plinth.json, or
+ * else `supabase/config.toml` (a Supabase CLI project folder; plinth.json wins in one folder).
  * @example findProject('/home/ada/app/src') // { root: '/home/ada/app', file: '/home/ada/app/plinth.json', settings }
  */
-export function findProject(from: string): Project | null {
+export function findProject(from: string, env: Env = process.env): Project | null {
   let dir = resolve(from);
   for (;;) {
     const file = join(dir, PROJECT_FILE);
     if (existsSync(file)) return { root: dir, file, settings: parseProjectFile(readFileSync(file, 'utf8'), file) };
+    if (existsSync(join(dir, SUPABASE_CONFIG))) return supabaseProject(dir, env);
     const parent = dirname(dir);
     if (parent === dir) return null;
     dir = parent;

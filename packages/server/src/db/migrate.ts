@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { splitStatements } from './statements.js';
 import { dbErrorKind } from './errors.js';
-import { type Db, DbError, DbSetupError } from './types.js';
+import { type Db, DbError, DbSetupError, type Queryable } from './types.js';
 
 /** Same path from src/db and dist/db: the SQL files are not compiled. */
 const SYSTEM_DIR = fileURLToPath(new URL('../../src/db/migrations/', import.meta.url));
@@ -95,18 +95,27 @@ async function applyMissing(db: Db, migrations: Migration[]): Promise<number[]> 
     });
 }
 
+/** How a project folder's dialect runs its migrations (cli/supabase-apply.ts: a Supabase folder's). */
+export interface AppMigrationOptions {
+  /** Statements run first in the transaction (`set local search_path = …`). */
+  prelude?: string[];
+  /** Takes a statement instead of running it (true: handled). */
+  intercept?: (statement: string, tx: Queryable) => Promise<boolean>;
+}
+
 /**
  * Applies the app's own `migrations/*.sql` once each, in name order, recording each with a
  * checksum. A changed file that was already applied is an error, not a silent skip.
  * @example await migrateApp(db, './migrations'); // → ['001_todos.sql']
  */
-export async function migrateApp(db: Db, dir: string): Promise<string[]> {
+export async function migrateApp(db: Db, dir: string, options: AppMigrationOptions = {}): Promise<string[]> {
   if (!existsSync(dir)) throw new MigrationError(`no migrations directory at ${dir}; create it, or name another one`);
   const files = readdirSync(dir)
     .filter((f) => f.endsWith('.sql'))
     .sort();
   return db.transaction(async (tx) => {
     await tx.query('select pg_advisory_xact_lock($1)', [LOCK_KEY + 1]);
+    for (const stmt of options.prelude ?? []) await tx.query(stmt);
     const rows = (await tx.query<{ name: string; checksum: string }>('select name, checksum from plinth.app_migrations')).rows;
     const known = new Map(rows.map((r) => [r.name, r.checksum]));
     const applied: string[] = [];
@@ -123,7 +132,7 @@ export async function migrateApp(db: Db, dir: string): Promise<string[]> {
         const at = Math.max(0, sql.indexOf(stmt, offset));
         offset = at + stmt.length;
         try {
-          await tx.query(stmt);
+          if (!(await options.intercept?.(stmt, tx))) await tx.query(stmt);
           // Without event triggers: what the statement made in public is secured at once (0015).
           if (db.secureNewRelations) await tx.query('select plinth.secure_new_relations()');
         } catch (err) {

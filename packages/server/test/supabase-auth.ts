@@ -33,8 +33,13 @@ export function injectFetch(t: TestServer): typeof fetch {
  * the one given), its session in memory.
  * @example const client = authClient(t); await client.signUp({ email, password });
  */
-export function authClient(t: TestServer, key = t.keys.publicKey): InstanceType<typeof AuthClient> {
+export function authClient(
+  t: TestServer,
+  key = t.keys.publicKey,
+  flowType: 'implicit' | 'pkce' = 'implicit',
+): InstanceType<typeof AuthClient> {
   return new AuthClient({
+    flowType,
     url: 'http://localhost:8080/auth/v1',
     headers: { apikey: key, Authorization: `Bearer ${key}` },
     fetch: injectFetch(t),

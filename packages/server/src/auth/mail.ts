@@ -2,12 +2,13 @@ import type { Queryable } from '../db/index.js';
 import type { MessageKind, Outbox } from '../messaging/index.js';
 
 /**
- * The app page's URL with `?token=` set (other query parameters kept).
+ * The app page's URL with `?token=` set (other query parameters kept); `?code=` for a link
+ * bound to a PKCE challenge (what a PKCE client's callback exchanges, supabase/auth).
  * @example linkWithToken('https://app.example.com/verify?x=1', 'abc') // 'https://app.example.com/verify?x=1&token=abc'
  */
-export function linkWithToken(page: string, token: string): string {
+export function linkWithToken(page: string, token: string, param: 'token' | 'code' = 'token'): string {
   const url = new URL(page);
-  url.searchParams.set('token', token);
+  url.searchParams.set(param, token);
   return url.toString();
 }
 

@@ -1,4 +1,6 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Queryable } from '../db/index.js';
+import { ApiError } from '../http/index.js';
 import { iso, randomToken, sha256 } from '../lib/index.js';
 
 export type OneTimeKind = 'verification' | 'reset' | 'magic_link' | 'email_change';
@@ -86,4 +88,50 @@ export async function pendingSignup(tx: Queryable, userId: string, now: number):
   return rows.length === 1
     ? { hash: rows[0].hash ?? null, passkey: rows[0].hash ? null : (rows[0].passkey ?? null) }
     : { hash: null, passkey: null };
+}
+
+/** A PKCE challenge a link is bound to (RFC 7636): `S256` (or `plain`) and the challenge. */
+export interface PkceChallenge {
+  challenge: string;
+  method: 's256' | 'plain';
+}
+
+const PKCE_TEXT = /^[A-Za-z0-9\-._~]{43,128}$/;
+
+/**
+ * A client's `code_challenge` and `code_challenge_method` checked (RFC 7636's alphabet and
+ * lengths; `s256` or `plain`), or 400 `invalid_request`; undefined when none was sent.
+ * @example const pkce = pkceChallenge(body.code_challenge, body.code_challenge_method);
+ */
+export function pkceChallenge(challenge: unknown, method: unknown): PkceChallenge | undefined {
+  if (challenge === undefined || challenge === null || challenge === '') return undefined;
+  const m = typeof method === 'string' ? method.toLowerCase() : 's256';
+  if (typeof challenge !== 'string' || !PKCE_TEXT.test(challenge) || (m !== 's256' && m !== 'plain')) {
+    throw new ApiError(
+      'invalid_request',
+      'code_challenge must be 43 to 128 characters of RFC 7636, with code_challenge_method s256 or plain.',
+    );
+  }
+  return { challenge, method: m };
+}
+
+/** What a link's payload keeps of its PKCE challenge. */
+export function pkcePayload(pkce: PkceChallenge | undefined): Record<string, string> {
+  return pkce ? { code_challenge: pkce.challenge, code_challenge_method: pkce.method } : {};
+}
+
+/**
+ * Whether a link used with a PKCE verifier must be refused: a verifier was given and the link
+ * was issued with no challenge, or the verifier does not match it. Without a verifier nothing is
+ * checked here (the link itself is the proof, as a link without PKCE).
+ * @example if (pkceRefused(used.payload, input.codeVerifier)) return invalid;
+ */
+export function pkceRefused(payload: Record<string, string>, verifier: unknown): boolean {
+  if (verifier === undefined) return false;
+  const challenge = payload.code_challenge;
+  if (typeof verifier !== 'string' || !challenge || !PKCE_TEXT.test(verifier)) return true;
+  const computed = payload.code_challenge_method === 'plain' ? verifier : createHash('sha256').update(verifier).digest('base64url');
+  const a = Buffer.from(computed);
+  const b = Buffer.from(challenge);
+  return a.length !== b.length || !timingSafeEqual(a, b);
 }

@@ -3,7 +3,7 @@ import type { Queryable } from '../../db/index.js';
 import { ApiError } from '../../http/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';
-import { consumeOneTimeToken, issueOneTimeToken } from '../one-time.js';
+import { consumeOneTimeToken, issueOneTimeToken, type PkceChallenge, pkcePayload, pkceRefused } from '../one-time.js';
 import type { SessionService } from '../sessions/service.js';
 import { allowedRedirect, normalizeEmail } from '../validate.js';
 
@@ -39,7 +39,7 @@ export function createMagicLinkService(deps: AuthDeps, sessions: SessionService)
      * answer goes before the work; mail to addresses with no account also counts against a
      * per-IP budget (over it, nothing is sent: a 429 there would tell which addresses exist).
      */
-    async request(input: { email: unknown; emailRedirectTo?: unknown }, client: ClientInfo): Promise<void> {
+    async request(input: { email: unknown; emailRedirectTo?: unknown; pkce?: PkceChallenge }, client: ClientInfo): Promise<void> {
       assertEnabled();
       const email = normalizeEmail(input.email);
       const page = allowedRedirect(settings, input.emailRedirectTo, 'emailRedirectTo') ?? settings.auth().magic_link_url;
@@ -55,10 +55,10 @@ export function createMagicLinkService(deps: AuthDeps, sessions: SessionService)
         await db.transaction(async (tx) => {
           const raw = await issueOneTimeToken(
             tx,
-            { kind: 'magic_link', userId: known, email, ttlMs: deps.config.magicLinkTtlMs },
+            { kind: 'magic_link', userId: known, email, ttlMs: deps.config.magicLinkTtlMs, payload: pkcePayload(input.pkce) },
             clock.now(),
           );
-          await queueAuthEmail(outbox, tx, 'magic_link', email, linkWithToken(page, raw));
+          await queueAuthEmail(outbox, tx, 'magic_link', email, linkWithToken(page, raw, input.pkce ? 'code' : 'token'));
         });
         outbox.kick();
       });
@@ -68,14 +68,14 @@ export function createMagicLinkService(deps: AuthDeps, sessions: SessionService)
      * 200 session; 401 magic_link_invalid for an expired, used or unknown token. The token is
      * consumed by one conditional UPDATE: of two simultaneous uses exactly one signs in.
      */
-    async signIn(input: { token: unknown }, client: ClientInfo): Promise<Session> {
+    async signIn(input: { token: unknown; codeVerifier?: unknown }, client: ClientInfo): Promise<Session> {
       assertEnabled();
       const invalid = new ApiError('magic_link_invalid', INVALID);
       return sessions.signInWith(
         client,
         async (tx, now) => {
           const used = await consumeOneTimeToken(tx, input.token, ['magic_link'], now);
-          if (!used?.email) return invalid;
+          if (!used?.email || pkceRefused(used.payload, input.codeVerifier)) return invalid;
           const userId = await userFor(tx, used.userId, used.email, now);
           if (!userId) return invalid;
           // The link proves the address; a link for an address the account no longer has is void.

@@ -4,7 +4,7 @@ import { ApiError } from '../../http/index.js';
 import { decoyUser, findCredentials, findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { queueAuthEmail, linkWithToken } from '../mail.js';
-import { consumeOneTimeToken, issueOneTimeToken } from '../one-time.js';
+import { consumeOneTimeToken, issueOneTimeToken, type PkceChallenge, pkcePayload, pkceRefused } from '../one-time.js';
 import { firstFactor, type SessionService } from '../sessions/service.js';
 import { iso } from '../../lib/index.js';
 import { allowedRedirect, checkPassword, checkUserData, normalizeEmail } from '../validate.js';
@@ -14,6 +14,8 @@ export interface SignUpInput {
   password: unknown;
   emailRedirectTo?: string;
   data?: Record<string, unknown>;
+  /** The PKCE challenge the verification link is bound to (supabase/auth's PKCE flow). */
+  pkce?: PkceChallenge;
 }
 
 const INVALID_CREDENTIALS = 'The email or password is wrong.';
@@ -29,13 +31,30 @@ export function createPasswordService(deps: AuthDeps, sessions: SessionService) 
    * A verification link for a sign-up, bound to the password that sign-up chose, and its mail,
    * held back `delayMs` when the recipient had a mail this minute (never dropped).
    */
-  async function sendVerification(tx: Queryable, userId: string, email: string, page: string, hash: string, now: number, delayMs: number) {
+  async function sendVerification(
+    tx: Queryable,
+    userId: string,
+    email: string,
+    page: string,
+    hash: string,
+    now: number,
+    delayMs: number,
+    pkce?: PkceChallenge,
+  ) {
     const raw = await issueOneTimeToken(
       tx,
-      { kind: 'verification', userId, email, ttlMs: deps.config.verificationTtlMs, payload: { password_hash: hash }, keepEarlier: true },
+      {
+        kind: 'verification',
+        userId,
+        email,
+        ttlMs: deps.config.verificationTtlMs,
+        payload: { password_hash: hash, ...pkcePayload(pkce) },
+        keepEarlier: true,
+      },
       now,
     );
-    await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw), delayMs ? now + delayMs : undefined);
+    const link = linkWithToken(page, raw, pkce ? 'code' : 'token');
+    await queueAuthEmail(outbox, tx, 'verification', email, link, delayMs ? now + delayMs : undefined);
   }
 
   function assertEnabled() {
@@ -70,7 +89,7 @@ export function createPasswordService(deps: AuthDeps, sessions: SessionService) 
           // passwords are pending, a link of either proves the address with no password at all.
           const existing = await findCredentials(tx, email);
           if (existing && !existing.confirmed && page) {
-            await sendVerification(tx, existing.id, email, page, hash, now, await limits.emailDelay(email));
+            await sendVerification(tx, existing.id, email, page, hash, now, await limits.emailDelay(email), input.pkce);
             queued = true;
           }
           return { userId: null, session: null };
@@ -82,7 +101,7 @@ export function createPasswordService(deps: AuthDeps, sessions: SessionService) 
           // there is no link to send, but still no session before the address is proven.
           if (page) {
             await limits.emailDelay(email); // counted, never refused: this address has had no mail yet
-            await sendVerification(tx, id, email, page, hash, now, 0);
+            await sendVerification(tx, id, email, page, hash, now, 0, input.pkce);
             queued = true;
           }
           return { userId: id, session: null };
@@ -123,7 +142,7 @@ export function createPasswordService(deps: AuthDeps, sessions: SessionService) 
      * 200 always (unknown emails alike); 429 after too many emails to one address. The answer
      * goes before the work, so a known address takes no longer to answer than an unknown one.
      */
-    async forgotPassword(input: { email: unknown }): Promise<void> {
+    async forgotPassword(input: { email: unknown; pkce?: PkceChallenge }): Promise<void> {
       assertEnabled();
       const email = normalizeEmail(input.email);
       await limits.assertEmail(email);
@@ -136,8 +155,12 @@ export function createPasswordService(deps: AuthDeps, sessions: SessionService) 
         const found = await findCredentials(db, email);
         if (!found) return;
         await db.transaction(async (tx) => {
-          const raw = await issueOneTimeToken(tx, { kind: 'reset', userId: found.id, email, ttlMs: deps.config.resetTtlMs }, clock.now());
-          await queueAuthEmail(outbox, tx, 'reset', email, linkWithToken(page, raw));
+          const raw = await issueOneTimeToken(
+            tx,
+            { kind: 'reset', userId: found.id, email, ttlMs: deps.config.resetTtlMs, payload: pkcePayload(input.pkce) },
+            clock.now(),
+          );
+          await queueAuthEmail(outbox, tx, 'reset', email, linkWithToken(page, raw, input.pkce ? 'code' : 'token'));
         });
         outbox.kick();
       });
@@ -149,14 +172,14 @@ export function createPasswordService(deps: AuthDeps, sessions: SessionService) 
      * attached before goes, the password included; the user then sets one with a recent
      * sign-in), the other reset links die, and a session opens in the same transaction.
      */
-    async signInWithResetLink(input: { token: unknown }, client: ClientInfo): Promise<Session> {
+    async signInWithResetLink(input: { token: unknown; codeVerifier?: unknown }, client: ClientInfo): Promise<Session> {
       assertEnabled();
       const invalid = new ApiError('token_invalid', 'The reset link is invalid, expired or already used; ask for a new one.');
       return sessions.signInWith(
         client,
         async (tx, now) => {
           const used = await consumeOneTimeToken(tx, input.token, ['reset'], now);
-          if (!used?.userId || !used.email) return invalid;
+          if (!used?.userId || !used.email || pkceRefused(used.payload, input.codeVerifier)) return invalid;
           if ((await accounts.proveEmail(tx, used.userId, used.email, {}, now)) === 'moved') return invalid;
           await tx.query(`delete from auth.one_time_tokens where user_id = $1 and kind = 'reset' and consumed_at is null`, [used.userId]);
           return used.userId;

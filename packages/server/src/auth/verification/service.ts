@@ -5,7 +5,7 @@ import { findCredentials, findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import type { SessionService } from '../sessions/service.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';
-import { consumeOneTimeToken, issueOneTimeToken, pendingSignup } from '../one-time.js';
+import { consumeOneTimeToken, issueOneTimeToken, pendingSignup, pkceRefused } from '../one-time.js';
 import { normalizeEmail } from '../validate.js';
 
 const TOKEN_INVALID = 'The verification link is invalid, expired or already used; ask for a new one.';
@@ -23,9 +23,9 @@ export function createVerificationService(deps: AuthDeps, sessions?: SessionServ
    * `email_change` token moves the user to the new address, confirmed, and ends the user's
    * sessions but the one that asked for the change. The user's id, or null for a void link.
    */
-  async function proveLink(tx: Queryable, token: unknown, now: number): Promise<string | null> {
+  async function proveLink(tx: Queryable, token: unknown, now: number, verifier?: unknown): Promise<string | null> {
     const used = await consumeOneTimeToken(tx, token, ['verification', 'email_change'], now);
-    if (!used?.userId || !used.email) return null;
+    if (!used?.userId || !used.email || pkceRefused(used.payload, verifier)) return null;
     if (used.kind === 'verification') {
       const proof = await accounts.proveEmail(
         tx,
@@ -71,12 +71,12 @@ export function createVerificationService(deps: AuthDeps, sessions?: SessionServ
      * `magic_link`: the link was mailed to the address): GoTrue's `verify` of a sign-up or an
      * email change signs the user in (supabase/auth).
      */
-    async verifyAndSignIn(input: { token: unknown }, client: ClientInfo): Promise<Session> {
+    async verifyAndSignIn(input: { token: unknown; codeVerifier?: unknown }, client: ClientInfo): Promise<Session> {
       if (!sessions) throw new Error('verifyAndSignIn needs the session service');
       return sessions
         .signInWith(
           client,
-          async (tx, now) => (await proveLink(tx, input.token, now)) ?? new ApiError('token_invalid', TOKEN_INVALID),
+          async (tx, now) => (await proveLink(tx, input.token, now, input.codeVerifier)) ?? new ApiError('token_invalid', TOKEN_INVALID),
           'magic_link',
         )
         .catch((err) => {

@@ -322,6 +322,75 @@ describe('links: magic link, recovery, GET /verify', () => {
   });
 });
 
+describe('PKCE (flowType pkce)', () => {
+  /** The `?code=` of the newest mail of `kind` to `to`. */
+  async function codeMailed(to: string, kind: string): Promise<string> {
+    const link = (await mailsTo(t, to)).filter((m) => m.kind === kind).at(-1)?.link ?? '';
+    const code = new URL(link).searchParams.get('code');
+    expect(new URL(link).searchParams.get('token')).toBeNull();
+    expect(code).toEqual(expect.any(String));
+    return code as string;
+  }
+
+  it('a magic link of a PKCE client carries ?code=, which exchangeCodeForSession turns into a session with the verifier it kept', async () => {
+    const addr = email('pkce');
+    const client = authClient(t, undefined, 'pkce');
+    expect((await client.signInWithOtp({ email: addr })).error).toBeNull();
+    const code = await codeMailed(addr, 'magic_link');
+    const { data, error } = await client.exchangeCodeForSession(code);
+    expect(error).toBeNull();
+    expect(data.user?.email).toBe(addr);
+    expect((await client.getUser()).data.user?.email).toBe(addr);
+  });
+
+  it('attacker: the code without the verifier (or with another) is refused, and the one guess uses the link up', async () => {
+    const addr = email('pkce-thief');
+    const owner = authClient(t, undefined, 'pkce');
+    await owner.signInWithOtp({ email: addr });
+    const code = await codeMailed(addr, 'magic_link');
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/auth/v1/token?grant_type=pkce',
+      headers: { ...t.as.anon, 'x-supabase-api-version': '2024-01-01' },
+      payload: { auth_code: code, code_verifier: 'a'.repeat(56) },
+    });
+    expect([res.statusCode, res.json().code]).toEqual([404, 'flow_state_not_found']);
+    const late = await owner.exchangeCodeForSession(code);
+    expect(late.error?.code).toBe('flow_state_not_found');
+  });
+
+  it('a PKCE sign-up’s confirmation link and a PKCE reset link exchange into sessions', async () => {
+    await setAuth(t, { require_email_confirmation: true });
+    try {
+      const addr = email('pkce-signup');
+      const client = authClient(t, undefined, 'pkce');
+      expect((await client.signUp({ email: addr, password: PASSWORD })).data.session).toBeNull();
+      const signedIn = await client.exchangeCodeForSession(await codeMailed(addr, 'verification'));
+      expect(signedIn.error).toBeNull();
+      expect(signedIn.data.user?.email_confirmed_at).toEqual(expect.any(String));
+      t.clock.advance(61_000); // one mail a minute per address
+      const recovering = authClient(t, undefined, 'pkce');
+      expect((await recovering.resetPasswordForEmail(addr)).error).toBeNull();
+      const reset = await recovering.exchangeCodeForSession(await codeMailed(addr, 'reset'));
+      expect(reset.error).toBeNull();
+      expect((await recovering.updateUser({ password: 'pkce new password' })).error).toBeNull();
+      expect((await authClient(t).signInWithPassword({ email: addr, password: 'pkce new password' })).error).toBeNull();
+    } finally {
+      await setAuth(t, { require_email_confirmation: false });
+    }
+  });
+
+  it('a malformed code_challenge is 400 validation_failed', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/auth/v1/otp',
+      headers: t.as.anon,
+      payload: { email: email('pkce-bad'), code_challenge: 'short', code_challenge_method: 's256' },
+    });
+    expect([res.statusCode, res.json().error_code]).toEqual([400, 'validation_failed']);
+  });
+});
+
 describe('public endpoints', () => {
   it('GET /settings and /health answer what auth-js and the UI kits read', async () => {
     const settings = await t.app.inject({ method: 'GET', url: '/auth/v1/settings' });

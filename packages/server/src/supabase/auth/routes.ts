@@ -1,6 +1,6 @@
 import type { Session } from '@plinth/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type Auth, clientOf, findUserClaims } from '../../auth/index.js';
+import { type Auth, clientOf, findUserClaims, pkceChallenge } from '../../auth/index.js';
 import type { Db } from '../../db/index.js';
 import { type App, ApiError } from '../../http/index.js';
 import type { SettingsStore } from '../../settings/index.js';
@@ -28,6 +28,9 @@ function bodyOf(req: FastifyRequest): Body {
   if (typeof b !== 'object' || Array.isArray(b)) throw new GoTrueError(400, 'bad_json', 'Could not parse request body as JSON');
   return b as Body;
 }
+
+/** The body's PKCE challenge (`code_challenge`, `code_challenge_method`), checked. */
+const pkceOf = (b: Body) => pkceChallenge(b.code_challenge, b.code_challenge_method);
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
@@ -84,6 +87,32 @@ export function createFaceHandlers(deps: FaceDeps) {
     }
   }
 
+  /**
+   * POST /token?grant_type=pkce: the `?code=` of a link bound to a PKCE challenge, with the
+   * verifier. The code is the link's token; whichever link it is (magic link, sign-up, reset)
+   * takes it only with the matching verifier (pkceRefused, in the same conditional consume).
+   */
+  async function exchange(code: unknown, verifier: unknown, client: ReturnType<typeof clientOf>): Promise<Session> {
+    if (typeof code !== 'string' || typeof verifier !== 'string' || !code || !verifier) {
+      throw new GoTrueError(400, 'validation_failed', 'invalid request: both auth code and code verifier should be non-empty');
+    }
+    const input = { token: code, codeVerifier: verifier };
+    const attempts = [
+      () => s.magicLink.signIn(input, client),
+      () => s.verification.verifyAndSignIn(input, client),
+      () => s.password.signInWithResetLink(input, client),
+    ];
+    for (const attempt of attempts) {
+      try {
+        return await attempt();
+      } catch (err) {
+        // Not this kind of link (or that method is off): the next one.
+        if (!(err instanceof ApiError) || !['magic_link_invalid', 'token_invalid', 'provider_disabled'].includes(err.code)) throw err;
+      }
+    }
+    throw new GoTrueError(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found');
+  }
+
   /** `redirect_to` when the project allows it (GoTrue's `?redirect_to=`), else 400. */
   function redirectTo(req: FastifyRequest): string | undefined {
     const to = str(q(req, 'redirect_to'));
@@ -129,7 +158,10 @@ export function createFaceHandlers(deps: FaceDeps) {
         );
       }
       const data = b.data === undefined || b.data === null ? undefined : (b.data as Record<string, unknown>);
-      const out = await s.password.signUp({ email: b.email, password: b.password, emailRedirectTo: redirectTo(req), data }, clientOf(req));
+      const out = await s.password.signUp(
+        { email: b.email, password: b.password, emailRedirectTo: redirectTo(req), data, pkce: pkceOf(b) },
+        clientOf(req),
+      );
       if (out.session) return session(out.session);
       // A decoy (the address is taken) reads no claims: it must look like a new user.
       const real = await findUserClaims(db, out.user.id);
@@ -146,6 +178,7 @@ export function createFaceHandlers(deps: FaceDeps) {
         return session(await s.password.signIn({ email: b.email, password: b.password }, clientOf(req)));
       }
       if (grant === 'refresh_token') return session(await s.sessions.refresh(b.refresh_token));
+      if (grant === 'pkce') return session(await exchange(b.auth_code, b.code_verifier, clientOf(req)));
       throw new GoTrueError(400, 'validation_failed', 'unsupported_grant_type');
     },
 
@@ -186,7 +219,7 @@ export function createFaceHandlers(deps: FaceDeps) {
     /** POST /recover: a reset link to `password_reset_url` (known and unknown addresses alike). */
     recover: async (req: FastifyRequest) => {
       const b = bodyOf(req);
-      await s.password.forgotPassword({ email: b.email });
+      await s.password.forgotPassword({ email: b.email, pkce: pkceOf(b) });
       return {};
     },
 
@@ -197,7 +230,7 @@ export function createFaceHandlers(deps: FaceDeps) {
         await s.phone.sendCode({ phone: b.phone }, clientOf(req));
         return { message_id: null };
       }
-      await s.magicLink.request({ email: b.email, emailRedirectTo: redirectTo(req) }, clientOf(req));
+      await s.magicLink.request({ email: b.email, emailRedirectTo: redirectTo(req), pkce: pkceOf(b) }, clientOf(req));
       return {};
     },
 

@@ -30,6 +30,7 @@ import { type Realtime, registerRealtime } from './realtime/index.js';
 import { createSchemaCache, registerOpenApi, registerRestRoutes, type SchemaCache } from './rest/index.js';
 import { createSettingsStore, loadOrCreateKeys, type SettingsStore } from './settings/index.js';
 import { registerStorage, type Storage } from './storage/index.js';
+import { registerSupabaseRest } from './supabase/index.js';
 import { registerSupabaseAuth } from './supabase/index.js';
 import { registerSupabaseStorage } from './supabase/index.js';
 import { registerWebhooks, type Webhooks } from './webhooks/index.js';
@@ -250,6 +251,8 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     // REST after admin: the audit log's hook (admin's) is mounted on the routes that come after it,
     // and the console's row changes are audited (review round 3, R14).
     registerRestRoutes(app, { db, schema, callers, maxRows: config.maxRows });
+    // PostgREST's grammar on the same engine (docs/supabase.md, "/rest/v1").
+    await registerSupabaseRest(app, { db, schema, callers, maxRows: config.maxRows, publicUrl: config.publicUrl });
 
     // File storage (docs/storage.md): objects under the project's policies on storage.objects.
     storage = await registerStorage(app, {

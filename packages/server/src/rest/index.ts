@@ -27,6 +27,30 @@ export {
 } from './schema-cache/index.js';
 export { registerOpenApi, buildOpenApi, type OpenApiDeps } from './openapi/index.js';
 export { REST_ROUTES, RPC_ROUTES, registerRestRoutes, type RestDeps } from './routes.js';
-// The filter grammar and the one quoting function, for areas that take REST filters (realtime).
-export { parseQuery, type Condition, type Filter, type QueryAst } from './request/index.js';
+// The filter grammar and the one quoting function, for areas that take REST filters (realtime,
+// webhooks): its core operators only, which they evaluate themselves.
+export { parseCoreQuery as parseQuery } from './request/index.js';
+import type { CoreFilter, Condition as AnyCondition, QueryAst as AnyQueryAst } from './request/index.js';
+export type Filter = CoreFilter;
+export type Condition = AnyCondition<CoreFilter>;
+export type QueryAst = AnyQueryAst<CoreFilter>;
 export { arrayLiteral, quoteIdent } from './sql/index.js';
+// For faces in another grammar (supabase/rest): the same parser pieces, plan, SQL and execution.
+export { createRestEngine, type RestEngine, type RestEngineDeps } from './engine.js';
+export type { Outcome } from './execute.js';
+export type { Plan, RestRequest, RpcRequest } from './plan/index.js';
+export {
+  isOperator as isRestOperator,
+  leaf as restLeaf,
+  parseOrder,
+  parseSelect,
+  splitList,
+  type Condition as RestCondition,
+  type Filter as RestFilter,
+  type LogicGroup as RestLogicGroup,
+  type Preferences,
+  type QueryAst as RestQueryAst,
+} from './request/index.js';
+export { contentRange } from './response/index.js';
+export { functionAccess, relationAccess } from './openapi/access.js';
+export { tableSchemas } from './openapi/index.js';

@@ -5,4 +5,5 @@
  * One sub-folder per face; this file is their index.
  */
 export { registerSupabaseAuth, type SupabaseAuthDeps } from './auth/index.js';
+export { registerSupabaseRest, type SupabaseRestDeps } from './rest/index.js';
 export { registerSupabaseStorage, type SupabaseStorageDeps } from './storage/index.js';

@@ -5,6 +5,9 @@ import { candidates, describeRelation, type Relation, type SchemaSnapshot, spell
 import { fieldKey, planConditions, planOrder, resolveColumn, resolveField } from './fields.js';
 import type { EmbedPlan, OutputItem, PlannedCondition } from './types.js';
 
+/** A type a `select` value may be cast to: a type's name, words and an optional `[]`, nothing an expression could hide in. */
+const CAST_TYPE = /^[A-Za-z_][A-Za-z0-9_]{0,62}( [A-Za-z_][A-Za-z0-9_]{0,62}){0,2}(\[\])?$/;
+
 export interface SelectContext {
   schema: SchemaSnapshot;
   /** `<relation>.<…>` parameters by path of output keys; each is marked used when its relation is planned. */
@@ -63,7 +66,12 @@ export function planOutput(
         break;
       case 'column': {
         const field = resolveField(table, item.column);
-        add({ kind: 'column', key: item.alias ?? fieldKey(field), ...field });
+        if (item.cast !== undefined && !CAST_TYPE.test(item.cast)) {
+          throw new ApiError('invalid_parameter', `"select": "${item.cast}" is not a type name; write column::text, column::int4…`, {
+            parameter: 'select',
+          });
+        }
+        add({ kind: 'column', key: item.alias ?? fieldKey(field), ...field, ...(item.cast ? { cast: item.cast } : {}) });
         break;
       }
       case 'aggregate':

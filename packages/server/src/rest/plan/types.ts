@@ -1,5 +1,5 @@
 import type { AggregateFunction } from '@plinth/shared';
-import type { IsValue, Preferences, QueryAst, ScalarOperator } from '../request/index.js';
+import type { IsValue, Preferences, QuantifiableOperator, QueryAst, ScalarOperator, TextQueryMode } from '../request/index.js';
 import type { ColumnInfo, FunctionArg, FunctionInfo, Relation, TableInfo } from '../schema-cache/index.js';
 
 /** What the client asked for, after parsing and before the schema is consulted. */
@@ -34,7 +34,8 @@ export type PlannedFilter = (
   | { op: ScalarOperator; column: ColumnInfo; value: string }
   | { op: 'in'; column: ColumnInfo; value: string[] }
   | { op: 'is'; column: ColumnInfo; value: IsValue }
-  | { op: 'fts'; column: ColumnInfo; value: string; config: string | null }
+  | { op: 'fts'; column: ColumnInfo; value: string; config: string | null; mode?: TextQueryMode }
+  | { op: 'any' | 'all'; compare: QuantifiableOperator; column: ColumnInfo; value: string[] }
 ) & { path?: JsonStep[]; negate?: boolean };
 
 /** Filters, `or`/`and` groups, and the `exists` an `!inner` embedding adds to its parent. */
@@ -55,7 +56,8 @@ export interface PlannedOrder {
 
 /** One key of each returned object. */
 export type OutputItem =
-  | { kind: 'column'; key: string; column: ColumnInfo; path: JsonStep[] }
+  /** `cast`: a type name checked by the plan stage (`select=id::text`). */
+  | { kind: 'column'; key: string; column: ColumnInfo; path: JsonStep[]; cast?: string }
   | { kind: 'aggregate'; key: string; fn: AggregateFunction; column: ColumnInfo | null }
   | { kind: 'embed'; key: string; embed: EmbedPlan };
 

@@ -1,11 +1,10 @@
 /** Logic groups: `or=(eq.status.open,and(gt.priority.3,is.owner.null))`. Pure; throws only ApiError. */
-import { FILTER_OPERATORS, LOGIC_OPERATORS } from '@plinth/shared';
-import { invalidParameter, leaf } from './filter.js';
+import { LOGIC_OPERATORS } from '@plinth/shared';
+import { invalidParameter, isOperator, leaf } from './filter.js';
 import { quoted } from './list.js';
 import type { Condition, LogicGroup } from './types.js';
 
 const LOGIC = new Set<string>(LOGIC_OPERATORS);
-const OPERATORS = new Set<string>(FILTER_OPERATORS);
 /** Deeper groups than this are refused: nobody writes them, and each level costs stack. */
 export const MAX_GROUP_DEPTH = 16;
 
@@ -75,30 +74,33 @@ class GroupParser {
     }
     if (LOGIC.has(w) && this.s[this.i] === '(') return this.group(w as LogicGroup['op'], negate, depth + 1);
     let op = w;
-    if (w === 'fts' && this.s[this.i] === '(') {
+    if (this.s[this.i] === '(') {
+      // fts(<config>), eq(any)…
       const close = this.s.indexOf(')', this.i);
-      if (close === -1) this.fail('fts( is not closed');
-      op = this.s.slice(this.i - 3, close + 1);
+      if (close === -1) this.fail(`${w}( is not closed`);
+      op = this.s.slice(this.i - w.length, close + 1);
       this.i = close + 1;
-    } else if (!OPERATORS.has(w) && w !== 'fts') {
-      this.fail(w === '' ? 'expected an operator' : `unknown operator "${w}"`);
     }
+    if (!isOperator(op)) this.fail(op === '' ? 'expected an operator' : `unknown operator "${op}"`);
     this.expect('.');
     const column = this.s[this.i] === '"' ? this.quoted() : this.bare('.');
     this.expect('.');
-    if (op === 'in') {
-      this.expect('(');
+    const quantified = op.endsWith('(any)') || op.endsWith('(all)');
+    if (op === 'in' || quantified) {
+      // in.id.(1,2); eq(any).id.{1,2} (or (1,2))
+      const close = quantified && this.s[this.i] === '{' ? '}' : ')';
+      this.expect(close === '}' ? '{' : '(');
       const list: string[] = [];
-      if (this.s[this.i] === ')') {
+      if (this.s[this.i] === close) {
         this.i++;
       } else {
         for (;;) {
-          list.push(this.s[this.i] === '"' ? this.quoted() : this.bare(','));
+          list.push(this.s[this.i] === '"' ? this.quoted() : this.bare(',', close));
           if (this.s[this.i] === ',') {
             this.i++;
             continue;
           }
-          this.expect(')');
+          this.expect(close);
           break;
         }
       }
@@ -115,11 +117,11 @@ class GroupParser {
   }
 
   /** Unquoted text up to `stop` (`.` for a column, `,` for a value) or `)`; `(` must be quoted. */
-  bare(stop: string): string {
+  bare(stop: string, close = ')'): string {
     const start = this.i;
     while (this.i < this.s.length) {
       const c = this.s[this.i];
-      if (c === stop || c === ')' || c === ',') break;
+      if (c === stop || c === close || c === ')' || c === ',') break;
       if (c === '(' || c === '"') this.fail(`double-quote a column or value holding "${c}"`);
       this.i++;
     }

@@ -1,10 +1,10 @@
-import { EMBEDDED_PARAMS, LOGIC_OPERATORS, RESERVED_PARAMS } from '@plinth/shared';
+import { EMBEDDED_PARAMS, FILTER_OPERATORS, LOGIC_OPERATORS, RESERVED_PARAMS } from '@plinth/shared';
 import { ApiError } from '../../http/index.js';
 import { ALL_OPERATORS, invalidParameter, isOperator, leaf } from './filter.js';
 import { parseGroup } from './logic.js';
 import { splitList } from './list.js';
 import { parseSelect } from './select.js';
-import type { Condition, EmbeddedParams, Filter, LogicGroup, OrderTerm, QueryAst } from './types.js';
+import type { Condition, CoreFilter, EmbeddedParams, Filter, LogicGroup, OrderTerm, QueryAst } from './types.js';
 
 export { splitList } from './list.js';
 
@@ -69,6 +69,33 @@ export function parseQuery(qs: string, options: ParseOptions): QueryAst {
   }
   return ast;
 }
+
+/**
+ * parseQuery for the areas that evaluate filters themselves (realtime, webhooks): the core
+ * grammar only (FILTER_OPERATORS and `fts`); the planner's other operators are 400
+ * `invalid_parameter` here. Throws only ApiError.
+ * @example parseCoreQuery('eq.status=paid', { maxRows: 1 }).filters // [{ op: 'eq', column: 'status', value: 'paid' }]
+ */
+export function parseCoreQuery(qs: string, options: ParseOptions): QueryAst<CoreFilter> {
+  const ast = parseQuery(qs, options);
+  const check = (c: Condition): void => {
+    if ('items' in c) {
+      c.items.forEach(check);
+      return;
+    }
+    if (isExtended(c)) {
+      const name = c.op === 'fts' ? `fts mode ${c.mode}` : c.op === 'any' || c.op === 'all' ? `${c.compare}(${c.op})` : c.op;
+      throw invalidParameter(name, `The operator "${name}" is not available here; use one of ${CORE_OPERATORS}.`);
+    }
+  };
+  ast.filters.forEach(check);
+  for (const e of ast.embedded.values()) e.filters.forEach(check);
+  return ast as QueryAst<CoreFilter>;
+}
+
+const CORE_OPERATORS = `${FILTER_OPERATORS.join(', ')}, fts`;
+const CORE = new Set<string>([...FILTER_OPERATORS, 'fts']);
+const isExtended = (f: Filter): boolean => !CORE.has(f.op) || (f.op === 'fts' && f.mode !== undefined);
 
 /**
  * Parses one filter parameter (`eq.status=open`, `not.in.id=1,2`, `fts(simple).body=cat`) into a
@@ -225,7 +252,14 @@ function names(param: string, value: string): string[] | null {
 const DIRECTIONS = new Set(['asc', 'desc']);
 const NULLS = new Set(['nullsfirst', 'nullslast']);
 
-/** `order=a.asc,b.desc.nullslast`: modifiers are read from the right so a column may contain dots. */
+/**
+ * `order=a.asc,b.desc.nullslast`: modifiers are read from the right so a column may contain dots.
+ * @example parseOrder('id.desc', 'order') // [{ column: 'id', desc: true, nulls: null }]
+ */
+export function parseOrder(value: string, param: string): OrderTerm[] {
+  return order(value, param);
+}
+
 function order(value: string, param: string): OrderTerm[] {
   const terms: OrderTerm[] = [];
   for (const raw of splitList(value, param)) {

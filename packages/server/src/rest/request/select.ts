@@ -66,6 +66,22 @@ function indexOutside(s: string, c: string): number {
   return -1;
 }
 
+/** The `:` of `alias:column` (the first outside quotes and parentheses that is not part of a `::` cast), or -1. */
+function aliasColon(s: string): number {
+  let level = 0;
+  for (let i = 0; i < s.length; i++) {
+    const x = s[i];
+    if (x === '"') i = quoted(s, i, 'select')[1] - 1;
+    else if (x === '(') level++;
+    else if (x === ')') level--;
+    else if (x === ':' && level === 0) {
+      if (s[i + 1] === ':') return -1;
+      return i;
+    }
+  }
+  return -1;
+}
+
 /** A name as written: `"a,b"` unquoted, anything else trimmed. */
 function name(raw: string): string {
   const t = raw.trim();
@@ -82,7 +98,7 @@ function item(raw: string, depth: number): SelectItem {
   if (body === '') fail('"select" has an empty column name.');
   if (body === '*') return { kind: 'star' };
   let alias: string | null = null;
-  const colon = indexOutside(body, ':');
+  const colon = aliasColon(body);
   const paren = indexOutside(body, '(');
   if (colon > 0 && (paren === -1 || colon < paren)) {
     alias = name(body.slice(0, colon));
@@ -90,8 +106,18 @@ function item(raw: string, depth: number): SelectItem {
     if (alias === '' || body === '') fail(`"select" has an empty alias or column in "${raw.trim()}".`);
   }
   const open = indexOutside(body, '(');
+  // PostgREST's aggregate form: `amount.sum()`, `id.count()`.
+  const agg = /^([^()]+)\.(count|sum|avg|min|max)\(\)$/.exec(body);
+  if (agg) return { kind: 'aggregate', alias, fn: agg[2] as AggregateFunction, column: name(agg[1]) };
   if (open === -1) {
     if (body === '*') fail('"select": `*` takes no alias.');
+    // `col::text`: a cast of the value (the type is checked by the plan stage).
+    const cast = body.startsWith('"') ? -1 : body.lastIndexOf('::');
+    if (cast > 0) {
+      const type = body.slice(cast + 2).trim();
+      if (type === '') fail(`"select" casts "${body}" to no type.`);
+      return { kind: 'column', alias, column: name(body.slice(0, cast)), cast: type };
+    }
     return { kind: 'column', alias, column: name(body) };
   }
   if (!body.endsWith(')')) fail(`"select" has text after ")" in "${body}".`);

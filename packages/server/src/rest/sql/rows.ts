@@ -27,7 +27,31 @@ export class Binder {
 }
 
 /** Closed map of comparison operators: the only operator text that reaches SQL. */
-const COMPARE = { eq: '=', neq: '<>', gt: '>', lt: '<', gte: '>=', lte: '<=', like: 'like', ilike: 'ilike' } as const;
+const COMPARE = {
+  eq: '=',
+  neq: '<>',
+  gt: '>',
+  lt: '<',
+  gte: '>=',
+  lte: '<=',
+  like: 'like',
+  ilike: 'ilike',
+  match: '~',
+  imatch: '~*',
+  isdistinct: 'is distinct from',
+  cs: '@>',
+  cd: '<@',
+  ov: '&&',
+  sl: '<<',
+  sr: '>>',
+  nxr: '&<',
+  nxl: '&>',
+  adj: '-|-',
+} as const;
+/** The operators whose right side is text whatever the column: patterns. */
+const PATTERN = new Set(['like', 'ilike', 'match', 'imatch']);
+/** How each mode of full-text search reads its query. */
+const TSQUERY = { websearch: 'websearch_to_tsquery', plain: 'plainto_tsquery', phrase: 'phraseto_tsquery', raw: 'to_tsquery' } as const;
 const IS = { null: 'null', true: 'true', false: 'false', unknown: 'unknown' } as const;
 const AGGREGATE = { count: 'count', sum: 'sum', avg: 'avg', min: 'min', max: 'max' } as const;
 
@@ -54,8 +78,10 @@ export function outputList(items: OutputItem[], qual: string | null, b: Binder):
 function outputItem(item: OutputItem, qual: string | null, b: Binder): string {
   if (item.kind === 'aggregate') return `${AGGREGATE[item.fn]}(${item.column ? ref(qual, item.column) : '*'}) as ${quoteIdent(item.key)}`;
   if (item.kind === 'embed') return `${embedValue(item.embed, qual ?? '', b)} as ${quoteIdent(item.key)}`;
-  const e = field(qual, item.column, item.path, b);
-  return item.path.length === 0 && item.key === item.column.name ? e : `${e} as ${quoteIdent(item.key)}`;
+  const f = field(qual, item.column, item.path, b);
+  // The cast's type name was checked by the plan stage (plan/select.ts CAST_TYPE): letters, digits, _ and spaces.
+  const e = item.cast ? `(${f})::${item.cast}` : f;
+  return item.path.length === 0 && !item.cast && item.key === item.column.name ? e : `${e} as ${quoteIdent(item.key)}`;
 }
 
 /** `group by 1, 3`: the output's plain columns, when it has aggregates. */
@@ -119,13 +145,23 @@ function filter(f: PlannedFilter, qual: string | null, b: Binder): string {
       return `${expr} = any(${b.bind(arrayLiteral(f.value))}::text::${type}[])`;
     case 'like':
     case 'ilike':
+    case 'match':
+    case 'imatch':
       return `${json ? `${base}::text` : expr} ${COMPARE[f.op]} ${b.bind(f.value)}::text`;
+    case 'any':
+    case 'all': {
+      if (PATTERN.has(f.compare)) {
+        return `${json ? `${base}::text` : expr} ${COMPARE[f.compare]} ${f.op}(${b.bind(arrayLiteral(f.value))}::text::text[])`;
+      }
+      return `${expr} ${COMPARE[f.compare]} ${f.op}(${b.bind(arrayLiteral(f.value))}::text::${type}[])`;
+    }
     case 'fts': {
       const config = f.config === null ? null : `${b.bind(f.config)}::text::regconfig`;
       const doc =
         f.column.udt === 'tsvector' && path.length === 0 ? expr : config ? `to_tsvector(${config}, ${base})` : `to_tsvector(${base})`;
       const value = `${b.bind(f.value)}::text`;
-      return `${doc} @@ ${config ? `websearch_to_tsquery(${config}, ${value})` : `websearch_to_tsquery(${value})`}`;
+      const fn = TSQUERY[f.mode ?? 'websearch'];
+      return `${doc} @@ ${config ? `${fn}(${config}, ${value})` : `${fn}(${value})`}`;
     }
     default:
       // The value is cast to the column's type, not the column to text, so indexes apply.

@@ -1,0 +1,138 @@
+/**
+ * PostgREST's request headers: `Prefer` (RFC 7240, its vocabulary), `Accept` (JSON, one object,
+ * CSV), `Range` and the profiles. Pure.
+ */
+import { pgrst } from './errors.js';
+
+export interface PostgrestPrefs {
+  /** `return=representation` (else minimal: writes answer without a body, as PostgREST's default). */
+  representation: boolean;
+  headersOnly: boolean;
+  /** `count=exact|planned|estimated`: every kind is counted exactly. */
+  count: 'exact' | 'planned' | 'estimated' | null;
+  resolution: 'merge' | 'ignore' | null;
+  missingDefault: boolean;
+  singleObject: boolean;
+  strict: boolean;
+  /** The preferences honoured, for `Preference-Applied`. */
+  applied: string[];
+}
+
+const KNOWN =
+  /^(return=(minimal|headers-only|representation)|count=(exact|planned|estimated)|resolution=(merge|ignore)-duplicates|missing=default|handling=(lenient|strict)|tx=(commit|rollback)|params=single-object|max-affected=[0-9]+|timezone=.+)$/;
+
+/**
+ * Reads `Prefer`. `handling=strict` turns an unknown preference into 400 PGRST122.
+ * @example parsePostgrestPrefer('return=representation,count=exact').count // 'exact'
+ */
+export function parsePostgrestPrefer(header: string | string[] | undefined): PostgrestPrefs {
+  const prefs: PostgrestPrefs = {
+    representation: false,
+    headersOnly: false,
+    count: null,
+    resolution: null,
+    missingDefault: false,
+    singleObject: false,
+    strict: false,
+    applied: [],
+  };
+  if (header === undefined || header === '') return prefs;
+  const tokens = (Array.isArray(header) ? header.join(',') : header)
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+  const unknown: string[] = [];
+  for (const t of tokens) {
+    const [k, v] = t.split('=', 2);
+    if (!KNOWN.test(t)) {
+      unknown.push(t);
+      continue;
+    }
+    if (k === 'return') {
+      prefs.representation = v === 'representation';
+      prefs.headersOnly = v === 'headers-only';
+      prefs.applied.push(t);
+    } else if (k === 'count') {
+      prefs.count = v as PostgrestPrefs['count'];
+      prefs.applied.push(t);
+    } else if (k === 'resolution') {
+      prefs.resolution = v === 'merge-duplicates' ? 'merge' : 'ignore';
+      prefs.applied.push(t);
+    } else if (k === 'missing') {
+      prefs.missingDefault = true;
+    } else if (k === 'handling') {
+      prefs.strict = v === 'strict';
+      prefs.applied.push(t);
+    } else if (k === 'params') {
+      prefs.singleObject = true;
+      prefs.applied.push(t);
+    }
+  }
+  if (prefs.strict && unknown.length > 0) {
+    throw pgrst(400, 'PGRST122', 'Invalid preferences given with handling=strict', `Invalid preferences: ${unknown.join(', ')}`);
+  }
+  return prefs;
+}
+
+export type Representation = 'json' | 'object' | 'csv';
+
+/**
+ * What `Accept` asks for: a JSON array (`application/json`, `*\/*`, none), one object
+ * (`application/vnd.pgrst.object+json`), or CSV (`text/csv`); anything else is 406 PGRST107.
+ * @example acceptOf('application/vnd.pgrst.object+json;nulls=stripped') // 'object'
+ */
+export function acceptOf(header: string | undefined): Representation {
+  if (header === undefined || header.trim() === '') return 'json';
+  for (const raw of header.split(',')) {
+    const type = raw.split(';')[0].trim().toLowerCase();
+    if (type === 'application/vnd.pgrst.object+json' || type === 'application/vnd.pgrst.object') return 'object';
+    if (type === 'text/csv') return 'csv';
+    if (type === 'application/json' || type === '*/*' || type === 'application/*' || type === 'application/vnd.pgrst.array+json') {
+      return 'json';
+    }
+  }
+  throw pgrst(406, 'PGRST107', `None of these media types are available: ${header}`);
+}
+
+/**
+ * `Range: 0-9` (items): the offset and limit it asks for, or null. An unsatisfiable range is 416 PGRST103.
+ * @example rangeOf('5-9') // { offset: 5, limit: 5 }
+ */
+export function rangeOf(header: string | undefined): { offset: number; limit: number | null } | null {
+  if (header === undefined) return null;
+  const m = /^\s*(?:items=)?([0-9]+)-([0-9]*)\s*$/.exec(header);
+  if (!m) return null;
+  const from = Number(m[1]);
+  if (m[2] === '') return { offset: from, limit: null };
+  const to = Number(m[2]);
+  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || to < from) {
+    throw pgrst(416, 'PGRST103', 'Requested range not satisfiable', 'The lower boundary must be lower than or equal to the upper boundary');
+  }
+  return { offset: from, limit: to - from + 1 };
+}
+
+/**
+ * `Accept-Profile` (reads) or `Content-Profile` (writes): only the schemas the project exposes
+ * (`public`); another is 406 PGRST106 as PostgREST answers.
+ * @example checkProfile(undefined) // ok
+ */
+export function checkProfile(header: string | string[] | undefined, exposed: readonly string[]): void {
+  if (header === undefined) return;
+  const value = (Array.isArray(header) ? header[0] : header).trim();
+  if (value === '' || exposed.includes(value)) return;
+  throw pgrst(406, 'PGRST106', `The schema must be one of the following: ${exposed.join(', ')}`, null, null);
+}
+
+/** JSON rows as CSV (RFC 4180): a header of the first row's keys, values quoted when they need it. */
+export function toCsv(json: string): string {
+  const parsed = JSON.parse(json) as unknown;
+  const rows = (Array.isArray(parsed) ? parsed : [parsed]) as Array<Record<string, unknown>>;
+  if (rows.length === 0) return '';
+  const keys = Object.keys(rows[0]);
+  const cell = (v: unknown): string => {
+    if (v === null || v === undefined) return '';
+    const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
+    return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+  };
+  return [keys.join(','), ...rows.map((r) => keys.map((k) => cell(r[k])).join(','))].join('\n');
+}

@@ -1,0 +1,309 @@
+/**
+ * `/rest/v1` (docs/supabase.md, "/rest/v1"): PostgREST's grammar on rest/'s engine. Each request
+ * is parsed here (query.ts, headers.ts) into rest/'s request, planned, built and run by rest/
+ * (one statement, as the caller), and answered in PostgREST's form (status, `Content-Range`,
+ * `Preference-Applied`, one object, CSV, its error shape).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from '../../db/index.js';
+import { ApiError, type App, type CallerGuards, type Principal } from '../../http/index.js';
+import {
+  type Outcome,
+  type Plan,
+  type Preferences,
+  type RestEngine,
+  type SchemaCache,
+  contentRange,
+  createRestEngine,
+} from '../../rest/index.js';
+import { PostgrestError, pgrst, toPostgrestError } from './errors.js';
+import { type PostgrestPrefs, type Representation, acceptOf, checkProfile, parsePostgrestPrefer, rangeOf, toCsv } from './headers.js';
+import { swaggerDocument } from './openapi.js';
+import { parsePostgrestQuery } from './query.js';
+
+export const SUPABASE_REST_PREFIX = '/rest/v1/';
+const RPC_PREFIX = '/rest/v1/rpc/';
+/** The schemas `/rest/v1` exposes (PostgREST's `db-schemas`): Plinth's REST serves public. */
+export const EXPOSED_SCHEMAS = ['public'] as const;
+
+export interface SupabaseRestDeps {
+  db: Db;
+  schema: SchemaCache;
+  callers: CallerGuards;
+  /** Largest number of rows a read returns (MAX_ROWS): PostgREST's `db-max-rows`. */
+  maxRows: number;
+  publicUrl: string;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The raw path segment after a prefix, percent-decoded (a name may hold any character). */
+function segment(url: string, prefix: string): string {
+  const q = url.indexOf('?');
+  const raw = url.slice(prefix.length, q === -1 ? url.length : q);
+  if (raw === '' || raw.includes('/')) throw pgrst(404, 'PGRST125', `Invalid path specified in request URL`);
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw pgrst(404, 'PGRST125', 'Invalid path specified in request URL');
+  }
+}
+
+const queryOf = (url: string) => {
+  const q = url.indexOf('?');
+  return q === -1 ? '' : url.slice(q + 1);
+};
+
+/**
+ * Mounts `/rest/v1/{table}`, `/rest/v1/rpc/{function}` and `GET /rest/v1/` in a scope whose
+ * errors take PostgREST's shape.
+ * @example await app.register(async (scope) => mountSupabaseRest(scope, deps))
+ */
+export function mountSupabaseRest(app: App, deps: SupabaseRestDeps): void {
+  const engine = createRestEngine({ db: deps.db, schema: deps.schema, maxRows: deps.maxRows });
+
+  // postgrest-js sends `Content-Type: application/json` with a DELETE's empty body: no body, as PostgREST reads it.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, text, done) => {
+    const s = String(text);
+    if (s.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(s));
+    } catch {
+      done(pgrst(400, 'PGRST102', 'Empty or invalid json'), undefined);
+    }
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const ctx = (req as FastifyRequest & { pgrstContext?: Parameters<typeof toPostgrestError>[1] }).pgrstContext;
+    const e = toPostgrestError(frameworkError(err), ctx ?? { principal: req.principal ?? null });
+    if (e === null) {
+      req.log.error({ err, url: req.url.split('?')[0], method: req.method }, 'request failed');
+      return reply.code(500).type(JSON_TYPE).send({ code: 'internal_error', message: 'Internal server error.', details: null, hint: null });
+    }
+    if (e.status >= 500) req.log.warn({ err, code: e.body.code }, `answering ${e.status}`);
+    if (err instanceof ApiError && err.headers) reply.headers(err.headers);
+    return reply.code(e.status).type(JSON_TYPE).send(e.body);
+  });
+
+  const table = (req: FastifyRequest, reply: FastifyReply) => handleTable(engine, deps, req, reply);
+  const rpc = (req: FastifyRequest, reply: FastifyReply) => handleRpc(engine, deps, req, reply);
+  app.route({ method: ['GET', 'HEAD', 'POST', 'PATCH', 'PUT', 'DELETE'], url: `${RPC_PREFIX}*`, handler: rpc });
+  app.route({ method: ['GET', 'HEAD', 'POST', 'PATCH', 'PUT', 'DELETE'], url: `${SUPABASE_REST_PREFIX}*`, handler: table });
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: SUPABASE_REST_PREFIX,
+    handler: async (req, reply) => {
+      const principal = await deps.callers.callerOf(req);
+      const doc = await swaggerDocument(deps, principal);
+      return reply.type('application/openapi+json; charset=utf-8').send(JSON.stringify(doc));
+    },
+  });
+}
+
+/** Fastify's own errors (body too large, another content type) as the PostgREST errors of the same cases. */
+function frameworkError(err: unknown): unknown {
+  const code = (err as { code?: unknown })?.code;
+  switch (code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return pgrst(413, 'PGRST413', 'The request body is larger than the limit.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return pgrst(415, 'PGRST107', 'Send the body as application/json.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return pgrst(400, 'PGRST102', 'Empty or invalid json');
+  }
+  return err;
+}
+
+function setContext(req: FastifyRequest, ctx: Parameters<typeof toPostgrestError>[1]) {
+  (req as FastifyRequest & { pgrstContext?: typeof ctx }).pgrstContext = ctx;
+}
+
+function bodyKeys(body: unknown): Set<string> {
+  const rows = Array.isArray(body) ? body : [body];
+  const keys = new Set<string>();
+  for (const r of rows) if (r && typeof r === 'object') for (const k of Object.keys(r)) keys.add(k);
+  return keys;
+}
+
+async function handleTable(engine: RestEngine, deps: SupabaseRestDeps, req: FastifyRequest, reply: FastifyReply) {
+  const method = req.method;
+  const name = segment(req.url, SUPABASE_REST_PREFIX);
+  const read = method === 'GET' || method === 'HEAD';
+  checkProfile(read ? req.headers['accept-profile'] : req.headers['content-profile'], EXPOSED_SCHEMAS);
+  const principal = await deps.callers.callerOf(req);
+  req.principal = principal;
+  setContext(req, { principal, table: name, bodyKeys: read ? undefined : bodyKeys(req.body) });
+  const accept = acceptOf(req.headers.accept);
+  const prefs = parsePostgrestPrefer(req.headers.prefer);
+  const { ast } = parsePostgrestQuery(queryOf(req.url), { maxRows: deps.maxRows });
+  const prefer: Preferences = {
+    count: prefs.count !== null,
+    minimal: !prefs.representation,
+    ...(prefs.resolution ? { resolution: prefs.resolution } : {}),
+  };
+  let action: 'read' | 'create' | 'update' | 'delete';
+  let body = req.body;
+  if (read) {
+    action = 'read';
+    const range = rangeOf(req.headers.range);
+    if (range && ast.limit === null && ast.offset === null) {
+      ast.offset = range.offset;
+      if (range.limit !== null) ast.limit = Math.min(range.limit, deps.maxRows);
+    }
+    // PostgREST has no default page: every row, up to db-max-rows (MAX_ROWS here).
+    if (ast.limit === null) ast.limit = deps.maxRows;
+  } else if (method === 'POST') {
+    action = 'create';
+  } else if (method === 'PATCH') {
+    action = 'update';
+  } else if (method === 'DELETE') {
+    action = 'delete';
+  } else {
+    // PUT: an upsert of the one row its primary-key filters name (PostgREST's rule).
+    action = 'create';
+    body = putBody(deps, name, ast, req.body);
+    prefer.resolution = 'merge';
+  }
+  if (action === 'read' || action === 'update' || action === 'delete') {
+    // PostgREST's limit/order on a write would need a key to page by; Plinth refuses them (rest/).
+  }
+  const { plan, outcome } = await engine.run({ action, table: name, pk: null, query: ast, prefer, body }, principal);
+  return send(reply, req, plan, outcome, { accept, prefs, method, offset: ast.offset ?? 0 });
+}
+
+/** PUT's body and filters: one object whose primary key the `eq` filters give, all of them. */
+function putBody(deps: SupabaseRestDeps, name: string, ast: ReturnType<typeof parsePostgrestQuery>['ast'], body: unknown): unknown {
+  const table = deps.schema.get().tables.get(name);
+  const row = Array.isArray(body) && body.length === 1 ? body[0] : body;
+  const filters = ast.filters;
+  const pk = table?.pk ?? [];
+  const byColumn = new Map<string, string>();
+  for (const f of filters) if (!('items' in f) && f.op === 'eq' && !f.negate) byColumn.set(f.column, f.value);
+  const ok =
+    table !== undefined &&
+    pk.length > 0 &&
+    filters.length === pk.length &&
+    pk.every((c) => byColumn.has(c)) &&
+    row !== null &&
+    typeof row === 'object' &&
+    !Array.isArray(row);
+  if (!ok) throw pgrst(405, 'PGRST105', "Filters must include all and only primary key columns with 'eq' operators");
+  const r = row as Record<string, unknown>;
+  for (const c of pk) {
+    if (r[c] === undefined || String(r[c]) !== byColumn.get(c)) {
+      throw pgrst(400, 'PGRST115', 'Payload values do not match URL in primary key column(s)');
+    }
+  }
+  ast.filters = [];
+  ast.onConflict = pk;
+  return r;
+}
+
+interface SendOptions {
+  accept: Representation;
+  prefs: PostgrestPrefs;
+  method: string;
+  offset: number;
+}
+
+/** The answer in PostgREST's form. */
+function send(reply: FastifyReply, req: FastifyRequest, plan: Plan, outcome: Outcome, o: SendOptions) {
+  const list = plan.kind === 'read' || (plan.kind === 'rpc' && !plan.single);
+  const write = plan.kind === 'insert' || plan.kind === 'update' || plan.kind === 'delete';
+  if (o.prefs.applied.length > 0) reply.header('preference-applied', o.prefs.applied.join(', '));
+  let body = outcome.body;
+  if (list) {
+    reply.header('content-range', contentRange(o.offset, outcome.rows, outcome.total));
+  } else if (write) {
+    const total = o.prefs.count !== null ? String(outcome.rows) : '*';
+    reply.header('content-range', outcome.rows === 0 ? `*/${total}` : `0-${outcome.rows - 1}/${total}`);
+  }
+  // Writes with return=representation and sets: a JSON array from rest/ (an insert of one object is an object there).
+  if (plan.kind === 'insert' && plan.single && body !== null && !body.startsWith('[')) body = `[${body}]`;
+  // An upsert that ignored its one row: PostgREST's empty array.
+  if (plan.kind === 'insert' && body === null && o.prefs.representation) body = '[]';
+  if (o.accept === 'object' && body !== null && (list || write)) {
+    if (outcome.rows !== 1) {
+      throw pgrst(
+        406,
+        'PGRST116',
+        'JSON object requested, multiple (or no) rows returned',
+        `Results contain ${outcome.rows} rows, application/vnd.pgrst.object+json requires 1 row`,
+      );
+    }
+    body = body.slice(1, -1);
+  }
+  let status = 200;
+  if (plan.kind === 'insert') status = o.method === 'PUT' ? 200 : 201;
+  if (write && (body === null || !o.prefs.representation)) {
+    body = null;
+    if (o.method !== 'POST') status = 204;
+  }
+  if (plan.kind === 'rpc' && plan.fn.returns.kind === 'void') {
+    body = null;
+    status = 204;
+  }
+  reply.code(status);
+  if (req.method === 'HEAD' || body === null) return reply.send();
+  if (o.accept === 'csv') return reply.type('text/csv; charset=utf-8').send(toCsv(body));
+  return reply.type(o.accept === 'object' ? 'application/vnd.pgrst.object+json; charset=utf-8' : JSON_TYPE).send(body);
+}
+
+async function handleRpc(engine: RestEngine, deps: SupabaseRestDeps, req: FastifyRequest, reply: FastifyReply) {
+  const name = segment(req.url, RPC_PREFIX);
+  const read = req.method === 'GET' || req.method === 'HEAD';
+  if (!read && req.method !== 'POST') throw pgrst(405, 'PGRST101', 'Only GET, HEAD and POST are allowed on functions');
+  checkProfile(read ? req.headers['accept-profile'] : req.headers['content-profile'], EXPOSED_SCHEMAS);
+  const principal: Principal = await deps.callers.callerOf(req);
+  req.principal = principal;
+  setContext(req, { principal });
+  const accept = acceptOf(req.headers.accept);
+  const prefs = parsePostgrestPrefer(req.headers.prefer);
+  let overloads = deps.schema.get().functions.get(name) ?? [];
+  if (overloads.length === 0) {
+    await deps.schema.reload();
+    overloads = deps.schema.get().functions.get(name) ?? [];
+  }
+  const argNames = new Set(overloads.flatMap((f) => f.args.map((a) => a.name)));
+  const { ast, args: queryArgs } = parsePostgrestQuery(queryOf(req.url), { maxRows: deps.maxRows, argNames: read ? argNames : new Set() });
+  let args: Record<string, unknown>;
+  if (read) {
+    args = queryArgs;
+  } else {
+    const body = req.body;
+    const single = overloads.find((f) => f.args.length === 1 && (f.args[0].udt === 'json' || f.args[0].udt === 'jsonb'));
+    if (prefs.singleObject && single) args = { [single.args[0].name]: body ?? {} };
+    else if (body === undefined || body === null || body === '') args = {};
+    else if (typeof body === 'object' && !Array.isArray(body)) args = body as Record<string, unknown>;
+    else throw pgrst(400, 'PGRST102', 'The body of a function call must be a JSON object of argument names to values');
+  }
+  const sets = overloads.length > 0 && overloads.every((f) => f.returns.kind !== 'void' && f.returns.set);
+  if (sets) {
+    const range = rangeOf(req.headers.range);
+    if (range && ast.limit === null && ast.offset === null) {
+      ast.offset = range.offset;
+      if (range.limit !== null) ast.limit = Math.min(range.limit, deps.maxRows);
+    }
+    if (ast.limit === null) ast.limit = deps.maxRows;
+  }
+  const request = {
+    function: name,
+    method: read ? ('GET' as const) : ('POST' as const),
+    query: ast,
+    prefer: { count: prefs.count !== null, minimal: false },
+    args,
+  };
+  const { plan, outcome } = await engine.call(request, principal);
+  if (accept === 'object' && plan.kind === 'rpc' && plan.single && plan.fn.returns.kind !== 'void') {
+    // One value or row already: as it is.
+    reply.code(200);
+    if (req.method === 'HEAD') return reply.send();
+    return reply.type(JSON_TYPE).send(outcome.body);
+  }
+  return send(reply, req, plan, outcome, { accept, prefs, method: req.method, offset: ast.offset ?? 0 });
+}
+
+export { PostgrestError };

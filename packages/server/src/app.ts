@@ -21,6 +21,7 @@ import {
   createHttpServer,
   createMetrics,
   createPrincipalResolver,
+  createSupabaseKeys,
   type ProjectKeys,
   registerRouteDocs,
 } from './http/index.js';
@@ -166,6 +167,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     const resolvePrincipal = createPrincipalResolver(
       keys,
       gatedVerifier(tokens, gate, () => settings.auth().mfa_enforcement),
+      createSupabaseKeys(config.project?.supabase?.settings, config.host) ?? undefined, // a Supabase folder's keys (issue 33)
     );
     const callers = createCallerGuards(resolvePrincipal, {
       sessions: consoleSessions.resolve,

@@ -16,9 +16,17 @@ export {
   type ProjectKeys,
   type ResolveOptions,
   SERVICE,
+  type SupabaseKeys,
   type TokenVerifier,
   type VerifiedToken,
 } from './principal.js';
+export {
+  createSupabaseKeys,
+  isLoopbackHost,
+  SUPABASE_LOCAL_PUBLISHABLE_KEY,
+  SUPABASE_LOCAL_SECRET_KEY,
+  supabaseKeysOf,
+} from './supabase-keys.js';
 export { type RouteDocs, SECURITY_SCHEMES, registerRouteDocs } from './route-docs.js';
 export { createMetrics, installPrimaryMetrics, type Metrics } from './metrics.js';
 export { type App, createHttpServer } from './server.js';

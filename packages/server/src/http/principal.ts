@@ -60,11 +60,23 @@ function digest(s: string): Buffer {
 }
 
 /**
+ * The keys of a Supabase CLI project folder (supabase-keys.ts): its anon and service_role JWTs
+ * (HS256 with the folder's JWT secret, or RS256/ES256 with its signing keys), user tokens
+ * signed the same way, and its publishable/secret keys; `noKeyIsAnon` for a folder served on a
+ * loopback address (Supabase's local stack takes a request without a key as anon).
+ */
+export interface SupabaseKeys {
+  /** null: not a key or token of the folder (then Plinth's own verifier is asked). Throws ApiError for a bad one. */
+  resolve(value: string): Promise<Principal | null>;
+  noKeyIsAnon: boolean;
+}
+
+/**
  * Resolves the principal from `apikey` and `Authorization` headers. Keys are compared in
  * constant time (digests of equal length). A user token is verified by the injected verifier.
  * @example const who = createPrincipalResolver(keys, verify); await who(req.headers.apikey, req.headers.authorization)
  */
-export function createPrincipalResolver(keys: ProjectKeys, verify: TokenVerifier) {
+export function createPrincipalResolver(keys: ProjectKeys, verify: TokenVerifier, supabase?: SupabaseKeys) {
   const pub = digest(keys.publicKey);
   const sec = digest(keys.secretKey);
   // Each header value is hashed once and compared with both keys in constant time.
@@ -86,10 +98,22 @@ export function createPrincipalResolver(keys: ProjectKeys, verify: TokenVerifier
     }
     const apikeyIs = which(apikey);
     const bearerIs = which(bearer);
+    // A Supabase folder's keys and tokens (a Plinth key in a header keeps Plinth's rules for it).
+    let folderApikey: Principal | null = null;
+    if (supabase) {
+      if (apikey === undefined && bearer === undefined && supabase.noKeyIsAnon) return ANON;
+      folderApikey = apikey !== undefined && apikeyIs === null ? await supabase.resolve(apikey) : null;
+      const folderBearer = bearer !== undefined && bearerIs === null ? await supabase.resolve(bearer) : null;
+      const service = serviceOf(folderApikey, folderBearer);
+      if (service) return service;
+      if (folderBearer && (apikey === undefined || folderApikey || apikeyIs !== null)) return folderBearer;
+      if (folderApikey && bearer === undefined) return folderApikey;
+    }
+    const apikeyOk = apikeyIs !== null || folderApikey !== null;
     if (apikeyIs === 'secret' || bearerIs === 'secret') return SERVICE;
-    if (apikey !== undefined && apikeyIs === null) throw new ApiError('unauthorized', 'The apikey is not a key of this project.');
+    if (apikey !== undefined && !apikeyOk) throw new ApiError('unauthorized', 'The apikey is not a key of this project.');
     if (bearer === undefined || bearerIs === 'public') {
-      if (apikeyIs === 'public' || bearerIs === 'public') return ANON;
+      if (apikeyIs === 'public' || bearerIs === 'public' || folderApikey) return folderApikey ?? ANON;
       throw new ApiError('unauthorized', 'Send the project key in the apikey header (public key) or as a Bearer token (secret key).');
     }
     if (!bearer.startsWith('ey')) {
@@ -114,3 +138,7 @@ export function createPrincipalResolver(keys: ProjectKeys, verify: TokenVerifier
 }
 
 export type PrincipalResolver = ReturnType<typeof createPrincipalResolver>;
+
+/** The service principal among two, else null. */
+const serviceOf = (a: Principal | null, b: Principal | null): Principal | null =>
+  a?.role === 'service' ? a : b?.role === 'service' ? b : null;

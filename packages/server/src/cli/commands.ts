@@ -52,6 +52,16 @@ export const COMMANDS: Record<string, CommandSpec> = {
     ],
     load: () => import('./keys.js'),
   },
+  status: {
+    flags: { output: 'value', ...DATA_DIR },
+    positional: 2,
+    project: 'existing',
+    help: [
+      'status [-o env|json]',
+      "what supabase status prints: the API URL, the database URL where there is one, the keys (a Supabase folder's anon and service_role keys)",
+    ],
+    load: () => import('./status.js'),
+  },
   sql: {
     flags: { json: 'bool', csv: 'bool', ...DATA_DIR },
     positional: Number.POSITIVE_INFINITY,

@@ -218,7 +218,6 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       oauth: config.oauth,
       discovery,
     });
-    await registerSupabaseAuth(app, { auth, db, settings });
     const admin = await registerAdmin(app, {
       db,
       clock,
@@ -249,6 +248,9 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
         hold: () => (storage ? storage.sweeper.hold() : Promise.resolve(() => undefined)),
       },
     });
+
+    // GoTrue's /auth/v1 on the same auth services (docs/supabase.md), after admin: its admin API's writes are audited.
+    await registerSupabaseAuth(app, { auth, db, settings, clock, callers });
 
     // REST after admin: the audit log's hook (admin's) is mounted on the routes that come after it,
     // and the console's row changes are audited (review round 3, R14).

@@ -400,3 +400,96 @@ describe('public endpoints', () => {
     expect(health.json()).toMatchObject({ name: 'GoTrue' });
   });
 });
+
+describe('admin API (secret key)', () => {
+  const admin = () => authClient(t, t.keys.secretKey).admin;
+
+  it('createUser, getUserById, listUsers (total and pages), updateUserById, deleteUser', async () => {
+    const addr = email('admin');
+    const created = await admin().createUser({ email: addr, password: PASSWORD, email_confirm: true, user_metadata: { team: 'blue' } });
+    expect(created.error).toBeNull();
+    const user = created.data.user!;
+    expect(user).toMatchObject({ email: addr, user_metadata: { team: 'blue' }, app_metadata: { provider: 'email', providers: ['email'] } });
+    expect(user.email_confirmed_at).toEqual(expect.any(String));
+    expect((await admin().getUserById(user.id)).data.user?.email).toBe(addr);
+    // Audited as the console's user administration is, by the secret key.
+    const audit = await t.db.query<{ action: string; details: { via?: string } }>(
+      'select action, details from plinth.admin_audit where target = $1',
+      [user.id],
+    );
+    expect(audit.rows.map((r) => [r.action, r.details.via])).toEqual([['user.create', 'secret_key']]);
+
+    const page = await admin().listUsers({ page: 1, perPage: 2 });
+    expect(page.error).toBeNull();
+    expect(page.data.users).toHaveLength(2);
+    expect((page.data as { aud: string }).aud).toBe('authenticated');
+    expect((page.data as { total: number }).total).toBeGreaterThan(2);
+    expect((page.data as { nextPage: number | null }).nextPage).toBe(2);
+
+    const client = authClient(t);
+    await client.signInWithPassword({ email: addr, password: PASSWORD });
+    const token = (await client.getSession()).data.session!.access_token;
+    const updated = await admin().updateUserById(user.id, { password: 'admin set password', user_metadata: { level: 2 } });
+    expect(updated.error).toBeNull();
+    expect(updated.data.user?.user_metadata).toEqual({ team: 'blue', level: 2 });
+    // A password set by the admin ends the user's sessions, as in the console.
+    expect(isAuthSessionMissingError((await client.getUser(token)).error)).toBe(true);
+    expect((await authClient(t).signInWithPassword({ email: addr, password: 'admin set password' })).error).toBeNull();
+
+    expect((await admin().deleteUser(user.id)).error).toBeNull();
+    const gone = await admin().getUserById(user.id);
+    expect([gone.error?.status, gone.error?.code]).toEqual([404, 'user_not_found']);
+    const signIn = await authClient(t).signInWithPassword({ email: addr, password: 'admin set password' });
+    expect(signIn.error?.code).toBe('invalid_credentials');
+  });
+
+  it('attacker: a user’s token or the publishable key cannot use the admin API (403 not_admin)', async () => {
+    const { session } = await signedUp();
+    const asUser = authClient(t);
+    await asUser.setSession({ access_token: session.access_token, refresh_token: session.refresh_token });
+    const withUserToken = await t.app.inject({
+      method: 'GET',
+      url: '/auth/v1/admin/users',
+      headers: { ...t.as.user(session.access_token), 'x-supabase-api-version': '2024-01-01' },
+    });
+    expect([withUserToken.statusCode, withUserToken.json().code]).toEqual([403, 'not_admin']);
+    const withPublishable = await authClient(t).admin.listUsers();
+    expect([withPublishable.error?.status, withPublishable.error?.code]).toEqual([403, 'not_admin']);
+    const create = await authClient(t).admin.createUser({ email: email('evil'), password: PASSWORD, email_confirm: true });
+    expect(create.error?.code).toBe('not_admin');
+  });
+
+  it('app_metadata beyond provider/providers is refused (400), not silently dropped', async () => {
+    const { error } = await admin().createUser({ email: email('roles'), password: PASSWORD, app_metadata: { roles: ['admin'] } });
+    expect([error?.status, error?.code]).toEqual([400, 'validation_failed']);
+  });
+
+  it('a taken email is 422 email_exists; ban_duration bans the user (sign-in refused) and "none" lifts it', async () => {
+    const { addr, user } = await signedUp();
+    const dup = await admin().createUser({ email: addr, password: PASSWORD });
+    expect([dup.error?.status, dup.error?.code]).toEqual([422, 'email_exists']);
+    expect((await admin().updateUserById(user.id, { ban_duration: '24h' })).error).toBeNull();
+    const banned = await authClient(t).signInWithPassword({ email: addr, password: PASSWORD });
+    expect([banned.error?.status, banned.error?.code]).toEqual([403, 'user_banned']);
+    expect((await admin().updateUserById(user.id, { ban_duration: 'none' })).error).toBeNull();
+    expect((await authClient(t).signInWithPassword({ email: addr, password: PASSWORD })).error).toBeNull();
+  });
+
+  it('mfa.listFactors lists a user’s factors in GoTrue’s shape; deleteFactor removes one', async () => {
+    const { user, session } = await signedUp();
+    const enrolled = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/factors',
+      headers: t.as.user(session.access_token),
+      payload: { factor_type: 'totp', friendly_name: 'phone app' },
+    });
+    expect(enrolled.statusCode, enrolled.body).toBe(200);
+    const listed = await admin().mfa.listFactors({ userId: user.id });
+    expect(listed.error).toBeNull();
+    expect(listed.data?.factors).toEqual([
+      expect.objectContaining({ id: enrolled.json().id, factor_type: 'totp', status: 'unverified', friendly_name: 'phone app' }),
+    ]);
+    expect((await admin().mfa.deleteFactor({ userId: user.id, id: enrolled.json().id })).error).toBeNull();
+    expect((await admin().mfa.listFactors({ userId: user.id })).data?.factors).toEqual([]);
+  });
+});

@@ -6,6 +6,7 @@
  * share /v1/auth's guards and per-IP request limit (auth.mountFace).
  */
 import type { App } from '../../http/index.js';
+import { createAdminHandlers } from './admin.js';
 import { sendGoTrueError } from './errors.js';
 import { createFaceHandlers, type FaceDeps, registerFaceRoutes } from './routes.js';
 
@@ -17,6 +18,7 @@ export type SupabaseAuthDeps = FaceDeps;
  */
 export async function registerSupabaseAuth(_app: App, deps: SupabaseAuthDeps): Promise<void> {
   const handlers = createFaceHandlers(deps);
+  const admin = createAdminHandlers(deps);
   await deps.auth.mountFace((scope) => {
     scope.setErrorHandler((err, req, reply) => sendGoTrueError(err, req, reply));
     // auth-js sends `Content-Type: application/json` with no body (sign-out, reauthenticate):
@@ -27,6 +29,6 @@ export async function registerSupabaseAuth(_app: App, deps: SupabaseAuthDeps): P
       if (body === '') done(null, undefined);
       else json(req, body as string, done);
     });
-    registerFaceRoutes(scope, deps.auth.guards, handlers);
+    registerFaceRoutes(scope, deps.auth.guards, deps.callers.service, handlers, admin);
   });
 }

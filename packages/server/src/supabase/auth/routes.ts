@@ -2,14 +2,19 @@ import type { Session } from '@plinth/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Auth, clientOf, findUserClaims, pkceChallenge } from '../../auth/index.js';
 import type { Db } from '../../db/index.js';
-import { type App, ApiError } from '../../http/index.js';
+import { type App, ApiError, type CallerGuards } from '../../http/index.js';
+import type { Clock } from '../../lib/index.js';
 import type { SettingsStore } from '../../settings/index.js';
+import type { AdminHandlers } from './admin.js';
 import { GoTrueError, goTrueErrorOf } from './errors.js';
 import { toGoTrueSession, toGoTrueUser } from './shapes.js';
 
 export interface FaceDeps {
   auth: Auth;
   db: Db;
+  clock: Clock;
+  /** Who is calling (http/guards.ts): the admin API takes the secret key. */
+  callers: CallerGuards;
   settings: Pick<SettingsStore, 'auth' | 'isRedirectAllowed'>;
 }
 
@@ -278,7 +283,13 @@ export function createFaceHandlers(deps: FaceDeps) {
 export type FaceHandlers = ReturnType<typeof createFaceHandlers>;
 
 /** The route table of /auth/v1 (docs/supabase.md): one line per endpoint, guard on the line (auth's guards). */
-export function registerFaceRoutes(app: App, guards: Auth['guards'], h: FaceHandlers): void {
+export function registerFaceRoutes(
+  app: App,
+  guards: Auth['guards'],
+  service: CallerGuards['service'],
+  h: FaceHandlers,
+  admin: AdminHandlers,
+): void {
   const { apikey, user, stepUp } = guards;
   const email = { goTrue: { sendsEmail: true } };
   app.get('/auth/v1/health', { config: { rateLimit: false } }, h.health);
@@ -293,4 +304,18 @@ export function registerFaceRoutes(app: App, guards: Auth['guards'], h: FaceHand
   app.post('/auth/v1/verify', { preHandler: apikey }, h.verifyPost);
   app.get('/auth/v1/verify', {}, h.verifyGet);
   app.post('/auth/v1/resend', { preHandler: apikey, config: email }, h.resend);
+
+  // The admin API: the secret key only (a user's token is 403 not_admin); its writes go to the
+  // audit log under the console's actions (the face is mounted after admin/, whose hook it takes).
+  app.get('/auth/v1/admin/users', { preHandler: service }, admin.list);
+  app.post('/auth/v1/admin/users', { preHandler: service, config: { audit: 'user.create' } }, admin.create);
+  app.get('/auth/v1/admin/users/:id', { preHandler: service }, admin.get);
+  app.put('/auth/v1/admin/users/:id', { preHandler: service, config: { audit: 'user.update' } }, admin.update);
+  app.delete('/auth/v1/admin/users/:id', { preHandler: service, config: { audit: 'user.delete' } }, admin.remove);
+  app.get('/auth/v1/admin/users/:id/factors', { preHandler: service }, admin.factors);
+  app.delete(
+    '/auth/v1/admin/users/:id/factors/:factorId',
+    { preHandler: service, config: { audit: 'user.factors_reset' } },
+    admin.removeFactor,
+  );
 }

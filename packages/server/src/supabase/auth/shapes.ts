@@ -21,7 +21,7 @@ export interface GoTrueUser {
   is_anonymous: boolean;
 }
 
-interface GoTrueIdentity {
+export interface GoTrueIdentity {
   identity_id: string;
   id: string;
   user_id: string;
@@ -33,7 +33,7 @@ interface GoTrueIdentity {
   email?: string;
 }
 
-interface GoTrueFactor {
+export interface GoTrueFactor {
   id: string;
   friendly_name?: string;
   factor_type: 'totp';

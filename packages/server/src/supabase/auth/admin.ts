@@ -1,0 +1,170 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { checkPassword, findUserClaims, normalizeEmail, normalizePhone } from '../../auth/index.js';
+import { ApiError, fromDbError } from '../../http/index.js';
+import { isUuid } from '../../lib/index.js';
+import { GoTrueError } from './errors.js';
+import type { FaceDeps } from './routes.js';
+import { toGoTrueFactor, toGoTrueUser } from './shapes.js';
+
+type Body = Record<string, unknown>;
+
+const notFound = () => new ApiError('user_not_found', 'User not found');
+
+function conflict(err: unknown): never {
+  throw fromDbError(err, {
+    constraints: {
+      users_email_key: ['email_exists', 'A user with this email address has already been registered'],
+      users_phone_key: ['phone_exists', 'A user with this phone number has already been registered'],
+    },
+  });
+}
+
+/** GoTrue's `app_metadata` beyond what Plinth derives (`provider`, `providers`) has no place to live: refused, not dropped. */
+function refuseAppMetadata(v: unknown): void {
+  if (v === undefined || v === null) return;
+  const keys = typeof v === 'object' && !Array.isArray(v) ? Object.keys(v).filter((k) => k !== 'provider' && k !== 'providers') : ['?'];
+  if (keys.length) {
+    throw new GoTrueError(
+      400,
+      'validation_failed',
+      'app_metadata is derived by Plinth (provider, providers) and not stored: keep roles in a table of your own',
+    );
+  }
+}
+
+function bodyOf(req: FastifyRequest): Body {
+  const b = req.body;
+  return b && typeof b === 'object' && !Array.isArray(b) ? (b as Body) : {};
+}
+
+/**
+ * GoTrue's admin API (`/auth/v1/admin/users…`) with the secret key, on auth's accounts: the same
+ * writes as the console's user administration (admin/users.ts), in GoTrue's fields.
+ */
+export function createAdminHandlers(deps: FaceDeps) {
+  const { auth, db, settings, clock } = deps;
+  const { accounts, services: s } = auth;
+
+  async function userOut(id: string) {
+    const user = await accounts.findUser(db, id);
+    if (!user) throw notFound();
+    const [claims, { factors }] = await Promise.all([findUserClaims(db, id), s.mfa.list(id)]);
+    return toGoTrueUser(user, { claims, factors });
+  }
+
+  const idOf = (req: FastifyRequest) => {
+    const id = (req.params as { id?: string }).id ?? '';
+    if (!isUuid(id)) throw notFound();
+    return id;
+  };
+
+  const hashOf = async (password: unknown) =>
+    password === undefined ? null : auth.hasher.hash(checkPassword(password, settings.auth().min_password_length));
+
+  return {
+    /** GET /admin/users?page=&per_page=: newest first, `total` in X-Total-Count, pages in Link. */
+    async list(req: FastifyRequest, reply: FastifyReply) {
+      const q = req.query as Record<string, string | undefined>;
+      const page = Math.max(1, Number.parseInt(q.page ?? '1', 10) || 1);
+      const perPage = Math.min(1000, Math.max(1, Number.parseInt(q.per_page ?? '50', 10) || 50));
+      const { rows } = await db.query<{ id: string }>('select id from auth.users order by created_at desc, id limit $1 offset $2', [
+        perPage,
+        (page - 1) * perPage,
+      ]);
+      const total = Number((await db.query<{ n: string }>('select count(*) as n from auth.users')).rows[0]?.n ?? 0);
+      const last = Math.max(1, Math.ceil(total / perPage));
+      const links: string[] = [];
+      if (page < last) links.push(`</auth/v1/admin/users?page=${page + 1}&per_page=${perPage}>; rel="next"`);
+      links.push(`</auth/v1/admin/users?page=${last}&per_page=${perPage}>; rel="last"`);
+      reply.header('x-total-count', String(total)).header('link', links.join(', '));
+      return { users: await Promise.all(rows.map((r) => userOut(r.id))), aud: 'authenticated' };
+    },
+
+    get: async (req: FastifyRequest) => userOut(idOf(req)),
+
+    /** POST /admin/users: email and/or phone, password, email_confirm, phone (confirmed by the admin), user_metadata. */
+    async create(req: FastifyRequest) {
+      const b = bodyOf(req);
+      refuseAppMetadata(b.app_metadata);
+      if (b.email === undefined && b.phone === undefined)
+        throw new GoTrueError(400, 'validation_failed', 'Unable to validate email address: invalid format');
+      const email = b.email === undefined ? null : normalizeEmail(b.email);
+      const phone = b.phone === undefined ? null : normalizePhone(b.phone);
+      const data = b.user_metadata && typeof b.user_metadata === 'object' ? (b.user_metadata as Record<string, unknown>) : undefined;
+      const hash = await hashOf(b.password);
+      const now = clock.now();
+      const id = await db
+        .transaction(async (tx) => {
+          const userId = await accounts.createUser(tx, { email, emailConfirmed: b.email_confirm === true, data }, now);
+          if (!userId)
+            throw new ApiError(email ? 'email_exists' : 'phone_exists', 'A user with this email address has already been registered');
+          if (phone) await accounts.setPhone(tx, userId, phone, now);
+          if (hash) await accounts.setPassword(tx, userId, hash, now);
+          if (email) await accounts.linkEmail(tx, userId, email, now);
+          return userId;
+        })
+        .catch(conflict);
+      return userOut(id);
+    },
+
+    /** PUT /admin/users/{id}: email, phone, password (ends the user's sessions), email_confirm, user_metadata (merged), ban_duration. */
+    async update(req: FastifyRequest) {
+      const id = idOf(req);
+      const b = bodyOf(req);
+      refuseAppMetadata(b.app_metadata);
+      const current = await accounts.findUser(db, id);
+      if (!current) throw notFound();
+      const email = b.email === undefined ? undefined : normalizeEmail(b.email);
+      const phone = b.phone === undefined ? undefined : b.phone === '' ? null : normalizePhone(b.phone);
+      const hash = await hashOf(b.password);
+      const ban = banUntil(b.ban_duration);
+      const now = clock.now();
+      await db
+        .transaction(async (tx) => {
+          if (email !== undefined && email !== current.email) await accounts.setEmail(tx, id, email, b.email_confirm === true, now);
+          else if (typeof b.email_confirm === 'boolean') await accounts.setEmailConfirmed(tx, id, b.email_confirm, now);
+          if (phone !== undefined && phone !== current.phone) await accounts.setPhone(tx, id, phone, now);
+          if (b.user_metadata && typeof b.user_metadata === 'object') {
+            await accounts.mergeUserData(tx, id, b.user_metadata as Record<string, unknown>, now);
+          }
+          if (ban !== undefined) await accounts.setBan(tx, id, ban, now);
+          if (hash) {
+            await accounts.setPassword(tx, id, hash, now);
+            await accounts.revokeSessions(tx, id, {}, now);
+          }
+        })
+        .catch(conflict);
+      return userOut(id);
+    },
+
+    /** DELETE /admin/users/{id}: the user and everything attached (sessions end at once). */
+    async remove(req: FastifyRequest) {
+      const id = idOf(req);
+      const out = await userOut(id);
+      await db.transaction((tx) => accounts.deleteUser(tx, id, clock.now()));
+      return out;
+    },
+
+    factors: async (req: FastifyRequest) => (await s.mfa.list(idOf(req))).factors.map(toGoTrueFactor),
+
+    /** DELETE /admin/users/{id}/factors/{factorId}: as the user's own unenroll (sessions drop to aal1 when it was the last). */
+    async removeFactor(req: FastifyRequest) {
+      const id = idOf(req);
+      const factorId = (req.params as { factorId?: string }).factorId ?? '';
+      await s.mfa.unenroll({ userId: id, sessionId: null, aal: 'aal2' }, factorId);
+      return { id: factorId };
+    },
+  };
+
+  /** GoTrue's `ban_duration` ("24h", "none") as the ban's end, null to lift it, undefined when not sent. */
+  function banUntil(v: unknown): string | null | undefined {
+    if (v === undefined) return undefined;
+    if (v === 'none') return null;
+    const m = typeof v === 'string' ? /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(v) : null;
+    if (!m) throw new GoTrueError(400, 'validation_failed', 'invalid format for ban duration: use a Go duration such as "24h", or "none"');
+    const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
+    return new Date(clock.now() + Number(m[1]) * unit).toISOString();
+  }
+}
+
+export type AdminHandlers = ReturnType<typeof createAdminHandlers>;

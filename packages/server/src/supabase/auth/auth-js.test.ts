@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createAuthServer, email, lastToken, mailsTo, setAuth } from '../../../test/auth.js';
 import type { TestServer } from '../../../test/harness.js';
 import { authClient } from '../../../test/supabase-auth.js';
+import { totpCode } from '../../auth/mfa/totp.js';
 
 // /auth/v1 driven by auth-js itself (the client Supabase apps use), on Plinth's auth services.
 const PASSWORD = 'correct horse battery';
@@ -491,5 +492,53 @@ describe('admin API (secret key)', () => {
     ]);
     expect((await admin().mfa.deleteFactor({ userId: user.id, id: enrolled.json().id })).error).toBeNull();
     expect((await admin().mfa.listFactors({ userId: user.id })).data?.factors).toEqual([]);
+  });
+});
+
+describe('second factors (auth.mfa)', () => {
+  it('enroll, challengeAndVerify (aal2), getAuthenticatorAssuranceLevel, then an aal1 sign-in must step up and unenroll needs aal2', async () => {
+    const { client, addr } = await signedUp();
+    const enrolled = await client.mfa.enroll({ factorType: 'totp', friendlyName: 'phone app' });
+    expect(enrolled.error).toBeNull();
+    const factor = enrolled.data!;
+    expect(factor).toMatchObject({ type: 'totp', friendly_name: 'phone app' });
+    if (factor.type !== 'totp') throw new Error('not a totp factor');
+    expect(factor.totp.qr_code.startsWith('data:image/svg+xml;utf-8,<svg')).toBe(true);
+    const wrong = await client.mfa.challengeAndVerify({ factorId: factor.id, code: '000000' });
+    expect([wrong.error?.status, wrong.error?.code]).toEqual([422, 'mfa_verification_failed']);
+    const ok = await client.mfa.challengeAndVerify({ factorId: factor.id, code: totpCode(factor.totp.secret, t.clock.now()) });
+    expect(ok.error).toBeNull();
+    expect(decodeJwt(ok.data!.access_token).aal).toBe('aal2');
+    expect((await client.mfa.getAuthenticatorAssuranceLevel()).data).toMatchObject({ currentLevel: 'aal2', nextLevel: 'aal2' });
+    expect((await client.mfa.listFactors()).data?.totp.map((f) => f.id)).toEqual([factor.id]);
+
+    // A password alone now gives aal1, which the server refuses outside the step-up routes.
+    const other = authClient(t);
+    await other.signInWithPassword({ email: addr, password: PASSWORD });
+    expect((await other.mfa.getAuthenticatorAssuranceLevel()).data).toMatchObject({ currentLevel: 'aal1', nextLevel: 'aal2' });
+    const refused = await other.mfa.unenroll({ factorId: factor.id });
+    expect([refused.error?.status, refused.error?.code]).toEqual([403, 'insufficient_aal']);
+    t.clock.advance(30_000); // the next TOTP step: a code is taken once
+    expect(
+      (await other.mfa.challengeAndVerify({ factorId: factor.id, code: totpCode(factor.totp.secret, t.clock.now()) })).error,
+    ).toBeNull();
+    expect((await other.mfa.unenroll({ factorId: factor.id })).error).toBeNull();
+  });
+
+  it('reauthenticate mails a code that PUT /user takes as nonce for a password change', async () => {
+    const addr = email('reauth');
+    const made = await authClient(t, t.keys.secretKey).admin.createUser({ email: addr, password: PASSWORD, email_confirm: true });
+    expect(made.error).toBeNull();
+    const client = authClient(t);
+    expect((await client.signInWithPassword({ email: addr, password: PASSWORD })).error).toBeNull();
+    t.clock.advance(t.auth.config.reauthWindowMs + 1000);
+    const refused = await client.updateUser({ password: 'needs a nonce now' });
+    expect([refused.error?.status, refused.error?.code]).toEqual([400, 'reauthentication_needed']);
+    expect((await client.reauthenticate()).error).toBeNull();
+    await mailsTo(t, addr);
+    const mail = t.mail!.received.filter((m) => m.to.includes(addr)).at(-1);
+    const nonce = /\b(\d{6})\b/.exec(mail?.text ?? '')?.[1];
+    expect(nonce).toEqual(expect.any(String));
+    expect((await client.updateUser({ password: 'needs a nonce now', nonce })).error).toBeNull();
   });
 });

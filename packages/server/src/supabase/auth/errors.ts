@@ -25,6 +25,8 @@ export interface ErrorContext {
   signup?: boolean;
   /** `rate_limited` where an email is sent is GoTrue's `over_email_send_rate_limit`. */
   sendsEmail?: boolean;
+  /** `invalid_code` of a factor's verification is GoTrue's `mfa_verification_failed`. */
+  mfa?: boolean;
 }
 
 declare module 'fastify' {
@@ -93,6 +95,8 @@ export function goTrueErrorOf(err: unknown, ctx: ErrorContext = {}): GoTrueError
     }
     if (err.code === 'email_exists' && ctx.signup)
       return new GoTrueError(422, 'user_already_exists', 'User already registered', {}, headers);
+    if (err.code === 'invalid_code' && ctx.mfa)
+      return new GoTrueError(422, 'mfa_verification_failed', 'Invalid TOTP code entered', {}, headers);
     if (err.code === 'rate_limited' && ctx.sendsEmail) return new GoTrueError(429, 'over_email_send_rate_limit', err.message, {}, headers);
     if (err.code === 'weak_password') {
       return new GoTrueError(422, 'weak_password', err.message, { weak_password: { reasons: ['length'] } }, headers);

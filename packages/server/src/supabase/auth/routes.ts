@@ -268,6 +268,46 @@ export function createFaceHandlers(deps: FaceDeps) {
       return reply.code(303).header('location', url.toString()).header('cache-control', 'no-store').send();
     },
 
+    /** POST /factors: a TOTP factor (GoTrue's `type` and raw SVG `qr_code`, which auth-js wraps as a data URL). */
+    enroll: async (req: FastifyRequest) => {
+      const b = bodyOf(req);
+      const f = await s.mfa.enroll(signedIn(req), { factor_type: b.factor_type, friendly_name: b.friendly_name });
+      const svg = f.totp.qr_code.startsWith('data:image/svg+xml;base64,')
+        ? Buffer.from(f.totp.qr_code.slice('data:image/svg+xml;base64,'.length), 'base64').toString()
+        : f.totp.qr_code;
+      return {
+        id: f.id,
+        type: 'totp',
+        friendly_name: f.friendly_name ?? '',
+        totp: { qr_code: svg, secret: f.totp.secret, uri: f.totp.uri },
+      };
+    },
+
+    challenge: async (req: FastifyRequest) => {
+      const c = await s.mfa.challenge(signedIn(req), (req.params as { id: string }).id);
+      return { id: c.id, type: 'totp', expires_at: c.expires_at };
+    },
+
+    /** POST /factors/{id}/verify: an aal2 session through mfa's verify (its attempt limit and signInWith). */
+    verifyFactor: async (req: FastifyRequest) => {
+      const b = bodyOf(req);
+      const set = await s.mfa.verify(
+        signedIn(req),
+        (req.params as { id: string }).id,
+        { challenge_id: b.challenge_id, code: b.code },
+        clientOf(req),
+      );
+      return session(set);
+    },
+
+    unenroll: async (req: FastifyRequest) => s.mfa.unenroll(signedIn(req), (req.params as { id: string }).id),
+
+    /** GET /reauthenticate: a code (the `nonce` of PUT /user) to the confirmed email or phone. */
+    reauthenticate: async (req: FastifyRequest) => {
+      await s.users.reauthenticate(signedIn(req).userId, clientOf(req));
+      return {};
+    },
+
     /** POST /resend: a sign-up's verification link again. */
     resend: async (req: FastifyRequest) => {
       const b = bodyOf(req);
@@ -304,6 +344,14 @@ export function registerFaceRoutes(
   app.post('/auth/v1/verify', { preHandler: apikey }, h.verifyPost);
   app.get('/auth/v1/verify', {}, h.verifyGet);
   app.post('/auth/v1/resend', { preHandler: apikey, config: email }, h.resend);
+
+  app.get('/auth/v1/reauthenticate', { preHandler: user, config: email }, h.reauthenticate);
+
+  // Second factors (Plinth's mfa/: the same guards as /v1/auth/factors).
+  app.post('/auth/v1/factors', { preHandler: user }, h.enroll);
+  app.post('/auth/v1/factors/:id/challenge', { preHandler: stepUp }, h.challenge);
+  app.post('/auth/v1/factors/:id/verify', { preHandler: stepUp, config: { goTrue: { mfa: true } } }, h.verifyFactor);
+  app.delete('/auth/v1/factors/:id', { preHandler: user }, h.unenroll);
 
   // The admin API: the secret key only (a user's token is 403 not_admin); its writes go to the
   // audit log under the console's actions (the face is mounted after admin/, whose hook it takes).

@@ -71,6 +71,11 @@ export function createBucketService(db: Db, maxFileSize: number) {
       const fields = managed?.fields.get(name);
       return managed && fields ? { file: managed.file, fields } : null;
     },
+    /** Who made each bucket (`owner`, Supabase's column: set by SQL or a Supabase project's seed), by id. */
+    async owners(): Promise<Map<string, string | null>> {
+      const r = await db.query<{ id: string; owner: string | null }>('select id, owner::text as owner from storage.buckets');
+      return new Map(r.rows.map((row) => [row.id, row.owner]));
+    },
     async list(): Promise<Bucket[]> {
       return (await db.query(`select ${COLS} from storage.buckets order by id`)).rows.map(row);
     },

@@ -13,10 +13,10 @@ import type { Db, RoleContext } from '../db/index.js';
 import { ApiError, fromDbError } from '../http/index.js';
 import type { StorageBackend } from './backends/types.js';
 import { BackendError } from './backends/types.js';
-import type { BucketService } from './buckets.js';
+import type { Bucket, BucketService } from './buckets.js';
 import { Meter, tooLarge } from './meter.js';
 import { mimeAllowed, mimeType, objectName } from './names.js';
-import { DELETE, DRY_RUN, EMPTY, FIND, insertSql, likeEscape, listSql, MOVE, OBJECT_ERRORS } from './sql.js';
+import { DELETE, DRY_RUN, EMPTY, FIND, flatListSql, insertSql, likeEscape, listSql, MOVE, MOVE_ACROSS, OBJECT_ERRORS } from './sql.js';
 
 /** An object with the key of its bytes (never sent). */
 export interface StoredObject extends StorageObject {
@@ -106,6 +106,31 @@ export function createObjectService(deps: ObjectDeps) {
     if (upsert) deps.collect();
   }
 
+  /** The bytes of `source` copied to a new key of `bucket`; on failure nothing is left there. */
+  async function copyBytes(source: StoredObject, bucket: string, version: string): Promise<string> {
+    const key = keyOf(bucket, version);
+    try {
+      await backend.copy(keyOf(source.bucket, source.version), key);
+    } catch (err) {
+      await backend.remove([key]).catch(() => undefined);
+      throw backendFailure(err);
+    }
+    return key;
+  }
+
+  /** A bucket's media types and size limit (the smaller of its own and the server's) for an object. */
+  function checkFits(bucket: Bucket, mime: string, size: number | null): number {
+    if (!mimeAllowed(bucket.allowed_mime_types, mime)) {
+      throw new ApiError('invalid_mime_type', `The bucket "${bucket.id}" does not accept ${mime}.`, {
+        allowed_mime_types: bucket.allowed_mime_types,
+        mime_type: mime,
+      });
+    }
+    const limit = Math.min(bucket.file_size_limit ?? deps.maxFileSize, deps.maxFileSize);
+    if (size !== null && size > limit) throw tooLarge(limit);
+    return limit;
+  }
+
   return {
     /** One object as the caller may see it (SELECT policies), else null. */
     async find(who: RoleContext, bucket: string, name: string): Promise<StoredObject | null> {
@@ -123,14 +148,7 @@ export function createObjectService(deps: ObjectDeps) {
       const name = objectName(input.name);
       const bucket = await deps.buckets.get(input.bucket);
       const mime = mimeType(input.contentType);
-      if (!mimeAllowed(bucket.allowed_mime_types, mime.base)) {
-        throw new ApiError('invalid_mime_type', `The bucket "${bucket.id}" does not accept ${mime.base}.`, {
-          allowed_mime_types: bucket.allowed_mime_types,
-          mime_type: mime.base,
-        });
-      }
-      const limit = Math.min(bucket.file_size_limit ?? deps.maxFileSize, deps.maxFileSize);
-      if (input.contentLength !== null && input.contentLength > limit) throw tooLarge(limit);
+      const limit = checkFits(bucket, mime.base, input.contentLength);
       const metadata = JSON.stringify(input.metadata ?? {});
       if (Buffer.byteLength(metadata) > MAX_METADATA_BYTES) throw metadataTooLarge();
       const version = randomUUID();
@@ -184,6 +202,14 @@ export function createObjectService(deps: ObjectDeps) {
       return JSON.parse(r.body ?? '[]') as ListEntry[];
     },
 
+    /** Every object under a name prefix (any depth) the caller may see, with full names. */
+    async listFlat(who: RoleContext, bucket: string, q: { prefix: string; limit: number; offset: number; sort?: ListSort }) {
+      await deps.buckets.get(bucket);
+      const params = [bucket, `${likeEscape(q.prefix)}%`, String(q.limit), String(q.offset)];
+      const r = await run(db, who, flatListSql(q.sort), params);
+      return JSON.parse(r.body ?? '[]') as ListEntry[];
+    },
+
     /** Deletes the named objects the caller may delete; returns those deleted. */
     async remove(who: RoleContext, bucket: string, names: string[]): Promise<StorageObject[]> {
       const checked = names.map(objectName);
@@ -200,35 +226,56 @@ export function createObjectService(deps: ObjectDeps) {
       return r.n;
     },
 
-    /** Renames an object (UPDATE policies: the old row's USING, the new row's CHECK). */
-    async move(who: RoleContext, bucket: string, from: string, to: string): Promise<StorageObject> {
-      const r = await run(db, who, MOVE, [bucket, objectName(from), objectName(to)]);
-      if (r.body === null) throw notFound();
+    /**
+     * Renames an object (UPDATE policies: the old row's USING, the new row's CHECK). To another
+     * bucket (`toBucket`): that bucket's size and type limits apply, and the bytes are copied to a
+     * key of the destination before the row moves to it (the old key is then collected).
+     */
+    async move(who: RoleContext, bucket: string, from: string, to: string, toBucket = bucket): Promise<StorageObject> {
+      if (toBucket === bucket) {
+        const r = await run(db, who, MOVE, [bucket, objectName(from), objectName(to)]);
+        if (r.body === null) throw notFound();
+        return JSON.parse(r.body) as StorageObject;
+      }
+      const source = await this.find(who, bucket, objectName(from));
+      if (!source) throw notFound();
+      const dest = await deps.buckets.get(toBucket);
+      checkFits(dest, mimeType(source.mime_type).base, Number(source.size));
+      const version = randomUUID();
+      const key = await copyBytes(source, dest.id, version);
+      let r: Awaited<ReturnType<typeof run>>;
+      try {
+        r = await run(db, who, MOVE_ACROSS, [bucket, source.name, objectName(to), dest.id, version, source.version]);
+      } catch (err) {
+        await backend.remove([key]).catch(() => undefined);
+        throw err;
+      }
+      if (r.body === null) {
+        await backend.remove([key]).catch(() => undefined);
+        throw notFound();
+      }
+      deps.collect();
       return JSON.parse(r.body) as StorageObject;
     },
 
     /**
-     * A new object with the bytes of another: SELECT on the source, INSERT of the copy. Its
-     * metadata is the source's, or `metadata` when given.
+     * A new object with the bytes of another: SELECT on the source, INSERT of the copy (in
+     * `toBucket`, under its limits, when given). Its metadata is the source's, or `metadata`.
      */
-    async copy(who: RoleContext, bucket: string, from: string, to: string, metadata?: Record<string, unknown>) {
+    async copy(who: RoleContext, bucket: string, from: string, to: string, metadata?: Record<string, unknown>, toBucket = bucket) {
       const target = objectName(to);
       const source = await this.find(who, bucket, objectName(from));
       if (!source) throw notFound();
+      const dest = toBucket === bucket ? bucket : (await deps.buckets.get(toBucket)).id;
+      if (dest !== bucket) checkFits(await deps.buckets.get(dest), mimeType(source.mime_type).base, Number(source.size));
       const version = randomUUID();
       const meta = JSON.stringify(metadata ?? source.metadata ?? {});
       if (Buffer.byteLength(meta) > MAX_METADATA_BYTES) throw metadataTooLarge();
-      const params = [bucket, target, String(source.size), source.mime_type, source.etag, meta, version];
+      const params = [dest, target, String(source.size), source.mime_type, source.etag, meta, version];
       await run(db, who, DRY_RUN, [...params, insertSql(false)]);
-      const key = keyOf(bucket, version);
-      try {
-        await backend.copy(keyOf(bucket, source.version), key);
-      } catch (err) {
-        await backend.remove([key]).catch(() => undefined);
-        throw backendFailure(err);
-      }
+      const key = await copyBytes(source, dest, version);
       await commit(who, key, params, false);
-      return { bucket, name: target, size: source.size, mime_type: source.mime_type, etag: source.etag };
+      return { bucket: dest, name: target, size: source.size, mime_type: source.mime_type, etag: source.etag };
     },
 
     /** The bytes of a found object (a range of them); null when they vanished (replaced meanwhile). */

@@ -96,3 +96,28 @@ export const OBJECT_ERRORS: DbErrorContext = {
     objects_bucket_id_fkey: ['bucket_not_found', 'The bucket does not exist.'],
   },
 };
+
+/**
+ * Moves one object to another bucket: from $1[1]/$1[2] to $1[4]/$1[3], its bytes now at version
+ * $1[5] (copied there first); only while it is still the upload $1[6] that was copied.
+ */
+export const MOVE_ACROSS = `with m as (
+    update storage.objects set bucket_id = $1[4], name = $1[3], version = $1[5]::uuid, updated_at = now()
+    where bucket_id = $1[1] and name = $1[2] and version = $1[6]::uuid
+    returning ${PUBLIC_COLS}
+  ) select (select row_to_json(m)::text from m) as body, (select count(*) from m)::int8 as n, null::int8 as total`;
+
+/**
+ * Every object whose name starts with a prefix (not only a folder's), with full names: the
+ * flat listing of Supabase's `list-v2` without a delimiter.
+ * @example flatListSql({ column: 'name', order: 'asc' })
+ */
+export function flatListSql(sort?: { column: keyof typeof ORDERS; order: 'asc' | 'desc' }): string {
+  const order = (ORDERS[sort?.column ?? 'name'] ?? ORDERS.name)[sort?.order === 'desc' ? 'desc' : 'asc'];
+  return `select coalesce(json_agg(i order by ${order}), '[]')::text as body, count(*)::int8 as n, null::int8 as total from (
+    select name, id, owner, size, mime_type, etag, metadata,
+      ${isoSql('created_at')} as created_at, ${isoSql('updated_at')} as updated_at
+    from storage.objects i where bucket_id = $1[1] and name like $1[2] escape '\\'
+    order by ${order} limit $1[3]::int offset $1[4]::int
+  ) i`;
+}

@@ -53,10 +53,12 @@ export function createBucketHandlers(storage: Storage) {
       all.sort((a, b) => sign * (a[column] < b[column] ? -1 : a[column] > b[column] ? 1 : 0));
       const offset = Number(q.offset ?? 0);
       const limit = q.limit === undefined ? all.length : Number(q.limit);
-      return all.slice(offset, offset + limit).map(bucketShape);
+      const owners = await buckets.owners();
+      return all.slice(offset, offset + limit).map((one) => bucketShape(one, owners.get(one.id) ?? null));
     },
     async get(req: IdRequest) {
-      return bucketShape(await buckets.get(req.params.id));
+      const b = await buckets.get(req.params.id);
+      return bucketShape(b, (await buckets.owners()).get(b.id) ?? null);
     },
     async create(req: FastifyRequest<{ Body: Static<typeof BucketBody> }>, reply: FastifyReply) {
       const b = await buckets.create(req.body.id ?? req.body.name, fields(req.body));

@@ -57,7 +57,7 @@ export function supabaseError(status: number, body: { code?: unknown; message?: 
  * Supabase's shape; everything else untouched.
  * @example scope.addHook('onSend', toSupabaseErrors);
  */
-export async function toSupabaseErrors(_req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+export async function toSupabaseErrors(req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
   if (reply.statusCode < 400 || typeof payload !== 'string' || payload === '') return payload;
   if (!String(reply.getHeader('content-type') ?? '').startsWith('application/json')) return payload;
   let body: unknown;
@@ -67,5 +67,11 @@ export async function toSupabaseErrors(_req: FastifyRequest, reply: FastifyReply
     return payload;
   }
   if (!body || typeof body !== 'object' || !('code' in body)) return payload;
-  return JSON.stringify(supabaseError(reply.statusCode, body as { code?: unknown; message?: unknown; details?: unknown }));
+  const out = supabaseError(reply.statusCode, body as { code?: unknown; message?: unknown; details?: unknown });
+  // No key and no token at all: Supabase's words for it (its JWT check of an empty header), which
+  // clients and their tests match on.
+  if ((reply.statusCode === 401 || reply.statusCode === 403) && !req.headers.apikey && !req.headers.authorization) {
+    return JSON.stringify({ ...out, code: 'InvalidJWT', error: 'Unauthorized', message: 'Invalid Compact JWS' });
+  }
+  return JSON.stringify(out);
 }

@@ -118,6 +118,24 @@ describe('signed upload URLs', () => {
   });
 });
 
+describe('browsers', () => {
+  it("a page's raw upload may send storage-js's headers (cache-control, x-metadata, x-upsert)", async () => {
+    const preflight = await s.app.inject({
+      method: 'OPTIONS',
+      url: `/storage/v1/object/private/${ada.id}/page.txt`,
+      headers: {
+        origin: 'http://localhost:5173',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'apikey, authorization, cache-control, content-type, x-metadata, x-upsert',
+      },
+    });
+    expect(preflight.statusCode).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('http://localhost:5173');
+    const allowed = String(preflight.headers['access-control-allow-headers']).split(',').map((h) => h.trim());
+    for (const h of ['apikey', 'authorization', 'cache-control', 'content-type', 'x-metadata', 'x-upsert']) expect(allowed).toContain(h);
+  });
+});
+
 describe('public buckets and attackers', () => {
   it('a public bucket is read without a key at getPublicUrl; a private one is not', async () => {
     const url = s.anon.from('site').getPublicUrl('index.html').data.publicUrl;

@@ -3,6 +3,7 @@
  * policies on storage.objects, limits, names and signed-URL rules as /api/v1/storage). What is
  * here is parsing (paths, bodies, headers, the multipart form) and the answers' shapes.
  */
+import type { ListEntry } from '@plinth/shared';
 import type { Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type Principal } from '../../http/index.js';
@@ -21,6 +22,7 @@ import {
   type DownloadQuery,
   infoShape,
   type ListBody,
+  type ListV2Body,
   listEntryShape,
   type MoveBody,
   objectRowShape,
@@ -51,6 +53,14 @@ function pathOf(req: FastifyRequest): { bucket: string; name: string } {
     throw new ApiError('invalid_object_name', 'The path must be /{bucket}/{object name}.');
   }
   return { bucket: rest.slice(0, slash), name: decodeName(rest.slice(slash + 1)) };
+}
+
+/** A `listV2` cursor (this face's own: the offset of the next page) as a number; 400 when it is not one of ours. */
+function cursorOffset(cursor: string | undefined): number {
+  if (cursor === undefined || cursor === '') return 0;
+  const m = /^o:(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
+  if (!m) throw new ApiError('invalid_request', 'The cursor is not one this server gave.', [{ field: 'cursor', message: 'is unknown' }]);
+  return Number(m[1]);
 }
 
 const notFound = () => new ApiError('not_found', 'No such object (or it is not visible to you).');
@@ -183,6 +193,35 @@ export function createObjectHandlers(storage: Storage) {
       return entries.map(listEntryShape);
     },
 
+    /**
+     * `listV2`: the objects under a name prefix at any depth, or (`with_delimiter`) a folder's
+     * files and sub-folders, full names, in pages of `limit` (at most 1000) with a cursor.
+     */
+    async listV2(req: FastifyRequest<{ Params: { bucket: string }; Body: Static<typeof ListV2Body> }>) {
+      const b = req.body ?? {};
+      const who = callerOf(req);
+      const limit = Math.min(b.limit ?? 1000, 1000);
+      const offset = cursorOffset(b.cursor);
+      const sort = { column: b.sortBy?.column ?? 'name', order: b.sortBy?.order ?? 'asc' } as const;
+      const prefix = b.prefix ?? '';
+      let entries: Array<ListEntry & { name: string }>;
+      if (b.with_delimiter) {
+        const folder = prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`;
+        const rows = await objects.list(who, req.params.bucket, { prefix: folder, search: '', limit: limit + 1, offset, sort });
+        entries = rows.map((e) => ({ ...e, name: folder + e.name }));
+      } else {
+        entries = await objects.listFlat(who, req.params.bucket, { prefix, limit: limit + 1, offset, sort });
+      }
+      const page = entries.slice(0, limit);
+      const hasNext = entries.length > limit;
+      return {
+        hasNext,
+        folders: page.filter((e) => e.id === null).map((e) => ({ key: e.name, name: `${e.name}/` })),
+        objects: page.filter((e) => e.id !== null).map((e) => ({ ...listEntryShape(e), key: e.name })),
+        ...(hasNext ? { nextCursor: Buffer.from(`o:${offset + limit}`).toString('base64url') } : {}),
+      };
+    },
+
     async removeMany(req: FastifyRequest<{ Params: { bucket: string }; Body: Static<typeof RemoveBody> }>) {
       const names = req.body.prefixes.map((p) => (typeof p === 'string' ? p : p.path));
       return (await objects.remove(callerOf(req), req.params.bucket, names)).map(objectRowShape);
@@ -196,15 +235,13 @@ export function createObjectHandlers(storage: Storage) {
 
     async move(req: B<Static<typeof MoveBody>>) {
       const b = req.body;
-      sameBucket(b);
-      await objects.move(callerOf(req), b.bucketId, b.sourceKey, b.destinationKey);
+      await objects.move(callerOf(req), b.bucketId, b.sourceKey, b.destinationKey, b.destinationBucket);
       return { message: 'Successfully moved' };
     },
     async copy(req: B<Static<typeof MoveBody>>) {
       const b = req.body;
-      sameBucket(b);
       const metadata = b.copyMetadata === false ? (b.metadata ?? {}) : undefined;
-      const done = await objects.copy(callerOf(req), b.bucketId, b.sourceKey, b.destinationKey, metadata);
+      const done = await objects.copy(callerOf(req), b.bucketId, b.sourceKey, b.destinationKey, metadata, b.destinationBucket);
       return { Key: `${done.bucket}/${done.name}` };
     },
 
@@ -248,13 +285,4 @@ export function createObjectHandlers(storage: Storage) {
       }
     },
   };
-}
-
-/** Moves and copies between buckets are not made yet: refused, never half done. */
-function sameBucket(b: { bucketId: string; destinationBucket?: string }): void {
-  if (b.destinationBucket !== undefined && b.destinationBucket !== b.bucketId) {
-    throw new ApiError('invalid_request', 'Moving or copying to another bucket is not supported yet; download and upload instead.', [
-      { field: 'destinationBucket', message: 'must be the source bucket' },
-    ]);
-  }
 }

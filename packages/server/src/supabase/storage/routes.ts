@@ -63,6 +63,7 @@ export async function registerSupabaseStorageRoutes(app: App, callers: CallerGua
       scope.get(`${O}/info/public/:bucket/*`, {}, o.publicInfo);
 
       scope.post(`${O}/list/:bucket`, { onRequest: caller, schema: { params: S.BucketParams, body: S.ListBody } }, o.list);
+      scope.post(`${O}/list-v2/:bucket`, { onRequest: caller, schema: { params: S.BucketParams, body: S.ListV2Body } }, o.listV2);
       scope.delete(`${O}/:bucket`, { onRequest: caller, schema: { params: S.BucketParams, body: S.RemoveBody } }, o.removeMany);
       scope.delete(`${O}/:bucket/*`, { onRequest: caller }, o.remove);
       scope.post(`${O}/move`, { onRequest: caller, schema: { body: S.MoveBody } }, o.move);

@@ -6,12 +6,12 @@
 import { Type } from '@sinclair/typebox';
 import { type Bucket, CACHE_CONTROL, type StoredObject } from '../../storage/index.js';
 
-/** A bucket as Supabase's `GET /bucket/{id}` has it (`owner`: Plinth's buckets have none, as Supabase's made with the service key). */
-export function bucketShape(b: Bucket) {
+/** A bucket as Supabase's `GET /bucket/{id}` has it (`owner` null when made through the API, as Supabase's made with the service key). */
+export function bucketShape(b: Bucket, owner: string | null = null) {
   return {
     id: b.id,
     name: b.name,
-    owner: null,
+    owner,
     public: b.public,
     file_size_limit: b.file_size_limit,
     allowed_mime_types: b.allowed_mime_types,
@@ -134,6 +134,19 @@ export const ListBody = Type.Object({
   search: Type.Optional(Type.String({ maxLength: 1024 })),
   sortBy: Type.Optional(
     Type.Object({ column: Type.Optional(SortColumn), order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])) }),
+  ),
+});
+
+export const ListV2Body = Type.Object({
+  prefix: Type.Optional(Type.String({ maxLength: 1024 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1 })),
+  cursor: Type.Optional(Type.String({ maxLength: 64 })),
+  with_delimiter: Type.Optional(Type.Boolean()),
+  sortBy: Type.Optional(
+    Type.Object({
+      column: Type.Optional(Type.Union([Type.Literal('name'), Type.Literal('created_at'), Type.Literal('updated_at')])),
+      order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+    }),
   ),
 });
 

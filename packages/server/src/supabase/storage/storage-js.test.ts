@@ -1,4 +1,4 @@
-import { StorageApiError } from '@supabase/storage-js';
+import { StorageApiError, StorageClient } from '@supabase/storage-js';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SupabaseStorageServer, supabaseStorageServer } from '../../../test/supabase-storage.js';
@@ -38,6 +38,9 @@ describe('buckets', () => {
       updated_at: expect.stringMatching(/Z$/),
     });
     expect((await s.service.listBuckets()).data?.map((b) => b.id)).toContain('avatars');
+    // A bucket made in SQL with Supabase's columns (a Supabase project's seed) keeps its owner.
+    await s.sqlOk(`insert into storage.buckets (id, name, owner, public) values ('seeded', 'seeded', '${ada.id}', false)`);
+    expect((await s.service.getBucket('seeded')).data).toMatchObject({ id: 'seeded', owner: ada.id });
 
     // A partial update leaves the rest as it was.
     expect(await s.service.updateBucket('avatars', { public: true })).toEqual({ data: { message: 'Successfully updated' }, error: null });
@@ -69,9 +72,9 @@ describe('buckets', () => {
   it('are not for users or the public key (Plinth keeps buckets to the secret key)', async () => {
     expect((await ada.client.listBuckets()).error).toMatchObject({ status: 403, code: 'AccessDenied' });
     expect((await s.anon.createBucket('mine')).error).toMatchObject({ status: 403 });
-    expect(
-      (await new (s.service.constructor as typeof import('@supabase/storage-js').StorageClient)(s.url).listBuckets()).error,
-    ).toMatchObject({ status: 401 });
+    // No key and no token at all: Supabase's own words for it.
+    const bare = await new StorageClient(s.url).listBuckets();
+    expect(bare.error).toMatchObject({ status: 401, code: 'InvalidJWT', message: 'Invalid Compact JWS' });
     expect((await s.service.getBucket('mine')).error?.message).toBe('Bucket not found');
   });
 });
@@ -152,6 +155,38 @@ describe('objects', () => {
     expect(byTime.data?.map((e) => e.name)).toEqual(['sub', 'b.txt', 'a.txt', 'c.log']);
   });
 
+  it('listV2: flat under a prefix, or a folder with its sub-folders, paged by a cursor in any order', async () => {
+    const files = s.service.from('files');
+    for (const n of ['zz', 'bb', 'xx', 'aa', 'cc']) expect((await files.upload(`v2/f-${n}`, n)).error).toBeNull();
+    expect((await files.upload('v2/deep/inner.txt', 'x')).error).toBeNull();
+    const flat = await files.listV2({ prefix: 'v2/f-' });
+    expect(flat.error).toBeNull();
+    expect(flat.data).toMatchObject({ hasNext: false, folders: [] });
+    expect(flat.data?.objects.map((o) => o.name)).toEqual(['v2/f-aa', 'v2/f-bb', 'v2/f-cc', 'v2/f-xx', 'v2/f-zz']);
+    const folder = await files.listV2({ prefix: 'v2/', with_delimiter: true, limit: 100 });
+    expect(folder.data?.folders).toEqual([{ key: 'v2/deep', name: 'v2/deep/' }]);
+    expect(folder.data?.objects).toHaveLength(5);
+    for (const [sortBy, expected] of [
+      [{ column: 'name', order: 'desc' }, ['zz', 'xx', 'cc', 'bb', 'aa']],
+      [{ column: 'created_at', order: 'asc' }, ['zz', 'bb', 'xx', 'aa', 'cc']],
+    ] as const) {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let pages = 1; ; pages++) {
+        const res = await files.listV2({ prefix: 'v2/f-', limit: 2, sortBy, ...(cursor ? { cursor } : {}) });
+        expect(res.error).toBeNull();
+        seen.push(...(res.data?.objects.map((o) => o.name.slice('v2/f-'.length)) ?? []));
+        if (!res.data?.hasNext) {
+          expect(pages).toBe(3);
+          break;
+        }
+        cursor = res.data.nextCursor;
+      }
+      expect(seen).toEqual(expected);
+    }
+    expect((await files.listV2({ cursor: 'not-ours' })).error).toMatchObject({ status: 400 });
+  });
+
   it('removes by prefixes (the deleted ones back), moves and copies within a bucket', async () => {
     const files = ada.client.from('files');
     const dir = ada.id;
@@ -162,8 +197,21 @@ describe('objects', () => {
     expect(await files.copy(`${dir}/moved.txt`, `${dir}/copy.txt`)).toEqual({ data: { path: `files/${dir}/copy.txt` }, error: null });
     expect(await text((await files.download(`${dir}/copy.txt`)).data)).toBe('m.txt');
     expect((await files.move(`${dir}/none.txt`, `${dir}/x.txt`)).error).toMatchObject({ status: 404 });
-    const across = await files.move(`${dir}/copy.txt`, `${dir}/x.txt`, { destinationBucket: 'limited' });
-    expect(across.error).toMatchObject({ status: 400 });
+    // To another bucket: under its limits (415 here, nothing moved), then into one that takes it.
+    const refused = await s.service.from('files').move(`${dir}/copy.txt`, 'x.txt', { destinationBucket: 'limited' });
+    expect(refused.error).toMatchObject({ status: 415 });
+    expect(await text((await files.download(`${dir}/copy.txt`)).data)).toBe('m.txt');
+    await s.service.createBucket('other');
+    expect((await s.service.from('files').copy(`${dir}/copy.txt`, 'c.txt', { destinationBucket: 'other' })).data).toEqual({
+      path: 'other/c.txt',
+    });
+    expect((await s.service.from('files').move(`${dir}/copy.txt`, 'm.txt', { destinationBucket: 'other' })).error).toBeNull();
+    expect((await files.exists(`${dir}/copy.txt`)).data).toBe(false);
+    expect(await text((await s.service.from('other').download('m.txt')).data)).toBe('m.txt');
+    expect(await text((await s.service.from('other').download('c.txt')).data)).toBe('m.txt');
+    // Across buckets the UPDATE policy still decides: ada's policy keeps her objects in her folder.
+    expect((await files.move(`${dir}/moved.txt`, 'elsewhere.txt', { destinationBucket: 'other' })).error).toMatchObject({ status: 403 });
+    expect(await text((await files.download(`${dir}/moved.txt`)).data)).toBe('m.txt');
 
     const removed = await files.remove([`${dir}/r1.txt`, `${dir}/r2.txt`, `${dir}/none.txt`]);
     expect(removed.error).toBeNull();

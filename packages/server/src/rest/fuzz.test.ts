@@ -80,7 +80,28 @@ const name = fc.oneof(
   { arbitrary: fc.constantFrom(...EVIL), weight: 1 },
   { arbitrary: nasty, weight: 1 },
 );
-const op = fc.oneof(fc.constantFrom('eq', 'neq', 'gt', 'lt', 'gte', 'lte', 'like', 'ilike', 'in', 'is'), nasty);
+const OPERATORS = ['eq', 'neq', 'gt', 'lt', 'gte', 'lte', 'like', 'ilike', 'in', 'is'];
+/** PostgREST's operators beyond those, which both grammars take (docs/api.md, "Filters"). */
+const EXTRA = [
+  'match',
+  'imatch',
+  'isdistinct',
+  'cs',
+  'cd',
+  'ov',
+  'sl',
+  'sr',
+  'nxr',
+  'nxl',
+  'adj',
+  'plfts',
+  'phfts',
+  'wfts',
+  'eq(any)',
+  'like(all)',
+  'gt(any)',
+];
+const op = fc.oneof(fc.constantFrom(...OPERATORS, ...EXTRA), nasty);
 const param: fc.Arbitrary<[string, string]> = fc.oneof(
   fc.tuple(
     fc.tuple(op, name).map(([o, c]) => `${o}.${c}`),
@@ -202,7 +223,7 @@ const condition: fc.Arbitrary<string> = fc.letrec<{ cond: string }>((tie) => ({
       arbitrary: fc
         .tuple(
           fc.constantFrom('', 'not.'),
-          fc.constantFrom('eq', 'neq', 'gt', 'like', 'is', 'fts', 'fts(simple)', 'in', 'zz'),
+          fc.constantFrom('eq', 'neq', 'gt', 'like', 'is', 'fts', 'fts(simple)', 'in', 'zz', 'cs', 'match', 'eq(any)', 'wfts(simple)'),
           fc.oneof(fc.constantFrom(...COLUMNS, 'j->>k'), nasty),
           nasty,
         )
@@ -332,5 +353,159 @@ describe('values round-trip', () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+// PostgREST's grammar at /rest/v1 (supabase/rest): `column=op.value`, `or=(column.op.value,…)`,
+// select trees with casts, Prefer, Accept and Range at random. Never a 5xx; every error is
+// PostgREST's {code, message, details, hint}.
+const PGRST_STATUS = new Set([200, 201, 204, 206, 300, 400, 401, 403, 404, 405, 406, 409, 416]);
+const pgrstSeen = new Map<string, number>();
+
+function expectPostgrest(res: { statusCode: number; body: string; headers: Record<string, unknown> }) {
+  // HEAD: no body, an error's included.
+  const key = res.statusCode >= 300 && res.body !== '' ? `${res.statusCode} ${JSON.parse(res.body).code}` : String(res.statusCode);
+  pgrstSeen.set(key, (pgrstSeen.get(key) ?? 0) + 1);
+  expect(PGRST_STATUS.has(res.statusCode), `${res.statusCode} ${res.body}`).toBe(true);
+  if (res.statusCode >= 300 && res.body !== '') {
+    expect(Object.keys(JSON.parse(res.body)).sort()).toEqual(['code', 'details', 'hint', 'message']);
+  } else if (res.body !== '' && String(res.headers['content-type']).includes('json')) {
+    JSON.parse(res.body);
+  }
+}
+
+const pgCondition: fc.Arbitrary<string> = fc.letrec<{ cond: string }>((tie) => ({
+  cond: fc.oneof(
+    {
+      arbitrary: fc
+        .tuple(fc.oneof(fc.constantFrom(...COLUMNS, 'j->>k'), nasty), fc.constantFrom('', 'not.'), fc.oneof(op, fc.constant('fts')), nasty)
+        .map(([c, n, o, v]) => `${/[.,()"]/.test(c) ? quoted(c) : c}.${n}${o}.${o === 'in' ? `(${quoted(v)},x)` : quoted(v)}`),
+      weight: 4,
+    },
+    {
+      arbitrary: fc
+        .tuple(fc.constantFrom('or', 'and', 'not.or', 'not.and'), fc.array(tie('cond'), { minLength: 1, maxLength: 3 }))
+        .map(([g, items]) => `${g}(${items.join(',')})`),
+      weight: 1,
+    },
+    { arbitrary: nasty, weight: 1 },
+  ),
+})).cond;
+const pgParam: fc.Arbitrary<[string, string]> = fc.oneof(
+  fc.tuple(
+    name,
+    fc.tuple(fc.constantFrom('', 'not.'), op, nasty).map(([n, o, v]) => `${n}${o}.${v}`),
+  ),
+  fc.tuple(
+    fc.constantFrom('t', 'n', 'arr', 'j', 'j->>k', 'fz_child.t', 'fz.id', 'nope.x'),
+    fc.tuple(op, nasty).map(([o, v]) => `${o}.${v}`),
+  ),
+  fc
+    .tuple(fc.constantFrom('or', 'and', 'not.or', 'fz_child.or', 'fz_child.not.and'), fc.array(pgCondition, { minLength: 1, maxLength: 3 }))
+    .map(([g, items]): [string, string] => [g, `(${items.join(',')})`]),
+  fc
+    .array(fc.oneof(selectItem, fc.constantFrom('n::text', 'id::int8', 'j->>k::int', 'x::"; drop', 'n.sum()', 'id.count()')), {
+      minLength: 1,
+      maxLength: 4,
+    })
+    .map((items): [string, string] => ['select', items.join(',')]),
+  fc.tuple(
+    fc.constantFrom('order', 'limit', 'offset', 'columns', 'on_conflict', 'fz_child.order', 'fz_child.limit'),
+    fc.oneof(name, nasty),
+  ),
+  fc.tuple(nasty, nasty),
+);
+const prefer = fc
+  .array(
+    fc.constantFrom(
+      'return=representation',
+      'return=minimal',
+      'return=headers-only',
+      'count=exact',
+      'count=planned',
+      'resolution=merge-duplicates',
+      'resolution=ignore-duplicates',
+      'missing=default',
+      'handling=strict',
+      'tx=rollback',
+      'params=single-object',
+      'bogus',
+    ),
+    { maxLength: 3 },
+  )
+  .map((a) => a.join(', '));
+const accept = fc.constantFrom('application/json', 'application/vnd.pgrst.object+json', 'text/csv', '*/*', 'image/png', '');
+const range = fc.oneof(
+  fc.constant(''),
+  fc.tuple(fc.nat(5), fc.nat(5)).map(([a, b]) => `${a}-${b}`),
+  nasty,
+);
+
+describe("PostgREST's grammar at /rest/v1", () => {
+  const pgUrl = (path: string, params: Array<[string, string]>) => `/rest/v1/${path}?${new URLSearchParams(params)}`;
+  const headersOf = (p: string, a: string, r: string) => {
+    const h: Record<string, string> = { ...t.as.service };
+    if (p) h.prefer = p;
+    if (a) h.accept = a;
+    if (r) h.range = wellFormed(r).replace(/[^\x20-\x7e]/g, '');
+    return h;
+  };
+
+  it('reads and writes with random filters, select trees, preferences and Accept are never a 5xx', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('GET', 'HEAD', 'POST', 'PATCH', 'PUT', 'DELETE'),
+        fc.constantFrom('fz', 'fz_child', 'nope'),
+        fc.array(pgParam, { maxLength: 4 }),
+        prefer,
+        accept,
+        range,
+        fc.oneof(fc.dictionary(name, fc.oneof(fc.jsonValue({ maxDepth: 2 }), nasty), { maxKeys: 3 }), fc.constant(null)),
+        async (method, table, params, p, a, r, body) => {
+          const headers = { ...headersOf(p, a, r), 'content-type': 'application/json' };
+          const payload = method === 'GET' || method === 'HEAD' || body === null ? undefined : JSON.stringify(body);
+          expectPostgrest(await t.app.inject({ method, url: pgUrl(table, params), headers, ...(payload ? { payload } : {}) }));
+        },
+      ),
+      {
+        numRuns: 300,
+        examples: [
+          ['GET', 'fz', [['t', 'eq.seed']], '', '', '', null],
+          ['GET', 'fz', [['id', 'between.1']], '', '', '', null],
+          ['GET', 'nope', [], '', '', '', null],
+          ['GET', 'fz', [['select', 'id,fz_child(*)']], '', 'application/vnd.pgrst.object+json', '', null],
+          ['GET', 'fz_child', [['select', 'id,fz(*)']], '', '', '', null],
+        ],
+      },
+    );
+    await sentinelIntact();
+    expect([...pgrstSeen.keys()]).toEqual(expect.arrayContaining(['200', '400 PGRST100', '404 PGRST205', '300 PGRST201']));
+  });
+
+  it('function calls with random arguments and preferences are never a 5xx', async () => {
+    const arg = fc.oneof(fc.jsonValue({ maxDepth: 2 }), nasty);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('fz_find', 'fz_raise', 'nope', 'fz'),
+        fc.oneof(
+          fc.record({ q: arg }),
+          fc.record({ q: arg, lim: arg }),
+          fc.record({ msg: arg }),
+          fc.dictionary(fc.oneof(fc.constantFrom('q', 'lim', 'msg'), name), arg, { maxKeys: 3 }),
+        ),
+        fc.oneof(fc.constant([]), fc.array(pgParam, { maxLength: 2 })),
+        prefer,
+        accept,
+        async (fn, args, params, p, a) => {
+          const headers = { ...headersOf(p, a, ''), 'content-type': 'application/json' };
+          expectPostgrest(await t.app.inject({ method: 'POST', url: pgUrl(`rpc/${fn}`, params), headers, payload: JSON.stringify(args) }));
+          const asQuery = Object.entries(args).map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : JSON.stringify(v)]);
+          expectPostgrest(await t.app.inject({ url: pgUrl(`rpc/${fn}`, [...asQuery, ...params]), headers: headersOf(p, a, '') }));
+        },
+      ),
+      { numRuns: 150 },
+    );
+    await sentinelIntact();
+    expect([...pgrstSeen.keys()]).toEqual(expect.arrayContaining(['404 PGRST202', '400 P0001']));
   });
 });

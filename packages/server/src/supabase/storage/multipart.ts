@@ -125,6 +125,10 @@ export function readMultipartFile(source: Readable, boundary: string): Promise<M
           }
           state = 'file';
           file = new PassThrough();
+          // The body's failure (cut short, malformed) reaches the upload through the stream's
+          // state (storage's upload watches it with finished()); it may come before the upload
+          // reads, and must not be an uncaught 'error' event then.
+          file.on('error', () => undefined);
           resolve({ fields, contentType: head.type, body: file, abandon: () => state !== 'done' && fail(bad('abandoned')) });
         } else if (state === 'field') {
           const i = buf.indexOf(delimiter);

@@ -64,6 +64,8 @@ import { createOAuthService } from './oauth/index.js';
 import { createPublicHandlers } from './public.js';
 import { createMfaService } from './mfa/service.js';
 import { createPasskeyService } from './passkeys/service.js';
+import { type AdminLinks, createAdminLinks } from './admin-links.js';
+export type { AdminLinkType } from './admin-links.js';
 
 export { AUTH_DOCS, enabledProviders } from './responses.js';
 export { oidcDiscovery, type OidcDiscovery, oidcSettingsCheck } from './oauth/index.js';
@@ -109,6 +111,8 @@ export interface Auth {
     reset(userId: string): Promise<number>;
     removePasskey(userId: string, passkeyId: string): Promise<boolean>;
   };
+  /** Links made for the secret key instead of mailed (supabase/auth's admin/generate_link). */
+  adminLinks: AdminLinks;
   /** The guards of the route table (`apikey`, `user`, `stepUp`), for another face of these services. */
   guards: AuthGuards;
   /**
@@ -235,6 +239,7 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     hasher,
     accounts,
     guards,
+    adminLinks: createAdminLinks(deps),
     mountFace: limited,
     async rotateSigningKey(o) {
       const rotation = await rotateSigningKey(options.db, options.clock, o, state);

@@ -145,6 +145,44 @@ export function createAdminHandlers(deps: FaceDeps) {
       return out;
     },
 
+    /**
+     * POST /admin/generate_link: a `signup`, `invite`, `magiclink` or `recovery` link made instead
+     * of mailed (auth's adminLinks). `action_link` is GoTrue's: this face's GET /verify, which
+     * redirects to `redirect_to` (an allowed URL; else the link setting's page) with the session;
+     * `hashed_token` is what `verifyOtp({ token_hash, type })` takes. No `email_otp` (Plinth mails
+     * links, not codes): ''.
+     */
+    async generateLink(req: FastifyRequest) {
+      const b = bodyOf(req);
+      const type = b.type;
+      if (type !== 'signup' && type !== 'invite' && type !== 'magiclink' && type !== 'recovery') {
+        throw new GoTrueError(
+          400,
+          'validation_failed',
+          'type must be signup, invite, magiclink or recovery (email changes are asked for by the user)',
+        );
+      }
+      const to = typeof b.redirect_to === 'string' && b.redirect_to ? b.redirect_to : undefined;
+      if (to !== undefined && !settings.isRedirectAllowed(to)) {
+        throw new ApiError('redirect_not_allowed', 'redirect_to is not in the allowed redirect URLs of the project.');
+      }
+      const a = settings.auth();
+      const page = to ?? (type === 'magiclink' ? a.magic_link_url : type === 'recovery' ? a.password_reset_url : a.email_verification_url);
+      const { userId, token } = await auth.adminLinks.generate({ type, email: b.email, password: b.password, data: b.data });
+      const action = new URL('/auth/v1/verify', deps.publicUrl);
+      action.searchParams.set('token', token);
+      action.searchParams.set('type', type);
+      if (page) action.searchParams.set('redirect_to', page);
+      return {
+        ...(await userOut(userId)),
+        action_link: action.toString(),
+        email_otp: '',
+        hashed_token: token,
+        redirect_to: page ?? '',
+        verification_type: type,
+      };
+    },
+
     factors: async (req: FastifyRequest) => (await s.mfa.list(idOf(req))).factors.map(toGoTrueFactor),
 
     /** DELETE /admin/users/{id}/factors/{factorId}: as the user's own unenroll (sessions drop to aal1 when it was the last). */

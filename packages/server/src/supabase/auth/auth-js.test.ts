@@ -420,6 +420,7 @@ describe('admin API (secret key)', () => {
     );
     expect(audit.rows.map((r) => [r.action, r.details.via])).toEqual([['user.create', 'secret_key']]);
 
+    for (const extra of [email('admin-extra'), email('admin-extra')]) await admin().createUser({ email: extra, password: PASSWORD });
     const page = await admin().listUsers({ page: 1, perPage: 2 });
     expect(page.error).toBeNull();
     expect(page.data.users).toHaveLength(2);
@@ -474,6 +475,40 @@ describe('admin API (secret key)', () => {
     expect([banned.error?.status, banned.error?.code]).toEqual([403, 'user_banned']);
     expect((await admin().updateUserById(user.id, { ban_duration: 'none' })).error).toBeNull();
     expect((await authClient(t).signInWithPassword({ email: addr, password: PASSWORD })).error).toBeNull();
+  });
+
+  it('generateLink: a signup link keeps the admin-set password through the proof; magiclink and recovery links sign in; action_link redirects', async () => {
+    const addr = email('genlink');
+    const signup = await admin().generateLink({ type: 'signup', email: addr, password: PASSWORD });
+    expect(signup.error).toBeNull();
+    expect(signup.data.user).toMatchObject({ email: addr });
+    expect(signup.data.properties).toMatchObject({ verification_type: 'signup', redirect_to: `${PAGE}/verify` });
+    const early = await authClient(t).signInWithPassword({ email: addr, password: PASSWORD });
+    expect(early.error).toBeNull(); // confirmation is off in this server: the password signs in at once
+    const client = authClient(t);
+    expect((await client.verifyOtp({ token_hash: signup.data.properties!.hashed_token, type: 'signup' })).error).toBeNull();
+    expect((await client.getUser()).data.user?.email_confirmed_at).toEqual(expect.any(String));
+    expect((await authClient(t).signInWithPassword({ email: addr, password: PASSWORD })).error).toBeNull();
+
+    const magic = await admin().generateLink({ type: 'magiclink', email: addr, options: { redirectTo: `${PAGE}/done` } });
+    expect(magic.error).toBeNull();
+    const action = new URL(magic.data.properties!.action_link);
+    expect(action.pathname).toBe('/auth/v1/verify');
+    const followed = await t.app.inject({ method: 'GET', url: action.pathname + action.search });
+    expect(followed.statusCode).toBe(303);
+    const fragment = new URLSearchParams(new URL(String(followed.headers.location)).hash.slice(1));
+    expect(decodeJwt(fragment.get('access_token') ?? '').email).toBe(addr);
+
+    const recovery = await admin().generateLink({ type: 'recovery', email: addr });
+    const recovering = authClient(t);
+    expect((await recovering.verifyOtp({ token_hash: recovery.data.properties!.hashed_token, type: 'recovery' })).error).toBeNull();
+
+    const unknown = await admin().generateLink({ type: 'magiclink', email: email('nobody') });
+    expect([unknown.error?.status, unknown.error?.code]).toEqual([404, 'user_not_found']);
+    const taken = await admin().generateLink({ type: 'signup', email: addr, password: PASSWORD });
+    expect([taken.error?.status, taken.error?.code]).toEqual([422, 'email_exists']);
+    const notAdmin = await authClient(t).admin.generateLink({ type: 'magiclink', email: addr });
+    expect(notAdmin.error?.code).toBe('not_admin');
   });
 
   it('mfa.listFactors lists a user’s factors in GoTrue’s shape; deleteFactor removes one', async () => {

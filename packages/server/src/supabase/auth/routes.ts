@@ -15,6 +15,8 @@ export interface FaceDeps {
   clock: Clock;
   /** Who is calling (http/guards.ts): the admin API takes the secret key. */
   callers: CallerGuards;
+  /** PUBLIC_URL: generate_link's action_link points at this face's GET /verify there. */
+  publicUrl: string;
   settings: Pick<SettingsStore, 'auth' | 'isRedirectAllowed'>;
 }
 
@@ -361,6 +363,7 @@ export function registerFaceRoutes(
   app.put('/auth/v1/admin/users/:id', { preHandler: service, config: { audit: 'user.update' } }, admin.update);
   app.delete('/auth/v1/admin/users/:id', { preHandler: service, config: { audit: 'user.delete' } }, admin.remove);
   app.get('/auth/v1/admin/users/:id/factors', { preHandler: service }, admin.factors);
+  app.post('/auth/v1/admin/generate_link', { preHandler: service, config: { audit: 'user.generate_link' } }, admin.generateLink);
   app.delete(
     '/auth/v1/admin/users/:id/factors/:factorId',
     { preHandler: service, config: { audit: 'user.factors_reset' } },

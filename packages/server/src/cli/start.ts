@@ -24,9 +24,10 @@ async function openAndMigrate(config: Config): Promise<{ db: Db; applied: string
       await migrateSystem(db);
       const { applySupabaseFolder } = await import('./supabase-apply.js');
       const done = await applySupabaseFolder(db, config.project);
+      if (done.migrations.length) process.stdout.write(`  migrations applied: ${done.migrations.join(', ')}\n`);
       for (const f of done.missingSeeds) process.stdout.write(`  seed ${f} (supabase/config.toml [db.seed]) is not there: skipped\n`);
       if (done.seeds.length) process.stdout.write(`  seeds applied: ${done.seeds.map((f) => shownPath(f)).join(', ')}\n`);
-      return { db, applied: done.migrations };
+      return { db, applied: [] };
     }
     if (!config.migrationsDir) return { db, applied: [] };
     await migrateSystem(db);
@@ -94,8 +95,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const url = config.publicUrl.replace(`:${config.port}`, `:${port}`);
   if (!config.databaseUrl) writeServerFile(config.dataDir, `http://127.0.0.1:${port}`, keys);
   // With --workers the primary prints one banner for all.
-  if (isWorker()) tellPrimary({ type: 'listening', banner: banner(plinth, url) });
-  else process.stdout.write(banner(plinth, url));
+  const supabase = await supabaseBanner(plinth);
+  if (isWorker()) tellPrimary({ type: 'listening', banner: banner(plinth, url) + supabase });
+  else process.stdout.write(banner(plinth, url) + supabase);
   log.info({ url, database: plinth.db.kind }, 'listening');
   if (plinth.db.kind === 'pglite' && config.statementTimeoutMs !== DEFAULT_STATEMENT_TIMEOUT_MS) {
     log.warn(
@@ -124,6 +126,20 @@ function banner(plinth: Plinth, url: string): string {
     `  REST: ${url}/api/v1/db/<table>   Auth: ${url}/v1/auth   CLI: npx plinth help`,
     '',
   ].join('\n')}\n`;
+}
+
+/** A Supabase folder's keys under the banner, as `supabase start` prints them (plinth status prints them again). */
+async function supabaseBanner(plinth: Plinth): Promise<string> {
+  const settings = plinth.config.project?.supabase?.settings;
+  if (!settings) return '';
+  const [{ isLoopbackHost, supabaseKeysOf }, { SUPABASE_LOCAL_JWT_SECRET }] = await Promise.all([
+    import('../http/index.js'),
+    import('../config/index.js'),
+  ]);
+  if (settings.auth.jwt_secret === SUPABASE_LOCAL_JWT_SECRET && !isLoopbackHost(plinth.config.host))
+    return `  Supabase folder: its keys are refused on ${plinth.config.host}: the local default JWT secret signs nothing off loopback; set [auth] jwt_secret\n\n`;
+  const keys = await supabaseKeysOf(settings.auth.jwt_secret);
+  return `  Supabase folder: ${plinth.config.project?.file}\n  anon key:         ${keys.anon}\n  service_role key: ${keys.service_role}\n\n`;
 }
 
 /** SIGTERM (process managers, `npm start`'s stop) and SIGINT (Ctrl-C) stop the server cleanly. */

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SupabaseStorageServer, supabaseStorageServer } from '../../../test/supabase-storage.js';
@@ -131,7 +132,9 @@ describe('browsers', () => {
     });
     expect(preflight.statusCode).toBe(204);
     expect(preflight.headers['access-control-allow-origin']).toBe('http://localhost:5173');
-    const allowed = String(preflight.headers['access-control-allow-headers']).split(',').map((h) => h.trim());
+    const allowed = String(preflight.headers['access-control-allow-headers'])
+      .split(',')
+      .map((h) => h.trim());
     for (const h of ['apikey', 'authorization', 'cache-control', 'content-type', 'x-metadata', 'x-upsert']) expect(allowed).toContain(h);
   });
 });
@@ -193,5 +196,31 @@ describe('public buckets and attackers', () => {
       expect((await raw('POST', path)).status, path).toBe(400);
     }
     expect((await raw('GET', `${ada.id}/other.txt`)).body).toBe('also ada');
+  });
+
+  it('no path, however encoded, is a 500 on any object route', async () => {
+    const headers = { apikey: s.keys.publicKey, authorization: `Bearer ${ada.token}` };
+    const segment = fc.oneof(
+      fc.string({ maxLength: 12 }),
+      fc.constantFrom('..', '.', '', '%2e%2e', '%2F', '%00', '%', '%zz', '\\', 'é', '%C3%A9', '?', '#'),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('object', 'object/authenticated', 'object/info', 'object/public', 'object/sign', 'object/upload/sign'),
+        fc.array(segment, { minLength: 1, maxLength: 4 }),
+        fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'DELETE'),
+        async (kind, segments, method) => {
+          const url = `/storage/v1/${kind}/private/${segments.join('/')}`;
+          const res = await s.app.inject({
+            method: method as 'GET',
+            url,
+            headers,
+            ...(method === 'POST' || method === 'PUT' ? { payload: 'x' } : {}),
+          });
+          expect(res.statusCode, `${method} ${url}: ${res.body}`).toBeLessThan(500);
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 });

@@ -1,6 +1,7 @@
 /**
  * What a `route_not_found` answer suggests: the Plinth path of a Supabase-style path
- * (`/rest/v1/…`, `/auth/v1/…`, `/storage/v1/…`, for code and habits carried over), else the
+ * (`/rest/v1/…`, `/auth/v1/…`, for code and habits carried over; /storage/v1 is served as it is,
+ * docs/supabase.md), else the
  * registered route the path most likely meant (a typo, another case).
  */
 import { closest, editDistance } from '../lib/index.js';
@@ -23,8 +24,6 @@ export function supabasePath(path: string, query: string): string | null {
   const q = query ? `?${query}` : '';
   let m = /^\/rest\/v1(\/.*)?$/.exec(path);
   if (m) return `/api/v1/db${m[1] ?? '/'}${q}`;
-  m = /^\/storage\/v1(\/.*)?$/.exec(path);
-  if (m) return `/api/v1/storage${m[1] ?? '/'}${q}`;
   m = /^\/auth\/v1\/([^/]*)(\/.*)?$/.exec(path);
   if (!m) return null;
   const [, first, rest = ''] = m;

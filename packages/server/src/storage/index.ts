@@ -18,6 +18,9 @@
  *   other database error answers as on every route (db/errors.ts: a policy's or trigger's
  *   raise is raised_exception).
  * - a sweep every 10 minutes (sweep.ts) of bytes no row points to.
+ * - for other faces (supabase/storage/): the services, `links` (links.ts: the rules of signed and
+ *   public URLs and signed uploads), `serveObject`, `acceptRawBodies` and the name parsers, so a
+ *   face parses and shapes but decides nothing itself.
  */
 import type { Logger } from 'pino';
 import type { StorageConfig } from '../config/index.js';

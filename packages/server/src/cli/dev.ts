@@ -14,6 +14,7 @@ import { migrateApp } from '../db/index.js';
 import type { CommandContext } from './context.js';
 import { reapplyProjectFile } from './project-apply.js';
 import { startServer } from './start.js';
+import { interceptSupabase, SUPABASE_SEARCH_PATH } from './supabase-apply.js';
 
 /** The request line of the debug level (http/server.ts) as `GET /path 200 3 ms`; other messages as they are. */
 const REQUEST_FIELDS = 'reqId,method,path,status,ms';
@@ -51,7 +52,10 @@ export function watchMigrations(plinth: Plinth, dir: string): () => void {
   const apply = () => {
     running = running.then(async () => {
       try {
-        const applied = await migrateApp(plinth.db, dir);
+        // A Supabase folder's migrations run as at start (its search path, PostgREST settings kept).
+        const applied = plinth.config.project?.supabase
+          ? await migrateApp(plinth.db, dir, { prelude: [SUPABASE_SEARCH_PATH], intercept: interceptSupabase })
+          : await migrateApp(plinth.db, dir);
         lastProblem = '';
         if (applied.length) {
           await plinth.schema.reload();

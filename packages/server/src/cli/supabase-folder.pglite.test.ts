@@ -91,6 +91,39 @@ describe('plinth start in a Supabase CLI project folder', () => {
     }
   }, 120_000);
 
+  it('plinth dev applies a new migration of the folder as at start (extensions on the search path, PostgREST settings kept)', async () => {
+    const port = await freePort();
+    const cwd = folder({ 'supabase/config.toml': `[api]\nport = ${port}\n` });
+    const dev = spawn(process.execPath, [MAIN, 'dev'], { cwd, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    dev.stdout?.on('data', (d) => {
+      out += d;
+    });
+    dev.stderr?.on('data', (d) => {
+      out += d;
+    });
+    const exited = new Promise((resolve) => dev.on('exit', resolve));
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      await waitHealthy(base, 60_000).catch((err) => {
+        throw new Error(`${err.message}: ${out}`);
+      });
+      writeFileSync(
+        join(cwd, 'supabase/migrations/20250101000000_hashes.sql'),
+        "alter role authenticator set pgrst.db_plan_enabled to 'true';\ncreate table public.hashes (h text default crypt('x', gen_salt('bf')));\ncreate policy \"read\" on public.hashes for select using (true);\ninsert into public.hashes default values;\n",
+      );
+      const count = async () => {
+        const r = await fetch(`${base}/api/v1/db/hashes?select=h`);
+        return r.status === 200 ? ((await r.json()) as unknown[]).length : r.status;
+      };
+      await expect.poll(count, { timeout: 30_000 }).toBe(1);
+      expect(out).toMatch(/migrations applied: 20250101000000_hashes\.sql/);
+    } finally {
+      dev.kill('SIGTERM');
+      await exited;
+    }
+  }, 120_000);
+
   it('a failing migration stops the start with one line naming the file, the line and the message', async () => {
     const cwd = folder({
       'supabase/config.toml': `[api]\nport = ${await freePort()}\n`,

@@ -74,8 +74,8 @@ export function createLinks(objects: ObjectService, buckets: BucketService, sign
     async uploadSigned(token: string, input: Omit<UploadInput, 'upsert'>) {
       const name = objectName(input.name);
       const grant = await signed.verifyUpload(token, input.bucket, name);
-      const now = stateOf(await objects.find(SERVICE, input.bucket, name));
-      if (now !== grant.state) {
+      const found = await objects.find(SERVICE, input.bucket, name);
+      if (stateOf(found) !== grant.state) {
         if (!grant.upsert) throw new ApiError('object_exists', 'An object with this name already exists; this upload URL was used.');
         throw new ApiError(
           'token_invalid',
@@ -87,7 +87,11 @@ export function createLinks(objects: ObjectService, buckets: BucketService, sign
         claims: JSON.stringify(grant.owner ? { role: 'service', sub: grant.owner } : { role: 'service' }),
         uid: grant.owner,
       };
-      return objects.upload(signer, { ...input, name, upsert: grant.upsert });
+      // One upload, even of two at once: into an empty name a plain insert (the unique name lets
+      // one through), over an object an upsert of that very upload only (a compare-and-swap).
+      return found
+        ? objects.upload(signer, { ...input, name, upsert: true, replaces: found.version })
+        : objects.upload(signer, { ...input, name, upsert: false });
     },
   };
 }

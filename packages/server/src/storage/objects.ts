@@ -33,6 +33,11 @@ export interface UploadInput {
   upsert: boolean;
   /** The uploader's own metadata (the `metadata` column), at most 8 KiB of JSON. */
   metadata?: Record<string, unknown>;
+  /**
+   * With `upsert`: replace only this upload of the name (its `version`), else 409
+   * `object_exists` and nothing written (a compare-and-swap: a signed upload URL serves one upload).
+   */
+  replaces?: string;
 }
 
 /** How a folder listing is ordered (name bytewise by default). */
@@ -96,12 +101,18 @@ export function createObjectService(deps: ObjectDeps) {
   const { db, backend } = deps;
 
   /** Writes the row of an upload or a copy (as the caller); on refusal the new bytes go. */
-  async function commit(who: RoleContext, key: string, params: string[], upsert: boolean): Promise<void> {
+  async function commit(who: RoleContext, key: string, params: string[], upsert: boolean, replaces = ''): Promise<void> {
+    let written: number;
     try {
-      await run(db, who, insertSql(upsert), params, false);
+      written = (await run(db, who, insertSql(upsert, replaces !== ''), [...params, '', replaces], false)).n;
     } catch (err) {
       await backend.remove([key]).catch(() => undefined); // else the sweep takes it
       throw err;
+    }
+    if (written === 0) {
+      // Only an upsert bound to one upload writes nothing: that upload was replaced meanwhile.
+      await backend.remove([key]).catch(() => undefined);
+      throw new ApiError('object_exists', 'The object was replaced while this upload ran; it was not overwritten.');
     }
     if (upsert) deps.collect();
   }
@@ -153,7 +164,8 @@ export function createObjectService(deps: ObjectDeps) {
       if (Buffer.byteLength(metadata) > MAX_METADATA_BYTES) throw metadataTooLarge();
       const version = randomUUID();
       const params = [bucket.id, name, String(input.contentLength ?? 0), mime.full, '', metadata, version];
-      await run(db, who, DRY_RUN, [...params, insertSql(input.upsert)]);
+      const replaces = input.replaces ?? '';
+      await run(db, who, DRY_RUN, [...params, insertSql(input.upsert, replaces !== ''), replaces]);
 
       const key = keyOf(bucket.id, version);
       const meter = new Meter(limit);
@@ -176,7 +188,7 @@ export function createObjectService(deps: ObjectDeps) {
       }
       params[2] = String(meter.size);
       params[4] = meter.etag;
-      await commit(who, key, params, input.upsert);
+      await commit(who, key, params, input.upsert, replaces);
       return { bucket: bucket.id, name, size: meter.size, mime_type: mime.full, etag: meter.etag };
     },
 

@@ -20,14 +20,15 @@ export const FIND = `select (select row_to_json(o)::text from (
  * An upload, or a copy's new object: values bucket, name, size, mime, etag, metadata, version.
  * No RETURNING: it would make SELECT policies apply too, and an upload-only bucket (an INSERT
  * policy alone) must work. The uploader (`auth.uid()`, null for anon and the secret key) is the owner.
+ * `onlyVersion`: the upsert replaces only the upload `$1[9]` (`$1[8]` is the dry run's statement).
  */
-export function insertSql(upsert: boolean): string {
+export function insertSql(upsert: boolean, onlyVersion = false): string {
   const insert = `insert into storage.objects (bucket_id, name, owner, size, mime_type, etag, metadata, version)
     values ($1[1], $1[2], auth.uid(), $1[3]::int8, $1[4], $1[5], $1[6]::jsonb, $1[7]::uuid)`;
   if (!upsert) return insert;
   return `${insert} on conflict (bucket_id, name) do update set owner = excluded.owner, size = excluded.size,
     mime_type = excluded.mime_type, etag = excluded.etag, metadata = excluded.metadata, version = excluded.version,
-    updated_at = now()`;
+    updated_at = now()${onlyVersion ? ' where storage.objects.version = $1[9]::uuid' : ''}`;
 }
 
 /** The write of `insertSql`, run and undone (migration 0020): what the policies say before the body is read. */

@@ -106,6 +106,23 @@ describe('signed upload URLs', () => {
     expect(await (await ada.client.from('private').download(path)).data?.text()).toBe('new');
   });
 
+  it('two uploads at once through one URL: exactly one goes through, over an object or into an empty name', async () => {
+    for (const [path, existing] of [
+      [`${ada.id}/race-over.txt`, true],
+      [`${ada.id}/race-new.txt`, false],
+    ] as const) {
+      if (existing) expect((await ada.client.from('private').upload(path, 'before')).error).toBeNull();
+      const token = (await ada.client.from('private').createSignedUploadUrl(path, { upsert: true })).data?.token as string;
+      const bodies = [Buffer.alloc(1 << 20, 'a'), Buffer.alloc(1 << 20, 'b')];
+      const results = await Promise.all(bodies.map((b) => s.anon.from('private').uploadToSignedUrl(path, token, b)));
+      const won = results.map((r) => r.error === null);
+      expect(won.filter(Boolean), path).toHaveLength(1);
+      expect(results.find((r) => r.error)?.error).toMatchObject({ statusCode: expect.stringMatching(/^(400|409)$/) });
+      const kept = Buffer.from(await ((await ada.client.from('private').download(path)).data as Blob).arrayBuffer());
+      expect(kept.equals(bodies[won.indexOf(true)]), path).toBe(true);
+    }
+  });
+
   it('is only made for who may upload there; an upload token is no download token, nor the reverse', async () => {
     expect((await bob.client.from('private').createSignedUploadUrl(`${ada.id}/intrude.txt`)).error).toMatchObject({ status: 403 });
     const up = await ada.client.from('private').createSignedUploadUrl(`${ada.id}/other.txt`, { upsert: true });

@@ -118,6 +118,11 @@ export interface AuthSettings {
   passkey_rp_id: string | null;
   /** Origins besides PUBLIC_URL's whose pages may use passkeys (`https://app.example.com`). */
   passkey_origins: string[];
+  /**
+   * Anonymous sign-in (Supabase's `signInAnonymously`): a user with no email, phone or identity,
+   * upgraded in place by adding one; at most 30 an hour per IP.
+   */
+  anonymous_sign_in_enabled: boolean;
 }
 
 /** The mask a stored secret is read as. */

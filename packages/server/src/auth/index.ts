@@ -65,6 +65,7 @@ import { createPublicHandlers } from './public.js';
 import { createMfaService } from './mfa/service.js';
 import { createPasskeyService } from './passkeys/service.js';
 import { type AdminLinks, createAdminLinks } from './admin-links.js';
+import { createAnonymousService } from './anonymous/service.js';
 export type { AdminLinkType } from './admin-links.js';
 
 export { AUTH_DOCS, enabledProviders } from './responses.js';
@@ -214,6 +215,7 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     oauth: createOAuthService(deps, sessions, options.oauth, options.discovery),
     mfa: createMfaService(deps, sessions),
     passkeys: createPasskeyService(deps, sessions),
+    anonymous: createAnonymousService(deps, sessions),
     public: createPublicHandlers(options.settings, options.tokens),
   };
   const guards = createAuthGuards(options.callers, options.gate, () => options.settings.auth().mfa_enforcement);

@@ -28,6 +28,7 @@ import {
   SignUpOptionsBody,
 } from './passkeys/routes.js';
 import type { PasskeyService } from './passkeys/service.js';
+import type { AnonymousService } from './anonymous/service.js';
 
 export interface AuthServices {
   password: PasswordService;
@@ -39,6 +40,7 @@ export interface AuthServices {
   oauth: OAuthService;
   mfa: MfaService;
   passkeys: PasskeyService;
+  anonymous: AnonymousService;
   public: ReturnType<typeof createPublicHandlers>;
 }
 

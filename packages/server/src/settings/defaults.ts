@@ -32,6 +32,7 @@ export function defaultAuthSettings(): AuthSettings {
     passkey_enabled: false,
     passkey_rp_id: null,
     passkey_origins: [],
+    anonymous_sign_in_enabled: false,
   };
 }
 

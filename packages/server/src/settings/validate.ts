@@ -21,6 +21,7 @@ const BOOLEANS = [
   'cors_allow_localhost',
   'mfa_totp_enabled',
   'passkey_enabled',
+  'anonymous_sign_in_enabled',
 ] as const;
 const FLOW_URLS = ['email_verification_url', 'password_reset_url', 'magic_link_url'] as const;
 const APPLE_FIELDS = ['service_id', 'team_id', 'key_id', 'private_key'] as const;

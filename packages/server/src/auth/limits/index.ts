@@ -21,6 +21,9 @@ export function rateLimited(resetMs: number): ApiError {
   });
 }
 
+/** Anonymous sign-ins per IP (GoTrue's default: 30 an hour). */
+export const ANONYMOUS_PER_IP: RateRule = { max: 30, windowSeconds: 3600 };
+
 // Emails are hashed into the key: counters (maybe in a shared Redis) never hold addresses.
 const key = (kind: string, value: string) => `${kind}:${sha256(value).slice(0, 32)}`;
 
@@ -102,6 +105,11 @@ export function createAuthLimits(
       await Promise.all(rules.map(([k, r]) => counter.hit(k, r.windowSeconds)));
     },
     /** Throws 429 when the user has had too many wrong second-factor codes lately. */
+    /** An anonymous sign-in from `ip`: at most ANONYMOUS_PER_IP (429 `rate_limited` beyond). */
+    async assertAnonymous(ip: string): Promise<void> {
+      const c = await counter.hit(key('anonymous-ip', ip), ANONYMOUS_PER_IP.windowSeconds);
+      if (c.count > ANONYMOUS_PER_IP.max) throw rateLimited(c.resetMs);
+    },
     async assertMfa(userId: string): Promise<void> {
       const c = await counter.peek(key('mfa-user', userId));
       if (over(c, config.mfaFailuresPerUser)) throw rateLimited(c.resetMs);

@@ -8,7 +8,7 @@ import { type Aal, type Assurance, banned, bannedSql, hasFactorSql } from './sta
 import { USER_CLAIMS_SQL, type UserClaims, userClaims } from './claims.js';
 
 /** A sign-in method, as the access token's `amr` names it. */
-export type AmrMethod = 'password' | 'magic_link' | 'otp' | 'oauth' | 'totp' | 'passkey' | 'recovery';
+export type AmrMethod = 'password' | 'magic_link' | 'otp' | 'oauth' | 'totp' | 'passkey' | 'recovery' | 'anonymous';
 
 interface Level extends Assurance {
   /** The user has a verified second factor. */

@@ -64,6 +64,17 @@ export function createReauthService(deps: AuthDeps) {
         if (ok) return;
         throw new ApiError('invalid_code', WRONG_CODE);
       }
+      // A user with no credential at all but its session (an anonymous one) has nothing to
+      // reauthenticate with: its session is the account, and adding an email or a password is
+      // how it is upgraded.
+      const { rows: bare } = await db.query<{ bare: boolean }>(
+        `select u.email is null and u.phone is null and not exists (select 1 from auth.passwords p where p.user_id = u.id)
+           and not exists (select 1 from auth.identities i where i.user_id = u.id)
+           and not exists (select 1 from auth.passkeys k where k.user_id = u.id) as bare
+         from auth.users u where u.id = $1`,
+        [userId],
+      );
+      if (bare[0]?.bare && proof.current_password === undefined && proof.nonce === undefined) return;
       throw new ApiError('reauthentication_required', REQUIRED);
     },
 

@@ -577,3 +577,65 @@ describe('second factors (auth.mfa)', () => {
     expect((await client.updateUser({ password: 'needs a nonce now', nonce })).error).toBeNull();
   });
 });
+
+describe('anonymous sign-in (anonymous_sign_in_enabled)', () => {
+  beforeAll(() => setAuth(t, { anonymous_sign_in_enabled: true }));
+  afterAll(() => setAuth(t, { anonymous_sign_in_enabled: false }));
+
+  it('signInAnonymously makes a user with is_anonymous in the user and the token; adding an email upgrades it in place', async () => {
+    const client = authClient(t);
+    const { data, error } = await client.signInAnonymously({ options: { data: { theme: 'dark' } } });
+    expect(error).toBeNull();
+    expect(data.user).toMatchObject({ is_anonymous: true, email: '', user_metadata: { theme: 'dark' }, identities: [] });
+    const claims = decodeJwt(data.session!.access_token);
+    expect(claims).toMatchObject({
+      role: 'authenticated',
+      is_anonymous: true,
+      amr: [{ method: 'anonymous', timestamp: expect.any(Number) }],
+    });
+    expect((await t.app.inject({ method: 'GET', url: '/auth/v1/settings' })).json().external.anonymous_users).toBe(true);
+
+    // Upgrade: past the recent-sign-in window too (an anonymous user has nothing to reauthenticate with).
+    t.clock.advance(t.auth.config.reauthWindowMs + 1000);
+    const addr = email('upgraded');
+    expect((await client.updateUser({ email: addr })).error).toBeNull();
+    const token_hash = await lastToken(t, addr, 'email_change');
+    const verified = await client.verifyOtp({ token_hash, type: 'email_change' });
+    expect(verified.error).toBeNull();
+    expect(verified.data.user).toMatchObject({ id: data.user!.id, email: addr, is_anonymous: false, user_metadata: { theme: 'dark' } });
+    expect(decodeJwt(verified.data.session!.access_token).is_anonymous).toBe(false);
+    // Once it has an email, a change needs reauthentication again.
+    t.clock.advance(t.auth.config.reauthWindowMs + 1000);
+    const again = await client.updateUser({ password: 'now a real password' });
+    expect(again.error?.code).toBe('reauthentication_needed');
+  });
+
+  it('attacker: an anonymous user upgrading to an address someone else holds never gets it', async () => {
+    const { addr: victim } = await signedUp();
+    const anon = authClient(t);
+    const { data } = await anon.signInAnonymously();
+    t.clock.advance(61_000);
+    // Answered alike (no enumeration); the link goes to the holder's mailbox, not the attacker's.
+    expect((await anon.updateUser({ email: victim })).error).toBeNull();
+    const link = await lastToken(t, victim, 'email_change');
+    const used = await authClient(t).verifyOtp({ token_hash: link, type: 'email_change' });
+    expect([used.error?.status, used.error?.code]).toEqual([422, 'email_exists']);
+    expect((await anon.getUser()).data.user).toMatchObject({ id: data.user!.id, email: '', is_anonymous: true });
+    expect((await authClient(t).signInWithPassword({ email: victim, password: PASSWORD })).error).toBeNull();
+  });
+
+  it('at most 30 anonymous sign-ins an hour per IP (429 over_request_rate_limit)', async () => {
+    const signIn = () =>
+      t.app.inject({
+        method: 'POST',
+        url: '/auth/v1/signup',
+        headers: { ...t.as.anon, 'x-supabase-api-version': '2024-01-01' },
+        payload: {},
+        remoteAddress: '10.9.8.7',
+      });
+    for (let i = 0; i < 30; i++) expect((await signIn()).statusCode).toBe(200);
+    const over = await signIn();
+    expect([over.statusCode, over.json().code]).toEqual([429, 'over_request_rate_limit']);
+    expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);
+  });
+});

@@ -137,7 +137,7 @@ export function createFaceHandlers(deps: FaceDeps) {
       const external: Record<string, boolean> = {
         email: a.email_password_enabled || a.magic_link_enabled,
         phone: a.phone_enabled,
-        anonymous_users: false,
+        anonymous_users: a.anonymous_sign_in_enabled,
       };
       for (const [id, p] of Object.entries(a.providers)) external[id] = (p as { enabled?: boolean }).enabled === true;
       for (const p of a.oidc_providers) external[p.id] = p.enabled !== false;
@@ -155,7 +155,14 @@ export function createFaceHandlers(deps: FaceDeps) {
     signUp: async (req: FastifyRequest) => {
       const b = bodyOf(req);
       if (b.email === undefined && b.phone === undefined) {
-        throw new GoTrueError(422, 'anonymous_provider_disabled', 'Anonymous sign-ins are disabled');
+        try {
+          return await session(await s.anonymous.signIn({ data: b.data }, clientOf(req)));
+        } catch (err) {
+          if (err instanceof ApiError && err.code === 'provider_disabled') {
+            throw new GoTrueError(422, 'anonymous_provider_disabled', 'Anonymous sign-ins are disabled');
+          }
+          throw goTrueErrorOf(err); // no email is sent: a limit here is the request limit's code
+        }
       }
       if (b.email === undefined) {
         throw new GoTrueError(

@@ -4,13 +4,13 @@
  * → one SQL statement → executed as the caller. The grammar is the face's; the plan, the SQL and
  * the execution are the ones `/api/v1/db` and `/api/v1/rpc` use (routes.ts), so a rule lives once.
  */
-import type { Db } from '../db/index.js';
-import { ApiError, type Principal } from '../http/index.js';
+import { type Db, type RoleContext, runAsUid } from '../db/index.js';
+import { ApiError, fromDbError, type Principal } from '../http/index.js';
 import { type Outcome, execute } from './execute.js';
 import { withHint } from './hints.js';
 import { type Plan, type RestRequest, type RpcRequest, planRequest, planRpc } from './plan/index.js';
 import type { SchemaCache } from './schema-cache/index.js';
-import { readOnly, toSql } from './sql/index.js';
+import { readOnly, type SqlStatement, toSql } from './sql/index.js';
 
 /** Codes a brand-new table, column, relation or function could cause: the cache may be a moment behind. */
 const MAYBE_STALE = new Set(['table_not_found', 'column_not_found', 'relation_not_found', 'function_not_found']);
@@ -22,11 +22,50 @@ export interface RestEngineDeps {
   maxRows: number;
 }
 
+export interface RunOptions {
+  /** PostgREST's `Prefer: tx=rollback`: the statement runs, its answer is sent, and nothing it wrote is kept. */
+  rollback?: boolean;
+}
+
 export interface RestEngine {
   /** Plans, builds and runs a table request as `principal`; the plan comes back for the response. */
-  run(request: RestRequest, principal: Principal): Promise<{ plan: Plan; outcome: Outcome }>;
+  run(request: RestRequest, principal: Principal, options?: RunOptions): Promise<{ plan: Plan; outcome: Outcome }>;
   /** Plans, builds and runs a function call; GET (and HEAD) in a read-only transaction. */
-  call(request: RpcRequest, principal: Principal): Promise<{ plan: Plan; outcome: Outcome }>;
+  call(request: RpcRequest, principal: Principal, options?: RunOptions): Promise<{ plan: Plan; outcome: Outcome }>;
+}
+
+/** Thrown inside the transaction to end it with a rollback once the answer is read. */
+class RolledBack extends Error {}
+
+/**
+ * The statement as runAs runs it (role and claims for the transaction, then the role check of
+ * plinth.end_request: SQL that switched role is refused before its answer is used), in a
+ * transaction that is rolled back.
+ */
+async function executeRolledBack(db: Db, who: RoleContext, plan: Plan, stmt: SqlStatement): Promise<Outcome> {
+  const rows = plan.returning !== null;
+  let outcome: Outcome | null = null;
+  try {
+    await db.transaction(async (tx) => {
+      // plinth.run_as (migration 0008): role and claims for this transaction, the statement's
+      // values typed as its one text[]; then the role check every request gets.
+      const r = await tx.query<{ body: string | null; n: string | number; total: string | number | null }>(
+        'select body, n, total from plinth.run_as($1, $2, $3, $4, $5::text[], $6)',
+        [who.role, who.claims, runAsUid(who), stmt.text, stmt.values, rows],
+      );
+      await tx.query('select plinth.end_request($1, session_user::text)', [who.role]);
+      const row = r.rows[0];
+      const total = row?.total === null || row?.total === undefined ? null : Number(row.total);
+      outcome = { body: rows ? (row?.body ?? null) : null, rows: Number(row?.n ?? 0), total };
+      throw new RolledBack();
+    });
+  } catch (err) {
+    if (!(err instanceof RolledBack)) {
+      throw fromDbError(err, plan.kind === 'rpc' ? { function: plan.fn.name } : { relation: plan.table, writes: plan.kind !== 'read' });
+    }
+  }
+  if (outcome === null) throw new Error('rolled-back statement gave no outcome');
+  return outcome;
 }
 
 /**
@@ -46,18 +85,23 @@ export function createRestEngine(deps: RestEngineDeps): RestEngine {
     }
   };
   return {
-    async run(request, principal) {
+    async run(request, principal, runOptions) {
       const plan = await withReload(() => planRequest(request, deps.schema.get(), options)).catch(async (err) => {
         throw await withHint(err, { db: deps.db, schema: deps.schema.get(), principal, table: request.table });
       });
-      const outcome = await execute(deps.db, principal, plan, toSql(plan));
+      const stmt = toSql(plan);
+      const outcome = runOptions?.rollback
+        ? await executeRolledBack(deps.db, principal, plan, stmt)
+        : await execute(deps.db, principal, plan, stmt);
       return { plan, outcome };
     },
-    async call(request, principal) {
+    async call(request, principal, runOptions) {
       const plan = await withReload(() => planRpc(request, deps.schema.get(), options));
       // GET (and HEAD) never change data, whatever a stable function calls (review round 3, I1).
       const stmt = request.method === 'GET' ? readOnly(toSql(plan)) : toSql(plan);
-      const outcome = await execute(deps.db, principal, plan, stmt);
+      const outcome = runOptions?.rollback
+        ? await executeRolledBack(deps.db, principal, plan, stmt)
+        : await execute(deps.db, principal, plan, stmt);
       return { plan, outcome };
     },
   };

@@ -493,7 +493,7 @@ describe("PostgREST's grammar at /rest/v1", () => {
           fc.record({ msg: arg }),
           fc.dictionary(fc.oneof(fc.constantFrom('q', 'lim', 'msg'), name), arg, { maxKeys: 3 }),
         ),
-        fc.oneof(fc.constant([]), fc.array(pgParam, { maxLength: 2 })),
+        fc.oneof(fc.constant<Array<[string, string]>>([]), fc.array(pgParam, { maxLength: 2 })),
         prefer,
         accept,
         async (fn, args, params, p, a) => {

@@ -36,7 +36,7 @@ export type Condition = AnyCondition<CoreFilter>;
 export type QueryAst = AnyQueryAst<CoreFilter>;
 export { arrayLiteral, quoteIdent } from './sql/index.js';
 // For faces in another grammar (supabase/rest): the same parser pieces, plan, SQL and execution.
-export { createRestEngine, type RestEngine, type RestEngineDeps } from './engine.js';
+export { createRestEngine, type RestEngine, type RestEngineDeps, type RunOptions } from './engine.js';
 export type { Outcome } from './execute.js';
 export type { Plan, RestRequest, RpcRequest } from './plan/index.js';
 export {

@@ -34,6 +34,8 @@ export function planOutput(
   const output: OutputItem[] = [];
   const inner: PlannedCondition[] = [];
   const keys = new Map<string, OutputItem>();
+  /** Keys `*` added, which an embedding of the same name replaces. */
+  const starKeys = new Set<string>();
   const add = (item: OutputItem) => {
     // Keys are SQL aliases: PostgreSQL would cut a longer one to 63 bytes, silently.
     if (Buffer.byteLength(item.key) > 63) {
@@ -46,6 +48,13 @@ export function planOutput(
       );
     }
     const prev = keys.get(item.key);
+    // `*,parent_id(*)`: the embedded row takes the place of the column `*` gave that key (PostgREST's rule).
+    if (prev && prev.kind === 'column' && item.kind === 'embed' && starKeys.has(item.key)) {
+      starKeys.delete(item.key);
+      output[output.indexOf(prev)] = item;
+      keys.set(item.key, item);
+      return;
+    }
     if (prev) {
       // `select=id,id` (or `*,id`) names one column twice: send it once, as before.
       const same =
@@ -62,9 +71,17 @@ export function planOutput(
   for (const item of items ?? [{ kind: 'star' as const }]) {
     switch (item.kind) {
       case 'star':
-        for (const column of table.columnList) add({ kind: 'column', key: column.name, column, path: [] });
+        for (const column of table.columnList) {
+          if (!keys.has(column.name)) starKeys.add(column.name);
+          add({ kind: 'column', key: column.name, column, path: [] });
+        }
         break;
       case 'column': {
+        // `messages(count)`: PostgREST reads a bare `count` that is no column as count().
+        if (item.column === 'count' && !item.cast && !table.columns.has('count')) {
+          add({ kind: 'aggregate', key: item.alias ?? 'count', fn: 'count', column: null });
+          break;
+        }
         const field = resolveField(table, item.column);
         if (item.cast !== undefined && !CAST_TYPE.test(item.cast)) {
           throw new ApiError('invalid_parameter', `"select": "${item.cast}" is not a type name; write column::text, column::int4…`, {

@@ -14,6 +14,8 @@ export interface PostgrestPrefs {
   missingDefault: boolean;
   singleObject: boolean;
   strict: boolean;
+  /** `tx=rollback`: nothing the request writes is kept. */
+  rollback: boolean;
   /** The preferences honoured, for `Preference-Applied`. */
   applied: string[];
 }
@@ -34,6 +36,7 @@ export function parsePostgrestPrefer(header: string | string[] | undefined): Pos
     missingDefault: false,
     singleObject: false,
     strict: false,
+    rollback: false,
     applied: [],
   };
   if (header === undefined || header === '') return prefs;
@@ -62,6 +65,9 @@ export function parsePostgrestPrefer(header: string | string[] | undefined): Pos
       prefs.missingDefault = true;
     } else if (k === 'handling') {
       prefs.strict = v === 'strict';
+      prefs.applied.push(t);
+    } else if (k === 'tx') {
+      prefs.rollback = v === 'rollback';
       prefs.applied.push(t);
     } else if (k === 'params') {
       prefs.singleObject = true;

@@ -179,6 +179,13 @@ describe('select, embedding, order, paging', () => {
     expect(res.headers['content-range']).toBe('1-2/4');
   });
 
+  it('an embedding replaces the column * gave its key; a bare count in an embedding is count()', async () => {
+    const { data } = await anon.from('people').select('*, mentor_id(name)').eq('id', 2).single();
+    expect((data as Record<string, unknown>).mentor_id).toEqual({ name: 'Ada' });
+    const counted = await anon.from('people').select('name, pets(count)').eq('id', 1);
+    expect(counted.data).toEqual([{ name: 'Ada', pets: [{ count: 2 }] }]);
+  });
+
   it('HEAD with count=exact: the count, no body', async () => {
     const { data, count, status } = await anon.from('people').select('*', { count: 'exact', head: true }).gt('age', 30);
     expect([data, count, status]).toEqual([null, 2, 200]);
@@ -191,9 +198,9 @@ describe('select, embedding, order, paging', () => {
     expect(many.status).toBe(406);
     expect(many.error).toEqual({
       code: 'PGRST116',
-      details: 'Results contain 4 rows, application/vnd.pgrst.object+json requires 1 row',
+      details: 'The result contains 4 rows',
       hint: null,
-      message: 'JSON object requested, multiple (or no) rows returned',
+      message: 'Cannot coerce the result to a single JSON object',
     });
   });
 
@@ -283,6 +290,21 @@ describe('writes and Prefer', () => {
     const bad = await t.app.inject({ method: 'PUT', url: '/rest/v1/teams?name=eq.x', headers: t.as.anon, payload: { id: 31, name: 'x' } });
     expect(bad.statusCode).toBe(405);
     expect(bad.json().code).toBe('PGRST105');
+  });
+
+  it('Prefer: tx=rollback answers as the write would and keeps nothing', async () => {
+    const ins = await anon.from('teams').insert({ id: 50, name: 'gone' }).select().rollback();
+    expect(ins.error).toBeNull();
+    expect([ins.status, ins.data]).toEqual([201, [{ id: 50, name: 'gone' }]]);
+    const upd = await anon.from('people').update({ name: 'Zed' }).eq('id', 1).select('name').rollback();
+    expect(upd.data).toEqual([{ name: 'Zed' }]);
+    const del = await anon.from('pets').delete().eq('id', 3).rollback();
+    expect(del.status).toBe(204);
+    expect((await anon.from('teams').select('id').eq('id', 50)).data).toEqual([]);
+    expect((await anon.from('people').select('name').eq('id', 1)).data).toEqual([{ name: 'Ada' }]);
+    expect((await anon.from('pets').select('id').eq('id', 3)).data).toEqual([{ id: 3 }]);
+    const refused = await anon.from('teams').insert({ id: 1, name: 'dup' }).rollback();
+    expect(refused.error?.code).toBe('23505');
   });
 
   it('Preference-Applied names what was honoured', async () => {

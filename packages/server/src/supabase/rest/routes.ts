@@ -170,7 +170,9 @@ async function handleTable(engine: RestEngine, deps: SupabaseRestDeps, req: Fast
   if (action === 'read' || action === 'update' || action === 'delete') {
     // PostgREST's limit/order on a write would need a key to page by; Plinth refuses them (rest/).
   }
-  const { plan, outcome } = await engine.run({ action, table: name, pk: null, query: ast, prefer, body }, principal);
+  const { plan, outcome } = await engine.run({ action, table: name, pk: null, query: ast, prefer, body }, principal, {
+    rollback: prefs.rollback,
+  });
   return send(reply, req, plan, outcome, { accept, prefs, method, offset: ast.offset ?? 0 });
 }
 
@@ -227,12 +229,8 @@ function send(reply: FastifyReply, req: FastifyRequest, plan: Plan, outcome: Out
   if (plan.kind === 'insert' && body === null && o.prefs.representation) body = '[]';
   if (o.accept === 'object' && body !== null && (list || write)) {
     if (outcome.rows !== 1) {
-      throw pgrst(
-        406,
-        'PGRST116',
-        'JSON object requested, multiple (or no) rows returned',
-        `Results contain ${outcome.rows} rows, application/vnd.pgrst.object+json requires 1 row`,
-      );
+      // PostgREST 12's words (postgrest-js's maybeSingle() writes its own for writes).
+      throw pgrst(406, 'PGRST116', 'Cannot coerce the result to a single JSON object', `The result contains ${outcome.rows} rows`);
     }
     body = body.slice(1, -1);
   }
@@ -296,7 +294,7 @@ async function handleRpc(engine: RestEngine, deps: SupabaseRestDeps, req: Fastif
     prefer: { count: prefs.count !== null, minimal: false },
     args,
   };
-  const { plan, outcome } = await engine.call(request, principal);
+  const { plan, outcome } = await engine.call(request, principal, { rollback: prefs.rollback });
   if (accept === 'object' && plan.kind === 'rpc' && plan.single && plan.fn.returns.kind !== 'void') {
     // One value or row already: as it is.
     reply.code(200);

@@ -27,6 +27,11 @@ async function openAndMigrate(config: Config): Promise<{ db: Db; applied: string
       if (done.migrations.length) process.stdout.write(`  migrations applied: ${done.migrations.join(', ')}\n`);
       for (const f of done.missingSeeds) process.stdout.write(`  seed ${f} (supabase/config.toml [db.seed]) is not there: skipped\n`);
       if (done.seeds.length) process.stdout.write(`  seeds applied: ${done.seeds.map((f) => shownPath(f)).join(', ')}\n`);
+      if (done.openTables.length) {
+        process.stdout.write(
+          `  WARNING: open to anyone with the anon key (no row-level security, as the folder's SQL made them): ${done.openTables.join(', ')}; close each with alter table … enable row level security\n`,
+        );
+      }
       return { db, applied: [] };
     }
     if (!config.migrationsDir) return { db, applied: [] };

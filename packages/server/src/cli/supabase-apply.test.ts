@@ -106,13 +106,57 @@ describe('a Supabase project folder applied to its database', () => {
     expect(pgrst.rows).toEqual([{ value: { 'pgrst.db_aggregates_enabled': 'true' } }]);
 
     // A restart: nothing again (the seed would fail on its duplicate user if it ran twice).
-    expect(await applySupabaseFolder(db, project)).toEqual({ migrations: [], seeds: [], missingSeeds: [] });
+    expect(await applySupabaseFolder(db, project)).toEqual({ migrations: [], seeds: [], missingSeeds: [], openTables: [] });
     writeFileSync(
       join(dir, 'supabase/migrations/20250103000000_third.sql'),
       'alter table public.todos add column done boolean default false;',
     );
     expect((await applySupabaseFolder(db, project)).migrations).toEqual(['20250103000000_third.sql']);
     expect((await db.query('select task, done from public.todos')).rows).toEqual([{ task: 'seeded', done: false }]);
+  });
+
+  it("the folder's SQL runs as written for Supabase (a table without RLS, a function anyone may call), named at start; what is made afterwards is closed", {
+    timeout: 60_000,
+  }, async () => {
+    const dir = folder({
+      'supabase/migrations/20250101000000_tables.sql': `create table public.open_notes (id int primary key, body text);
+create table public.closed_notes (id int primary key, body text);
+alter table public.closed_notes enable row level security;
+create function public.hello() returns text language sql as $$ select 'hi' $$;`,
+      'supabase/seed.sql': "create table public.seeded (id int primary key);\ninsert into public.open_notes values (1, 'a');",
+    });
+    const project = findProject(dir, {});
+    if (!project) throw new Error('no project');
+    const db = await database();
+    const applied = await applySupabaseFolder(db, project);
+    expect(applied.openTables).toEqual(['open_notes', 'seeded']);
+    const flags = async (names: string[]) =>
+      (
+        await db.query<{ name: string; rls: boolean; anon_reads: boolean }>(
+          `select relname as name, relrowsecurity as rls, has_table_privilege('anon', oid, 'select') as anon_reads
+           from pg_class where relnamespace = 'public'::regnamespace and relname = any($1) order by relname`,
+          [names],
+        )
+      ).rows;
+    expect(await flags(['open_notes', 'closed_notes', 'seeded'])).toEqual([
+      { name: 'closed_notes', rls: true, anon_reads: true },
+      { name: 'open_notes', rls: false, anon_reads: true },
+      { name: 'seeded', rls: false, anon_reads: true },
+    ]);
+    const callable = (fn: string) =>
+      db.query<{ ok: boolean }>(`select has_function_privilege('anon', $1, 'execute') as ok`, [fn]).then((r) => r.rows[0].ok);
+    expect(await callable('public.hello()')).toBe(true);
+
+    // The same SQL made another way (the SQL runner, the console, plinth migrate): closed until opened.
+    await db.transaction(async (tx) => {
+      await tx.query('create table public.later (id int primary key)');
+      await tx.query("create function public.later_fn() returns text language sql as $$ select 'no' $$");
+      if (db.secureNewRelations) await tx.query('select plinth.secure_new_relations()');
+    });
+    expect(await flags(['later'])).toEqual([{ name: 'later', rls: true, anon_reads: true }]);
+    expect(await callable('public.later_fn()')).toBe(false);
+    // And the setting does not outlive the folder's transaction.
+    expect((await db.query<{ on: boolean }>('select plinth.as_written() as on')).rows[0].on).toBe(false);
   });
 
   it('the objects Supabase SQL assumes work as Supabase defines them', { timeout: 60_000 }, async () => {
@@ -170,6 +214,7 @@ describe('a Supabase project folder applied to its database', () => {
       migrations: [],
       seeds: [join(dir, 'supabase/seed.sql')],
       missingSeeds: [join('supabase', 'missing.sql')],
+      openTables: [],
     });
   });
 });

@@ -53,7 +53,22 @@ export interface SupabaseApplied {
   seeds: string[];
   /** Seed paths the config names that are not there (the Supabase CLI skips them too). */
   missingSeeds: string[];
+  /** Tables of public with no row-level security that the anon role may read (named at every start). */
+  openTables: string[];
 }
+
+/**
+ * The folder's SQL runs as written for Supabase (migration 0141): a table it makes has no RLS
+ * until the file enables it, a function it makes is executable by everyone. Local to the
+ * transaction that applies the files; anything made another way stays closed until opened.
+ */
+export const AS_WRITTEN = "select pg_catalog.set_config('plinth.as_written', 'on', true)";
+
+/** Tables of public the anon role may read with no row-level security to filter them. */
+const OPEN_TABLES_SQL = `select c.relname as name from pg_class c
+  where c.relnamespace = 'public'::regnamespace and c.relkind in ('r', 'p') and not c.relrowsecurity
+    and exists (select 1 from pg_roles where rolname = 'anon') and has_table_privilege('anon', c.oid, 'select')
+  order by c.relname`;
 
 /**
  * Applies the folder's migrations, then (first start only) its seeds.
@@ -61,11 +76,11 @@ export interface SupabaseApplied {
  */
 export async function applySupabaseFolder(db: Db, project: Project): Promise<SupabaseApplied> {
   const s = project.supabase?.settings;
-  if (!s) return { migrations: [], seeds: [], missingSeeds: [] };
+  if (!s) return { migrations: [], seeds: [], missingSeeds: [], openTables: [] };
   const dir = `${project.root}/supabase/migrations`;
   const migrations =
     s.db.migrations.enabled && existsSync(dir)
-      ? await migrateApp(db, dir, { prelude: [SUPABASE_SEARCH_PATH], intercept: interceptSupabase })
+      ? await migrateApp(db, dir, { prelude: [SUPABASE_SEARCH_PATH, AS_WRITTEN], intercept: interceptSupabase })
       : [];
   const files = (project.settings.db?.seed ?? []).map((f) => `${project.root}/${f}`);
   const present = files.filter((f) => existsSync(f));
@@ -75,6 +90,7 @@ export async function applySupabaseFolder(db: Db, project: Project): Promise<Sup
     const done = await tx.query('select 1 from plinth.kv where key = $1', [SEEDED_KEY]);
     if (done.rows.length) return [];
     await tx.query(SUPABASE_SEARCH_PATH);
+    await tx.query(AS_WRITTEN);
     for (const f of present) {
       const sql = readFileSync(f, 'utf8');
       let offset = 0;
@@ -99,5 +115,6 @@ export async function applySupabaseFolder(db: Db, project: Project): Promise<Sup
     ]);
     return present;
   });
-  return { migrations, seeds, missingSeeds };
+  const openTables = (await db.query<{ name: string }>(OPEN_TABLES_SQL)).rows.map((r) => r.name);
+  return { migrations, seeds, missingSeeds, openTables };
 }

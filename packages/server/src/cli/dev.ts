@@ -14,7 +14,7 @@ import { migrateApp } from '../db/index.js';
 import type { CommandContext } from './context.js';
 import { reapplyProjectFile } from './project-apply.js';
 import { startServer } from './start.js';
-import { interceptSupabase, SUPABASE_SEARCH_PATH } from './supabase-apply.js';
+import { AS_WRITTEN, interceptSupabase, SUPABASE_SEARCH_PATH } from './supabase-apply.js';
 
 /** The request line of the debug level (http/server.ts) as `GET /path 200 3 ms`; other messages as they are. */
 const REQUEST_FIELDS = 'reqId,method,path,status,ms';
@@ -54,7 +54,7 @@ export function watchMigrations(plinth: Plinth, dir: string): () => void {
       try {
         // A Supabase folder's migrations run as at start (its search path, PostgREST settings kept).
         const applied = plinth.config.project?.supabase
-          ? await migrateApp(plinth.db, dir, { prelude: [SUPABASE_SEARCH_PATH], intercept: interceptSupabase })
+          ? await migrateApp(plinth.db, dir, { prelude: [SUPABASE_SEARCH_PATH, AS_WRITTEN], intercept: interceptSupabase })
           : await migrateApp(plinth.db, dir);
         lastProblem = '';
         if (applied.length) {

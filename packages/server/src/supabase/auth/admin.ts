@@ -65,8 +65,11 @@ export function createAdminHandlers(deps: FaceDeps) {
     /** GET /admin/users?page=&per_page=: newest first, `total` in X-Total-Count, pages in Link. */
     async list(req: FastifyRequest, reply: FastifyReply) {
       const q = req.query as Record<string, string | undefined>;
-      const page = Math.max(1, Number.parseInt(q.page ?? '1', 10) || 1);
-      const perPage = Math.min(1000, Math.max(1, Number.parseInt(q.per_page ?? '50', 10) || 50));
+      const page = Number(q.page ?? '1');
+      const perPage = Number(q.per_page ?? '50');
+      if (!Number.isInteger(page) || page < 1 || !Number.isInteger(perPage) || perPage < 1 || perPage > 1000) {
+        throw new GoTrueError(400, 'validation_failed', 'page must be a positive integer and per_page one from 1 to 1000');
+      }
       const { rows } = await db.query<{ id: string }>('select id from auth.users order by created_at desc, id limit $1 offset $2', [
         perPage,
         (page - 1) * perPage,
@@ -183,7 +186,11 @@ export function createAdminHandlers(deps: FaceDeps) {
       };
     },
 
-    factors: async (req: FastifyRequest) => (await s.mfa.list(idOf(req))).factors.map(toGoTrueFactor),
+    factors: async (req: FastifyRequest) => {
+      const id = idOf(req);
+      if (!(await accounts.findUser(db, id))) throw notFound();
+      return (await s.mfa.list(id)).factors.map(toGoTrueFactor);
+    },
 
     /** DELETE /admin/users/{id}/factors/{factorId}: as the user's own unenroll (sessions drop to aal1 when it was the last). */
     async removeFactor(req: FastifyRequest) {

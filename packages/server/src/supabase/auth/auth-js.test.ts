@@ -84,6 +84,7 @@ describe('sign-up and sign-in with a password', () => {
     const { error } = await authClient(t).signUp({ email: email('weak'), password: 'short' });
     expect(error).toBeInstanceOf(AuthWeakPasswordError);
     expect([error?.status, error?.code, (error as AuthWeakPasswordError).reasons]).toEqual([422, 'weak_password', ['length']]);
+    expect(error?.message).toBe('Password should be at least 8 characters.');
   });
 
   it('errors are {code, message} with X-Supabase-Api-Version: 2024-01-01, and GoTrue’s older {code, error_code, msg} without it', async () => {
@@ -393,6 +394,15 @@ describe('PKCE (flowType pkce)', () => {
 });
 
 describe('public endpoints', () => {
+  it('getClaims verifies the access token against /auth/v1/.well-known/jwks.json', async () => {
+    const { client, user } = await signedUp();
+    const jwks = await t.app.inject({ method: 'GET', url: '/auth/v1/.well-known/jwks.json' });
+    expect(jwks.json().keys.length).toBeGreaterThan(0);
+    const { data, error } = await client.getClaims();
+    expect(error).toBeNull();
+    expect(data?.claims.sub).toBe(user.id);
+  });
+
   it('GET /settings and /health answer what auth-js and the UI kits read', async () => {
     const settings = await t.app.inject({ method: 'GET', url: '/auth/v1/settings' });
     expect(settings.json()).toMatchObject({ external: { email: true, phone: false, anonymous_users: false }, disable_signup: false });
@@ -503,6 +513,10 @@ describe('admin API (secret key)', () => {
     const recovering = authClient(t);
     expect((await recovering.verifyOtp({ token_hash: recovery.data.properties!.hashed_token, type: 'recovery' })).error).toBeNull();
 
+    const noFactors = await admin().mfa.listFactors({ userId: crypto.randomUUID() });
+    expect(noFactors.error?.code).toBe('user_not_found');
+    const badPage = await admin().listUsers({ page: -1, perPage: 10 });
+    expect([badPage.error?.status, badPage.data.users]).toEqual([400, []]);
     const unknown = await admin().generateLink({ type: 'magiclink', email: email('nobody') });
     expect([unknown.error?.status, unknown.error?.code]).toEqual([404, 'user_not_found']);
     const taken = await admin().generateLink({ type: 'signup', email: addr, password: PASSWORD });

@@ -61,7 +61,7 @@ const CODES: Record<string, Mapped> = {
   reauthentication_required: [400, 'reauthentication_needed'],
   user_banned: [403, 'user_banned', 'User is banned'],
   redirect_not_allowed: [400, 'validation_failed'],
-  invalid_email: [400, 'email_address_invalid'],
+  invalid_email: [400, 'validation_failed', 'Unable to validate email address: invalid format'],
   invalid_phone: [400, 'validation_failed'],
   invalid_request: [400, 'validation_failed'],
   invalid_value: [400, 'validation_failed'],
@@ -99,7 +99,10 @@ export function goTrueErrorOf(err: unknown, ctx: ErrorContext = {}): GoTrueError
       return new GoTrueError(422, 'mfa_verification_failed', 'Invalid TOTP code entered', {}, headers);
     if (err.code === 'rate_limited' && ctx.sendsEmail) return new GoTrueError(429, 'over_email_send_rate_limit', err.message, {}, headers);
     if (err.code === 'weak_password') {
-      return new GoTrueError(422, 'weak_password', err.message, { weak_password: { reasons: ['length'] } }, headers);
+      // GoTrue's sentence, which apps and auth-js's tests match; the bound is Plinth's setting.
+      const min = (err.details as { min_length?: unknown } | undefined)?.min_length;
+      const message = typeof min === 'number' ? `Password should be at least ${min} characters.` : err.message;
+      return new GoTrueError(422, 'weak_password', message, { weak_password: { reasons: ['length'] } }, headers);
     }
     const mapped = CODES[err.code];
     if (mapped) return new GoTrueError(mapped[0], mapped[1], mapped[2] ?? err.message, {}, headers);

@@ -130,6 +130,9 @@ export function createFaceHandlers(deps: FaceDeps) {
   }
 
   return {
+    /** The keys that verify this project's access tokens (auth-js's getClaims reads them here). */
+    jwks: async () => s.public.jwks(),
+
     health: async () => ({ version: 'plinth', name: 'GoTrue', description: 'Plinth auth, in GoTrue’s wire format' }),
 
     settings: async () => {
@@ -343,6 +346,7 @@ export function registerFaceRoutes(
   const email = { goTrue: { sendsEmail: true } };
   app.get('/auth/v1/health', { config: { rateLimit: false } }, h.health);
   app.get('/auth/v1/settings', { config: { rateLimit: false } }, h.settings);
+  app.get('/auth/v1/.well-known/jwks.json', { config: { rateLimit: false } }, h.jwks);
   app.post('/auth/v1/signup', { preHandler: apikey, config: { goTrue: { signup: true, sendsEmail: true } } }, h.signUp);
   app.post('/auth/v1/token', { preHandler: apikey }, h.token);
   app.get('/auth/v1/user', { preHandler: stepUp }, h.getUser);

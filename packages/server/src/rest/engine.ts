@@ -25,6 +25,11 @@ export interface RestEngineDeps {
 export interface RunOptions {
   /** PostgREST's `Prefer: tx=rollback`: the statement runs, its answer is sent, and nothing it wrote is kept. */
   rollback?: boolean;
+  /**
+   * PostgREST's `Prefer: handling=strict, max-affected=n`: more rows changed (or returned by a
+   * function) than this, and the transaction is rolled back and `tooMany` thrown.
+   */
+  maxAffected?: { limit: number; tooMany: (rows: number) => Error };
 }
 
 export interface RestEngine {
@@ -37,12 +42,14 @@ export interface RestEngine {
 /** Thrown inside the transaction to end it with a rollback once the answer is read. */
 class RolledBack extends Error {}
 
+const inTransaction = (o?: RunOptions) => o?.rollback === true || o?.maxAffected !== undefined;
+
 /**
  * The statement as runAs runs it (role and claims for the transaction, then the role check of
  * plinth.end_request: SQL that switched role is refused before its answer is used), in a
  * transaction that is rolled back.
  */
-async function executeRolledBack(db: Db, who: RoleContext, plan: Plan, stmt: SqlStatement): Promise<Outcome> {
+async function executeInTransaction(db: Db, who: RoleContext, plan: Plan, stmt: SqlStatement, o: RunOptions): Promise<Outcome> {
   const rows = plan.returning !== null;
   let outcome: Outcome | null = null;
   try {
@@ -56,10 +63,14 @@ async function executeRolledBack(db: Db, who: RoleContext, plan: Plan, stmt: Sql
       await tx.query('select plinth.end_request($1, session_user::text)', [who.role]);
       const row = r.rows[0];
       const total = row?.total === null || row?.total === undefined ? null : Number(row.total);
-      outcome = { body: rows ? (row?.body ?? null) : null, rows: Number(row?.n ?? 0), total };
-      throw new RolledBack();
+      const result: Outcome = { body: rows ? (row?.body ?? null) : null, rows: Number(row?.n ?? 0), total };
+      // Thrown inside: the transaction ends in a rollback.
+      if (o.maxAffected && result.rows > o.maxAffected.limit) throw o.maxAffected.tooMany(result.rows);
+      outcome = result;
+      if (o.rollback) throw new RolledBack();
     });
   } catch (err) {
+    // fromDbError hands back anything that is no database error (maxAffected's own) as it is.
     if (!(err instanceof RolledBack)) {
       throw fromDbError(err, plan.kind === 'rpc' ? { function: plan.fn.name } : { relation: plan.table, writes: plan.kind !== 'read' });
     }
@@ -90,8 +101,8 @@ export function createRestEngine(deps: RestEngineDeps): RestEngine {
         throw await withHint(err, { db: deps.db, schema: deps.schema.get(), principal, table: request.table });
       });
       const stmt = toSql(plan);
-      const outcome = runOptions?.rollback
-        ? await executeRolledBack(deps.db, principal, plan, stmt)
+      const outcome = inTransaction(runOptions)
+        ? await executeInTransaction(deps.db, principal, plan, stmt, runOptions ?? {})
         : await execute(deps.db, principal, plan, stmt);
       return { plan, outcome };
     },
@@ -99,8 +110,8 @@ export function createRestEngine(deps: RestEngineDeps): RestEngine {
       const plan = await withReload(() => planRpc(request, deps.schema.get(), options));
       // GET (and HEAD) never change data, whatever a stable function calls (review round 3, I1).
       const stmt = request.method === 'GET' ? readOnly(toSql(plan)) : toSql(plan);
-      const outcome = runOptions?.rollback
-        ? await executeRolledBack(deps.db, principal, plan, stmt)
+      const outcome = inTransaction(runOptions)
+        ? await executeInTransaction(deps.db, principal, plan, stmt, runOptions ?? {})
         : await execute(deps.db, principal, plan, stmt);
       return { plan, outcome };
     },

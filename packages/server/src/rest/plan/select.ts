@@ -172,7 +172,16 @@ export function resolveRelation(schema: SchemaSnapshot, table: TableInfo, name: 
     'ambiguous_relation',
     `"${written}" is ambiguous from "${table.name}": ${found.length} foreign keys lead there. Write one of ` +
       `${found.map((r) => spelling(all, r)).join(', ')}.`,
-    { table: table.name, relation: written, candidates: found.map((r) => ({ ...describeRelation(r), embed: spelling(all, r) })) },
+    {
+      table: table.name,
+      relation: written,
+      candidates: found.map((r) => ({
+        ...describeRelation(r),
+        embed: spelling(all, r),
+        // PostgREST's words for it, which its clients show (supabase/rest).
+        using: `${r.fk.name} using ${r.fk.table}(${r.fk.columns.join(', ')}) and ${r.fk.refTable}(${r.fk.refColumns.join(', ')})`,
+      })),
+    },
   );
 }
 

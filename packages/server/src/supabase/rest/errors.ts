@@ -147,9 +147,9 @@ export function toPostgrestError(err: unknown, ctx: ErrorContext): PostgrestErro
         'PGRST201',
         `Could not embed because more than one relationship was found for '${table}' and '${relation}'`,
         candidates.map((c) => ({
-          cardinality: String(c.cardinality ?? ''),
-          embedding: `${table} with ${relation}`,
-          relationship: String(c.constraint ?? c.embed ?? ''),
+          cardinality: String(c.kind ?? ''),
+          embedding: `${table} with ${String(c.relation ?? relation)}`,
+          relationship: String(c.using ?? c.constraint ?? ''),
         })),
         `Try changing '${relation}' to one of the following: ${candidates.map((c) => `'${String(c.embed)}'`).join(', ')}. Find the desired relationship in the 'details' key.`,
       );
@@ -168,10 +168,25 @@ export function toPostgrestError(err: unknown, ctx: ErrorContext): PostgrestErro
     }
     case 'ambiguous_function': {
       const sigs = (d.signatures ?? []) as string[];
+      // `f(a integer, b text)` as PostgREST writes it: `public.f(a => integer, b => text)`, in order.
+      const named = sigs
+        .map(
+          (sig) =>
+            `public.${sig.replace(
+              /\(([^)]*)\)/,
+              (_m, args: string) =>
+                `(${args
+                  .split(', ')
+                  .filter(Boolean)
+                  .map((a) => a.replace(/^(\S+) /, '$1 => '))
+                  .join(', ')})`,
+            )}`,
+        )
+        .sort();
       return pgrst(
         300,
         'PGRST203',
-        `Could not choose the best candidate function between: ${sigs.map((s) => `public.${s}`).join(', ')}`,
+        `Could not choose the best candidate function between: ${named.join(', ')}`,
         null,
         'Try renaming the parameters or the function itself in the database so function overloading can be resolved',
       );

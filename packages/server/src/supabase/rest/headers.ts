@@ -16,6 +16,8 @@ export interface PostgrestPrefs {
   strict: boolean;
   /** `tx=rollback`: nothing the request writes is kept. */
   rollback: boolean;
+  /** `max-affected=n` (with `handling=strict`): more rows changed than n is PGRST124, nothing kept. */
+  maxAffected: number | null;
   /** The preferences honoured, for `Preference-Applied`. */
   applied: string[];
 }
@@ -37,6 +39,7 @@ export function parsePostgrestPrefer(header: string | string[] | undefined): Pos
     singleObject: false,
     strict: false,
     rollback: false,
+    maxAffected: null,
     applied: [],
   };
   if (header === undefined || header === '') return prefs;
@@ -66,6 +69,8 @@ export function parsePostgrestPrefer(header: string | string[] | undefined): Pos
     } else if (k === 'handling') {
       prefs.strict = v === 'strict';
       prefs.applied.push(t);
+    } else if (k === 'max-affected') {
+      prefs.maxAffected = Number(v);
     } else if (k === 'tx') {
       prefs.rollback = v === 'rollback';
       prefs.applied.push(t);
@@ -74,6 +79,9 @@ export function parsePostgrestPrefer(header: string | string[] | undefined): Pos
       prefs.applied.push(t);
     }
   }
+  // PostgREST applies max-affected under handling=strict only.
+  if (prefs.maxAffected !== null && prefs.strict) prefs.applied.push(`max-affected=${prefs.maxAffected}`);
+  else prefs.maxAffected = null;
   if (prefs.strict && unknown.length > 0) {
     throw pgrst(400, 'PGRST122', 'Invalid preferences given with handling=strict', `Invalid preferences: ${unknown.join(', ')}`);
   }

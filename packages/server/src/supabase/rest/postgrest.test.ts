@@ -307,6 +307,24 @@ describe('writes and Prefer', () => {
     expect(refused.error?.code).toBe('23505');
   });
 
+  it('Prefer: handling=strict, max-affected=n: more rows changed is PGRST124 and nothing kept', async () => {
+    // postgrest-js types maxAffected() for PostgREST 13 only: the headers it sends, by hand.
+    const patch = (filter: string, kind: string) =>
+      t.app.inject({
+        method: 'PATCH',
+        url: `/rest/v1/pets?${filter}`,
+        headers: { ...t.as.anon, prefer: 'handling=strict, max-affected=1' },
+        payload: { kind },
+      });
+    const over = await patch('owner_id=eq.1', 'bird');
+    expect(over.statusCode).toBe(400);
+    expect(over.json().code).toBe('PGRST124');
+    expect((await anon.from('pets').select('kind').eq('owner_id', 1).order('id')).data).toEqual([{ kind: 'cat' }, { kind: 'dog' }]);
+    const within = await patch('id=eq.3', 'cat');
+    expect(within.statusCode).toBe(204);
+    expect(within.headers['preference-applied']).toBe('handling=strict, max-affected=1');
+  });
+
   it('Preference-Applied names what was honoured', async () => {
     const res = await t.app.inject({
       method: 'POST',
@@ -387,6 +405,11 @@ describe("PostgREST's errors", () => {
     const ambiguous = await anon.from('rivals').select('people(name)');
     expect(ambiguous.status).toBe(300);
     expect(ambiguous.error?.code).toBe('PGRST201');
+    expect(ambiguous.error?.details).toContainEqual({
+      cardinality: 'many-to-one',
+      embedding: 'rivals with people',
+      relationship: 'rivals_a_fkey using rivals(a) and people(id)',
+    });
   });
 
   it('42501 without a privilege: 401 for anon, 403 for a user', async () => {

@@ -12,6 +12,7 @@ import {
   type Plan,
   type Preferences,
   type RestEngine,
+  type RunOptions,
   type SchemaCache,
   contentRange,
   createRestEngine,
@@ -170,9 +171,7 @@ async function handleTable(engine: RestEngine, deps: SupabaseRestDeps, req: Fast
   if (action === 'read' || action === 'update' || action === 'delete') {
     // PostgREST's limit/order on a write would need a key to page by; Plinth refuses them (rest/).
   }
-  const { plan, outcome } = await engine.run({ action, table: name, pk: null, query: ast, prefer, body }, principal, {
-    rollback: prefs.rollback,
-  });
+  const { plan, outcome } = await engine.run({ action, table: name, pk: null, query: ast, prefer, body }, principal, runOptions(prefs));
   return send(reply, req, plan, outcome, { accept, prefs, method, offset: ast.offset ?? 0 });
 }
 
@@ -204,6 +203,23 @@ function putBody(deps: SupabaseRestDeps, name: string, ast: ReturnType<typeof pa
   return r;
 }
 
+/** `tx=rollback` and `max-affected` as the engine's options. */
+function runOptions(prefs: PostgrestPrefs): RunOptions {
+  const limit = prefs.maxAffected;
+  return {
+    rollback: prefs.rollback,
+    ...(limit === null
+      ? {}
+      : {
+          maxAffected: {
+            limit,
+            tooMany: (rows: number) =>
+              pgrst(400, 'PGRST124', 'Query result exceeds max-affected preference constraint', `The query affects ${rows} rows`),
+          },
+        }),
+  };
+}
+
 interface SendOptions {
   accept: Representation;
   prefs: PostgrestPrefs;
@@ -219,6 +235,9 @@ function send(reply: FastifyReply, req: FastifyRequest, plan: Plan, outcome: Out
   let body = outcome.body;
   if (list) {
     reply.header('content-range', contentRange(o.offset, outcome.rows, outcome.total));
+  } else if (plan.kind === 'rpc' && o.prefs.count !== null) {
+    // One value or row: PostgREST counts it as one.
+    reply.header('content-range', '0-0/1');
   } else if (write) {
     const total = o.prefs.count !== null ? String(outcome.rows) : '*';
     reply.header('content-range', outcome.rows === 0 ? `*/${total}` : `0-${outcome.rows - 1}/${total}`);
@@ -294,7 +313,7 @@ async function handleRpc(engine: RestEngine, deps: SupabaseRestDeps, req: Fastif
     prefer: { count: prefs.count !== null, minimal: false },
     args,
   };
-  const { plan, outcome } = await engine.call(request, principal, { rollback: prefs.rollback });
+  const { plan, outcome } = await engine.call(request, principal, runOptions(prefs));
   if (accept === 'object' && plan.kind === 'rpc' && plan.single && plan.fn.returns.kind !== 'void') {
     // One value or row already: as it is.
     reply.code(200);

@@ -111,6 +111,16 @@ describe('sign-up and sign-in with a password', () => {
     expect([error?.status, error?.code]).toEqual([422, 'user_already_exists']);
   });
 
+  it('methods this face does not offer are refused as GoTrue refuses a method that is off', async () => {
+    const sso = await authClient(t).signInWithSSO({ domain: 'example.com' });
+    expect([sso.error?.status, sso.error?.code]).toEqual([404, 'saml_provider_disabled']);
+    const idToken = await authClient(t).signInWithIdToken({ provider: 'google', token: 'x' });
+    expect(idToken.error?.code).toBe('provider_disabled');
+    const { client, user } = await signedUp();
+    const unlink = await client.unlinkIdentity(user.identities![0]);
+    expect(unlink.error?.code).toBe('manual_linking_disabled');
+  });
+
   it('anonymous sign-in is refused while off (422 anonymous_provider_disabled)', async () => {
     const { error } = await authClient(t).signInAnonymously();
     expect([error?.status, error?.code]).toEqual([422, 'anonymous_provider_disabled']);

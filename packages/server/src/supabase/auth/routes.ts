@@ -196,6 +196,10 @@ export function createFaceHandlers(deps: FaceDeps) {
       }
       if (grant === 'refresh_token') return session(await s.sessions.refresh(b.refresh_token));
       if (grant === 'pkce') return session(await exchange(b.auth_code, b.code_verifier, clientOf(req)));
+      // Sign-in methods this face does not offer, refused in GoTrue's words for a method that is off.
+      if (grant === 'id_token')
+        throw new GoTrueError(400, 'provider_disabled', 'Provider (issuer) is not enabled: use /v1/auth/oauth/{provider}');
+      if (grant === 'web3') throw new GoTrueError(400, 'web3_provider_disabled', 'Web3 provider is disabled');
       throw new GoTrueError(400, 'validation_failed', 'unsupported_grant_type');
     },
 
@@ -320,6 +324,14 @@ export function createFaceHandlers(deps: FaceDeps) {
       return {};
     },
 
+    /** What this face does not offer, in GoTrue's words for a feature that is off. */
+    sso: async () => {
+      throw new GoTrueError(404, 'saml_provider_disabled', 'SAML 2.0 is disabled');
+    },
+    manualLinking: async () => {
+      throw new GoTrueError(404, 'manual_linking_disabled', 'Manual linking is disabled');
+    },
+
     /** POST /resend: a sign-up's verification link again. */
     resend: async (req: FastifyRequest) => {
       const b = bodyOf(req);
@@ -358,6 +370,9 @@ export function registerFaceRoutes(
   app.get('/auth/v1/verify', {}, h.verifyGet);
   app.post('/auth/v1/resend', { preHandler: apikey, config: email }, h.resend);
 
+  app.post('/auth/v1/sso', { preHandler: apikey }, h.sso);
+  app.get('/auth/v1/user/identities/authorize', { preHandler: user }, h.manualLinking);
+  app.delete('/auth/v1/user/identities/:id', { preHandler: user }, h.manualLinking);
   app.get('/auth/v1/reauthenticate', { preHandler: user, config: email }, h.reauthenticate);
 
   // Second factors (Plinth's mfa/: the same guards as /v1/auth/factors).

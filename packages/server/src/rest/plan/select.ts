@@ -179,7 +179,10 @@ export function resolveRelation(schema: SchemaSnapshot, table: TableInfo, name: 
         ...describeRelation(r),
         embed: spelling(all, r),
         // PostgREST's words for it, which its clients show (supabase/rest).
-        using: `${r.fk.name} using ${r.fk.table}(${r.fk.columns.join(', ')}) and ${r.fk.refTable}(${r.fk.refColumns.join(', ')})`,
+        using:
+          r.fk.table === r.source
+            ? `${r.fk.name} using ${r.fk.table}(${r.fk.columns.join(', ')}) and ${r.fk.refTable}(${r.fk.refColumns.join(', ')})`
+            : `${r.fk.name} using ${r.fk.refTable}(${r.fk.refColumns.join(', ')}) and ${r.fk.table}(${r.fk.columns.join(', ')})`,
       })),
     },
   );

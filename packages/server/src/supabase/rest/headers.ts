@@ -109,6 +109,27 @@ export function acceptOf(header: string | undefined): Representation {
 }
 
 /**
+ * `Accept: application/vnd.pgrst.object+json;nulls=stripped` (or array+json): keys whose value is
+ * null are left out (PostgREST's json_strip_nulls).
+ * @example stripsNulls('application/vnd.pgrst.array+json;nulls=stripped') // true
+ */
+export function stripsNulls(header: string | undefined): boolean {
+  return header !== undefined && /;\s*nulls=stripped/i.test(header);
+}
+
+/** json_strip_nulls of a JSON text: null-valued keys of every object left out, at any depth. */
+export function stripNulls(json: string): string {
+  const strip = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(strip);
+    if (v !== null && typeof v === 'object') {
+      return Object.fromEntries(Object.entries(v).flatMap(([k, x]) => (x === null ? [] : [[k, strip(x)]])));
+    }
+    return v;
+  };
+  return JSON.stringify(strip(JSON.parse(json)));
+}
+
+/**
  * `Range: 0-9` (items): the offset and limit it asks for, or null. An unsatisfiable range is 416 PGRST103.
  * @example rangeOf('5-9') // { offset: 5, limit: 5 }
  */

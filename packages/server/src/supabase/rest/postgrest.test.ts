@@ -204,6 +204,17 @@ describe('select, embedding, order, paging', () => {
     });
   });
 
+  it('nulls=stripped leaves out null-valued keys', async () => {
+    const res = await t.app.inject({
+      url: '/rest/v1/people?select=id,nick,age&id=in.(2,3)&order=id',
+      headers: { ...t.as.anon, accept: 'application/vnd.pgrst.array+json;nulls=stripped' },
+    });
+    expect(res.json()).toEqual([
+      { id: 2, age: 25 },
+      { id: 3, nick: 'cy' },
+    ]);
+  });
+
   it('CSV', async () => {
     const { data } = await anon.from('people').select('id,name,bio').in('id', [1, 4]).order('id').csv();
     expect(data).toBe('id,name,bio\n1,Ada,The fat cats sat on mats\n4,Dee,"A cat, a hat"');
@@ -409,6 +420,12 @@ describe("PostgREST's errors", () => {
       cardinality: 'many-to-one',
       embedding: 'rivals with people',
       relationship: 'rivals_a_fkey using rivals(a) and people(id)',
+    });
+    const oneToMany = await anon.from('people').select('rivals(a)');
+    expect(oneToMany.error?.details).toContainEqual({
+      cardinality: 'one-to-many',
+      embedding: 'people with rivals',
+      relationship: 'rivals_a_fkey using people(id) and rivals(a)',
     });
   });
 

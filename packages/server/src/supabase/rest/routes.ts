@@ -18,7 +18,17 @@ import {
   createRestEngine,
 } from '../../rest/index.js';
 import { PostgrestError, pgrst, toPostgrestError } from './errors.js';
-import { type PostgrestPrefs, type Representation, acceptOf, checkProfile, parsePostgrestPrefer, rangeOf, toCsv } from './headers.js';
+import {
+  type PostgrestPrefs,
+  type Representation,
+  acceptOf,
+  checkProfile,
+  parsePostgrestPrefer,
+  rangeOf,
+  stripNulls,
+  stripsNulls,
+  toCsv,
+} from './headers.js';
 import { swaggerDocument } from './openapi.js';
 import { parsePostgrestQuery } from './query.js';
 
@@ -266,6 +276,7 @@ function send(reply: FastifyReply, req: FastifyRequest, plan: Plan, outcome: Out
   reply.code(status);
   if (req.method === 'HEAD' || body === null) return reply.send();
   if (o.accept === 'csv') return reply.type('text/csv; charset=utf-8').send(toCsv(body));
+  if (stripsNulls(req.headers.accept)) body = stripNulls(body);
   return reply.type(o.accept === 'object' ? 'application/vnd.pgrst.object+json; charset=utf-8' : JSON_TYPE).send(body);
 }
 

@@ -65,8 +65,9 @@ export function createAdminHandlers(deps: FaceDeps) {
     /** GET /admin/users?page=&per_page=: newest first, `total` in X-Total-Count, pages in Link. */
     async list(req: FastifyRequest, reply: FastifyReply) {
       const q = req.query as Record<string, string | undefined>;
-      const page = Number(q.page ?? '1');
-      const perPage = Number(q.per_page ?? '50');
+      // auth-js sends `page=&per_page=` when none is given: empty is the default.
+      const page = Number(q.page || '1');
+      const perPage = Number(q.per_page || '50');
       if (!Number.isInteger(page) || page < 1 || !Number.isInteger(perPage) || perPage < 1 || perPage > 1000) {
         throw new GoTrueError(400, 'validation_failed', 'page must be a positive integer and per_page one from 1 to 1000');
       }

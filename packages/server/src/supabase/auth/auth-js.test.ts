@@ -525,6 +525,7 @@ describe('admin API (secret key)', () => {
 
     const noFactors = await admin().mfa.listFactors({ userId: crypto.randomUUID() });
     expect(noFactors.error?.code).toBe('user_not_found');
+    expect((await admin().listUsers()).error).toBeNull(); // page= and per_page= empty: the defaults
     const badPage = await admin().listUsers({ page: -1, perPage: 10 });
     expect([badPage.error?.status, badPage.data.users]).toEqual([400, []]);
     const unknown = await admin().generateLink({ type: 'magiclink', email: email('nobody') });

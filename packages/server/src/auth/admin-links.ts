@@ -1,6 +1,7 @@
 import { ApiError, fromDbError } from '../http/index.js';
 import { findCredentials } from './accounts/index.js';
 import type { AuthDeps } from './deps.js';
+import { linkWithToken, queueAuthEmail } from './mail.js';
 import { issueOneTimeToken, type OneTimeKind } from './one-time.js';
 import { checkPassword, checkUserData, normalizeEmail } from './validate.js';
 
@@ -23,8 +24,48 @@ const KIND: Record<AdminLinkType, OneTimeKind> = {
  * @example const { userId, token } = await links.generate({ type: 'magiclink', email: 'ann@example.com' });
  */
 export function createAdminLinks(deps: AuthDeps) {
-  const { db, clock, hasher, accounts, settings } = deps;
+  const { db, clock, hasher, accounts, settings, limits, outbox } = deps;
   return {
+    /**
+     * An invitation (GoTrue's `POST /invite`): the user is made (unconfirmed, `data` as its
+     * metadata) and mailed a verification link to `page` (an allowed redirect, else
+     * email_verification_url), with the one-mail-a-minute limit of every auth mail. Using the
+     * link proves the address and signs in; the user then sets a password.
+     */
+    async invite(input: { email: unknown; data?: unknown; page: string | null }): Promise<{ userId: string }> {
+      const email = normalizeEmail(input.email);
+      if (!input.page) {
+        throw new ApiError(
+          'invalid_request',
+          'An invitation needs the email_verification_url auth setting (the page that receives ?token=).',
+        );
+      }
+      await limits.assertEmail(email);
+      const data = checkUserData(input.data);
+      const now = clock.now();
+      const page = input.page;
+      const userId = await db
+        .transaction(async (tx) => {
+          const id = await accounts.createUser(tx, { email, data }, now);
+          if (!id) throw new ApiError('email_exists', 'A user with this email address has already been registered.');
+          await accounts.linkEmail(tx, id, email, now);
+          const token = await issueOneTimeToken(
+            tx,
+            { kind: 'verification', userId: id, email, ttlMs: deps.config.verificationTtlMs, keepEarlier: true },
+            now,
+          );
+          await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, token));
+          return id;
+        })
+        .catch((err) => {
+          throw fromDbError(err, {
+            constraints: { users_email_key: ['email_exists', 'A user with this email address has already been registered.'] },
+          });
+        });
+      outbox.kick();
+      return { userId };
+    },
+
     async generate(input: {
       type: AdminLinkType;
       email: unknown;

@@ -187,6 +187,16 @@ export function createAdminHandlers(deps: FaceDeps) {
       };
     },
 
+    /** POST /invite: the user made and mailed a link (auth's adminLinks.invite); answers the user. */
+    async invite(req: FastifyRequest) {
+      const b = bodyOf(req);
+      const q = (req.query as Record<string, string | undefined>).redirect_to;
+      if (q && !settings.isRedirectAllowed(q))
+        throw new ApiError('redirect_not_allowed', 'redirect_to is not in the allowed redirect URLs of the project.');
+      const { userId } = await auth.adminLinks.invite({ email: b.email, data: b.data, page: q || settings.auth().email_verification_url });
+      return userOut(userId);
+    },
+
     factors: async (req: FastifyRequest) => {
       const id = idOf(req);
       if (!(await accounts.findUser(db, id))) throw notFound();

@@ -536,6 +536,21 @@ describe('admin API (secret key)', () => {
     expect(notAdmin.error?.code).toBe('not_admin');
   });
 
+  it('inviteUserByEmail makes the user and mails a link that verifies (type invite) into a session', async () => {
+    const addr = email('invited');
+    const invited = await admin().inviteUserByEmail(addr, { data: { team: 'red' } });
+    expect(invited.error).toBeNull();
+    expect(invited.data.user).toMatchObject({ email: addr, user_metadata: { team: 'red' } });
+    const client = authClient(t);
+    const { data, error } = await client.verifyOtp({ token_hash: await lastToken(t, addr, 'verification'), type: 'invite' });
+    expect(error).toBeNull();
+    expect(data.user?.email_confirmed_at).toEqual(expect.any(String));
+    t.clock.advance(61_000); // one mail a minute per address
+    const again = await admin().inviteUserByEmail(addr);
+    expect([again.error?.status, again.error?.code]).toEqual([422, 'email_exists']);
+    expect((await authClient(t).admin.inviteUserByEmail(email('x'))).error?.code).toBe('not_admin');
+  });
+
   it('mfa.listFactors lists a user’s factors in GoTrue’s shape; deleteFactor removes one', async () => {
     const { user, session } = await signedUp();
     const enrolled = await t.app.inject({

@@ -389,6 +389,7 @@ export function registerFaceRoutes(
   app.put('/auth/v1/admin/users/:id', { preHandler: service, config: { audit: 'user.update' } }, admin.update);
   app.delete('/auth/v1/admin/users/:id', { preHandler: service, config: { audit: 'user.delete' } }, admin.remove);
   app.get('/auth/v1/admin/users/:id/factors', { preHandler: service }, admin.factors);
+  app.post('/auth/v1/invite', { preHandler: service, config: { audit: 'user.create', goTrue: { sendsEmail: true } } }, admin.invite);
   app.post('/auth/v1/admin/generate_link', { preHandler: service, config: { audit: 'user.generate_link' } }, admin.generateLink);
   app.delete(
     '/auth/v1/admin/users/:id/factors/:factorId',

@@ -94,6 +94,13 @@ enabled = false
     expect(settings.auth).toMatchObject({
       allowed_redirect_urls: ['http://127.0.0.1:3000', 'https://127.0.0.1:3000'],
       session_duration_seconds: 7200,
+      magic_link_enabled: true,
+      magic_link_url: 'http://127.0.0.1:3000',
+      anonymous_sign_in_enabled: true,
+    });
+    expect(projectSettingsOf(parse('[auth.email]\nenable_signup = false\n')).settings.auth).toMatchObject({
+      magic_link_enabled: false,
+      anonymous_sign_in_enabled: false,
     });
     expect(notes.join('\n')).toMatch(/enable_confirmations/);
     expect(notes.join('\n')).toMatch(/auth\.external \(google\)/);

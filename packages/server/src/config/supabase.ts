@@ -335,6 +335,13 @@ export function projectSettingsOf(s: SupabaseSettings): { settings: ProjectSetti
       'auth.email.enable_confirmations: Plinth confirms addresses when email_verification_url is set (PATCH /api/v1/settings/auth)',
     );
   auth.mfa_totp_enabled = a.mfa.totp_enroll_enabled || a.mfa.totp_verify_enabled;
+  // Supabase's email provider signs in by password and by link alike; the link lands on the
+  // site (site_url), where supabase-js takes the session from it.
+  if (a.email.enable_signup && redirects.includes(a.site_url)) {
+    auth.magic_link_enabled = true;
+    auth.magic_link_url = a.site_url;
+  } else auth.magic_link_enabled = false;
+  auth.anonymous_sign_in_enabled = a.enable_anonymous_sign_ins;
   if (a.passkey.enabled && a.passkey.rp_id) {
     auth.passkey_enabled = true;
     auth.passkey_rp_id = a.passkey.rp_id;

@@ -34,6 +34,7 @@ import { registerStorage, type Storage } from './storage/index.js';
 import { registerSupabaseRest } from './supabase/index.js';
 import { registerSupabaseAuth } from './supabase/index.js';
 import { registerSupabaseStorage } from './supabase/index.js';
+import { registerSupabaseRealtime } from './supabase/index.js';
 import { registerWebhooks, type Webhooks } from './webhooks/index.js';
 
 export interface AppOptions {
@@ -285,6 +286,8 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       log,
       metrics,
     });
+    // Supabase Realtime's Phoenix channels (docs/supabase.md, "Realtime channels") under realtime's limits.
+    await registerSupabaseRealtime(app, { resolvePrincipal, config: config.realtime, isOriginAllowed: settings.isOriginAllowed });
 
     // Database webhooks (docs/webhooks.md): changes of the change log POSTed, signed, to the project's
     // endpoints. Management as the other management routes (admin's guard; docs/webhooks.md says

@@ -58,13 +58,23 @@ describe('table editor SQL', () => {
     const name = fc.string({ minLength: 1, maxLength: 20 }).filter((s) => !s.includes('\0') && Buffer.byteLength(s) <= 63);
     await fc.assert(
       fc.asyncProperty(name, name, async (table, col) => {
-        await sql(createTableSql(table, [column('id', 'int8', { primaryKey: true }), column(col === 'id' ? `${col}2` : col, 'text')]));
-        const made = (await columnsOf(table)).map((c) => c.name);
-        expect(made).toEqual(['id', col === 'id' ? `${col}2` : col]);
-        await sql(renameColumnSql(table, 'id', 'key'));
-        expect((await columnsOf(table))[0].name).toBe('key');
-        await sql(dropTableSql(table));
-        expect(await columnsOf(table)).toEqual([]);
+        try {
+          await sql(createTableSql(table, [column('id', 'int8', { primaryKey: true }), column(col === 'id' ? `${col}2` : col, 'text')]));
+          const made = (await columnsOf(table)).map((c) => c.name);
+          expect(made).toEqual(['id', col === 'id' ? `${col}2` : col]);
+          await sql(renameColumnSql(table, 'id', 'key'));
+          expect((await columnsOf(table))[0].name).toBe('key');
+          await sql(dropTableSql(table));
+          expect(await columnsOf(table)).toEqual([]);
+        } finally {
+          // A failed run leaves no table behind, so shrinking finds the real counterexample.
+          await t.app.inject({
+            method: 'POST',
+            url: '/api/v1/sql',
+            headers: t.as.service,
+            payload: { query: `drop table if exists public.${ident(table)}` },
+          });
+        }
       }),
       { numRuns: 15 },
     );

@@ -64,7 +64,9 @@ export async function freshDbTarget(options: { migrated?: boolean } = {}): Promi
 /** An open Db on a fresh database. */
 export async function openTestDb(): Promise<{ db: Db; target: TestDbTarget; cleanup: () => Promise<void> }> {
   const target = await freshDbTarget();
-  const db = target.databaseUrl ? await openPostgres(target.databaseUrl, { max: 4 }) : await openPglite(target.dataDir);
+  const db = target.databaseUrl
+    ? await openPostgres(target.databaseUrl, { max: 4 })
+    : await openPglite(target.dataDir, { extensions: true });
   return {
     db,
     target,

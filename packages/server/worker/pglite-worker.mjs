@@ -41,8 +41,14 @@ const MEMORY_SETTINGS = ['shared_buffers=16MB'];
 // A fresh data dir is made beforehand by pglite-init.mjs, in a process of its own.
 const startParams = [...PGlite.defaultStartParams, ...MEMORY_SETTINGS.flatMap((s) => ['-c', s])];
 // The extensions Supabase's SQL assumes in its `extensions` schema (migration 0140): loaded
-// into every instance, so a database made with them (the template too) can call them.
-const pg = new PGlite(workerData.dataDir, { parsers, startParams, extensions: { pgcrypto, uuid_ossp } });
+// where asked (the template, which creates them, and a Supabase project folder), since they
+// hold about 28 MB of an idle server's memory (issue 10 §6's budget). Elsewhere their
+// functions are in the catalog but not callable.
+const pg = new PGlite(workerData.dataDir, {
+  parsers,
+  startParams,
+  ...(workerData.extensions ? { extensions: { pgcrypto, uuid_ossp } } : {}),
+});
 const txs = new Map();
 const listeners = new Map();
 let nextTx = 1;

@@ -17,6 +17,10 @@ export * from './types.js';
  * Opens the project's database: PostgreSQL when `DATABASE_URL` is set, else PGlite in the data dir.
  * @example const db = await openDatabase(config);
  */
-export function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize'>): Promise<Db> {
-  return config.databaseUrl ? openPostgres(config.databaseUrl, { max: config.dbPoolSize }) : openPglite(config.dataDir);
+export function openDatabase(
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize'> & { project?: Config['project'] },
+): Promise<Db> {
+  return config.databaseUrl
+    ? openPostgres(config.databaseUrl, { max: config.dbPoolSize })
+    : openPglite(config.dataDir, { extensions: Boolean(config.project?.supabase) });
 }

@@ -86,7 +86,7 @@ export function pgliteTemplate(migrations: Migration[] = systemMigrations(), roo
     migrations,
     root,
     async build(dataDir) {
-      const db = await openPglite(dataDir, { fromTemplate: false });
+      const db = await openPglite(dataDir, { fromTemplate: false, extensions: true });
       try {
         if (migrations.length) await migrateSystem(db, migrations);
         await db.query('checkpoint');
@@ -132,9 +132,9 @@ function wasmBaselineOnly() {
 }
 
 /** Starts the worker on a data dir; resolves once PGlite answers, with its session user. */
-async function startWorker(pgData: string): Promise<{ worker: Worker; sessionUser: string }> {
+async function startWorker(pgData: string, extensions: boolean): Promise<{ worker: Worker; sessionUser: string }> {
   wasmBaselineOnly();
-  const worker = new Worker(WORKER_URL, { workerData: { dataDir: pgData } });
+  const worker = new Worker(WORKER_URL, { workerData: { dataDir: pgData, extensions } });
   let sessionUser = '';
   try {
     await new Promise<void>((resolve, reject) => {
@@ -159,6 +159,11 @@ async function startWorker(pgData: string): Promise<{ worker: Worker; sessionUse
 export interface PgliteOptions {
   /** A missing database is copied from the migrated template (default), or made by initdb alone. */
   fromTemplate?: boolean;
+  /**
+   * Load pgcrypto and uuid-ossp (migration 0140's `extensions` schema): a Supabase project
+   * folder's SQL calls them. Off by default: they cost about 28 MB of resident memory.
+   */
+  extensions?: boolean;
 }
 
 /**
@@ -174,7 +179,7 @@ export async function openPglite(dataDir: string, options: PgliteOptions = {}): 
     if (!existsSync(pgData)) await makeDataDir(pgData, options.fromTemplate !== false);
     // PGlite writes its files 0666 whatever the umask, and the WAL holds the token-signing key.
     closeToOthers(pgData);
-    const started = await startWorker(pgData);
+    const started = await startWorker(pgData, options.extensions === true);
     worker = started.worker;
     // runAs's statements on PGlite's one session (db/run-as.ts).
     session = new Session(started.sessionUser);

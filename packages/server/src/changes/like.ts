@@ -102,7 +102,11 @@ function find(seg: Item[], value: string[], from: number, to: number, counter?: 
  * @example likeMatch(parseLike('%urgent%invoice%'), 'an urgent unpaid invoice') // true
  */
 export function likeMatch(p: LikePattern, value: string, counter?: StepCounter): boolean {
-  const v = Array.from(value);
+  return likeMatchChars(p, Array.from(value), counter);
+}
+
+/** likeMatch on a value already split into code points (a field matched by many filters is split once). */
+export function likeMatchChars(p: LikePattern, v: string[], counter?: StepCounter): boolean {
   const segs = p.segments;
   if (segs.length === 1) {
     // No `%`: the whole value, character for character.

@@ -1,20 +1,22 @@
 /**
  * A subscription's `filter`: REST's operators (rest/ parses them, docs/api.md), ANDed, decided
- * for each change on the row as written. Most are decided in memory on PostgreSQL's JSON text of
- * the value, where that text is exact: equality on integers, booleans, uuids and text, order on
- * integers, `like` on text, `is`. The rest (timestamps, numeric, ilike, json…) go to PostgreSQL
- * with the policies (authorize.ts), so no operator is decided differently from a REST read.
+ * for each change on the row as written by the one evaluator realtime and webhooks share
+ * (changes/filter.ts): in memory where its verdict is exact (equality and order on numbers,
+ * dates, timestamps and uuids, equality on text, booleans and enums, like/ilike, is), and
+ * otherwise by PostgreSQL with the policies (authorize.ts: ordering text, json…, a value past
+ * the LIKE budget), so no operator is decided differently from a REST read. What is realtime's
+ * own here: the refusals at subscribe time (`invalid_parameter`, `invalid_value`,
+ * `column_not_found`) and the filter as one SQL condition for PostgreSQL.
  */
 import { ApiError } from '../http/index.js';
-import { LIKE_MEMORY_BUDGET, likeMatch, likeWildcardProblem, parseLike } from '../changes/index.js';
-import { type Db, dbErrorKind } from '../db/index.js';
+import { compileEvaluator, FilterProblem, isEvaluated, type Verdict } from '../changes/index.js';
+import type { Db } from '../db/index.js';
 import { arrayLiteral, type ColumnInfo, type Condition, type Filter, parseQuery, quoteIdent, type TableInfo } from '../rest/index.js';
 
 /** The operators a subscription takes: REST's comparisons, ANDed (docs/realtime.md). */
 type RealtimeFilter = Exclude<Filter, { op: 'fts' }>;
 
-/** true, false, or null when only PostgreSQL can tell. */
-export type Verdict = boolean | null;
+export type { Verdict };
 
 export interface CompiledFilter {
   /** The filter as one SQL condition over the row; its values are `$2[1]`, `$2[2]`, … */
@@ -28,63 +30,7 @@ export interface CompiledFilter {
 
 export const NO_FILTER: CompiledFilter = { sql: 'true', values: [], columns: [], test: () => true };
 
-/** Types whose JSON text is the same for equal values (canonical), so text equality is equality. */
-const EXACT = new Set(['int2', 'int4', 'int8', 'bool', 'uuid', 'text', 'varchar']);
-const INTEGER = new Set(['int2', 'int4', 'int8']);
-const TEXT = new Set(['text', 'varchar']);
 const COMPARE = { eq: '=', neq: '<>', gt: '>', lt: '<', gte: '>=', lte: '<=', like: 'like', ilike: 'ilike' } as const;
-
-type Test = (raw: string | undefined) => Verdict;
-
-const bigint = (text: string) => BigInt(text);
-
-/** The in-memory test of one filter, given the canonical JSON text of its value(s); null: none. */
-function memoryTest(f: RealtimeFilter, col: ColumnInfo, canonical: string[]): Test | null {
-  const udt = col.udt;
-  switch (f.op) {
-    case 'is':
-      if (f.value === 'null') return (raw) => (raw === undefined ? null : raw === 'null');
-      if (udt !== 'bool') return null;
-      if (f.value === 'unknown') return (raw) => (raw === undefined ? null : raw === 'null');
-      return (raw) => (raw === undefined ? null : raw === f.value);
-    case 'eq':
-      if (!EXACT.has(udt)) return null;
-      return (raw) => (raw === undefined ? null : raw === canonical[0]);
-    case 'neq':
-      if (!EXACT.has(udt)) return null;
-      return (raw) => (raw === undefined ? null : raw !== 'null' && raw !== canonical[0]);
-    case 'in': {
-      if (!EXACT.has(udt)) return null;
-      const set = new Set(canonical);
-      return (raw) => (raw === undefined ? null : raw !== 'null' && set.has(raw));
-    }
-    case 'gt':
-    case 'lt':
-    case 'gte':
-    case 'lte': {
-      if (!INTEGER.has(udt)) return null;
-      const v = bigint(canonical[0]);
-      const op = f.op;
-      return (raw) => {
-        if (raw === undefined) return null;
-        if (raw === 'null') return false;
-        const x = bigint(raw);
-        return op === 'gt' ? x > v : op === 'lt' ? x < v : op === 'gte' ? x >= v : x <= v;
-      };
-    }
-    case 'like': {
-      if (!TEXT.has(udt)) return null;
-      const pattern = parseLike(f.value);
-      // Past the budget, PostgreSQL decides (with the policy, off the event loop).
-      return (raw) =>
-        raw === undefined || raw.length * pattern.width > LIKE_MEMORY_BUDGET
-          ? null
-          : raw !== 'null' && likeMatch(pattern, JSON.parse(raw) as string);
-    }
-    default:
-      return null;
-  }
-}
 
 /** The SQL condition of one filter, its value pushed onto `values` (REST's operators and casts). */
 function condition(f: RealtimeFilter, col: ColumnInfo, values: string[]): string {
@@ -108,8 +54,8 @@ function condition(f: RealtimeFilter, col: ColumnInfo, values: string[]): string
 
 /**
  * The condition as a realtime filter, or a refusal: REST's grammar also has `not.`, `or=(…)` /
- * `and=(…)` groups and `fts`, which a subscription does not take (each change is decided in
- * memory where it can, and those would need three-valued logic or PostgreSQL's parser there).
+ * `and=(…)` groups, `fts` and other operators, which a subscription does not take (the
+ * protocol's filters are the evaluator's operators, ANDed: docs/realtime.md).
  */
 function plainFilter(c: Condition): RealtimeFilter {
   const refuse = (what: string) =>
@@ -121,7 +67,8 @@ function plainFilter(c: Condition): RealtimeFilter {
   if ('items' in c) throw refuse('or=(…) / and=(…) groups');
   if (c.negate) throw refuse('not.');
   if (c.op === 'fts') throw refuse('fts (full-text search)');
-  return c;
+  if (!isEvaluated(c.op)) throw refuse(`${c.op}`);
+  return c as RealtimeFilter;
 }
 
 /**
@@ -146,75 +93,25 @@ export async function compileFilter(db: Db, table: TableInfo, text: string | nul
     });
   }
   if (ast.filters.length === 0) return NO_FILTER;
-  const planned = ast.filters.map((c) => {
-    const f = plainFilter(c);
+  const filters = ast.filters.map(plainFilter);
+  for (const f of filters) {
     const col = table.columns.get(f.column);
-    if (!col) throw new ApiError('column_not_found', `The table "${table.name}" has no column "${f.column}".`, { column: f.column });
-    const wild = f.op === 'like' || f.op === 'ilike' ? likeWildcardProblem(f.value) : null;
-    if (wild) throw new ApiError('invalid_value', `${f.op}.${f.column}: ${wild}`, { field: 'filter' });
-    if (f.op === 'is' && f.value !== 'null' && col.udt !== 'bool') {
+    if (col && f.op === 'is' && f.value !== 'null' && col.udt !== 'bool') {
       throw new ApiError('invalid_value', `is.${f.column}=${f.value} needs a boolean column.`, { field: 'filter' });
     }
-    return { f, col };
-  });
-  // Each scalar value cast to its column's type and written back as JSON: the canonical text a
-  // row image holds for an equal value. One statement for the whole filter.
-  const casts: string[] = [];
-  const params: string[] = [];
-  const slots = planned.map(({ f, col }) => {
-    if (f.op === 'is' || f.op === 'like' || f.op === 'ilike') return [];
-    const items = f.op === 'in' ? f.value : [f.value];
-    return items.map((v) => {
-      params.push(v);
-      casts.push(`to_jsonb($${params.length}::text::${col.castType})::text`);
-      return casts.length - 1;
+  }
+  let evaluator: Awaited<ReturnType<typeof compileEvaluator>>;
+  try {
+    evaluator = await compileEvaluator(db, table, filters);
+  } catch (err) {
+    if (!(err instanceof FilterProblem)) throw err;
+    if (err.kind === 'column_not_found') throw new ApiError('column_not_found', err.message, { column: err.column });
+    if (err.kind === 'pattern') throw new ApiError('invalid_value', err.message, { field: 'filter' });
+    throw new ApiError('invalid_value', `A value of the filter "${text.slice(0, 200)}" does not fit its column's type.`, {
+      field: 'filter',
     });
-  });
-  let canonical: string[] = [];
-  if (casts.length > 0) {
-    try {
-      const { rows } = await db.query<{ v: string }>(`select json_build_array(${casts.join(', ')})::text as v`, params);
-      canonical = JSON.parse(rows[0]?.v ?? '[]') as string[];
-    } catch (err) {
-      const kind = dbErrorKind(err);
-      if (kind === 'invalid_value' || kind === 'nul_in_text') {
-        throw new ApiError('invalid_value', `A value of the filter "${text.slice(0, 200)}" does not fit its column's type.`, {
-          field: 'filter',
-        });
-      }
-      throw err;
-    }
   }
   const values: string[] = [];
-  const conditions: string[] = [];
-  const tests: Array<{ column: string; test: Test | null }> = [];
-  planned.forEach(({ f, col }, i) => {
-    conditions.push(condition(f, col, values));
-    tests.push({
-      column: col.name,
-      test: memoryTest(
-        f,
-        col,
-        slots[i].map((k) => canonical[k]),
-      ),
-    });
-  });
-  return {
-    sql: conditions.join(' and '),
-    values,
-    columns: [...new Set(planned.map((p) => p.col.name))],
-    test(field) {
-      let unknown = false;
-      for (const t of tests) {
-        if (!t.test) {
-          unknown = true;
-          continue;
-        }
-        const v = t.test(field(t.column));
-        if (v === false) return false;
-        if (v === null) unknown = true;
-      }
-      return unknown ? null : true;
-    },
-  };
+  const conditions = filters.map((f) => condition(f, table.columns.get(f.column) as ColumnInfo, values));
+  return { sql: conditions.join(' and '), values, columns: evaluator.columns, test: evaluator.test };
 }

@@ -31,10 +31,7 @@ import { type Realtime, registerRealtime } from './realtime/index.js';
 import { createSchemaCache, registerOpenApi, registerRestRoutes, type SchemaCache } from './rest/index.js';
 import { createSettingsStore, loadOrCreateKeys, type SettingsStore } from './settings/index.js';
 import { registerStorage, type Storage } from './storage/index.js';
-import { registerSupabaseRest } from './supabase/index.js';
-import { registerSupabaseAuth } from './supabase/index.js';
-import { registerSupabaseStorage } from './supabase/index.js';
-import { registerSupabaseRealtime } from './supabase/index.js';
+import { registerSupabaseAuth, registerSupabaseRealtime, registerSupabaseRest, registerSupabaseStorage } from './supabase/index.js';
 import { registerWebhooks, type Webhooks } from './webhooks/index.js';
 
 export interface AppOptions {

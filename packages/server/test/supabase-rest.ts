@@ -4,7 +4,8 @@ import type { TestServer } from './harness.js';
 
 /**
  * A fetch that hands each request to the test server in-process (`app.inject`), with the
- * status text a socket would carry (postgrest-js reports it).
+ * status text a socket would carry (postgrest-js reports it); auth-js's tests use it too, under
+ * the test's fake clock.
  * @example const client = new PostgrestClient('http://localhost/rest/v1', { fetch: restFetch(t) })
  */
 export function restFetch(t: TestServer): typeof fetch {
@@ -24,7 +25,7 @@ export function restFetch(t: TestServer): typeof fetch {
     for (const [k, v] of Object.entries(res.headers)) {
       if (v !== undefined) out.set(k, Array.isArray(v) ? v.join(', ') : String(v));
     }
-    const empty = res.statusCode === 204 || res.statusCode === 304 || init?.method === 'HEAD';
+    const empty = res.statusCode === 204 || res.statusCode === 303 || res.statusCode === 304 || init?.method === 'HEAD';
     return new Response(empty ? null : new Uint8Array(res.rawPayload), {
       status: res.statusCode,
       statusText: STATUS_CODES[res.statusCode] ?? '',

@@ -43,6 +43,36 @@ export function spawnPlinth(args: string[], env: Record<string, string> = {}): S
   return { proc, url: `http://127.0.0.1:${port}`, stdout: () => out, stderr: () => err, exited };
 }
 
+/** A `plinth` process run in a folder, as a terminal runs it: its stdout and stderr as one text. */
+export interface InFolder {
+  proc: ChildProcess;
+  /** Everything it printed so far, both streams interleaved as they came. */
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+/**
+ * Starts `plinth <args>` from the built dist in `cwd` (the project it finds there), with only
+ * PATH and `env` in its environment.
+ * @example const s = spawnIn(dir, ['start']); await waitHealthy(url, 60_000); s.proc.kill('SIGTERM'); await s.exited;
+ */
+export function spawnIn(cwd: string, args: string[], env: Record<string, string> = {}): InFolder {
+  let out = '';
+  const proc = spawn(process.execPath, [MAIN, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  proc.stdout?.on('data', (d) => {
+    out += d;
+  });
+  proc.stderr?.on('data', (d) => {
+    out += d;
+  });
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  return { proc, output: () => out, exited };
+}
+
 /** Polls `GET /health` until 200, or throws after `timeoutMs`. Returns the elapsed ms. */
 export async function waitHealthy(url: string, timeoutMs: number): Promise<number> {
   const start = Date.now();

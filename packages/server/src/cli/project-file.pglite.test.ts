@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, MAIN, runPlinth, waitHealthy } from '../../test/process.js';
+import { freePort, runPlinth, spawnIn, waitHealthy } from '../../test/process.js';
 
 // A project whose auth settings and buckets are all in plinth.json, started by `plinth start`
 // on an empty data dir (issue 33): it comes up complete, and the API refuses managed keys only.
@@ -34,22 +33,11 @@ describe('plinth start with settings in plinth.json', () => {
     writeFileSync(join(cwd, 'plinth.json'), JSON.stringify({ port, ...FILE }));
     // The secret comes from the project's .env.
     writeFileSync(join(cwd, '.env'), 'GITHUB_SECRET=from-dotenv\n');
-    const server = spawn(process.execPath, [MAIN, 'start'], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    server.stdout?.on('data', (d) => {
-      out += d;
-    });
-    server.stderr?.on('data', (d) => {
-      out += d;
-    });
-    const exited = new Promise((resolve) => server.on('exit', resolve));
+    const server = spawnIn(cwd, ['start'], { LOG_LEVEL: 'warn' });
+    const out = () => server.output();
     try {
       await waitHealthy(`http://127.0.0.1:${port}`, 60_000).catch((err) => {
-        throw new Error(`${err.message}: ${out}`);
+        throw new Error(`${err.message}: ${out()}`);
       });
       const sk = JSON.parse((await runPlinth(['keys', '--json'], { cwd })).stdout).secret_key;
       const call = (method: string, path: string, body?: unknown) =>
@@ -77,8 +65,8 @@ describe('plinth start with settings in plinth.json', () => {
       expect(saved.status).toBe(200);
       expect((await saved.json()).session_duration_seconds).toBe(7200);
     } finally {
-      server.kill('SIGTERM');
-      await exited;
+      server.proc.kill('SIGTERM');
+      await server.exited;
     }
   }, 120_000);
 

@@ -2,8 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
-import { freePort, MAIN, runPlinth, waitHealthy } from '../../test/process.js';
+import { freePort, runPlinth, spawnIn, waitHealthy } from '../../test/process.js';
 
 // A project is the folder of plinth.json, found from any folder below it; every command names
 // what it acts on first, and only init and start (dev) make a project.
@@ -137,23 +136,12 @@ describe('a project made by plinth start', () => {
     const port = await freePort();
     // The project's .env names the port and a fixed secret key, wherever a command runs from.
     writeFileSync(join(cwd, '.env'), `PORT=${port}\nPLINTH_SECRET_KEY=sk_from_the_projects_dotenv_0123456789abcdef\n`);
-    const server = spawn(process.execPath, [MAIN, 'start'], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    server.stdout?.on('data', (d) => {
-      out += d;
-    });
-    server.stderr?.on('data', (d) => {
-      out += d;
-    });
-    const exited = new Promise((resolve) => server.on('exit', resolve));
+    const server = spawnIn(cwd, ['start'], { LOG_LEVEL: 'warn' });
+    const out = () => server.output();
     try {
       await waitHealthy(`http://127.0.0.1:${port}`, 60_000);
-      expect(out).toMatch(new RegExp(`^no Plinth project here: made one in ${cwd} \\(plinth\\.json, migrations/, \\.gitignore\\)$`, 'm'));
-      expect(out).toMatch(new RegExp(`^project ${cwd}: embedded database in data$`, 'm'));
+      expect(out()).toMatch(new RegExp(`^no Plinth project here: made one in ${cwd} \\(plinth\\.json, migrations/, \\.gitignore\\)$`, 'm'));
+      expect(out()).toMatch(new RegExp(`^project ${cwd}: embedded database in data$`, 'm'));
       expect(existsSync(join(cwd, 'plinth.json'))).toBe(true);
       mkdirSync(join(cwd, 'web'));
       const keys = await plinthIn(join(cwd, 'web'), ['keys', '--json']);
@@ -170,8 +158,8 @@ describe('a project made by plinth start', () => {
         `project ${cwd}: embedded database in data\nplinth: line 3, column 8: relation "nowhere" does not exist\nLINE 3:   from nowhere\n               ^\n`,
       ]);
     } finally {
-      server.kill('SIGTERM');
-      await exited;
+      server.proc.kill('SIGTERM');
+      await server.exited;
     }
   }, 120_000);
 });
@@ -181,42 +169,31 @@ describe('plinth dev', () => {
     const cwd = tmp();
     expect((await plinthIn(cwd, ['init'])).code).toBe(0);
     const port = await freePort();
-    const dev = spawn(process.execPath, [MAIN, 'dev', '--port', String(port)], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '', PLINTH_SECRET_KEY: 'sk_dev_loop_secret_0123456789abcdef0123456789' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    dev.stdout?.on('data', (d) => {
-      out += d;
-    });
-    dev.stderr?.on('data', (d) => {
-      out += d;
-    });
-    const exited = new Promise((resolve) => dev.on('exit', resolve));
+    const dev = spawnIn(cwd, ['dev', '--port', String(port)], { PLINTH_SECRET_KEY: 'sk_dev_loop_secret_0123456789abcdef0123456789' });
+    const out = () => dev.output();
     const url = `http://127.0.0.1:${port}`;
     const status = async (table: string) =>
       (await fetch(`${url}/api/v1/db/${table}`, { headers: { authorization: 'Bearer sk_dev_loop_secret_0123456789abcdef0123456789' } }))
         .status;
     try {
       await waitHealthy(url, 60_000);
-      expect(out).toMatch(new RegExp(`INFO: watching ${join(cwd, 'migrations')} for new migrations`));
-      expect(out).not.toMatch(/^\{"level"/m); // no JSON lines: those are for start
+      expect(out()).toMatch(new RegExp(`INFO: watching ${join(cwd, 'migrations')} for new migrations`));
+      expect(out()).not.toMatch(/^\{"level"/m); // no JSON lines: those are for start
       writeFileSync(join(cwd, 'migrations', '0001_notes.sql'), 'create table notes (id int primary key);\n');
       await expect.poll(() => status('notes')).toBe(200);
-      expect(out).toMatch(/INFO: migrations applied: 0001_notes\.sql/);
+      expect(out()).toMatch(/INFO: migrations applied: 0001_notes\.sql/);
       // The request line is written once the answer went out: polled.
-      await expect.poll(() => out).toMatch(/DEBUG: GET \/api\/v1\/db\/notes 200 \d+ ms/);
+      await expect.poll(out).toMatch(/DEBUG: GET \/api\/v1\/db\/notes 200 \d+ ms/);
       writeFileSync(join(cwd, 'migrations', '0002_tags.sql'), 'create tabel tags (id int);\n');
       await expect
-        .poll(() => out)
+        .poll(out)
         .toMatch(/WARN: migration not applied: migration \S+0002_tags\.sql failed at line 1: syntax error at or near "tabel"/);
       writeFileSync(join(cwd, 'migrations', '0002_tags.sql'), 'create table tags (id int primary key);\n');
       await expect.poll(() => status('tags')).toBe(200);
-      expect(out.match(/migration not applied/g)).toHaveLength(1);
+      expect(out().match(/migration not applied/g)).toHaveLength(1);
     } finally {
-      dev.kill('SIGTERM');
-      await exited;
+      dev.proc.kill('SIGTERM');
+      await dev.exited;
     }
   }, 120_000);
 });

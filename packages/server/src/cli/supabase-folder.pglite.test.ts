@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, MAIN, runPlinth, waitHealthy } from '../../test/process.js';
+import { freePort, runPlinth, spawnIn, waitHealthy } from '../../test/process.js';
 
 // `plinth start` in a folder made by the Supabase CLI (issue 33), unchanged: served on loopback
 // at its [api] port, migrations then seeds applied, its keys working, `plinth status` printing
@@ -35,27 +34,16 @@ describe('plinth start in a Supabase CLI project folder', () => {
       'supabase/migrations/20250101000000_notes.sql': MIGRATION,
       'supabase/seed.sql': SEED,
     });
-    const server = spawn(process.execPath, [MAIN, 'start'], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    server.stdout?.on('data', (d) => {
-      out += d;
-    });
-    server.stderr?.on('data', (d) => {
-      out += d;
-    });
-    const exited = new Promise((resolve) => server.on('exit', resolve));
+    const server = spawnIn(cwd, ['start'], { LOG_LEVEL: 'info' });
+    const out = () => server.output();
     const base = `http://127.0.0.1:${port}`;
     try {
       await waitHealthy(base, 60_000).catch((err) => {
-        throw new Error(`${err.message}: ${out}`);
+        throw new Error(`${err.message}: ${out()}`);
       });
-      expect(out).toContain('migrations applied: 20250101000000_notes.sql');
-      expect(out).toContain(`seeds applied: ${join('supabase', 'seed.sql')}`);
-      expect(out).toContain('not acted on by Plinth: [studio]');
+      expect(out()).toContain('migrations applied: 20250101000000_notes.sql');
+      expect(out()).toContain(`seeds applied: ${join('supabase', 'seed.sql')}`);
+      expect(out()).toContain('not acted on by Plinth: [studio]');
       const status = await runPlinth(['status', '-o', 'env'], { cwd });
       const env = Object.fromEntries(
         status.stdout
@@ -86,27 +74,20 @@ describe('plinth start in a Supabase CLI project folder', () => {
       const [head, payload] = env.SERVICE_ROLE_KEY.split('.');
       expect((await write(`${head}.${payload}.${'A'.repeat(43)}`)).status).toBe(401);
     } finally {
-      server.kill('SIGTERM');
-      await exited;
+      server.proc.kill('SIGTERM');
+      await server.exited;
     }
   }, 120_000);
 
   it('plinth dev applies a new migration of the folder as at start (extensions on the search path, PostgREST settings kept)', async () => {
     const port = await freePort();
     const cwd = folder({ 'supabase/config.toml': `[api]\nport = ${port}\n` });
-    const dev = spawn(process.execPath, [MAIN, 'dev'], { cwd, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    dev.stdout?.on('data', (d) => {
-      out += d;
-    });
-    dev.stderr?.on('data', (d) => {
-      out += d;
-    });
-    const exited = new Promise((resolve) => dev.on('exit', resolve));
+    const dev = spawnIn(cwd, ['dev']);
+    const out = () => dev.output();
     const base = `http://127.0.0.1:${port}`;
     try {
       await waitHealthy(base, 60_000).catch((err) => {
-        throw new Error(`${err.message}: ${out}`);
+        throw new Error(`${err.message}: ${out()}`);
       });
       writeFileSync(
         join(cwd, 'supabase/migrations/20250101000000_hashes.sql'),
@@ -117,10 +98,10 @@ describe('plinth start in a Supabase CLI project folder', () => {
         return r.status === 200 ? ((await r.json()) as unknown[]).length : r.status;
       };
       await expect.poll(count, { timeout: 30_000 }).toBe(1);
-      expect(out).toMatch(/migrations applied: 20250101000000_hashes\.sql/);
+      expect(out()).toMatch(/migrations applied: 20250101000000_hashes\.sql/);
     } finally {
-      dev.kill('SIGTERM');
-      await exited;
+      dev.proc.kill('SIGTERM');
+      await dev.exited;
     }
   }, 120_000);
 

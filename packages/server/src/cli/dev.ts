@@ -118,7 +118,7 @@ export async function run({ config }: CommandContext): Promise<void> {
     { ...config, migrationsDir: dir, logLevel: level },
     {
       logger: prettyLogger(level),
-      onListening: (plinth) => {
+      onReady: (plinth) => {
         watchMigrations(plinth, dir);
         if (project && !project.supabase) watchProjectFile(plinth, project.file);
       },

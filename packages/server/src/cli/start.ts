@@ -46,8 +46,11 @@ async function openAndMigrate(config: Config): Promise<{ db: Db; applied: string
 export interface StartOptions {
   /** The logger (plinth dev: readable lines); JSON lines at the config's level otherwise. */
   logger?: Logger;
-  /** Called once the server listens (plinth dev watches the migrations from here). */
-  onListening?: (plinth: Plinth) => void;
+  /**
+   * Called once the app is built, before it listens (plinth dev watches the migrations from
+   * here): a file written as soon as /health answers is seen.
+   */
+  onReady?: (plinth: Plinth) => void;
 }
 
 /**
@@ -90,6 +93,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const { app, keys, log } = plinth;
   try {
     await (await import('./project-apply.js')).applyProjectFile(plinth); // plinth.json's auth and buckets (issue 33)
+    options.onReady?.(plinth);
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await plinth.close().catch(() => undefined);
@@ -110,7 +114,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     );
   }
   handleSignals(plinth, config);
-  options.onListening?.(plinth);
 }
 
 /** What a start prints: the base URL the SDK and the README's $API take, the console, the keys. */

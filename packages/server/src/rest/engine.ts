@@ -30,6 +30,8 @@ export interface RunOptions {
    * function) than this, and the transaction is rolled back and `tooMany` thrown.
    */
   maxAffected?: { limit: number; tooMany: (rows: number) => Error };
+  /** Told the end of each stage (`plan`, `sql`, `execute`): the Server-Timing header of /api/v1. */
+  timer?: { lap(stage: string): void };
 }
 
 export interface RestEngine {
@@ -100,20 +102,24 @@ export function createRestEngine(deps: RestEngineDeps): RestEngine {
       const plan = await withReload(() => planRequest(request, deps.schema.get(), options)).catch(async (err) => {
         throw await withHint(err, { db: deps.db, schema: deps.schema.get(), principal, table: request.table });
       });
-      const stmt = toSql(plan);
-      const outcome = inTransaction(runOptions)
-        ? await executeInTransaction(deps.db, principal, plan, stmt, runOptions ?? {})
-        : await execute(deps.db, principal, plan, stmt);
-      return { plan, outcome };
+      runOptions?.timer?.lap('plan');
+      return { plan, outcome: await runPlan(plan, toSql(plan), principal, runOptions) };
     },
     async call(request, principal, runOptions) {
       const plan = await withReload(() => planRpc(request, deps.schema.get(), options));
+      runOptions?.timer?.lap('plan');
       // GET (and HEAD) never change data, whatever a stable function calls (review round 3, I1).
       const stmt = request.method === 'GET' ? readOnly(toSql(plan)) : toSql(plan);
-      const outcome = inTransaction(runOptions)
-        ? await executeInTransaction(deps.db, principal, plan, stmt, runOptions ?? {})
-        : await execute(deps.db, principal, plan, stmt);
-      return { plan, outcome };
+      return { plan, outcome: await runPlan(plan, stmt, principal, runOptions) };
     },
   };
+
+  async function runPlan(plan: Plan, stmt: SqlStatement, principal: Principal, runOptions?: RunOptions): Promise<Outcome> {
+    runOptions?.timer?.lap('sql');
+    const outcome = inTransaction(runOptions)
+      ? await executeInTransaction(deps.db, principal, plan, stmt, runOptions ?? {})
+      : await execute(deps.db, principal, plan, stmt);
+    runOptions?.timer?.lap('execute');
+    return outcome;
+  }
 }

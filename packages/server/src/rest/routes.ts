@@ -1,13 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/index.js';
 import { ApiError, type App, type CallerGuards } from '../http/index.js';
-import { execute } from './execute.js';
-import { withHint } from './hints.js';
-import { type Plan, type RestRequest, type RpcRequest, planRequest, planRpc } from './plan/index.js';
+import { createRestEngine } from './engine.js';
+import type { RestRequest, RpcRequest } from './plan/index.js';
 import { parsePrefer, parseQuery } from './request/index.js';
 import { StageTimer, respond } from './response/index.js';
 import type { SchemaCache } from './schema-cache/index.js';
-import { readOnly, toSql } from './sql/index.js';
 
 type Action = RestRequest['action'];
 
@@ -37,9 +35,6 @@ export const RPC_ROUTES: ReadonlyArray<{ method: 'GET' | 'POST'; path: string }>
   { method: 'GET', path: '/api/v1/rpc/{function}' },
   { method: 'POST', path: '/api/v1/rpc/{function}' },
 ];
-
-/** Codes a brand-new table, column, relation or function could cause: the cache may be a moment behind. */
-const MAYBE_STALE = new Set(['table_not_found', 'column_not_found', 'relation_not_found', 'function_not_found']);
 
 export interface RestDeps {
   db: Db;
@@ -77,19 +72,7 @@ export function registerRestRoutes(app: App, deps: RestDeps): void {
   const actions = new Map<string, Action>();
   for (const r of REST_ROUTES) actions.set(`${r.method} ${r.path.endsWith('{pk}') ? 'item' : 'collection'}`, r.action);
   const options = { maxRows: deps.maxRows };
-
-  /** A table, column, relation or function the cache does not know may be brand new: reload (at most once a second) and retry. */
-  const withReload = async (planOnce: () => Plan): Promise<Plan> => {
-    try {
-      return planOnce();
-    } catch (err) {
-      const stale = Date.now() - deps.schema.get().loadedAt > 1000;
-      if (!stale || !(err instanceof ApiError) || !MAYBE_STALE.has(err.code)) throw err;
-      await deps.schema.reload();
-      return planOnce();
-    }
-  };
-  const plan = (request: RestRequest) => withReload(() => planRequest(request, deps.schema.get(), options));
+  const engine = createRestEngine({ db: deps.db, schema: deps.schema, maxRows: deps.maxRows });
 
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const timer = new StageTimer();
@@ -109,15 +92,9 @@ export function registerRestRoutes(app: App, deps: RestDeps): void {
     const query = parseQuery(q === -1 ? '' : req.url.slice(q + 1), options);
     const prefer = parsePrefer(req.headers.prefer);
     timer.lap('parse');
-    const planned = await plan({ action, table: params.table, pk: params.pk, query, prefer, body: req.body }).catch(async (err) => {
-      throw await withHint(err, { db: deps.db, schema: deps.schema.get(), principal, table: params.table });
-    });
-    timer.lap('plan');
-    const stmt = toSql(planned);
-    timer.lap('sql');
-    const outcome = await execute(deps.db, principal, planned, stmt);
-    timer.lap('execute');
-    return respond(reply, planned, outcome, timer);
+    const request = { action, table: params.table, pk: params.pk, query, prefer, body: req.body };
+    const { plan, outcome } = await engine.run(request, principal, { timer });
+    return respond(reply, plan, outcome, timer);
   };
 
   const url = `${REST_PREFIX}*`;
@@ -150,14 +127,8 @@ export function registerRestRoutes(app: App, deps: RestDeps): void {
       prefer,
       args: method === 'GET' ? Object.fromEntries(query.args ?? []) : rpcBody(req.body),
     };
-    const planned = await withReload(() => planRpc(request, deps.schema.get(), options));
-    timer.lap('plan');
-    // GET (and HEAD) never change data, whatever a stable function calls (review round 3, I1).
-    const stmt = method === 'GET' ? readOnly(toSql(planned)) : toSql(planned);
-    timer.lap('sql');
-    const outcome = await execute(deps.db, principal, planned, stmt);
-    timer.lap('execute');
-    return respond(reply, planned, outcome, timer);
+    const { plan, outcome } = await engine.call(request, principal, { timer });
+    return respond(reply, plan, outcome, timer);
   };
   app.route({ method: ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'], url: `${RPC_PREFIX}*`, handler: rpc });
 }

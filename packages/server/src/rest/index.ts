@@ -40,6 +40,7 @@ export { createRestEngine, type RestEngine, type RestEngineDeps, type RunOptions
 export type { Outcome } from './execute.js';
 export type { Plan, RestRequest, RpcRequest } from './plan/index.js';
 export {
+  emptyQueryAst,
   isOperator as isRestOperator,
   leaf as restLeaf,
   parseOrder,

@@ -3,7 +3,7 @@ export { parseCoreQuery, parseFilter, parseQuery, parseOrder, splitList, type Pa
 export { parseGroup } from './logic.js';
 export { parseSelect } from './select.js';
 export { parsePrefer } from './prefer.js';
-export { EXTRA_OPERATORS, QUANTIFIABLE } from './types.js';
+export { EXTRA_OPERATORS, QUANTIFIABLE, emptyQueryAst } from './types.js';
 export { leaf, isOperator } from './filter.js';
 export type {
   Condition,

@@ -4,7 +4,16 @@ import { ALL_OPERATORS, invalidParameter, isOperator, leaf } from './filter.js';
 import { parseGroup } from './logic.js';
 import { splitList } from './list.js';
 import { parseSelect } from './select.js';
-import type { Condition, CoreFilter, EmbeddedParams, Filter, LogicGroup, OrderTerm, QueryAst } from './types.js';
+import {
+  type Condition,
+  type CoreFilter,
+  type EmbeddedParams,
+  type Filter,
+  type LogicGroup,
+  type OrderTerm,
+  type QueryAst,
+  emptyQueryAst,
+} from './types.js';
 
 export { splitList } from './list.js';
 
@@ -30,17 +39,7 @@ export interface ParseOptions {
  *   // { filters: [{ op: 'eq', column: 'owner', value: '42' }], order: [...], limit: 10, ... }
  */
 export function parseQuery(qs: string, options: ParseOptions): QueryAst {
-  const ast: QueryAst = {
-    filters: [],
-    select: null,
-    order: [],
-    limit: null,
-    offset: null,
-    columns: null,
-    onConflict: null,
-    embedded: new Map(),
-    args: options.args ? [] : null,
-  };
+  const ast: QueryAst = emptyQueryAst(options.args === true);
   if (qs === '') return ast;
   const seen = new Set<string>();
   for (const [name, value] of new URLSearchParams(qs)) {

@@ -111,6 +111,24 @@ export interface QueryAst<F = Filter> {
   args: Array<[string, string]> | null;
 }
 
+/**
+ * A query that asks for nothing yet: every grammar's parser starts from it.
+ * @example emptyQueryAst(false) // { filters: [], select: null, …, args: null }
+ */
+export function emptyQueryAst<F = Filter>(args: boolean): QueryAst<F> {
+  return {
+    filters: [],
+    select: null,
+    order: [],
+    limit: null,
+    offset: null,
+    columns: null,
+    onConflict: null,
+    embedded: new Map(),
+    args: args ? [] : null,
+  };
+}
+
 /** What the `Prefer` header asks for. */
 export interface Preferences {
   count: boolean;

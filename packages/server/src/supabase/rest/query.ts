@@ -6,6 +6,7 @@
  */
 import { ApiError } from '../../http/index.js';
 import {
+  emptyQueryAst,
   parseOrder,
   parseSelect,
   type RestCondition,
@@ -43,17 +44,7 @@ const parseError = (message: string, details: string | null = null) =>
  * @example parsePostgrestQuery('select=id,name&age=gte.18&or=(a.eq.1,b.is.null)', { maxRows: 1000 })
  */
 export function parsePostgrestQuery(qs: string, options: PostgrestQueryOptions): PostgrestQuery {
-  const ast: RestQueryAst = {
-    filters: [],
-    select: null,
-    order: [],
-    limit: null,
-    offset: null,
-    columns: null,
-    onConflict: null,
-    embedded: new Map(),
-    args: null,
-  };
+  const ast: RestQueryAst = emptyQueryAst(false);
   const args: Record<string, string> = {};
   for (const [name, value] of new URLSearchParams(qs)) {
     if (value.includes('\0') || name.includes('\0')) throw parseError(`"${name}" contains a NUL character.`, name);

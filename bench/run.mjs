@@ -506,6 +506,17 @@ async function benchDb(kind) {
       },
     ]);
     Object.assign(res, { rpc: rpc.a, list: rpc.b, rpcRatio: rpc.ratios.rps, rpcCpuRatios: rpc.ratios });
+
+    // Supabase's face on the same engine (issue 34): PostgREST's grammar for the same read.
+    const restV1Path = `/rest/v1/items?owner=eq.${userId}&limit=10`;
+    await checkRead(base + restV1Path, user, 'Plinth /rest/v1');
+    const [face] = await alternate([
+      {
+        a: { label: 'Plinth   read  /rest/v1', opts: { url: base + restV1Path, headers: user, server: plinth.proc.pid, pg: 'plinth' } },
+        b: { label: 'Plinth   read  /api/v1/db', opts: scenario(base, plinth.proc.pid, 'plinth', 'read') },
+      },
+    ]);
+    Object.assign(res, { restV1Read: face.a, apiRead: face.b, restV1Ratio: face.ratios.rps });
     if (kind === 'postgres') {
       res.transactionsPerPage = await transactionsPerRequest(
         env.DATABASE_URL,
@@ -579,6 +590,9 @@ async function benchDb(kind) {
       `  req/s page (20 posts + author + 10 comments each) Plinth/baseline: ${res.pageRatio}${wrong(res.page, res.basePage)}   (goal ≥ 0.8)`,
     );
     console.log(`  req/s rpc (a set) / the plain list of the same rows: ${res.rpcRatio}${wrong(res.rpc, res.list)}   (goal ≥ 0.9)`);
+    console.log(
+      `  req/s /rest/v1 read / /api/v1/db read (the same rows): ${res.restV1Ratio}${wrong(res.restV1Read, res.apiRead)}   (goal ≥ 0.95)`,
+    );
     if (res.transactionsPerPage !== undefined)
       console.log(
         `  PostgreSQL transactions per page request: ${res.transactionsPerPage}   (goal 1: one runAs batch, one statement of the request)`,

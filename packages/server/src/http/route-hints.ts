@@ -1,37 +1,9 @@
 /**
- * What a `route_not_found` answer suggests: the Plinth path of a Supabase-style path
- * (`/rest/v1/…`, `/auth/v1/…`, for code and habits carried over; /storage/v1 is served as it is,
- * docs/supabase.md), else the
- * registered route the path most likely meant (a typo, another case).
+ * What a `route_not_found` answer suggests: the registered route the path most likely meant (a
+ * typo, another case). Supabase's paths are served as they are (docs/supabase.md), so they get
+ * the same suggestions as Plinth's own.
  */
 import { closest, editDistance } from '../lib/index.js';
-
-/** Supabase's auth paths whose Plinth path has another name. */
-const AUTH_RENAMES: Record<string, string> = {
-  logout: 'signout',
-  recover: 'forgot-password',
-  magiclink: 'request-magic-link',
-  otp: 'request-magic-link',
-  verify: 'verify-email',
-};
-
-/**
- * The Plinth path of a Supabase-style path, or null.
- * @example supabasePath('/rest/v1/todos', 'select=id') // '/api/v1/db/todos?select=id'
- * @example supabasePath('/auth/v1/token', 'grant_type=password') // '/v1/auth/signin'
- */
-export function supabasePath(path: string, query: string): string | null {
-  const q = query ? `?${query}` : '';
-  let m = /^\/rest\/v1(\/.*)?$/.exec(path);
-  if (m) return `/api/v1/db${m[1] ?? '/'}${q}`;
-  m = /^\/auth\/v1\/([^/]*)(\/.*)?$/.exec(path);
-  if (!m) return null;
-  const [, first, rest = ''] = m;
-  const params = new URLSearchParams(query);
-  if (first === 'token') return params.get('grant_type') === 'refresh_token' ? '/v1/auth/refresh' : '/v1/auth/signin';
-  if (first === 'authorize') return `/v1/auth/oauth/${encodeURIComponent(params.get('provider') ?? '{provider}')}`;
-  return `/v1/auth/${AUTH_RENAMES[first] ?? first}${rest}`;
-}
 
 export interface KnownRoute {
   method: string;

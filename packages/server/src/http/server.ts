@@ -8,7 +8,7 @@ import { DbError, DbUnavailableError } from '../db/index.js';
 import { ApiError, fromDbError } from './errors.js';
 import type { Metrics } from './metrics.js';
 import type { Principal } from './principal.js';
-import { type KnownRoute, suggestRoute, supabasePath } from './route-hints.js';
+import { type KnownRoute, suggestRoute } from './route-hints.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -253,17 +253,13 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
       return;
     }
     const path = request.url.split('?')[0];
-    const query = request.url.slice(path.length + 1);
-    const supabase = supabasePath(path, query);
-    const meant = supabase ?? suggestRoute(request.method, path, routes);
+    const meant = suggestRoute(request.method, path, routes);
     const shown = path.slice(0, 300);
     reply.code(ERROR_STATUS.route_not_found).send({
       code: 'route_not_found',
-      message: supabase
-        ? `No route ${request.method} ${shown}: that is Supabase's path; Plinth serves it at ${supabase.slice(0, 300)} (docs/api.md).`
-        : meant
-          ? `No route ${request.method} ${shown}; did you mean ${request.method} ${meant.slice(0, 300)}?`
-          : `No route ${request.method} ${shown}.`,
+      message: meant
+        ? `No route ${request.method} ${shown}; did you mean ${request.method} ${meant.slice(0, 300)}?`
+        : `No route ${request.method} ${shown}.`,
       ...(meant ? { details: { did_you_mean: meant.slice(0, 300) } } : {}),
     });
   });

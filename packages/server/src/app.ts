@@ -33,6 +33,8 @@ import { createSettingsStore, loadOrCreateKeys, type SettingsStore } from './set
 import { registerStorage, type Storage } from './storage/index.js';
 import { registerSupabaseAuth, registerSupabaseRealtime, registerSupabaseRest, registerSupabaseStorage } from './supabase/index.js';
 import { registerWebhooks, type Webhooks } from './webhooks/index.js';
+import { registerFunctions } from './functions/index.js';
+import { registerSupabaseFunctions } from './supabase/index.js';
 
 export interface AppOptions {
   config: Config;
@@ -284,7 +286,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       metrics,
     });
     // Supabase Realtime's Phoenix channels (docs/supabase.md, "Realtime channels") under realtime's limits.
-    await registerSupabaseRealtime(app, { resolvePrincipal, config: config.realtime, isOriginAllowed: settings.isOriginAllowed });
+    await registerSupabaseRealtime(app, { realtime, resolvePrincipal, config: config.realtime, isOriginAllowed: settings.isOriginAllowed });
 
     // Database webhooks (docs/webhooks.md): changes of the change log POSTed, signed, to the project's
     // endpoints. Management as the other management routes (admin's guard; docs/webhooks.md says
@@ -299,6 +301,10 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       log,
       metrics,
     });
+
+    // Functions (docs/functions.md): the project's own code in worker threads, at /api/v1/functions and Supabase's /functions/v1.
+    const functions = await registerFunctions(app, { config, callers, keys, log });
+    await registerSupabaseFunctions(app, { functions, bodyLimit: config.bodyLimit });
 
     app.get('/sdk/plinth.js', async (_req, reply) => {
       if (!existsSync(SDK_BUNDLE)) {

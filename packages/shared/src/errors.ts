@@ -154,6 +154,13 @@ export const ERROR_STATUS = {
   webhook_url_refused: 400,
   webhook_not_found: 404,
   webhook_delivery_not_found: 404,
+  // functions (docs/functions.md)
+  /** The function threw, failed to load, answered something that is not a Response, or ran out of memory; its log has the cause. */
+  function_error: 500,
+  /** The function did not answer within its time limit (its worker is stopped and replaced if it stopped answering). */
+  function_timeout: 504,
+  /** The function has its limit of calls in flight and its queue is full: retry after a moment. */
+  function_busy: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -8,3 +8,4 @@ export { registerSupabaseAuth, type SupabaseAuthDeps } from './auth/index.js';
 export { registerSupabaseRest, type SupabaseRestDeps } from './rest/index.js';
 export { registerSupabaseStorage, type SupabaseStorageDeps } from './storage/index.js';
 export { registerSupabaseRealtime, type SupabaseRealtimeDeps } from './realtime/index.js';
+export { registerSupabaseFunctions, type SupabaseFunctionsDeps } from './functions/index.js';

@@ -1,0 +1,256 @@
+/**
+ * Functions (docs/functions.md): the project's own server code beside its data. A function is
+ * `functions/<name>.ts` (or `functions/<name>/index.ts`; `supabase/functions/<name>/index.ts`
+ * in a Supabase folder) exporting a Web handler `(req: Request, ctx) => Response`; it is
+ * bundled with esbuild on its first call and runs in a worker thread of its own (pool.ts).
+ * What it adds: `GET|POST|PUT|PATCH|DELETE /api/v1/functions/<name>` (routes.ts), the error
+ * codes `function_error`, `function_timeout` and `function_busy`, and `dispatch` for
+ * Supabase's face (`/functions/v1`). A project without a functions folder loads nothing more.
+ */
+import { mkdtempSync, rmSync, watch } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import { ApiError, type App, type CallerGuards, type ProjectKeys } from '../http/index.js';
+import { BundleError, bundleFunction } from './bundle.js';
+import { findFunction, functionsFolder, listFunctions, type FunctionsFolder } from './discover.js';
+import {
+  type Bridge,
+  type CallOutcome,
+  createRunner,
+  DEFAULT_LIMITS,
+  type FunctionSettings,
+  type Runner,
+  servicePlaceholder,
+} from './pool.js';
+import { registerFunctionRoutes } from './routes.js';
+import type { FunctionCaller } from './runtime.js';
+import { readSecrets } from './secrets.js';
+
+export { DEFAULT_LIMITS, type CallOutcome, type FunctionLimits, type FunctionSettings } from './pool.js';
+export { FUNCTION_METHODS, sendAnswer } from './routes.js';
+export { FUNCTION_NAME, findFunction, functionsFolder, listFunctions, type FunctionsFolder } from './discover.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The functions area of this server (`plinth dev` asks it to watch the folder). */
+    functions?: Functions;
+  }
+}
+
+export interface FunctionsDeps {
+  config: Config;
+  callers: CallerGuards;
+  keys: ProjectKeys;
+  log: Logger;
+}
+
+export interface Functions {
+  /** The project's functions folder, or null (no project). */
+  folder: FunctionsFolder | null;
+  /**
+   * Runs one call of the function `name` for a face: the caller checked (verify_jwt), the
+   * request handed over as `url` says. Throws ApiError `function_not_found`, `unauthorized`
+   * (or another of the caller's errors); the function's own failures are in the outcome.
+   * @example const out = await functions.dispatch(req, 'hello', 'http://localhost:8080/hello');
+   */
+  dispatch(req: FastifyRequest, name: string, url: string): Promise<CallOutcome>;
+  /** Every loaded function is bundled again on its next call (in-flight calls finish on the old version). */
+  reload(): void;
+  /**
+   * Reloads when a file of the functions folder changes (`plinth dev`); returns the stop.
+   * @example const stop = plinth.app.functions?.watch();
+   */
+  watch(): () => void;
+  close(): Promise<void>;
+}
+
+interface Loaded {
+  runner: Runner;
+  file: string;
+}
+
+const DROP_HEADERS = new Set(['host', 'content-length', 'connection', 'transfer-encoding', 'keep-alive']);
+
+/**
+ * The functions of the project in `config`, and the routes that serve them.
+ * @example const functions = await registerFunctions(app, { config, callers, keys, log });
+ */
+export async function registerFunctions(app: App, deps: FunctionsDeps): Promise<Functions> {
+  const functions = createFunctions(app, deps);
+  await registerFunctionRoutes(app, functions, deps.config.bodyLimit);
+  app.decorate('functions', functions);
+  app.addHook('onClose', () => functions.close());
+  return functions;
+}
+
+function createFunctions(app: App, deps: FunctionsDeps): Functions {
+  const { config, callers, keys, log } = deps;
+  const project = config.project;
+  const folder = project ? functionsFolder(project.root, Boolean(project.supabase)) : null;
+  const tomlFunctions = project?.supabase?.settings.functions ?? {};
+  const selfOrigin = new URL(config.publicUrl).origin;
+  const placeholder = servicePlaceholder();
+  const loaded = new Map<string, Promise<Loaded>>();
+  let outDir: string | null = null;
+  let closed = false;
+
+  const bridge: Bridge = async (r) => {
+    const headers: Record<string, string> = {};
+    for (const [k, v] of r.headers) if (!DROP_HEADERS.has(k)) headers[k] = v;
+    if (r.as !== 'raw') {
+      delete headers.apikey;
+      delete headers.authorization;
+      if (r.as === 'caller') Object.assign(headers, r.credentials);
+      else headers.authorization = `Bearer ${keys.secretKey}`;
+    } else {
+      // supabase-js with SUPABASE_SERVICE_ROLE_KEY: the stand-in becomes the secret key here only.
+      for (const k of ['apikey', 'authorization'])
+        if (headers[k]?.includes(placeholder)) headers[k] = headers[k].replace(placeholder, keys.secretKey);
+    }
+    const res = await app.inject({ method: r.method as 'GET', url: r.path, headers, payload: r.body ?? undefined });
+    const out: Array<[string, string]> = [];
+    for (const [k, v] of Object.entries(res.headers)) {
+      if (v === undefined || DROP_HEADERS.has(k)) continue;
+      for (const one of Array.isArray(v) ? v : [v]) out.push([k, String(one)]);
+    }
+    return { status: res.statusCode, headers: out, body: res.rawPayload };
+  };
+
+  const load = (name: string, file: string): Promise<Loaded> => {
+    let p = loaded.get(name);
+    if (p) return p;
+    p = (async () => {
+      outDir ??= mkdtempSync(join(tmpdir(), 'plinth-functions-'));
+      const bundle = await bundleFunction(file, name, outDir);
+      const env: Record<string, string> = readSecrets(project?.root ?? '', folder?.dir ?? '', config.databaseUrlVariable);
+      if (folder?.layout === 'supabase') {
+        // What Supabase's runtime gives every function, without the server's secrets: the URL and
+        // the public key, and a stand-in for the service key that only this server's bridge accepts.
+        env.SUPABASE_URL ??= selfOrigin;
+        env.SUPABASE_ANON_KEY ??= keys.publicKey;
+        env.SUPABASE_SERVICE_ROLE_KEY ??= placeholder;
+      }
+      const defaults: FunctionSettings = { verify_jwt: tomlFunctions[name]?.verify_jwt ?? true, limits: DEFAULT_LIMITS };
+      const runner = createRunner(
+        { name, bundle: bundle.path, layout: folder?.layout ?? 'plinth', env, selfOrigin, servicePlaceholder: placeholder, bridge, log },
+        defaults,
+      );
+      return { runner, file };
+    })();
+    loaded.set(name, p);
+    // A function that did not build is bundled again on its next call (after the fix).
+    p.catch(() => {
+      if (loaded.get(name) === p) loaded.delete(name);
+    });
+    return p;
+  };
+
+  const callerOf = async (req: FastifyRequest, verify: boolean): Promise<FunctionCaller> => {
+    let principal: Awaited<ReturnType<CallerGuards['callerOf']>>;
+    try {
+      principal = await callers.callerOf(req);
+    } catch (err) {
+      if (verify) throw err;
+      return { role: 'anon', user: null, claims: {} };
+    }
+    const claims = JSON.parse(principal.claims) as Record<string, unknown>;
+    if (principal.role !== 'authenticated') return { role: principal.role, user: null, claims };
+    const str = (v: unknown) => (typeof v === 'string' ? v : null);
+    return { role: 'authenticated', user: { id: principal.sub, email: str(claims.email), phone: str(claims.phone) }, claims };
+  };
+
+  const functions: Functions = {
+    folder,
+    async dispatch(req, name, url) {
+      const file = folder && !closed ? findFunction(folder, name) : null;
+      if (!file || !folder) {
+        const where =
+          folder?.layout === 'supabase' ? `supabase/functions/${name}/index.ts` : `functions/${name}.ts or functions/${name}/index.ts`;
+        throw new ApiError('function_not_found', `No function "${name}" in this project (write ${where}).`);
+      }
+      let entry: Loaded;
+      try {
+        entry = await load(name, file);
+      } catch (err) {
+        log.warn({ fn: name, err: err instanceof BundleError ? err.message : err }, `function ${name} did not build`);
+        throw new ApiError('function_error', `The function ${name} did not build; the server's log has the cause.`);
+      }
+      let settings: FunctionSettings;
+      try {
+        settings = await entry.runner.settings();
+      } catch (err) {
+        log.warn({ fn: name, err }, `function ${name} did not start: ${(err as Error).message}`);
+        throw new ApiError('function_error', `The function ${name} did not start; the server's log has the cause.`);
+      }
+      const caller = await callerOf(req, settings.verify_jwt);
+      const credentials: Record<string, string> = {};
+      for (const k of ['apikey', 'authorization'] as const) {
+        const v = req.headers[k];
+        if (typeof v === 'string') credentials[k] = v;
+      }
+      const headers: Array<[string, string]> = [];
+      for (const [k, v] of Object.entries(req.headers)) {
+        if (v === undefined || DROP_HEADERS.has(k)) continue;
+        for (const one of Array.isArray(v) ? v : [v]) headers.push([k, one]);
+      }
+      const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : null;
+      return entry.runner.call({ method: req.method, url, headers, body, caller, credentials });
+    },
+    reload() {
+      const old = [...loaded.values()];
+      loaded.clear();
+      for (const p of old)
+        p.then(
+          (l) => l.runner.close(),
+          () => undefined,
+        );
+    },
+    watch() {
+      if (!folder) return () => undefined;
+      let timer: NodeJS.Timeout | null = null;
+      let watcher: ReturnType<typeof watch>;
+      try {
+        watcher = watch(folder.dir, { recursive: true }, () => {
+          if (timer) clearTimeout(timer);
+          timer = setTimeout(() => {
+            functions.reload();
+            log.info('functions changed: reloaded on their next call');
+          }, 100);
+        });
+      } catch {
+        log.info(`no ${folder.dir} folder: functions are not watched (plinth functions new <name> makes one; restart plinth dev)`);
+        return () => undefined;
+      }
+      watcher.on('error', (err) => log.warn({ err: err.message }, `stopped watching ${folder.dir}`));
+      log.info(`watching ${folder.dir} for function changes`);
+      return () => {
+        if (timer) clearTimeout(timer);
+        watcher.close();
+      };
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      const all = [...loaded.values()];
+      loaded.clear();
+      await Promise.all(
+        all.map((p) =>
+          p.then(
+            (l) => l.runner.close(true),
+            () => undefined,
+          ),
+        ),
+      );
+      if (outDir) rmSync(outDir, { recursive: true, force: true });
+    },
+  };
+  return functions;
+}
+
+/** The function names of a project, for `plinth functions list`. */
+export function functionNames(folder: FunctionsFolder): string[] {
+  return listFunctions(folder).map((f) => f.name);
+}

@@ -133,5 +133,5 @@ export function openWorker(o: WorkerOptions): Worker {
  * @example retryAfterMs(3, { min: 5_000, max: 600_000 }) // 20000
  */
 export function retryAfterMs(attempts: number, bounds: { min: number; max: number }): number {
-  return Math.min(bounds.min * 2 ** Math.max(0, attempts - 1), bounds.max);
+  return Math.min(bounds.min * 2 ** Math.min(Math.max(0, attempts - 1), 40), bounds.max);
 }

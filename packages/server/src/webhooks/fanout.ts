@@ -11,7 +11,7 @@
  */
 import type { Logger } from 'pino';
 import type { Db, Queryable } from '../db/index.js';
-import { type Clock, iso } from '../lib/index.js';
+import { type Clock, iso, openWorker } from '../lib/index.js';
 import type { SchemaCache, TableInfo } from '../rest/index.js';
 import { compileFilter, FilterError, type RowFilter } from './filter.js';
 import { bodySql } from './payload.js';
@@ -206,64 +206,29 @@ export interface Fanout {
  */
 export async function openFanout(o: FanoutOptions & { pollMs?: number }): Promise<Fanout> {
   const filters: Compiled = new Map();
-  let running: Promise<void> | null = null;
-  let again = false;
-  let closed = false;
   let failing = false;
-  let lastRun = 0;
-  let later: NodeJS.Timeout | null = null;
-  const run = () => {
-    if (closed) return;
-    if (running) {
-      again = true;
-      return;
-    }
+  const worker = openWorker({
+    pollMs: o.pollMs ?? 1000,
     // At most one run per MIN_GAP_MS: under a write load the numbering NOTIFYs every 10 ms, and a
     // run per notification would spend a transaction on a handful of changes.
-    const wait = lastRun + MIN_GAP_MS - Date.now();
-    if (wait > 0) {
-      later ??= setTimeout(() => {
-        later = null;
-        run();
-      }, wait);
-      return;
-    }
-    lastRun = Date.now();
-    running = (async () => {
-      try {
-        do {
-          again = false;
-          try {
-            while (!closed && (await fanoutOnce(o, filters)) === BATCH);
-            failing = false;
-          } catch (err) {
-            if (!failing) o.log.warn({ err }, 'webhooks: reading the change log failed; retrying');
-            failing = true;
-          }
-        } while (again && !closed);
-      } finally {
-        running = null;
-      }
-    })();
-  };
-  const unlisten = await o.db.listen('plinth_realtime', run);
-  const poll = setInterval(run, o.pollMs ?? 1000);
-  poll.unref();
-  run();
-  return {
-    kick: run,
-    async drain() {
-      while (running) await running;
-      lastRun = 0;
-      run();
-      while (running) await running;
+    minGapMs: MIN_GAP_MS,
+    async run() {
+      const full = (await fanoutOnce(o, filters)) === BATCH;
+      failing = false;
+      return full;
     },
+    onError(err) {
+      if (!failing) o.log.warn({ err }, 'webhooks: reading the change log failed; retrying');
+      failing = true;
+    },
+  });
+  const unlisten = await o.db.listen('plinth_realtime', () => worker.kick());
+  return {
+    kick: () => worker.kick(),
+    drain: () => worker.drain(),
     async close() {
-      closed = true;
-      clearInterval(poll);
-      if (later) clearTimeout(later);
+      await worker.close();
       await unlisten().catch(() => undefined);
-      while (running) await running;
     },
   };
 }

@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { WebhooksConfig } from '../config/index.js';
 import type { Db } from '../db/index.js';
-import { type Clock, iso, isoSql } from '../lib/index.js';
+import { type Clock, iso, isoSql, openWorker, retryAfterMs } from '../lib/index.js';
 import type { Attempt, Poster } from './post.js';
 import { signatureHeader } from './signature.js';
 
@@ -76,7 +76,7 @@ export interface SenderOptions {
  * @example retryDelayMs(3, { retryMinMs: 1000, retryMaxMs: 3_600_000 }) // 4000
  */
 export function retryDelayMs(attempts: number, c: Pick<WebhooksConfig, 'retryMinMs' | 'retryMaxMs'>): number {
-  return Math.min(c.retryMinMs * 2 ** Math.min(Math.max(0, attempts - 1), 40), c.retryMaxMs);
+  return retryAfterMs(attempts, { min: c.retryMinMs, max: c.retryMaxMs });
 }
 
 export interface Sender {
@@ -96,7 +96,6 @@ export function openSender(o: SenderOptions): Sender {
   const { db, clock, config } = o;
   let closed = false;
   let failing = false;
-  let timer: NodeJS.Timeout | null = null;
 
   async function claim(room: number): Promise<Array<Claimed & { token: string }>> {
     const now = clock.now();
@@ -219,69 +218,48 @@ export function openSender(o: SenderOptions): Sender {
   // Queues in flight on this instance: each runs on its own, so a slow endpoint (up to
   // WEBHOOK_TIMEOUT per attempt) never delays another webhook's deliveries.
   const inflight = new Set<Promise<void>>();
-  let pumping: Promise<void> | null = null;
-  let again = false;
 
-  /** Claims due queues while there is room, and starts each. */
-  function pump(): Promise<void> {
-    if (closed) return Promise.resolve();
-    if (pumping) {
-      again = true;
-      return pumping;
-    }
-    pumping = (async () => {
-      try {
-        do {
-          again = false;
-          const room = PARALLEL - inflight.size;
-          if (room <= 0) break;
-          const claimed = await claim(room);
-          failing = false;
-          for (const w of claimed) {
-            const p: Promise<void> = sendQueue(w)
-              .catch((err) => {
-                if (!failing) o.log.warn({ err, webhook: w.id }, 'webhooks: sending failed; retrying at the next poll');
-                failing = true;
-              })
-              .finally(() => {
-                inflight.delete(p);
-                void pump();
-              });
-            inflight.add(p);
-          }
-          if (claimed.length === room) again = true;
-        } while (again && !closed);
-      } catch (err) {
-        if (!failing) o.log.warn({ err }, 'webhooks: claiming deliveries failed; retrying at the next poll');
-        failing = true;
-      } finally {
-        pumping = null;
-        schedule();
+  /** Claims due queues while there is room, and starts each; true when it may claim more at once. */
+  const pump = openWorker({
+    pollMs: o.pollMs ?? 1000,
+    async run() {
+      const room = PARALLEL - inflight.size;
+      if (room <= 0) return false;
+      const claimed = await claim(room);
+      failing = false;
+      for (const w of claimed) {
+        const p: Promise<void> = sendQueue(w)
+          .catch((err) => {
+            if (!failing) o.log.warn({ err, webhook: w.id }, 'webhooks: sending failed; retrying at the next poll');
+            failing = true;
+          })
+          .finally(() => {
+            inflight.delete(p);
+            pump.kick();
+          });
+        inflight.add(p);
       }
-    })();
-    return pumping;
-  }
-
-  function schedule() {
-    if (closed) return;
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => void pump(), o.pollMs ?? 1000);
-    timer.unref();
-  }
-
-  schedule();
-  return {
-    kick() {
-      if (!closed) setImmediate(() => void pump());
+      return claimed.length === room;
     },
+    onError(err) {
+      if (!failing) o.log.warn({ err }, 'webhooks: claiming deliveries failed; retrying at the next poll');
+      failing = true;
+    },
+  });
+
+  return {
+    kick: () => pump.kick(),
     async drain() {
-      await pump();
-      while (pumping || inflight.size > 0) await Promise.all([pumping, ...inflight]);
+      await pump.drain();
+      while (inflight.size > 0) {
+        await Promise.all(inflight);
+        await pump.drain();
+      }
     },
     async close() {
       closed = true;
-      if (timer) clearTimeout(timer);
-      while (pumping || inflight.size > 0) await Promise.all([pumping, ...inflight]);
+      await pump.close();
+      while (inflight.size > 0) await Promise.all(inflight);
     },
   };
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Principal } from '../http/index.js';
 import type { Authorizer } from './authorize.js';
 import type { CompiledFilter } from './filter.js';
-import { Hub, REPLAYS_PER_IP, type Subscriber, type Subscription } from './hub.js';
+import { Hub, PLINTH_FORMAT, REPLAYS_PER_IP, type Subscriber, type Subscription } from './hub.js';
 import type { Change, ChangeLog } from '../changes/index.js';
 import type { RoleAccess, TableAccess } from './policies.js';
 import { EVENTS } from './protocol.js';
@@ -77,6 +77,8 @@ function sub(id: string, c: Subscriber, table = 'pub'): Subscription {
     events: new Set(EVENTS),
     filter: NO_FILTER,
     conn: c,
+    columns: [],
+    format: PLINTH_FORMAT,
     cursor: 0,
     replaying: false,
     announce: false,

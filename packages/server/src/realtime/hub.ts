@@ -15,6 +15,7 @@
  * are kept: below the frontier the log's content does not change).
  */
 import type { Principal } from '../http/index.js';
+import type { ColumnInfo } from '../rest/index.js';
 import { type Audience, type Authorizer, Images } from './authorize.js';
 import type { CompiledFilter } from './filter.js';
 import { rowText } from '../changes/index.js';
@@ -35,12 +36,48 @@ export interface Subscriber {
   flushed(): Promise<void>;
 }
 
+/** What one change is to a subscriber, for its format to write. */
+export interface ChangeParts {
+  seq: number;
+  op: ChangeOp;
+  table: string;
+  /** JSON text of the row (the role's columns), null for delete and leave. */
+  row: string | null;
+  /** JSON text of the old row's primary key, null for insert. */
+  old: string | null;
+  /** When the row was written (RFC 3339, microseconds). */
+  writtenAt: string;
+}
+
+/**
+ * How a subscription's messages are written: Plinth's own protocol (PLINTH_FORMAT) or a face's
+ * (Supabase's Phoenix frames). A message is built once per (format key, role, op, subscription id).
+ */
+export interface ChangeFormat {
+  /** Distinct per format and per anything else its messages depend on (a Phoenix topic). */
+  readonly key: string;
+  /** The message of a change, or null: nothing is sent (the face has no word for it). */
+  change(sub: Subscription, c: ChangeParts): string | null;
+  /** The message that says a subscription is live, or null. */
+  subscribed(sub: Subscription): string | null;
+}
+
+/** Plinth's own protocol (docs/realtime.md). */
+export const PLINTH_FORMAT: ChangeFormat = {
+  key: 'plinth',
+  change: (sub, c) => changeMessage(sub.id, c.seq, c.op, c.table, c.row, c.old, c.writtenAt),
+  subscribed: (sub) => `{"type":"subscribed","id":${JSON.stringify(sub.id)},"seq":${sub.cursor}}`,
+};
+
 export interface Subscription extends Audience {
   id: string;
   table: string;
   events: ReadonlySet<ChangeEvent>;
   filter: CompiledFilter;
   conn: Subscriber;
+  /** The table's columns the role could select when it subscribed, in table order. */
+  columns: ColumnInfo[];
+  format: ChangeFormat;
   cursor: number;
   replaying: boolean;
   /** A `subscribed` message is owed once the replay has caught up. */
@@ -133,16 +170,16 @@ class Routes {
  * once: a thousand subscribers of a public table under the SDK's ids share a handful of them.
  */
 class Messages {
-  private readonly cache = new Map<string, Buffer>();
+  private readonly cache = new Map<string, Buffer | null>();
   constructor(
     private readonly access: TableAccess,
     private readonly images: Images,
   ) {}
-  for(sub: Subscription, op: ChangeOp): Buffer {
+  for(sub: Subscription, op: ChangeOp): Buffer | null {
     const role = sub.principal.role;
-    const key = `${role}\u0000${op}\u0000${sub.id}`;
+    const key = `${sub.format.key}\u0000${role}\u0000${op}\u0000${sub.id}`;
     let m = this.cache.get(key);
-    if (!m) {
+    if (m === undefined) {
       const r = this.access.roles[role];
       const c = this.images.change;
       let row: string | null = null;
@@ -153,7 +190,8 @@ class Messages {
         const fields = this.images.old ?? this.images.row;
         if (fields) old = rowText(fields, new Set(this.access.pk.filter((k) => r.columns.has(k))));
       }
-      m = Buffer.from(changeMessage(sub.id, c.seq, op, c.table, row, old, c.writtenAt));
+      const text = sub.format.change(sub, { seq: c.seq, op, table: c.table, row, old, writtenAt: c.writtenAt });
+      m = text === null ? null : Buffer.from(text);
       this.cache.set(key, m);
     }
     return m;
@@ -301,7 +339,8 @@ export class Hub {
 
   private announce(sub: Subscription): void {
     if (sub.closed) return;
-    sub.conn.send(`{"type":"subscribed","id":${JSON.stringify(sub.id)},"seq":${sub.cursor}}`);
+    const text = sub.format.subscribed(sub);
+    if (text !== null) sub.conn.send(text);
     sub.announce = false;
   }
 
@@ -370,7 +409,9 @@ export class Hub {
         const op = ops[i][j];
         sub.cursor = seq;
         if (op === null) return;
-        if (sub.conn.send(messages.for(sub, op))) {
+        const message = messages.for(sub, op);
+        if (message === null) return;
+        if (sub.conn.send(message)) {
           delivered++;
           this.o.metrics.lag(lag);
         }
@@ -409,8 +450,9 @@ export class Hub {
           for (const [i, { images }] of items.entries()) {
             const op = ops[i][0];
             sub.cursor = images.change.seq;
-            if (op !== null) {
-              if (!sub.conn.send(new Messages(access, images).for(sub, op))) return;
+            const message = op === null ? null : new Messages(access, images).for(sub, op);
+            if (message !== null) {
+              if (!sub.conn.send(message)) return;
               delivered++;
             }
           }

@@ -23,8 +23,9 @@ import { ApiError, type App, type Metrics, type PrincipalResolver } from '../htt
 import type { Clock } from '../lib/index.js';
 import type { SchemaCache } from '../rest/index.js';
 import { createAuthorizer } from './authorize.js';
-import { Connection, type ConnectionDeps } from './connection.js';
+import { Connection } from './connection.js';
 import { Hub } from './hub.js';
+import type { Session, SessionDeps } from './session.js';
 import { type ChangeLog, openChangeLog } from '../changes/index.js';
 import { loadAccess, type TableAccess } from './policies.js';
 import { registerRealtimeRoutes } from './routes.js';
@@ -34,7 +35,8 @@ export { type Change, type ChangeLog, openChangeLog } from '../changes/index.js'
 export { parseClientMessage, type ClientMessage } from './protocol.js';
 export { splitRow, rowText } from '../changes/index.js';
 export { REALTIME_PATH } from './routes.js';
-export { CLOSE_SESSION_ENDED, CLOSE_TOO_SLOW } from './connection.js';
+export { CLOSE_SESSION_ENDED, CLOSE_TOO_SLOW, Session, type SessionDeps, type SubscribeRequest } from './session.js';
+export type { ChangeFormat, ChangeParts, Subscription } from './hub.js';
 
 export interface RealtimeOptions {
   db: Db;
@@ -56,9 +58,27 @@ export interface RealtimeOptions {
 export interface Realtime {
   tables: RealtimeTables;
   log: ChangeLog;
-  /** Open connections on this instance. */
+  /** Open connections on this instance (every face's). */
   connections(): number;
+  /**
+   * For a face (supabase/realtime): what its Session subclass is made with, and the one count of
+   * connections per client address (REALTIME_MAX_CONNECTIONS_PER_IP) over every face.
+   */
+  faces: RealtimeFaces;
   close(): Promise<void>;
+}
+
+export interface RealtimeFaces {
+  deps: SessionDeps;
+  /** Refuses a connection past REALTIME_MAX_CONNECTIONS_PER_IP (429 too_many_connections). */
+  admit(ip: string): void;
+  /**
+   * Counts a face's session: it is held to the area's housekeeping (session checks, tables
+   * switched off, access changed) and to the address's connection count until the returned
+   * function is called (its socket closed).
+   * @example const detach = realtime.faces.attach(session, req.ip); socket.on('close', () => { session.close(); detach(); });
+   */
+  attach(session: Session, ip: string): () => void;
 }
 
 /** How often each connection's session is asked again (sign-out, revocation, ban end it within this). */
@@ -127,11 +147,32 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
     metrics: { delivered: (n) => delivered?.inc(n), lag: (s) => lag?.observe(s) },
     onError: (err, what) => onError(what)(err),
   });
+  // Plinth's own WebSockets (heartbeats are theirs), and every face's sessions with them
+  // (housekeeping: tables switched off, access changed, sessions checked).
   const connections = new Set<Connection>();
+  const sessions = new Set<Session>();
   const perIp = new Map<string, number>();
+  const admitIp = (ip: string) => {
+    if ((perIp.get(ip) ?? 0) >= config.maxConnectionsPerIp) {
+      throw new ApiError('too_many_connections', `At most ${config.maxConnectionsPerIp} realtime connections per client address.`);
+    }
+  };
+  const attach = (session: Session, ip: string) => {
+    sessions.add(session);
+    perIp.set(ip, (perIp.get(ip) ?? 0) + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      sessions.delete(session);
+      const n = (perIp.get(ip) ?? 1) - 1;
+      if (n <= 0) perIp.delete(ip);
+      else perIp.set(ip, n);
+    };
+  };
 
   const tables = await realtimeTables(db, (enabled) => {
-    for (const conn of connections) {
+    for (const conn of sessions) {
       for (const sub of conn.subscriptions()) {
         if (!enabled.has(sub.table)) {
           conn.end(sub, new ApiError('realtime_disabled', `Changes of "${sub.table}" are no longer captured (realtime.disable).`));
@@ -144,7 +185,7 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
   // filtered column end with permission_denied.
   const onSchemaChange = async () => {
     accessCache.clear();
-    for (const conn of connections) {
+    for (const conn of sessions) {
       for (const sub of conn.subscriptions()) {
         const a = await access(sub.table).catch(() => undefined);
         if (a === undefined) continue;
@@ -178,7 +219,7 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
     policyPoll.unref();
   }
 
-  const connectionDeps: ConnectionDeps = {
+  const connectionDeps: SessionDeps = {
     db,
     hub,
     log,
@@ -207,10 +248,10 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
     }
   }, config.heartbeatMs);
   heartbeat.unref();
-  const sessions = setInterval(() => {
-    for (const conn of connections) void conn.checkSession();
+  const sessionCheck = setInterval(() => {
+    for (const conn of sessions) void conn.checkSession();
   }, o.sessionCheckMs ?? SESSION_CHECK_MS);
-  sessions.unref();
+  sessionCheck.unref();
 
   const keyOf = (req: FastifyRequest): string | undefined => {
     const q = (req.query as Record<string, unknown> | undefined)?.apikey;
@@ -230,42 +271,39 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
       }
       if (keyOf(req) === undefined) throw new ApiError('unauthorized', 'Connect with ?apikey=<public key> (or the apikey header).');
       req.principal = await o.resolvePrincipal(keyOf(req), req.headers.authorization);
-      if ((perIp.get(req.ip) ?? 0) >= config.maxConnectionsPerIp) {
-        throw new ApiError('too_many_connections', `At most ${config.maxConnectionsPerIp} realtime connections per client address.`);
-      }
+      admitIp(req.ip);
     },
     accept(socket: WebSocket, req: FastifyRequest) {
       const ip = req.ip;
-      perIp.set(ip, (perIp.get(ip) ?? 0) + 1);
       const principal = req.principal ?? { role: 'anon' as const, claims: '{"role":"anon"}', uid: null };
       const bearer = /^bearer\s+(.+)$/i.exec(req.headers.authorization?.trim() ?? '')?.[1] ?? null;
       // Its session is checked like that of a token sent in an auth message.
       const conn = new Connection(socket, keyOf(req), principal, connectionDeps, bearer, ip);
       connections.add(conn);
+      const detach = attach(conn, ip);
       socket.on('error', () => undefined);
       socket.on('close', () => {
         conn.close();
         connections.delete(conn);
-        const n = (perIp.get(ip) ?? 1) - 1;
-        if (n <= 0) perIp.delete(ip);
-        else perIp.set(ip, n);
+        detach();
       });
     },
   });
-  m?.gauge('plinth_realtime_connections', 'Open realtime WebSockets', () => connections.size);
+  m?.gauge('plinth_realtime_connections', 'Open realtime WebSockets (every face)', () => sessions.size);
   m?.gauge('plinth_realtime_subscriptions', 'Realtime subscriptions', () => hub?.count() ?? 0);
 
   let closing: Promise<void> | null = null;
   return {
     tables,
     log,
-    connections: () => connections.size,
+    connections: () => sessions.size,
+    faces: { deps: connectionDeps, admit: admitIp, attach },
     close() {
       closing ??= (async () => {
         clearInterval(heartbeat);
-        clearInterval(sessions);
+        clearInterval(sessionCheck);
         if (policyPoll) clearInterval(policyPoll);
-        for (const conn of connections) conn.close(1001, 'server closing');
+        for (const conn of sessions) conn.close(1001, 'server closing');
         await unlistenSchema().catch(() => undefined);
         await tables.close().catch(() => undefined);
         await log.close();

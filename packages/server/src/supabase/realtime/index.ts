@@ -1,11 +1,14 @@
 /**
  * Supabase Realtime's face (docs/supabase.md, "Realtime channels"): `GET /realtime/v1/websocket`
- * speaking the Phoenix channels protocol as `@supabase/realtime-js` does (vsn 1.0.0 JSON objects,
- * vsn 2.0.0 JSON arrays and its binary user-broadcast frames): heartbeats, `phx_join`/`phx_leave`,
- * `broadcast` (with `self` and `ack`) and `presence` (track/untrack, `presence_state`,
- * `presence_diff`) between the members of a topic on this instance.
+ * speaking the Phoenix channels protocol as `@supabase/realtime-js` does (phoenix.ts):
+ * heartbeats, `phx_join`/`phx_leave`, `access_token`, `postgres_changes` served by realtime's hub
+ * (changes.ts: each client is a realtime Session, so the same capture, per-event RLS, filter
+ * evaluator, token and session rules as /api/v1/realtime), `broadcast` (with `self` and `ack`)
+ * and `presence` (track/untrack, `presence_state`, `presence_diff`) between the members of a
+ * topic on this instance.
  * The limits are realtime's (config.realtime): message bytes, channels per connection,
- * connections per client address, the buffered bytes a slow client may hold.
+ * connections per client address (counted with /api/v1/realtime's), the buffered bytes a slow
+ * client may hold.
  */
 import { randomUUID } from 'node:crypto';
 import websocket from '@fastify/websocket';
@@ -13,8 +16,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { RealtimeConfig } from '../../config/index.js';
 import { ApiError, type App, type Principal, type PrincipalResolver } from '../../http/index.js';
+import { CLOSE_TOO_SLOW, type Realtime, Session } from '../../realtime/index.js';
+import { planBindings, supabaseFormat } from './changes.js';
+import { decodeFrame, encodeFrame, type Frame, type Vsn } from './phoenix.js';
 
 export interface SupabaseRealtimeDeps {
+  realtime: Realtime;
   resolvePrincipal: PrincipalResolver;
   config: RealtimeConfig;
   isOriginAllowed(origin: string): boolean;
@@ -22,18 +29,12 @@ export interface SupabaseRealtimeDeps {
 
 export const SUPABASE_REALTIME_PATH = '/realtime/v1/websocket';
 
-interface Frame {
-  join_ref: string | null;
-  ref: string | null;
-  topic: string;
-  event: string;
-  payload: Record<string, unknown>;
-}
-
 interface Member {
   client: Client;
   topic: string;
   joinRef: string | null;
+  /** The hub subscriptions of its postgres_changes bindings (their ids). */
+  changes: string[];
   self: boolean;
   ack: boolean;
   presenceKey: string;
@@ -62,29 +63,75 @@ class Topics {
 
 const presenceOf = (m: Member) => ({ [m.presenceKey]: { metas: [m.meta] } });
 
-class Client {
+class Client extends Session {
   readonly channels = new Map<string, Member>();
+  /** postgres_changes ids of this connection, never 0 (realtime-js skips a falsy id). */
+  private nextId = 1;
   constructor(
     readonly socket: WebSocket,
-    readonly vsn: 1 | 2,
-    public principal: Principal,
+    readonly vsn: Vsn,
+    apikey: string | undefined,
+    principal: Principal,
     private readonly topics: Topics,
-    private readonly d: SupabaseRealtimeDeps,
-  ) {}
+    private readonly f: SupabaseRealtimeDeps,
+    token: string | null,
+    ip: string,
+  ) {
+    super(apikey, principal, f.realtime.faces.deps, token, ip);
+  }
 
-  send(f: Frame): void {
-    if (this.socket.readyState !== this.socket.OPEN) return;
-    if (this.socket.bufferedAmount > this.d.config.maxBufferedBytes) {
-      // Too slow to take its messages: dropped as Plinth's own socket drops one.
-      this.socket.close(4008, 'too slow');
-      return;
+  /** Raw text on the socket, unless the client is too slow to take it (dropped as Plinth's own are). */
+  send(text: string | Buffer): boolean {
+    const s = this.socket;
+    if (this.closed || s.readyState !== s.OPEN) return false;
+    if (s.bufferedAmount + text.length > this.f.config.maxBufferedBytes) {
+      this.d.onDropped();
+      this.close(CLOSE_TOO_SLOW, 'too slow');
+      s.terminate();
+      return false;
     }
-    const text = this.vsn === 2 ? JSON.stringify([f.join_ref, f.ref, f.topic, f.event, f.payload]) : JSON.stringify(f);
-    this.socket.send(text);
+    if (typeof text === 'string') s.send(text);
+    else s.send(text, { binary: false });
+    return true;
+  }
+
+  async flushed(): Promise<void> {
+    const low = this.f.config.maxBufferedBytes / 4;
+    while (!this.closed && this.socket.bufferedAmount > low) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  /** An error of the change feed, as Supabase's `system` message on the channel(s) concerned. */
+  protected report(err: ApiError, id?: string): void {
+    for (const m of this.channels.values()) {
+      if (id !== undefined && !m.changes.includes(id)) continue;
+      const extension = id === undefined ? 'system' : 'postgres_changes';
+      this.frame({
+        join_ref: m.joinRef,
+        ref: null,
+        topic: m.topic,
+        event: 'system',
+        payload: {
+          status: 'error',
+          extension,
+          channel: m.topic.slice('realtime:'.length),
+          message: err.message,
+          code: err.code,
+        },
+      });
+    }
+  }
+
+  protected shut(code: number, reason: string): void {
+    for (const m of [...this.channels.values()]) this.leave(m);
+    if (this.socket.readyState === this.socket.OPEN) this.socket.close(code, reason);
+  }
+
+  frame(f: Frame): void {
+    this.send(encodeFrame(this.vsn, f, JSON.stringify(f.payload)));
   }
 
   reply(f: Frame, status: 'ok' | 'error', response: Record<string, unknown>): void {
-    this.send({ join_ref: f.join_ref, ref: f.ref, topic: f.topic, event: 'phx_reply', payload: { status, response } });
+    this.frame({ join_ref: f.join_ref, ref: f.ref, topic: f.topic, event: 'phx_reply', payload: { status, response } });
   }
 
   async handle(f: Frame): Promise<void> {
@@ -101,9 +148,9 @@ class Client {
         const token = f.payload.access_token;
         if (typeof token === 'string' && token.length > 0) {
           try {
-            this.principal = await this.d.resolvePrincipal(undefined, `Bearer ${token}`);
+            await this.auth(token);
           } catch (err) {
-            this.send({ join_ref: f.join_ref, ref: null, topic: f.topic, event: 'system', payload: systemError(err) });
+            this.frame({ join_ref: f.join_ref, ref: null, topic: f.topic, event: 'system', payload: systemError(err) });
           }
         }
         return;
@@ -124,52 +171,89 @@ class Client {
     const config = (f.payload.config ?? {}) as {
       broadcast?: { self?: boolean; ack?: boolean };
       presence?: { key?: string };
-      postgres_changes?: unknown[];
+      postgres_changes?: unknown;
       private?: boolean;
     };
-    const token = f.payload.access_token;
-    if (typeof token === 'string' && token.length > 0) {
-      try {
-        this.principal = await this.d.resolvePrincipal(undefined, `Bearer ${token}`);
-      } catch (err) {
-        return this.reply(f, 'error', { reason: err instanceof Error ? err.message : 'invalid token' });
-      }
-    }
     const existing = this.channels.get(f.topic);
     if (existing) this.leave(existing);
-    if (this.channels.size >= this.d.config.maxSubscriptions) {
-      return this.reply(f, 'error', { reason: `At most ${this.d.config.maxSubscriptions} channels per connection.` });
+    const token = f.payload.access_token;
+    try {
+      // The token as an access_token event would set it (a new role checks the subscriptions again).
+      if (typeof token === 'string' && token.length > 0) await this.auth(token);
+    } catch (err) {
+      return this.reply(f, 'error', { reason: err instanceof Error ? err.message : 'invalid token' });
+    }
+    if (this.channels.size >= this.f.config.maxSubscriptions) {
+      return this.reply(f, 'error', { reason: `At most ${this.f.config.maxSubscriptions} channels per connection.` });
     }
     if (config.private === true && this.principal.role !== 'service') {
       // Private channels are decided by policies on realtime.messages: not checked by this face yet,
       // so refused to all but the secret key (never opened to a caller a policy would refuse).
       return this.reply(f, 'error', { reason: 'Unauthorized: You do not have permissions to read from this Channel topic' });
     }
-    if (Array.isArray(config.postgres_changes) && config.postgres_changes.length > 0) {
-      return this.reply(f, 'error', { reason: 'postgres_changes are not served by this face yet: use /api/v1/realtime.' });
-    }
     const key = typeof config.presence?.key === 'string' && config.presence.key !== '' ? config.presence.key : randomUUID();
     const m: Member = {
       client: this,
       topic: f.topic,
       joinRef: f.join_ref ?? f.ref,
+      changes: [],
       self: config.broadcast?.self === true,
       ack: config.broadcast?.ack === true,
       presenceKey: key,
       meta: null,
     };
+    // Each postgres_changes binding: one subscription of realtime's hub, checked as
+    // /api/v1/realtime checks a subscribe (table, capture on, the role's access, the filter).
+    const answered: Array<Record<string, unknown>> = [];
+    try {
+      const bindings = planBindings(config.postgres_changes);
+      for (const b of bindings) {
+        const id = this.nextId++;
+        const sub = await this.subscribe({
+          id: String(id),
+          table: b.binding.table,
+          events: b.events,
+          filter: b.filter,
+          since: null,
+          format: supabaseFormat(this.vsn, f.topic, m.joinRef, id),
+        });
+        if (!sub) throw new ApiError('invalid_request', 'The connection closed.');
+        m.changes.push(sub.id);
+        answered.push({ id, ...b.binding });
+      }
+    } catch (err) {
+      for (const id of m.changes) this.unsubscribe(id);
+      const reason = err instanceof ApiError ? err.message : 'Unable to subscribe to changes with given parameters.';
+      if (!(err instanceof ApiError)) this.d.logger.error({ err }, 'supabase realtime: a join failed');
+      return this.reply(f, 'error', { reason, ...(err instanceof ApiError ? { code: err.code } : {}) });
+    }
     this.channels.set(f.topic, m);
     this.topics.add(m);
-    this.reply(f, 'ok', { postgres_changes: [] });
+    this.reply(f, 'ok', { postgres_changes: answered });
+    if (answered.length > 0) {
+      this.frame({
+        join_ref: m.joinRef,
+        ref: null,
+        topic: f.topic,
+        event: 'system',
+        payload: {
+          channel: f.topic.slice('realtime:'.length),
+          extension: 'postgres_changes',
+          message: 'Subscribed to PostgreSQL',
+          status: 'ok',
+        },
+      });
+    }
     // The presence state of the topic, as Supabase sends it after a join.
     const state: Record<string, { metas: unknown[] }> = {};
     for (const other of this.topics.members(f.topic)) {
       if (other.meta) (state[other.presenceKey] ??= { metas: [] }).metas.push(other.meta);
     }
-    this.send({ join_ref: m.joinRef, ref: null, topic: f.topic, event: 'presence_state', payload: state });
+    this.frame({ join_ref: m.joinRef, ref: null, topic: f.topic, event: 'presence_state', payload: state });
   }
 
   leave(m: Member): void {
+    for (const id of m.changes) this.unsubscribe(id);
     this.channels.delete(m.topic);
     this.topics.remove(m);
     if (m.meta) this.diff(m.topic, {}, presenceOf(m));
@@ -185,7 +269,7 @@ class Client {
     const payload = { type: 'broadcast', event: f.payload.event, payload: f.payload.payload };
     for (const other of this.topics.members(f.topic)) {
       if (other === m && !m.self) continue;
-      other.client.send({ join_ref: other.joinRef, ref: null, topic: f.topic, event: 'broadcast', payload });
+      other.client.frame({ join_ref: other.joinRef, ref: null, topic: f.topic, event: 'broadcast', payload });
     }
     if (m.ack && f.ref !== null) this.reply(f, 'ok', {});
   }
@@ -210,67 +294,32 @@ class Client {
 
   private diff(topic: string, joins: Record<string, unknown>, leaves: Record<string, unknown>): void {
     for (const other of this.topics.members(topic)) {
-      other.client.send({ join_ref: other.joinRef, ref: null, topic, event: 'presence_diff', payload: { joins, leaves } });
+      other.client.frame({ join_ref: other.joinRef, ref: null, topic, event: 'presence_diff', payload: { joins, leaves } });
     }
-  }
-
-  close(): void {
-    for (const m of [...this.channels.values()]) this.leave(m);
   }
 }
 
 function systemError(err: unknown) {
-  return { status: 'error', extension: 'system', message: err instanceof Error ? err.message : 'error' };
-}
-
-/** vsn 2's binary user-broadcast push (kind 3): realtime-js sends `broadcast` this way. */
-function decodeBinary(buf: Buffer): Frame | null {
-  if (buf.length < 7 || buf[0] !== 3) return null;
-  const [joinLen, refLen, topicLen, eventLen, metaLen, encoding] = [buf[1], buf[2], buf[3], buf[4], buf[5], buf[6]];
-  let o = 7;
-  const take = (n: number) => {
-    const s = buf.subarray(o, o + n).toString('utf8');
-    o += n;
-    return s;
-  };
-  const join_ref = take(joinLen) || null;
-  const ref = take(refLen) || null;
-  const topic = take(topicLen);
-  const event = take(eventLen);
-  take(metaLen);
-  if (o > buf.length) return null;
-  const rest = buf.subarray(o);
-  const payload = encoding === 1 ? JSON.parse(rest.toString('utf8')) : rest.toString('base64');
-  return { join_ref, ref, topic, event: 'broadcast', payload: { type: 'broadcast', event, payload } };
-}
-
-function decode(data: Buffer, isBinary: boolean, vsn: 1 | 2): Frame | null {
-  if (isBinary) return vsn === 2 ? decodeBinary(data) : null;
-  const v = JSON.parse(data.toString('utf8')) as unknown;
-  let f: Partial<Frame>;
-  if (Array.isArray(v)) {
-    const [join_ref, ref, topic, event, payload] = v as [string | null, string | null, string, string, Record<string, unknown>];
-    f = { join_ref, ref, topic, event, payload };
-  } else if (v && typeof v === 'object') f = v as Partial<Frame>;
-  else return null;
-  if (typeof f.topic !== 'string' || typeof f.event !== 'string') return null;
   return {
-    join_ref: typeof f.join_ref === 'string' ? f.join_ref : null,
-    ref: typeof f.ref === 'string' ? f.ref : null,
-    topic: f.topic,
-    event: f.event,
-    payload: f.payload && typeof f.payload === 'object' ? f.payload : {},
+    status: 'error',
+    extension: 'system',
+    message: err instanceof Error ? err.message : 'error',
+    ...(err instanceof ApiError ? { code: err.code } : {}),
   };
 }
 
 /**
  * Mounts `GET /realtime/v1/websocket`.
- * @example await registerSupabaseRealtime(app, { resolvePrincipal, config: config.realtime, isOriginAllowed: settings.isOriginAllowed });
+ * @example await registerSupabaseRealtime(app, { realtime, resolvePrincipal, config: config.realtime, isOriginAllowed: settings.isOriginAllowed });
  */
 export async function registerSupabaseRealtime(app: App, d: SupabaseRealtimeDeps): Promise<{ connections(): number; close(): void }> {
   const topics = new Topics();
   const clients = new Set<Client>();
-  const perIp = new Map<string, number>();
+  const apikeyOf = (req: FastifyRequest): string | undefined => {
+    const q = (req.query as Record<string, unknown>).apikey;
+    if (typeof q === 'string') return q;
+    return typeof req.headers.apikey === 'string' ? req.headers.apikey : undefined;
+  };
   await app.register(async (scope) => {
     await scope.register(websocket, {
       options: { maxPayload: d.config.maxMessageBytes, perMessageDeflate: false },
@@ -287,12 +336,9 @@ export async function registerSupabaseRealtime(app: App, d: SupabaseRealtimeDeps
         if (origin !== undefined && !d.isOriginAllowed(origin)) {
           throw new ApiError('forbidden', `The origin ${origin.slice(0, 200)} may not connect: add it to the cors_origins auth setting.`);
         }
-        const q = req.query as Record<string, unknown>;
-        const apikey = typeof q.apikey === 'string' ? q.apikey : req.headers.apikey;
-        req.principal = await d.resolvePrincipal(apikey, req.headers.authorization);
-        if ((perIp.get(req.ip) ?? 0) >= d.config.maxConnectionsPerIp) {
-          throw new ApiError('too_many_connections', `At most ${d.config.maxConnectionsPerIp} realtime connections per client address.`);
-        }
+        req.principal = await d.resolvePrincipal(apikeyOf(req), req.headers.authorization);
+        // One count per client address over /api/v1/realtime and this face.
+        d.realtime.faces.admit(req.ip);
       },
       handler: async (_req: FastifyRequest, reply: FastifyReply) => {
         reply.code(426).header('upgrade', 'websocket');
@@ -300,16 +346,17 @@ export async function registerSupabaseRealtime(app: App, d: SupabaseRealtimeDeps
       },
       wsHandler: (socket: WebSocket, req: FastifyRequest) => {
         const ip = req.ip;
-        perIp.set(ip, (perIp.get(ip) ?? 0) + 1);
         const vsn = (req.query as Record<string, unknown>).vsn === '2.0.0' ? 2 : 1;
         const principal = req.principal ?? { role: 'anon' as const, claims: '{"role":"anon"}', uid: null };
-        const client = new Client(socket, vsn, principal, topics, d);
+        const bearer = /^bearer\s+(.+)$/i.exec(req.headers.authorization?.trim() ?? '')?.[1] ?? null;
+        const client = new Client(socket, vsn, apikeyOf(req), principal, topics, d, bearer, ip);
         clients.add(client);
+        const detach = d.realtime.faces.attach(client, ip);
         let queue = Promise.resolve();
         socket.on('message', (data: Buffer, isBinary: boolean) => {
           let f: Frame | null;
           try {
-            f = decode(data, isBinary, vsn);
+            f = decodeFrame(data, isBinary, vsn);
           } catch {
             f = null;
           }
@@ -325,9 +372,7 @@ export async function registerSupabaseRealtime(app: App, d: SupabaseRealtimeDeps
         socket.on('close', () => {
           client.close();
           clients.delete(client);
-          const n = (perIp.get(ip) ?? 1) - 1;
-          if (n <= 0) perIp.delete(ip);
-          else perIp.set(ip, n);
+          detach();
         });
       },
     });

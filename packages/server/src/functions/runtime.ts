@@ -9,6 +9,9 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { createClient } from '@plinth/sdk';
+// Node 20 has no WebSocket global; supabase-js's realtime client wants one at createClient.
+// (ws comes with @fastify/websocket, a dependency of the server.)
+import { WebSocket as NodeWebSocket } from 'ws';
 
 /** What the pool sends for one call. */
 export interface CallMessage {
@@ -75,6 +78,8 @@ globalThis.fetch = (input, init) => {
   if (href.startsWith(`${setup.selfOrigin}/`)) return bridgeFetch('raw', 0)(input, init);
   return nativeFetch(input, init);
 };
+
+if (!('WebSocket' in globalThis)) Object.assign(globalThis, { WebSocket: NodeWebSocket });
 
 const pending = new Set<Promise<unknown>>();
 function waitUntil(promise: Promise<unknown>): void {

@@ -83,6 +83,13 @@ export const COMMANDS: Record<string, CommandSpec> = {
     help: ['migration new <name>', 'an empty migrations/<timestamp>_<name>.sql to write a schema change in'],
     load: () => import('./migration.js'),
   },
+  functions: {
+    flags: { ...DATA_DIR },
+    positional: 2,
+    project: 'existing',
+    help: ['functions new <name> | functions list', "a new function from a template (functions/<name>.ts), or the project's functions"],
+    load: () => import('./functions.js'),
+  },
   db: {
     flags: { yes: 'bool', ...DATA_DIR },
     positional: 1,

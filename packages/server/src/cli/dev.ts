@@ -121,6 +121,7 @@ export async function run({ config }: CommandContext): Promise<void> {
       onReady: (plinth) => {
         watchMigrations(plinth, dir);
         if (project && !project.supabase) watchProjectFile(plinth, project.file);
+        plinth.app.functions?.watch(); // functions reloaded on save (docs/functions.md)
       },
     },
   );

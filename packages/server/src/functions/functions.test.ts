@@ -191,3 +191,18 @@ describe('failures stay in their call', () => {
     expect((await first).statusCode).toBe(504);
   });
 });
+
+describe('plinth dev', () => {
+  it('reloads a function on save: the next call runs the new version, its imports included', async () => {
+    const stop = s.app.functions?.watch();
+    try {
+      s.write('functions/live/version.ts', "export const version = 'one';");
+      s.write('functions/live/index.ts', "import { version } from './version';\nexport default () => new Response(version);");
+      await expect.poll(async () => (await call('/api/v1/functions/live')).body).toBe('one');
+      s.write('functions/live/version.ts', "export const version = 'two';");
+      await expect.poll(async () => (await call('/api/v1/functions/live')).body, { timeout: 10_000 }).toBe('two');
+    } finally {
+      stop?.();
+    }
+  });
+});

@@ -13,7 +13,7 @@
  */
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
-import { isoSql } from '../lib/index.js';
+import { isoSql, openWorker } from '../lib/index.js';
 import type { ChangeEvent } from '@plinth/shared';
 
 /** One captured change, as numbered. `row` and `old` are PostgreSQL's JSON text (changes/row.ts). */
@@ -91,46 +91,6 @@ const POLL_MS = 1000;
 const TRIM_MS = 60_000;
 
 /**
- * A loop that runs `work` when kicked: never two at once, and a kick during a run runs it again
- * after, so no kick is lost.
- */
-function loop(work: () => Promise<void>, onError: (err: unknown) => void) {
-  let running = false;
-  let again = false;
-  let closed = false;
-  let idle: Promise<void> = Promise.resolve();
-  const kick = () => {
-    if (closed) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = true;
-    idle = (async () => {
-      try {
-        do {
-          again = false;
-          try {
-            await work();
-          } catch (err) {
-            onError(err);
-          }
-        } while (again && !closed);
-      } finally {
-        running = false;
-      }
-    })();
-  };
-  return {
-    kick,
-    async close() {
-      closed = true;
-      await idle;
-    },
-  };
-}
-
-/**
  * Starts this instance's work on the change log; `close()` stops it.
  * @example const changes = await openChangeLog({ db, log, retentionMs: 86_400_000, onChanges: (batch) => hub.dispatch(batch) });
  */
@@ -151,12 +111,18 @@ export async function openChangeLog(options: LogOptions): Promise<ChangeLog> {
   let seqDelay = SEQ_BUSY_MS;
   let seqTimer: NodeJS.Timeout | null = null;
   let failing = false;
-  const failed = (what: string) => (err: unknown) => {
-    if (!failing) log.warn({ err }, `realtime: ${what} failed; retrying`);
-    failing = true;
-  };
+  const worker = (pollMs: number | null, what: string, run: () => Promise<void>) =>
+    openWorker({
+      pollMs,
+      run,
+      onError(err) {
+        if (!failing) log.warn({ err }, `realtime: ${what} failed; retrying`);
+        failing = true;
+      },
+    });
 
-  const fetcher = loop(async () => {
+  // Each on lib's worker loop: kicked (NOTIFY, the numbering, a poke) and polled.
+  const fetcher = worker(POLL_MS, 'fetching changes', async () => {
     for (;;) {
       if (options.listening && !options.listening()) {
         // Checked and moved in one step (no await between): a subscription added after this
@@ -175,9 +141,10 @@ export async function openChangeLog(options: LogOptions): Promise<ChangeLog> {
       await options.onChanges(batch);
       if (rows.length < FETCH_LIMIT) return;
     }
-  }, failed('fetching changes'));
+  });
 
-  const sequencer = loop(async () => {
+  // The numbering's own timer kicks it (its delay adapts to the load).
+  const sequencer = worker(null, 'numbering changes', async () => {
     const { rows } = await counted(
       db.query<{ last_seq: number | string; numbered: number | string; waiting: number | string }>(
         'select last_seq, numbered, waiting from realtime.sequence(false)',
@@ -189,7 +156,7 @@ export async function openChangeLog(options: LogOptions): Promise<ChangeLog> {
     const busy = Number(r?.numbered ?? 0) > 0 || Number(r?.waiting ?? 0) > 0;
     if (Number(r?.numbered ?? 0) > 0) fetcher.kick();
     seqDelay = busy ? SEQ_BUSY_MS : Math.min(seqDelay * 2, SEQ_IDLE_MS);
-  }, failed('numbering changes'));
+  });
   const scheduleSequence = () => {
     if (closed) return;
     seqTimer = setTimeout(() => {
@@ -199,14 +166,14 @@ export async function openChangeLog(options: LogOptions): Promise<ChangeLog> {
     seqTimer.unref();
   };
 
-  const trimmer = loop(async () => {
+  const trimmer = worker(TRIM_MS, 'trimming changes', async () => {
     for (;;) {
       const { rows } = await db.query<{ n: number | string }>('select realtime.trim($1::interval) as n', [
         `${options.retentionMs} milliseconds`,
       ]);
       if (Number(rows[0]?.n ?? 0) === 0 || closed) return;
     }
-  }, failed('trimming changes'));
+  });
 
   const unlisten = [
     await db.listen('plinth_realtime', (payload) => {
@@ -214,13 +181,7 @@ export async function openChangeLog(options: LogOptions): Promise<ChangeLog> {
       fetcher.kick();
     }),
   ];
-  const poll = setInterval(() => fetcher.kick(), POLL_MS);
-  poll.unref();
-  const trim = setInterval(() => trimmer.kick(), TRIM_MS);
-  trim.unref();
-  sequencer.kick();
   scheduleSequence();
-  trimmer.kick();
 
   return {
     frontier: () => frontier,
@@ -241,8 +202,6 @@ export async function openChangeLog(options: LogOptions): Promise<ChangeLog> {
     },
     async close() {
       closed = true;
-      clearInterval(poll);
-      clearInterval(trim);
       if (seqTimer) clearTimeout(seqTimer);
       for (const u of unlisten) await u().catch(() => undefined);
       await Promise.all([fetcher.close(), sequencer.close(), trimmer.close()]);

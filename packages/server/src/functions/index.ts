@@ -165,7 +165,8 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
   const functions: Functions = {
     folder,
     async dispatch(req, name, url) {
-      const file = folder && !closed ? findFunction(folder, name) : null;
+      // config.toml's [functions.<name>] enabled = false: as if there were no such function.
+      const file = folder && !closed && tomlFunctions[name]?.enabled !== false ? findFunction(folder, name) : null;
       if (!file || !folder) {
         const where =
           folder?.layout === 'supabase' ? `supabase/functions/${name}/index.ts` : `functions/${name}.ts or functions/${name}/index.ts`;

@@ -7,7 +7,8 @@
  *   `GET /api/v1/storage/object/{bucket}`, bulk delete `DELETE /api/v1/storage/object/{bucket}`,
  *   `POST /api/v1/storage/object/{bucket}/move|copy`; signed URLs
  *   `POST|GET /api/v1/storage/sign/{bucket}/{path}`; public buckets
- *   `GET /api/v1/storage/public/{bucket}/{path}`.
+ *   `GET /api/v1/storage/public/{bucket}/{path}`; resumable uploads (TUS 1.0.0, resumable.ts)
+ *   `POST|OPTIONS /api/v1/storage/upload/resumable`, `HEAD|PATCH|DELETE …/{id}`.
  * - tables (migration 0020_storage.sql): storage.buckets, storage.objects (RLS: the project's
  *   policies decide every object operation), storage.garbage (bytes to delete),
  *   storage.sweeps; functions storage.dry_run, storage.foldername/filename/extension.
@@ -34,7 +35,9 @@ import { createBucketHandlers } from './handlers/buckets.js';
 import { createLinkHandlers } from './handlers/links.js';
 import { createObjectHandlers } from './handlers/objects.js';
 import { createLinks, type Links } from './links.js';
+import { join } from 'node:path';
 import { type ObjectService, createObjectService } from './objects.js';
+import { createResumable, type Resumable } from './resumable.js';
 import { registerStorageRoutes } from './routes.js';
 import { createSignedUrls, type UrlTokens } from './signed.js';
 import { createSweeper, type SweepOptions, type Sweeper } from './sweep.js';
@@ -48,6 +51,7 @@ export { stateOf, type ListSort, type ObjectService, type StoredObject, type Upl
 export type { Bucket, BucketFields, BucketService } from './buckets.js';
 export { createDiskBackend, keyPath, type StorageBackend } from './backends/index.js';
 export type { SweepOptions, SweepReport } from './sweep.js';
+export { parseMetadata, RESUMABLE_EXPIRY_MS, TUS_EXTENSIONS, TUS_VERSION, type Resumable } from './resumable.js';
 
 export interface StorageOptions {
   db: Db;
@@ -72,6 +76,10 @@ export interface Storage {
   objects: ObjectService;
   /** Signed and public URLs, signed uploads: their rules, for every face that serves them. */
   links: Links;
+  /** Resumable (TUS) uploads, ending in `objects.upload`: for every face that serves them. */
+  resumable: Resumable;
+  /** The largest file the server takes (STORAGE_MAX_FILE_SIZE). */
+  maxFileSize: number;
   sweeper: Sweeper;
   close(): Promise<void>;
 }
@@ -93,19 +101,24 @@ export async function registerStorage(app: App, options: StorageOptions): Promis
   });
   const signed = createSignedUrls(options.urlTokens, options.publicUrl);
   const links = createLinks(objects, buckets, signed);
-  await registerStorageRoutes(app, options.callers, {
+  const resumable = await createResumable({ objects, dir: join(options.dataDir, 'storage', 'uploads'), clock: options.clock });
+  await registerStorageRoutes(app, options.callers, resumable, options.config.maxFileSize, {
     buckets: createBucketHandlers(buckets),
     objects: createObjectHandlers(objects),
     links: createLinkHandlers(objects, links, signed),
   });
   sweeper.start();
+  resumable.start();
   return {
     backend,
     buckets,
     objects,
     links,
+    resumable,
+    maxFileSize: options.config.maxFileSize,
     sweeper,
     async close() {
+      await resumable.close();
       await sweeper.close();
       await backend.close();
     },

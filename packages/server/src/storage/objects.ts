@@ -196,12 +196,21 @@ export function createObjectService(deps: ObjectDeps) {
      * Whether the caller could upload to `name` now (its INSERT, or upsert, run and undone as in
      * `upload`), before any body: a signed upload URL is only made for who may upload there.
      */
-    async mayUpload(who: RoleContext, bucketId: string, rawName: string, upsert: boolean): Promise<{ bucket: string; name: string }> {
+    async mayUpload(
+      who: RoleContext,
+      bucketId: string,
+      rawName: string,
+      upsert: boolean,
+      /** A resumable upload declares its type and size up front: the bucket's limits are checked too. */
+      declared?: { contentType: unknown; size: number },
+    ): Promise<{ bucket: string; name: string; mime: string }> {
       const name = objectName(rawName);
       const bucket = await deps.buckets.get(bucketId);
-      const params = [bucket.id, name, '0', 'application/octet-stream', '', '{}', randomUUID()];
+      const mime = declared ? mimeType(declared.contentType) : null;
+      if (mime && declared) checkFits(bucket, mime.base, declared.size);
+      const params = [bucket.id, name, String(declared?.size ?? 0), mime?.full ?? 'application/octet-stream', '', '{}', randomUUID()];
       await run(db, who, DRY_RUN, [...params, insertSql(upsert)]);
-      return { bucket: bucket.id, name };
+      return { bucket: bucket.id, name, mime: params[3] };
     },
 
     /** Folder entries under `prefix` the caller may see; folders have `id: null`. */

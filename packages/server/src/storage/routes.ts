@@ -8,11 +8,13 @@
  * - none: signed URLs and public buckets, read without a key.
  * Handlers are in handlers/; uploads are mounted in a scope whose body is the raw stream.
  */
+import type { FastifyRequest } from 'fastify';
 import type { App, CallerGuards } from '../http/index.js';
 import type { createBucketHandlers } from './handlers/buckets.js';
 import type { createLinkHandlers } from './handlers/links.js';
-import type { createObjectHandlers } from './handlers/objects.js';
+import { callerOf, type createObjectHandlers } from './handlers/objects.js';
 import { acceptRawBodies } from './handlers/raw-body.js';
+import type { Resumable } from './resumable.js';
 import { ROUTES as R } from './schemas.js';
 
 export interface StorageHandlers {
@@ -22,6 +24,7 @@ export interface StorageHandlers {
 }
 
 const OBJECT = '/api/v1/storage/object/:bucket';
+const RESUMABLE = '/api/v1/storage/upload/resumable';
 const GET_HEAD: Array<'GET' | 'HEAD'> = ['GET', 'HEAD'];
 /** Buckets are always an admin action; objects only when the console made the change (apps write objects all day). */
 const audit = (action: string) => ({ config: { audit: action } });
@@ -30,7 +33,13 @@ const consoleAudit = (action: string) => ({ config: { audit: action, auditConsol
 /**
  * @example await registerStorageRoutes(app, callers, { buckets: createBucketHandlers(b), objects: createObjectHandlers(o), links: createLinkHandlers(o, links, signed) });
  */
-export async function registerStorageRoutes(app: App, callers: CallerGuards, h: StorageHandlers): Promise<void> {
+export async function registerStorageRoutes(
+  app: App,
+  callers: CallerGuards,
+  resumable: Resumable,
+  maxFileSize: number,
+  h: StorageHandlers,
+): Promise<void> {
   const manage = callers.operator();
   const caller = async (req: Parameters<typeof callers.appOrConsole>[0]) => void (await callers.appOrConsole(req));
   const { buckets, objects, links } = h;
@@ -52,8 +61,18 @@ export async function registerStorageRoutes(app: App, callers: CallerGuards, h: 
   app.route({ method: GET_HEAD, url: '/api/v1/storage/sign/:bucket/*', schema: R.signedDownload, handler: links.signedDownload });
   app.route({ method: GET_HEAD, url: '/api/v1/storage/public/:bucket/*', schema: R.publicDownload, handler: links.publicDownload });
 
+  // Resumable uploads (TUS 1.0.0): the same guard as a plain upload; the upload is its creator's.
+  type Id = FastifyRequest<{ Params: { id: string } }>;
+  app.head(`${RESUMABLE}/:id`, { onRequest: caller }, (req: Id, reply) => resumable.head(req, reply, callerOf(req)));
+  app.delete(`${RESUMABLE}/:id`, { onRequest: caller }, (req: Id, reply) => resumable.remove(req, reply, callerOf(req)));
+  app.options(RESUMABLE, (req, reply) => resumable.options(req, reply, maxFileSize));
+
   await app.register(async (raw) => {
     acceptRawBodies(raw as unknown as App);
+    raw.post(RESUMABLE, { onRequest: caller, ...consoleAudit('object.upload') }, (req, reply) =>
+      resumable.create(req, reply, callerOf(req), RESUMABLE),
+    );
+    raw.patch(`${RESUMABLE}/:id`, { onRequest: caller }, (req: Id, reply) => resumable.patch(req, reply, callerOf(req)));
     raw.route({
       method: ['POST', 'PUT'],
       url: `${OBJECT}/*`,

@@ -5,6 +5,7 @@
  * key or user token (not the console's cookie: the console speaks /api/v1), signed URLs and public
  * buckets none. Every error leaves in Supabase's shape (errors.ts).
  */
+import type { FastifyRequest } from 'fastify';
 import type { App, CallerGuards } from '../../http/index.js';
 import { acceptRawBodies, type Storage } from '../../storage/index.js';
 import { createBucketHandlers } from './buckets.js';
@@ -14,6 +15,7 @@ import * as S from './shapes.js';
 
 const GET_HEAD: Array<'GET' | 'HEAD'> = ['GET', 'HEAD'];
 const O = '/object';
+const TUS = '/upload/resumable';
 /** Buckets are always an admin action (the audit log's names, as storage's table has them). */
 const audit = (action: string) => ({ config: { audit: action } });
 
@@ -72,12 +74,25 @@ export async function registerSupabaseStorageRoutes(app: App, callers: CallerGua
       scope.post(`${O}/sign/:bucket`, { onRequest: caller, schema: { params: S.BucketParams, body: S.SignManyBody } }, o.signMany);
       scope.post(`${O}/upload/sign/:bucket/*`, { onRequest: caller }, o.signUpload);
 
+      // Resumable uploads (TUS 1.0.0) on storage's resumable.ts: the upload ends in the plain upload.
+      const tus = storage.resumable;
+      const who = (req: FastifyRequest) => {
+        if (!req.principal) throw new Error('supabase storage: a resumable route has no caller guard');
+        return req.principal;
+      };
+      type Id = FastifyRequest<{ Params: { id: string } }>;
+      scope.head(`${TUS}/:id`, { onRequest: caller }, (req: Id, reply) => tus.head(req, reply, who(req)));
+      scope.delete(`${TUS}/:id`, { onRequest: caller }, (req: Id, reply) => tus.remove(req, reply, who(req)));
+      scope.options(TUS, (req, reply) => tus.options(req, reply, storage.maxFileSize));
+
       // Uploads: the body is the request stream (raw, or a multipart form read as it arrives).
       await scope.register(async (plainRaw) => {
         const raw = plainRaw as unknown as App;
         acceptRawBodies(raw);
         raw.route({ method: ['POST', 'PUT'], url: `${O}/:bucket/*`, onRequest: caller, handler: o.upload });
         raw.route({ method: 'PUT', url: `${O}/upload/sign/:bucket/*`, schema: { querystring: S.TokenQuery }, handler: o.uploadSigned });
+        raw.post(TUS, { onRequest: caller }, (req, reply) => tus.create(req, reply, who(req), `/storage/v1${TUS}`));
+        raw.patch(`${TUS}/:id`, { onRequest: caller }, (req: Id, reply) => tus.patch(req, reply, who(req)));
       });
     },
     { prefix: '/storage/v1' },

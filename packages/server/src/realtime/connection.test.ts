@@ -7,6 +7,7 @@ import type { Principal } from '../http/index.js';
 import { fakeClock } from '../lib/clock.js';
 import type { SchemaCache } from '../rest/index.js';
 import { Connection, type ConnectionDeps, MAX_WAITING_BYTES, MAX_WAITING_MESSAGES } from './connection.js';
+import { Channels } from './channels.js';
 import type { Hub } from './hub.js';
 import type { ChangeLog } from '../changes/index.js';
 
@@ -48,6 +49,7 @@ function setup() {
   const deps: ConnectionDeps = {
     db: {} as Db,
     hub: { subscriptionsOfIp: () => 0, add: () => undefined, remove: () => undefined } as unknown as Hub,
+    channels: new Channels(),
     log: {} as ChangeLog,
     schema: { get: () => ({ tables: new Map([['pub', { kind: 'table' }]]) }) } as unknown as SchemaCache,
     resolve: async () => ANON,

@@ -23,6 +23,7 @@ import { ApiError, type App, type Metrics, type PrincipalResolver } from '../htt
 import type { Clock } from '../lib/index.js';
 import type { SchemaCache } from '../rest/index.js';
 import { createAuthorizer } from './authorize.js';
+import { Channels } from './channels.js';
 import { Connection } from './connection.js';
 import { Hub } from './hub.js';
 import type { Session, SessionDeps } from './session.js';
@@ -37,6 +38,7 @@ export { splitRow, rowText } from '../changes/index.js';
 export { REALTIME_PATH } from './routes.js';
 export { CLOSE_SESSION_ENDED, CLOSE_TOO_SLOW, Session, type SessionDeps, type SubscribeRequest } from './session.js';
 export type { ChangeFormat, ChangeParts, Subscription } from './hub.js';
+export type { ChannelMember, ChannelMessage, Channels, PresenceState } from './channels.js';
 
 export interface RealtimeOptions {
   db: Db;
@@ -219,9 +221,11 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
     policyPoll.unref();
   }
 
+  const channels = new Channels();
   const connectionDeps: SessionDeps = {
     db,
     hub,
+    channels,
     log,
     schema: o.schema,
     resolve: o.resolvePrincipal,

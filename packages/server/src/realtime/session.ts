@@ -18,6 +18,7 @@ import type { ColumnInfo, SchemaCache } from '../rest/index.js';
 import { type CompiledFilter, compileFilter } from './filter.js';
 import { type ChangeFormat, type Hub, PLINTH_FORMAT, type Subscriber, type Subscription } from './hub.js';
 import type { ChangeLog } from '../changes/index.js';
+import type { ChannelMember, Channels, PresenceState } from './channels.js';
 import type { TableAccess } from './policies.js';
 import type { ChangeEvent } from './protocol.js';
 
@@ -35,6 +36,8 @@ export const SUBSCRIBE_PER_SECOND = 10;
 export interface SessionDeps {
   db: Db;
   hub: Hub;
+  /** Broadcast and presence topics (channels.ts). */
+  channels: Channels;
   log: ChangeLog;
   schema: SchemaCache;
   resolve: PrincipalResolver;
@@ -69,6 +72,8 @@ export abstract class Session implements Subscriber {
   private expiredNow = false;
   private expiryTimer: NodeJS.Timeout | null = null;
   private readonly subs = new Map<string, Subscription>();
+  /** Channels joined, by topic. */
+  private readonly joined = new Map<string, ChannelMember>();
   protected closed = false;
   /** Subscribe tokens left, and when they were counted. */
   private tokens: number;
@@ -137,6 +142,8 @@ export abstract class Session implements Subscriber {
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
     for (const sub of this.subs.values()) this.d.hub.remove(sub);
     this.subs.clear();
+    for (const m of this.joined.values()) this.d.channels.leave(m);
+    this.joined.clear();
     this.shut(code, reason);
   }
 
@@ -315,6 +322,37 @@ export abstract class Session implements Subscriber {
     return sub;
   }
 
+  /**
+   * Joins a channel (an earlier membership of its topic is left first) under the limits of a
+   * subscribe: the same bucket of subscribe messages, REALTIME_MAX_SUBSCRIPTIONS channels per
+   * connection, and channels and subscriptions together per client address. Answers the
+   * topic's presence state.
+   */
+  joinChannel(m: ChannelMember): PresenceState {
+    this.leaveChannel(m.topic);
+    this.takeSubscribeToken();
+    if (this.closed) throw new ApiError('invalid_request', 'The connection is closed.');
+    if (this.joined.size >= this.d.maxSubscriptions) {
+      throw new ApiError('too_many_subscriptions', `A connection joins at most ${this.d.maxSubscriptions} channels; leave one first.`);
+    }
+    this.checkIpSubscriptions();
+    this.joined.set(m.topic, m);
+    return this.d.channels.join(m);
+  }
+
+  /** Leaves a channel (its presence leaves the others' state); an unknown topic is no error. */
+  leaveChannel(topic: string): void {
+    const m = this.joined.get(topic);
+    if (!m) return;
+    this.joined.delete(topic);
+    this.d.channels.leave(m);
+  }
+
+  /** The membership of a topic, if joined. */
+  channel(topic: string): ChannelMember | undefined {
+    return this.joined.get(topic);
+  }
+
   /** One token of the subscribe bucket, or `rate_limited`. */
   private takeSubscribeToken(): void {
     const burst = Math.max(SUBSCRIBE_BURST, this.d.maxSubscriptions);
@@ -333,10 +371,10 @@ export abstract class Session implements Subscriber {
   }
 
   private checkIpSubscriptions(): void {
-    if (this.d.hub.subscriptionsOfIp(this.ip) >= this.d.maxSubscriptionsPerIp) {
+    if (this.d.hub.subscriptionsOfIp(this.ip) + this.d.channels.membersOfIp(this.ip) >= this.d.maxSubscriptionsPerIp) {
       throw new ApiError(
         'too_many_subscriptions',
-        `A client address holds at most ${this.d.maxSubscriptionsPerIp} subscriptions over all its connections; unsubscribe first.`,
+        `A client address holds at most ${this.d.maxSubscriptionsPerIp} subscriptions and channels over all its connections; unsubscribe first.`,
       );
     }
   }

@@ -16,7 +16,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { RealtimeConfig } from '../../config/index.js';
 import { ApiError, type App, type Principal, type PrincipalResolver } from '../../http/index.js';
-import { CLOSE_TOO_SLOW, type Realtime, Session } from '../../realtime/index.js';
+import { CLOSE_TOO_SLOW, type ChannelMember, type PresenceState, type Realtime, Session } from '../../realtime/index.js';
 import { planBindings, supabaseFormat } from './changes.js';
 import { decodeFrame, encodeFrame, type Frame, type Vsn } from './phoenix.js';
 
@@ -29,42 +29,21 @@ export interface SupabaseRealtimeDeps {
 
 export const SUPABASE_REALTIME_PATH = '/realtime/v1/websocket';
 
-interface Member {
-  client: Client;
-  topic: string;
-  joinRef: string | null;
+/** A channel joined through this face: realtime's member, with what Phoenix adds. */
+interface Member extends ChannelMember {
+  /** The Phoenix topic (`realtime:<topic>`). */
+  readonly phxTopic: string;
+  readonly joinRef: string | null;
   /** The hub subscriptions of its postgres_changes bindings (their ids). */
-  changes: string[];
-  self: boolean;
-  ack: boolean;
-  presenceKey: string;
-  /** This member's tracked presence meta (null: not tracked). */
-  meta: Record<string, unknown> | null;
+  readonly changes: string[];
+  readonly ack: boolean;
 }
 
-/** Members per topic on this instance. */
-class Topics {
-  private readonly byTopic = new Map<string, Set<Member>>();
-  add(m: Member): void {
-    let set = this.byTopic.get(m.topic);
-    if (!set) this.byTopic.set(m.topic, (set = new Set()));
-    set.add(m);
-  }
-  remove(m: Member): void {
-    const set = this.byTopic.get(m.topic);
-    if (!set) return;
-    set.delete(m);
-    if (set.size === 0) this.byTopic.delete(m.topic);
-  }
-  members(topic: string): Iterable<Member> {
-    return this.byTopic.get(topic) ?? [];
-  }
-}
-
-const presenceOf = (m: Member) => ({ [m.presenceKey]: { metas: [m.meta] } });
+const PREFIX = 'realtime:';
 
 class Client extends Session {
-  readonly channels = new Map<string, Member>();
+  /** Joined channels by Phoenix topic (realtime's session holds the memberships). */
+  private readonly members = new Map<string, Member>();
   /** postgres_changes ids of this connection, never 0 (realtime-js skips a falsy id). */
   private nextId = 1;
   constructor(
@@ -72,7 +51,6 @@ class Client extends Session {
     readonly vsn: Vsn,
     apikey: string | undefined,
     principal: Principal,
-    private readonly topics: Topics,
     private readonly f: SupabaseRealtimeDeps,
     token: string | null,
     ip: string,
@@ -102,18 +80,17 @@ class Client extends Session {
 
   /** An error of the change feed, as Supabase's `system` message on the channel(s) concerned. */
   protected report(err: ApiError, id?: string): void {
-    for (const m of this.channels.values()) {
+    for (const m of this.members.values()) {
       if (id !== undefined && !m.changes.includes(id)) continue;
-      const extension = id === undefined ? 'system' : 'postgres_changes';
       this.frame({
         join_ref: m.joinRef,
         ref: null,
-        topic: m.topic,
+        topic: m.phxTopic,
         event: 'system',
         payload: {
           status: 'error',
-          extension,
-          channel: m.topic.slice('realtime:'.length),
+          extension: id === undefined ? 'system' : 'postgres_changes',
+          channel: m.topic,
           message: err.message,
           code: err.code,
         },
@@ -122,7 +99,7 @@ class Client extends Session {
   }
 
   protected shut(code: number, reason: string): void {
-    for (const m of [...this.channels.values()]) this.leave(m);
+    this.members.clear();
     if (this.socket.readyState === this.socket.OPEN) this.socket.close(code, reason);
   }
 
@@ -140,8 +117,7 @@ class Client extends Session {
       case 'phx_join':
         return this.join(f);
       case 'phx_leave': {
-        const m = this.channels.get(f.topic);
-        if (m) this.leave(m);
+        this.leave(f.topic);
         return this.reply(f, 'ok', {});
       }
       case 'access_token': {
@@ -160,22 +136,21 @@ class Client extends Session {
       case 'presence':
         return this.presence(f);
       default: {
-        if (!this.channels.has(f.topic)) return this.reply(f, 'error', { reason: 'unmatched topic' });
+        if (!this.members.has(f.topic)) return this.reply(f, 'error', { reason: 'unmatched topic' });
         return this.reply(f, 'ok', {});
       }
     }
   }
 
   private async join(f: Frame): Promise<void> {
-    if (!f.topic.startsWith('realtime:')) return this.reply(f, 'error', { reason: 'Topics must start with "realtime:".' });
+    if (!f.topic.startsWith(PREFIX)) return this.reply(f, 'error', { reason: 'Topics must start with "realtime:".' });
     const config = (f.payload.config ?? {}) as {
       broadcast?: { self?: boolean; ack?: boolean };
       presence?: { key?: string };
       postgres_changes?: unknown;
       private?: boolean;
     };
-    const existing = this.channels.get(f.topic);
-    if (existing) this.leave(existing);
+    this.leave(f.topic);
     const token = f.payload.access_token;
     try {
       // The token as an access_token event would set it (a new role checks the subscriptions again).
@@ -183,31 +158,40 @@ class Client extends Session {
     } catch (err) {
       return this.reply(f, 'error', { reason: err instanceof Error ? err.message : 'invalid token' });
     }
-    if (this.channels.size >= this.f.config.maxSubscriptions) {
-      return this.reply(f, 'error', { reason: `At most ${this.f.config.maxSubscriptions} channels per connection.` });
-    }
     if (config.private === true && this.principal.role !== 'service') {
       // Private channels are decided by policies on realtime.messages: not checked by this face yet,
       // so refused to all but the secret key (never opened to a caller a policy would refuse).
       return this.reply(f, 'error', { reason: 'Unauthorized: You do not have permissions to read from this Channel topic' });
     }
-    const key = typeof config.presence?.key === 'string' && config.presence.key !== '' ? config.presence.key : randomUUID();
+    const joinRef = f.join_ref ?? f.ref;
+    const phxTopic = f.topic;
     const m: Member = {
-      client: this,
-      topic: f.topic,
-      joinRef: f.join_ref ?? f.ref,
+      topic: f.topic.slice(PREFIX.length),
+      phxTopic,
+      ip: this.ip,
+      joinRef,
       changes: [],
       self: config.broadcast?.self === true,
       ack: config.broadcast?.ack === true,
-      presenceKey: key,
+      presenceKey: typeof config.presence?.key === 'string' && config.presence.key !== '' ? config.presence.key : randomUUID(),
       meta: null,
+      deliver: (message) => {
+        if (message.kind === 'broadcast') {
+          const payload = { type: 'broadcast', event: message.event, payload: message.payload };
+          this.frame({ join_ref: joinRef, ref: null, topic: phxTopic, event: 'broadcast', payload });
+        } else {
+          const payload = { joins: message.joins, leaves: message.leaves };
+          this.frame({ join_ref: joinRef, ref: null, topic: phxTopic, event: 'presence_diff', payload });
+        }
+      },
     };
-    // Each postgres_changes binding: one subscription of realtime's hub, checked as
-    // /api/v1/realtime checks a subscribe (table, capture on, the role's access, the filter).
+    // The channel on realtime's hub, then each postgres_changes binding as one subscription of it,
+    // checked as /api/v1/realtime checks a subscribe (table, capture on, the role's access, the filter).
     const answered: Array<Record<string, unknown>> = [];
+    let state: PresenceState;
     try {
-      const bindings = planBindings(config.postgres_changes);
-      for (const b of bindings) {
+      state = this.joinChannel(m);
+      for (const b of planBindings(config.postgres_changes)) {
         const id = this.nextId++;
         const sub = await this.subscribe({
           id: String(id),
@@ -215,7 +199,7 @@ class Client extends Session {
           events: b.events,
           filter: b.filter,
           since: null,
-          format: supabaseFormat(this.vsn, f.topic, m.joinRef, id),
+          format: supabaseFormat(this.vsn, phxTopic, joinRef, id),
         });
         if (!sub) throw new ApiError('invalid_request', 'The connection closed.');
         m.changes.push(sub.id);
@@ -223,79 +207,56 @@ class Client extends Session {
       }
     } catch (err) {
       for (const id of m.changes) this.unsubscribe(id);
-      const reason = err instanceof ApiError ? err.message : 'Unable to subscribe to changes with given parameters.';
+      this.leaveChannel(m.topic);
       if (!(err instanceof ApiError)) this.d.logger.error({ err }, 'supabase realtime: a join failed');
+      const reason = err instanceof ApiError ? err.message : 'Unable to subscribe to changes with given parameters.';
       return this.reply(f, 'error', { reason, ...(err instanceof ApiError ? { code: err.code } : {}) });
     }
-    this.channels.set(f.topic, m);
-    this.topics.add(m);
+    this.members.set(phxTopic, m);
     this.reply(f, 'ok', { postgres_changes: answered });
     if (answered.length > 0) {
       this.frame({
-        join_ref: m.joinRef,
+        join_ref: joinRef,
         ref: null,
-        topic: f.topic,
+        topic: phxTopic,
         event: 'system',
-        payload: {
-          channel: f.topic.slice('realtime:'.length),
-          extension: 'postgres_changes',
-          message: 'Subscribed to PostgreSQL',
-          status: 'ok',
-        },
+        payload: { channel: m.topic, extension: 'postgres_changes', message: 'Subscribed to PostgreSQL', status: 'ok' },
       });
     }
     // The presence state of the topic, as Supabase sends it after a join.
-    const state: Record<string, { metas: unknown[] }> = {};
-    for (const other of this.topics.members(f.topic)) {
-      if (other.meta) (state[other.presenceKey] ??= { metas: [] }).metas.push(other.meta);
-    }
-    this.frame({ join_ref: m.joinRef, ref: null, topic: f.topic, event: 'presence_state', payload: state });
+    this.frame({ join_ref: joinRef, ref: null, topic: phxTopic, event: 'presence_state', payload: state });
   }
 
-  leave(m: Member): void {
+  private leave(phxTopic: string): void {
+    const m = this.members.get(phxTopic);
+    if (!m) return;
+    this.members.delete(phxTopic);
     for (const id of m.changes) this.unsubscribe(id);
-    this.channels.delete(m.topic);
-    this.topics.remove(m);
-    if (m.meta) this.diff(m.topic, {}, presenceOf(m));
-    m.meta = null;
+    this.leaveChannel(m.topic);
   }
 
   private broadcast(f: Frame): void {
-    const m = this.channels.get(f.topic);
+    const m = this.members.get(f.topic);
     if (!m) {
       this.reply(f, 'error', { reason: 'Join the channel before sending on it.' });
       return;
     }
-    const payload = { type: 'broadcast', event: f.payload.event, payload: f.payload.payload };
-    for (const other of this.topics.members(f.topic)) {
-      if (other === m && !m.self) continue;
-      other.client.frame({ join_ref: other.joinRef, ref: null, topic: f.topic, event: 'broadcast', payload });
-    }
+    const event = typeof f.payload.event === 'string' ? f.payload.event : '';
+    this.d.channels.broadcast(m.topic, m, event, f.payload.payload);
     if (m.ack && f.ref !== null) this.reply(f, 'ok', {});
   }
 
   private presence(f: Frame): void {
-    const m = this.channels.get(f.topic);
+    const m = this.members.get(f.topic);
     if (!m) {
       this.reply(f, 'error', { reason: 'Join the channel before tracking presence.' });
       return;
     }
     if (f.payload.event === 'track') {
-      const before = m.meta;
-      const fields = (f.payload.payload ?? {}) as Record<string, unknown>;
-      m.meta = { ...fields, phx_ref: randomUUID().replace(/-/g, '').slice(0, 20) };
-      this.diff(m.topic, presenceOf(m), before ? { [m.presenceKey]: { metas: [before] } } : {});
-    } else if (f.payload.event === 'untrack') {
-      if (m.meta) this.diff(m.topic, {}, presenceOf(m));
-      m.meta = null;
-    }
+      const fields = f.payload.payload;
+      this.d.channels.track(m, fields && typeof fields === 'object' && !Array.isArray(fields) ? (fields as Record<string, unknown>) : {});
+    } else if (f.payload.event === 'untrack') this.d.channels.untrack(m);
     this.reply(f, 'ok', {});
-  }
-
-  private diff(topic: string, joins: Record<string, unknown>, leaves: Record<string, unknown>): void {
-    for (const other of this.topics.members(topic)) {
-      other.client.frame({ join_ref: other.joinRef, ref: null, topic, event: 'presence_diff', payload: { joins, leaves } });
-    }
   }
 }
 
@@ -313,7 +274,6 @@ function systemError(err: unknown) {
  * @example await registerSupabaseRealtime(app, { realtime, resolvePrincipal, config: config.realtime, isOriginAllowed: settings.isOriginAllowed });
  */
 export async function registerSupabaseRealtime(app: App, d: SupabaseRealtimeDeps): Promise<{ connections(): number; close(): void }> {
-  const topics = new Topics();
   const clients = new Set<Client>();
   const apikeyOf = (req: FastifyRequest): string | undefined => {
     const q = (req.query as Record<string, unknown>).apikey;
@@ -349,7 +309,7 @@ export async function registerSupabaseRealtime(app: App, d: SupabaseRealtimeDeps
         const vsn = (req.query as Record<string, unknown>).vsn === '2.0.0' ? 2 : 1;
         const principal = req.principal ?? { role: 'anon' as const, claims: '{"role":"anon"}', uid: null };
         const bearer = /^bearer\s+(.+)$/i.exec(req.headers.authorization?.trim() ?? '')?.[1] ?? null;
-        const client = new Client(socket, vsn, apikeyOf(req), principal, topics, d, bearer, ip);
+        const client = new Client(socket, vsn, apikeyOf(req), principal, d, bearer, ip);
         clients.add(client);
         const detach = d.realtime.faces.attach(client, ip);
         let queue = Promise.resolve();

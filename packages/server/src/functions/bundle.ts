@@ -7,11 +7,35 @@
 import { createHash } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Plugin } from 'esbuild';
 
-/** runtime.js beside this file once built, runtime.ts when the sources run (tests). */
-const RUNTIME = ['./runtime.js', './runtime.ts'].map((u) => fileURLToPath(new URL(u, import.meta.url))).find((f) => existsSync(f));
+/** runtime.js beside this file once built (loaded as it is), else runtime.ts (the sources run: tests), bundled once. */
+const RUNTIME_JS = fileURLToPath(new URL('./runtime.js', import.meta.url));
+const RUNTIME_TS = fileURLToPath(new URL('./runtime.ts', import.meta.url));
+
+/**
+ * The runtime module the functions' bundles import (they do not each carry it, nor the SDK it
+ * imports: a function's bundle is its own code, bundled in milliseconds). Built, that is
+ * runtime.js as it is; from the sources, runtime.ts bundled once into `outDir`.
+ * @example const runtime = await prepareRuntime('/tmp/plinth-fn');
+ */
+export async function prepareRuntime(outDir: string): Promise<string> {
+  if (existsSync(RUNTIME_JS)) return RUNTIME_JS;
+  if (!existsSync(RUNTIME_TS)) throw new BundleError('the functions runtime (functions/runtime.js) is missing from this build of Plinth');
+  const esbuild = await import('esbuild');
+  const path = join(outDir, 'runtime.mjs');
+  await esbuild.build({
+    entryPoints: [RUNTIME_TS],
+    outfile: path,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'silent',
+  });
+  return path;
+}
 
 /** A failure to bundle: the esbuild messages as `file:line:column: text` lines, for the log. */
 export class BundleError extends Error {
@@ -32,8 +56,7 @@ export interface Bundle {
  * Bundles the function `file` into `outDir`.
  * @example const { path } = await bundleFunction('/app/functions/hello.ts', 'hello', '/tmp/plinth-fn');
  */
-export async function bundleFunction(file: string, name: string, outDir: string): Promise<Bundle> {
-  if (!RUNTIME) throw new BundleError('the functions runtime (functions/runtime.js) is missing from this build of Plinth');
+export async function bundleFunction(file: string, name: string, outDir: string, runtime: string): Promise<Bundle> {
   const esbuild = await import('esbuild');
   const workDir = dirname(file);
   let result: Awaited<ReturnType<typeof esbuild.build>>;
@@ -41,7 +64,7 @@ export async function bundleFunction(file: string, name: string, outDir: string)
     result = await esbuild.build({
       stdin: {
         // The runtime first: it installs Deno's shim before the function's module runs.
-        contents: `import { start } from ${JSON.stringify(RUNTIME)};\nimport * as mod from ${JSON.stringify(file)};\nstart(mod);\n`,
+        contents: `import { start } from ${JSON.stringify(pathToFileURL(runtime).href)};\nimport * as mod from ${JSON.stringify(file)};\nstart(mod);\n`,
         resolveDir: workDir,
         sourcefile: `${name}.entry.js`,
         loader: 'js',
@@ -54,12 +77,13 @@ export async function bundleFunction(file: string, name: string, outDir: string)
       write: false,
       metafile: true,
       sourcemap: 'inline',
+      sourcesContent: false,
       logLevel: 'silent',
       // CommonJS packages bundled into an ES module still call require() for Node's modules.
       banner: {
         js: "import { createRequire as __plinthCreateRequire } from 'node:module'; const require = __plinthCreateRequire(import.meta.url);",
       },
-      plugins: [denoSpecifiers()],
+      plugins: [denoSpecifiers(), external(pathToFileURL(runtime).href)],
     });
   } catch (err) {
     const errors = (err as { errors?: Array<{ text: string; location?: { file: string; line: number; column: number } | null }> }).errors;
@@ -76,8 +100,14 @@ export async function bundleFunction(file: string, name: string, outDir: string)
   const inputs = Object.keys(result.metafile?.inputs ?? {})
     .filter((p) => !p.includes(':') || isAbsolute(p))
     .map((p) => resolve(workDir, p))
-    .filter((p) => !p.includes(`${sep}node_modules${sep}`) && p !== RUNTIME);
+    .filter((p) => !p.includes(`${sep}node_modules${sep}`));
   return { path, inputs };
+}
+
+/** The runtime's URL stays an import (the worker loads it from the server's files). */
+function external(url: string): Plugin {
+  const filter = new RegExp(`^${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+  return { name: 'plinth-runtime-external', setup: (build) => build.onResolve({ filter }, () => ({ path: url, external: true })) };
 }
 
 /** `npm:stripe@14/sub` → `stripe/sub`; `npm:@scope/pkg@1` → `@scope/pkg`. */

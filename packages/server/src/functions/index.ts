@@ -14,7 +14,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { ApiError, type App, type CallerGuards, type ProjectKeys } from '../http/index.js';
-import { BundleError, bundleFunction } from './bundle.js';
+import { BundleError, bundleFunction, prepareRuntime } from './bundle.js';
 import { findFunction, functionsFolder, listFunctions, type FunctionsFolder } from './discover.js';
 import {
   type Bridge,
@@ -95,6 +95,7 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
   const placeholder = servicePlaceholder();
   const loaded = new Map<string, Promise<Loaded>>();
   let outDir: string | null = null;
+  let runtime: Promise<string> | null = null;
   let closed = false;
 
   const bridge: Bridge = async (r) => {
@@ -124,7 +125,12 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
     if (p) return p;
     p = (async () => {
       outDir ??= mkdtempSync(join(tmpdir(), 'plinth-functions-'));
-      const bundle = await bundleFunction(file, name, outDir);
+      const dir = outDir;
+      runtime ??= prepareRuntime(dir);
+      runtime.catch(() => {
+        runtime = null;
+      });
+      const bundle = await bundleFunction(file, name, dir, await runtime);
       const env: Record<string, string> = readSecrets(project?.root ?? '', folder?.dir ?? '', config.databaseUrlVariable);
       if (folder?.layout === 'supabase') {
         // What Supabase's runtime gives every function, without the server's secrets: the URL and

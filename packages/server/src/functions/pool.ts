@@ -10,6 +10,7 @@
  * `function_error`.
  */
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { CallMessage, FunctionCaller, WorkerSetup } from './runtime.js';
@@ -125,6 +126,7 @@ export function createRunner(options: RunnerOptions, defaults: FunctionSettings)
       layout: options.layout,
       selfOrigin: options.selfOrigin,
       servicePlaceholder: options.servicePlaceholder,
+      resolveFrom: fileURLToPath(import.meta.url),
     };
     const worker = new Worker(options.bundle, {
       env: { ...options.env },

@@ -7,11 +7,9 @@
  * `fetch` of the project's own URL go through the parent (`fetch` messages), which adds the
  * caller's or the service's credentials there.
  */
+import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createClient } from '@plinth/sdk';
-// Node 20 has no WebSocket global; supabase-js's realtime client wants one at createClient.
-// (ws comes with @fastify/websocket, a dependency of the server.)
-import { WebSocket as NodeWebSocket } from 'ws';
 
 /** What the pool sends for one call. */
 export interface CallMessage {
@@ -39,6 +37,8 @@ export interface WorkerSetup {
   selfOrigin: string;
   /** A value standing for the service key in a `fetch` of the project's URL (SUPABASE_SERVICE_ROLE_KEY); swapped by the parent. */
   servicePlaceholder: string;
+  /** A file of the server: packages the runtime loads on demand (ws) are resolved from there. */
+  resolveFrom: string;
 }
 
 /** Statuses whose Response may have no body. */
@@ -79,7 +79,18 @@ globalThis.fetch = (input, init) => {
   return nativeFetch(input, init);
 };
 
-if (!('WebSocket' in globalThis)) Object.assign(globalThis, { WebSocket: NodeWebSocket });
+// Node 20 has no WebSocket global; supabase-js's realtime client wants one at createClient. ws (a
+// dependency of @fastify/websocket, the server's) is loaded the first time it is asked for.
+if (!('WebSocket' in globalThis)) {
+  let ws: unknown;
+  Object.defineProperty(globalThis, 'WebSocket', {
+    configurable: true,
+    get: () => {
+      ws ??= (createRequire(setup.resolveFrom)('ws') as { WebSocket: unknown }).WebSocket;
+      return ws;
+    },
+  });
+}
 
 const pending = new Set<Promise<unknown>>();
 function waitUntil(promise: Promise<unknown>): void {

@@ -89,6 +89,21 @@ describe('plinth.json auth and buckets on a server', () => {
     expect(provider.statusCode).toBe(200);
   });
 
+  it('realtime.tables switches capture on for each table; a table that does not exist is one config line naming it', async () => {
+    t = await createTestServer();
+    await t.sql('create table public.notes (id int primary key, body text); create table public.quiet (id int primary key)');
+    await applyProjectSettings(t, parseProjectFile(JSON.stringify({ realtime: { tables: ['notes'] } }), FILE), FILE, {});
+    const tables = (await call(t, 'GET', '/api/v1/realtime/tables')).json() as Array<{ table: string; enabled: boolean }>;
+    expect(tables.filter((x) => x.enabled).map((x) => x.table)).toEqual(['notes']);
+    // Applied again (every start), it is a no-op, not an error.
+    await applyProjectSettings(t, parseProjectFile(JSON.stringify({ realtime: { tables: ['notes'] } }), FILE), FILE, {});
+    expect(await t.realtime.tables.isEnabled('notes')).toBe(true);
+    const missing = parseProjectFile(JSON.stringify({ realtime: { tables: ['nope'] } }), FILE);
+    const err = await applyProjectSettings(t, missing, FILE, {}).catch((e) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.message).toMatch(new RegExp(`^config: ${FILE}: realtime\\.tables "nope": .+`));
+  });
+
   it("a value the API's validator refuses is one config line naming the key", async () => {
     t = await createTestServer();
     const bad = parseProjectFile(JSON.stringify({ auth: { min_password_length: 4 } }), FILE);

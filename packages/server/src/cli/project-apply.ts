@@ -1,5 +1,5 @@
 /**
- * The project file's managed sections (plinth.json `auth`, `storage.buckets`), applied at every
+ * The project file's managed sections (plinth.json `auth`, `storage.buckets`, `realtime.tables`), applied at every
  * start after the migrations and by `plinth dev` when the file is saved. The auth section goes
  * through the settings store's own merge and validation (the rules of PATCH
  * /api/v1/settings/auth); buckets are created or updated, never deleted.
@@ -23,11 +23,11 @@ function asConfigError(err: unknown, file: string, section: string): never {
  * @example await applyProjectSettings(plinth, project.settings, project.file)
  */
 export async function applyProjectSettings(
-  plinth: Pick<Plinth, 'settings' | 'storage'>,
+  plinth: Pick<Plinth, 'settings' | 'storage' | 'realtime'>,
   settings: ProjectSettings,
   file: string,
   env: Record<string, string | undefined> = process.env,
-): Promise<{ auth: string[]; buckets: string[] }> {
+): Promise<{ auth: string[]; buckets: string[]; realtime: string[] }> {
   const auth = settings.auth ? resolveAuthSecrets(settings.auth, env, file) : {};
   try {
     await plinth.settings.applyManaged(auth, file);
@@ -46,7 +46,16 @@ export async function applyProjectSettings(
     managed.set(name, Object.keys(fields));
   }
   plinth.storage.buckets.setManaged(file, managed);
-  return { auth: plinth.settings.managed()?.keys ?? [], buckets: Object.keys(buckets) };
+  // Realtime tables: switched on (a table the file no longer names is left as it is).
+  const tables = settings.realtime?.tables ?? [];
+  for (const table of tables) {
+    try {
+      if (!(await plinth.realtime.tables.isEnabled(table))) await plinth.realtime.tables.enable(table);
+    } catch (err) {
+      asConfigError(err, file, `realtime.tables "${table}"`);
+    }
+  }
+  return { auth: plinth.settings.managed()?.keys ?? [], buckets: Object.keys(buckets), realtime: tables };
 }
 
 /** The variables `env(NAME)` reads: the environment over the project's `.env`, as the rest of the config. */
@@ -62,15 +71,18 @@ function projectEnv(file: string): Record<string, string | undefined> {
 export async function applyProjectFile(plinth: Plinth): Promise<void> {
   const project = plinth.config.project;
   if (!project) return;
-  const { auth, buckets } = await applyProjectSettings(plinth, project.settings, project.file, projectEnv(project.file));
+  const { auth, buckets, realtime } = await applyProjectSettings(plinth, project.settings, project.file, projectEnv(project.file));
   // A Supabase folder: one line for what Plinth keeps its own way, one for what it does not act on.
   if (project.supabase) {
     for (const note of project.supabase.notes) plinth.log.info(`${project.file}: ${note}`);
     if (project.supabase.settings.notActedOn.length)
       plinth.log.info(`${project.file}: not acted on by Plinth: ${project.supabase.settings.notActedOn.join(', ')}`);
   }
-  if (auth.length || buckets.length)
-    plinth.log.info({ auth, buckets }, `${project.file}: ${auth.length} auth settings and ${buckets.length} buckets applied`);
+  if (auth.length || buckets.length || realtime.length)
+    plinth.log.info(
+      { auth, buckets, realtime },
+      `${project.file}: ${auth.length} auth settings, ${buckets.length} buckets and ${realtime.length} realtime tables applied`,
+    );
 }
 
 /**
@@ -80,8 +92,8 @@ export async function applyProjectFile(plinth: Plinth): Promise<void> {
 export async function reapplyProjectFile(plinth: Plinth, file: string): Promise<void> {
   try {
     const settings = parseProjectFile(readFileSync(file, 'utf8'), file);
-    const { auth, buckets } = await applyProjectSettings(plinth, settings, file, projectEnv(file));
-    plinth.log.info({ auth, buckets }, `${file} applied`);
+    const { auth, buckets, realtime } = await applyProjectSettings(plinth, settings, file, projectEnv(file));
+    plinth.log.info({ auth, buckets, realtime }, `${file} applied`);
   } catch (err) {
     plinth.log.error(`config: ${(err as Error).message}`);
   }

@@ -35,6 +35,7 @@ const ACCEPTED = [
       email_templates: { reset: { subject: 'Reset' } },
     },
     storage: { buckets: { avatars: { public: true, file_size_limit: 1048576, allowed_mime_types: ['image/*'] }, docs: {} } },
+    realtime: { tables: ['notes', 'messages'] },
     db: { seed: ['seed.sql', 'seeds/users.sql'] },
   },
 ];
@@ -92,8 +93,11 @@ describe('plinth.json sections', () => {
     );
     expect(refusal({ storage: { buckets: { a: { size: 1 } } } })).toMatch(/storage\.buckets\.a\.size is not a bucket setting/);
     expect(refusal({ db: { seed: 'seed.sql' } })).toMatch(/"db\.seed" must be a list of SQL file paths/);
-    expect(refusal({ realtime: {} })).toMatch(
-      /unknown key "realtime"; it takes \$schema, name, data_dir, port, database_url_env, migrations_dir, auth, storage, db/,
+    expect(refusal({ realtime: { tables: 'notes' } })).toMatch(/"realtime" must be \{"tables": \["<table of public>", …\]\}/);
+    expect(refusal({ realtime: { tables: ['notes', ''] } })).toMatch(/"realtime" must be/);
+    expect(refusal({ realtime: { channels: [] } })).toMatch(/"realtime" must be/);
+    expect(refusal({ webhooks: [] })).toMatch(
+      /unknown key "webhooks"; it takes \$schema, name, data_dir, port, database_url_env, migrations_dir, auth, storage, realtime, db/,
     );
   });
 });

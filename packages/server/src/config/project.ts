@@ -27,6 +27,8 @@ export interface ProjectSettings {
   auth?: Record<string, unknown>;
   /** Buckets the file manages, by name: created or updated at start, never deleted. */
   storage?: { buckets: Record<string, ProjectBucket> };
+  /** Tables of `public` whose changes realtime captures: switched on at every start, never off by the file. */
+  realtime?: { tables: string[] };
   /** Seed files (relative to the project folder) run after the migrations on a fresh database; default `seed.sql` when present. */
   db?: { seed?: string[] };
 }
@@ -112,6 +114,13 @@ function parseStorage(value: unknown, file: string): { buckets: Record<string, P
   return { buckets: buckets as Record<string, ProjectBucket> };
 }
 
+function parseRealtime(value: unknown, file: string): { tables: string[] } {
+  const tables = isObject(value) && Object.keys(value).every((k) => k === 'tables') ? (value.tables ?? []) : null;
+  if (!Array.isArray(tables) || !tables.every((t) => typeof t === 'string' && t.trim()))
+    throw new ConfigError(`${file}: "realtime" must be {"tables": ["<table of public>", …]}`);
+  return { tables: [...new Set(tables as string[])] };
+}
+
 function parseDb(value: unknown, file: string): { seed?: string[] } {
   if (!isObject(value) || Object.keys(value).some((k) => k !== 'seed'))
     throw new ConfigError(`${file}: "db" must be {"seed": ["seed.sql", …]}`);
@@ -141,7 +150,7 @@ export const DEFAULT_PROJECT: ProjectSettings = {
 };
 
 /** Every top-level key the parser knows (the JSON Schema names each: plinth.schema.json). */
-export const PROJECT_KEYS = ['$schema', 'name', ...Object.keys(DEFAULT_PROJECT), 'auth', 'storage', 'db'];
+export const PROJECT_KEYS = ['$schema', 'name', ...Object.keys(DEFAULT_PROJECT), 'auth', 'storage', 'realtime', 'db'];
 
 /** What `"$schema"` points at in the files `plinth init` writes (the schema ships in the npm package). */
 export const PROJECT_SCHEMA_REF = './node_modules/plinth/plinth.schema.json';
@@ -183,6 +192,9 @@ export function parseProjectFile(text: string, file: string): ProjectSettings {
         break;
       case 'storage':
         out.storage = parseStorage(value, file);
+        break;
+      case 'realtime':
+        out.realtime = parseRealtime(value, file);
         break;
       case 'db':
         out.db = parseDb(value, file);

@@ -36,6 +36,9 @@ beforeAll(async () => {
         const all = await ctx.service.from('notes').select('body').order('body');
         return Response.json({ mine: mine.data, mineError: mine.error, all: all.data });
       };`,
+    'functions/open-notes.ts': `
+      export const config = { verify_jwt: false };
+      export default async (_req: Request, ctx: any) => Response.json(await ctx.client.from('notes').select('body'));`,
     'functions/loop.ts': `
       export const config = { timeout_ms: 2000 };
       export default (req: Request) => {
@@ -139,6 +142,8 @@ describe('ctx', () => {
     const anon = (await call('/api/v1/functions/notes')).json();
     expect(anon).toMatchObject({ mine: [], mineError: null });
     expect(anon.all).toHaveLength(3);
+    // Without any key (verify_jwt: false), ctx.client is anon, not refused.
+    expect((await call('/api/v1/functions/open-notes', { headers: {} })).json()).toMatchObject({ data: [], error: null });
   });
 
   it("gets the project's secrets, never the server's own variables or keys", async () => {

@@ -94,6 +94,7 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
   const selfOrigin = new URL(config.publicUrl).origin;
   const placeholder = servicePlaceholder();
   const loaded = new Map<string, Promise<Loaded>>();
+  const files = new Map<string, string>();
   let outDir: string | null = null;
   let runtime: Promise<string> | null = null;
   let closed = false;
@@ -104,7 +105,8 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
     if (r.as !== 'raw') {
       delete headers.apikey;
       delete headers.authorization;
-      if (r.as === 'caller') Object.assign(headers, r.credentials);
+      // A caller without a key (a function with verify_jwt: false) acts as anon: the public key.
+      if (r.as === 'caller') Object.assign(headers, Object.keys(r.credentials).length ? r.credentials : { apikey: keys.publicKey });
       else headers.authorization = `Bearer ${keys.secretKey}`;
     } else {
       // supabase-js with SUPABASE_SERVICE_ROLE_KEY: the stand-in becomes the secret key here only.
@@ -147,6 +149,7 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
       return { runner, file };
     })();
     loaded.set(name, p);
+    files.set(name, file);
     // A function that did not build is bundled again on its next call (after the fix).
     p.catch(() => {
       if (loaded.get(name) === p) loaded.delete(name);
@@ -172,7 +175,9 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
     folder,
     async dispatch(req, name, url) {
       // config.toml's [functions.<name>] enabled = false: as if there were no such function.
-      const file = folder && !closed && tomlFunctions[name]?.enabled !== false ? findFunction(folder, name) : null;
+      // A loaded function is not looked for again (up to 8 stat calls); a reload forgets them all.
+      const known = loaded.has(name) ? files.get(name) : undefined;
+      const file = known ?? (folder && !closed && tomlFunctions[name]?.enabled !== false ? findFunction(folder, name) : null);
       if (!file || !folder) {
         const where =
           folder?.layout === 'supabase' ? `supabase/functions/${name}/index.ts` : `functions/${name}.ts or functions/${name}/index.ts`;

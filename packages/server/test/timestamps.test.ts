@@ -47,6 +47,7 @@ const NOT_WALKED: Record<string, string> = {
   'PATCH|DELETE /v1/auth/passkeys/:id': 'needs a registered passkey (passkeys-browser.test.ts); isoSql as the list',
   'DELETE /api/v1/users/:id/passkeys/:passkey': 'needs a registered passkey (passkeys-browser.test.ts); answers 204',
   'GET /api/v1/realtime': "the WebSocket upgrade; its messages' commit_time is written by isoSql (realtime/log.ts)",
+  'POST /api/v1/realtime/broadcast': 'answers {recipients} only (supabase/realtime/broadcast-http.test.ts); no timestamp',
   'POST /api/v1/settings/auth/oidc/:id/test': 'needs a live OpenID provider (auth/oauth/oidc.test.ts); no timestamps but expires_in',
   'GET /api/v1/settings/auth/oidc/:id/tests/:test_id':
     "needs a live OpenID provider (auth/oauth/oidc.test.ts); the provider's own claims are sent as received",

@@ -11,6 +11,7 @@
  * checked by the session that joins (session.ts).
  */
 import { randomBytes } from 'node:crypto';
+import { ApiError, type Principal } from '../http/index.js';
 
 /** Presence: each key with the metas tracked under it (Phoenix's shape). */
 export type PresenceState = Record<string, { metas: Array<Record<string, unknown>> }>;
@@ -32,6 +33,15 @@ export interface ChannelMember {
   meta: Record<string, unknown> | null;
   /** Writes a message on the member's wire. */
   deliver(message: ChannelMessage): void;
+}
+
+/** A message sent from the server's side (HTTP): to every member of the channel. */
+export interface ServerBroadcast {
+  channel: string;
+  event: string;
+  payload: unknown;
+  /** For a private channel: only the secret key sends there until its RLS check on realtime.messages comes. */
+  private?: boolean;
 }
 
 export class Channels {
@@ -89,6 +99,24 @@ export class Channels {
       m.deliver(message);
       n++;
     }
+    return n;
+  }
+
+  /**
+   * Messages sent over HTTP (`POST /api/v1/realtime/broadcast`, Supabase's
+   * `POST /realtime/v1/api/broadcast`), all or none: a private channel is refused (403
+   * `forbidden`) to any role but `service`, as a private join is. Answers the members reached.
+   * @example channels.send(principal, [{ channel: 'room', event: 'msg', payload: { text: 'hi' } }])
+   */
+  send(principal: Principal, messages: ServerBroadcast[]): number {
+    if (principal.role !== 'service' && messages.some((m) => m.private === true)) {
+      throw new ApiError(
+        'forbidden',
+        'Only the secret key may send on a private channel (its row-level security check is not served yet).',
+      );
+    }
+    let n = 0;
+    for (const m of messages) n += this.broadcast(m.channel, null, m.event, m.payload);
     return n;
   }
 

@@ -1,6 +1,7 @@
 /**
  * Realtime (docs/realtime.md). What this area adds:
- * - endpoints (route table: routes.ts): the WebSocket `GET /api/v1/realtime` and
+ * - endpoints (route table: routes.ts): the WebSocket `GET /api/v1/realtime`,
+ *   `POST /api/v1/realtime/broadcast` (a message to a channel's members, channels.ts) and
  *   `GET /api/v1/realtime/tables`, `PUT|DELETE /api/v1/realtime/tables/{table}` (secret key or
  *   a console admin, a viewer lists only; a switch is in the admin audit log);
  * - tables and functions (migration 0080_realtime.sql): the change log realtime.changes fed by a
@@ -38,7 +39,7 @@ export { splitRow, rowText } from '../changes/index.js';
 export { REALTIME_PATH } from './routes.js';
 export { CLOSE_SESSION_ENDED, CLOSE_TOO_SLOW, Session, type SessionDeps, type SubscribeRequest } from './session.js';
 export type { ChangeFormat, ChangeParts, Subscription } from './hub.js';
-export type { ChannelMember, ChannelMessage, Channels, PresenceState } from './channels.js';
+export type { ChannelMember, ChannelMessage, Channels, PresenceState, ServerBroadcast } from './channels.js';
 
 export interface RealtimeOptions {
   db: Db;
@@ -67,6 +68,8 @@ export interface Realtime {
    * connections per client address (REALTIME_MAX_CONNECTIONS_PER_IP) over every face.
    */
   faces: RealtimeFaces;
+  /** Broadcast and presence topics of this instance (channels.ts). */
+  channels: Channels;
   close(): Promise<void>;
 }
 
@@ -266,6 +269,11 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
 
   await registerRealtimeRoutes(app, {
     tables,
+    async broadcast(req, body) {
+      if (keyOf(req) === undefined) throw new ApiError('unauthorized', 'Send the apikey header (a public or the secret key).');
+      const principal = await o.resolvePrincipal(keyOf(req), req.headers.authorization);
+      return channels.send(principal, [body]);
+    },
     manage: o.manage,
     maxMessageBytes: config.maxMessageBytes,
     async admit(req) {
@@ -302,6 +310,7 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
     log,
     connections: () => sessions.size,
     faces: { deps: connectionDeps, admit: admitIp, attach },
+    channels,
     close() {
       closing ??= (async () => {
         clearInterval(heartbeat);

@@ -16,6 +16,8 @@ export interface RealtimeRouteDeps {
   /** Takes an upgraded connection. */
   accept(socket: WebSocket, req: FastifyRequest): void;
   tables: RealtimeTables;
+  /** `POST /api/v1/realtime/broadcast`: the caller resolved from its key and token, then sent (channels.ts). */
+  broadcast(req: FastifyRequest, body: BroadcastBody): Promise<number>;
   /** Secret key or a console admin session whose role may make changes (admin's `guards.manage`: a viewer lists only). */
   manage(req: FastifyRequest): Promise<void>;
   maxMessageBytes: number;
@@ -27,6 +29,25 @@ const TableParams = {
   required: ['table'],
 } as const;
 
+export interface BroadcastBody {
+  channel: string;
+  event: string;
+  payload: unknown;
+  private?: boolean;
+}
+
+const Broadcast = {
+  type: 'object',
+  properties: {
+    channel: { type: 'string', minLength: 1, maxLength: 255 },
+    event: { type: 'string', minLength: 1, maxLength: 255 },
+    payload: {},
+    private: { type: 'boolean' },
+  },
+  required: ['channel', 'event', 'payload'],
+  additionalProperties: false,
+} as const;
+
 const TableEntry = {
   type: 'object',
   properties: { table: { type: 'string' }, enabled: { type: 'boolean' } },
@@ -34,7 +55,8 @@ const TableEntry = {
 } as const;
 
 /**
- * Mounts `GET /api/v1/realtime` (WebSocket) and `GET|PUT|DELETE /api/v1/realtime/tables[/{table}]`.
+ * Mounts `GET /api/v1/realtime` (WebSocket), `POST /api/v1/realtime/broadcast` and
+ * `GET|PUT|DELETE /api/v1/realtime/tables[/{table}]`.
  * @example await registerRealtimeRoutes(app, { admit, accept, tables, manage: admin.guards.manage, maxMessageBytes: 65536 });
  */
 export async function registerRealtimeRoutes(app: App, d: RealtimeRouteDeps): Promise<void> {
@@ -64,6 +86,23 @@ export async function registerRealtimeRoutes(app: App, d: RealtimeRouteDeps): Pr
       wsHandler: (socket: WebSocket, req: FastifyRequest) => d.accept(socket, req),
     });
   });
+
+  app.post(
+    `${REALTIME_PATH}/broadcast`,
+    {
+      bodyLimit: d.maxMessageBytes,
+      schema: {
+        summary: 'Send a message to the members of a channel',
+        body: Broadcast,
+        response: { 202: { type: 'object', properties: { recipients: { type: 'integer' } }, required: ['recipients'] } },
+      },
+    },
+    async (req, reply) => {
+      const recipients = await d.broadcast(req, req.body as BroadcastBody);
+      reply.code(202);
+      return { recipients };
+    },
+  );
 
   const manage = { onRequest: d.manage };
   // Switching capture is an admin action: the audit log records who did it (admin/audit.ts).

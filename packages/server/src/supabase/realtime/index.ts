@@ -16,7 +16,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { RealtimeConfig } from '../../config/index.js';
 import { ApiError, type App, type Principal, type PrincipalResolver } from '../../http/index.js';
-import { CLOSE_TOO_SLOW, type ChannelMember, type PresenceState, type Realtime, Session } from '../../realtime/index.js';
+import {
+  CLOSE_TOO_SLOW,
+  type ChannelMember,
+  type PresenceState,
+  type Realtime,
+  type ServerBroadcast,
+  Session,
+} from '../../realtime/index.js';
 import { planBindings, supabaseFormat } from './changes.js';
 import { decodeFrame, encodeFrame, type Frame, type Vsn } from './phoenix.js';
 
@@ -28,6 +35,30 @@ export interface SupabaseRealtimeDeps {
 }
 
 export const SUPABASE_REALTIME_PATH = '/realtime/v1/websocket';
+/** Supabase Realtime's REST broadcast (realtime-js's send() on a channel not joined; httpSend()). */
+export const SUPABASE_BROADCAST_PATH = '/realtime/v1/api/broadcast';
+/** Messages in one broadcast request, at most. */
+const MAX_BROADCASTS = 100;
+
+const badBroadcast = (message: string, field: string) => new ApiError('invalid_parameter', message, { field });
+
+/** `{messages: [{topic, event, payload, private?}]}` as realtime-js sends it, checked. */
+function broadcastsOf(body: unknown): ServerBroadcast[] {
+  const list = (body as { messages?: unknown } | null)?.messages;
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_BROADCASTS) {
+    throw badBroadcast(`Send {"messages": [{"topic", "event", "payload"}, …]} with 1 to ${MAX_BROADCASTS} messages.`, 'messages');
+  }
+  return list.map((raw, i) => {
+    const m = (raw ?? {}) as Record<string, unknown>;
+    const name = (v: unknown) => typeof v === 'string' && v.length > 0 && v.length <= 255;
+    if (!name(m.topic)) throw badBroadcast(`messages[${i}].topic must be the channel's name (1 to 255 characters).`, 'topic');
+    if (!name(m.event)) throw badBroadcast(`messages[${i}].event must be a name of 1 to 255 characters.`, 'event');
+    if (!('payload' in m)) throw badBroadcast(`messages[${i}].payload is missing.`, 'payload');
+    if (m.private !== undefined && typeof m.private !== 'boolean')
+      throw badBroadcast(`messages[${i}].private must be a boolean.`, 'private');
+    return { channel: m.topic as string, event: m.event as string, payload: m.payload, private: m.private === true };
+  });
+}
 
 /** A channel joined through this face: realtime's member, with what Phoenix adds. */
 interface Member extends ChannelMember {
@@ -270,7 +301,8 @@ function systemError(err: unknown) {
 }
 
 /**
- * Mounts `GET /realtime/v1/websocket`.
+ * Mounts `GET /realtime/v1/websocket` and `POST /realtime/v1/api/broadcast` (also
+ * `…/broadcast/{topic}/events/{event}`, realtime-js's httpSend).
  * @example await registerSupabaseRealtime(app, { realtime, resolvePrincipal, config: config.realtime, isOriginAllowed: settings.isOriginAllowed });
  */
 export async function registerSupabaseRealtime(app: App, d: SupabaseRealtimeDeps): Promise<{ connections(): number; close(): void }> {
@@ -287,6 +319,19 @@ export async function registerSupabaseRealtime(app: App, d: SupabaseRealtimeDeps
         req.log.debug({ err }, 'supabase realtime: a client connection failed');
         socket.terminate();
       },
+    });
+    // Broadcast over HTTP onto realtime's channels, as Supabase Realtime answers it (202).
+    scope.post(SUPABASE_BROADCAST_PATH, { bodyLimit: d.config.maxMessageBytes }, async (req, reply) => {
+      const principal = await d.resolvePrincipal(apikeyOf(req), req.headers.authorization);
+      d.realtime.channels.send(principal, broadcastsOf(req.body));
+      return reply.code(202).send();
+    });
+    scope.post(`${SUPABASE_BROADCAST_PATH}/:topic/events/:event`, { bodyLimit: d.config.maxMessageBytes }, async (req, reply) => {
+      const principal = await d.resolvePrincipal(apikeyOf(req), req.headers.authorization);
+      const { topic, event } = req.params as { topic: string; event: string };
+      const priv = (req.query as Record<string, unknown>).private === 'true';
+      d.realtime.channels.send(principal, broadcastsOf({ messages: [{ topic, event, payload: req.body ?? null, private: priv }] }));
+      return reply.code(202).send();
     });
     scope.route({
       method: 'GET',

@@ -281,9 +281,21 @@ export const api = {
     return res.results[0].rows as unknown as PgColumn[];
   },
   settings: () => call<AuthSettings>({ path: '/api/v1/settings/auth' }),
-  /** Saves the settings; what GET adds that is no setting (`managed`, `managed_by`: plinth.json's keys) is left out. */
+  /**
+   * Saves the settings. What GET adds that is no setting (`managed`, `managed_by`) is left out, and
+   * so are the keys plinth.json manages (`managed`: `min_password_length`, `providers.github`):
+   * the server refuses a PATCH naming one, and the page refuses a change of one before saving.
+   */
   saveSettings: (patch: Partial<AuthSettings> | Record<string, unknown>) => {
-    const { managed: _managed, managed_by: _managedBy, ...body } = patch as Record<string, unknown>;
+    const { managed = [], managed_by: _managedBy, ...body } = patch as Record<string, unknown> & { managed?: string[] };
+    for (const key of managed) {
+      const [top, sub] = key.split('.');
+      if (sub === undefined) delete body[top];
+      else if (body[top] && typeof body[top] === 'object') {
+        const { [sub]: _managed, ...rest } = body[top] as Record<string, unknown>;
+        body[top] = rest;
+      }
+    }
     return call<AuthSettings>({ method: 'PATCH', path: '/api/v1/settings/auth', body });
   },
   /** Starts a test sign-in of a saved `oidc_providers` entry: the provider's URL to open, and the test's id. */

@@ -9,7 +9,7 @@ import { useRights } from '../../lib/roles';
 import { Delivery, Templates } from './Emails';
 import { Methods } from './Methods';
 import { OidcProviders } from './Oidc';
-import { type Draft, fieldLabel, localProblems, type Problems, problemsOf } from './problems';
+import { type Draft, fieldLabel, localProblems, managedOf, type Problems, problemsOf } from './problems';
 import { Providers } from './Providers';
 import { Security } from './Security';
 import { Urls } from './Urls';
@@ -51,6 +51,7 @@ export function AuthPage() {
   if (settings.error) return <ErrorNotice error={settings.error} retry={() => void settings.refetch()} />;
   if (!draft || !settings.data) return null;
   const saved = settings.data;
+  const managed = managedOf(saved);
 
   const set = <K extends keyof Draft>(key: K, value: Draft[K]) => setDraft({ ...draft, [key]: value });
   const submit = (e: FormEvent) => {
@@ -86,6 +87,19 @@ export function AuthPage() {
           </>
         )}
       </div>
+      {managed.keys.length > 0 && (
+        <Notice kind="info" title={`Kept in ${managed.file ?? 'the project file'}`}>
+          <p>These settings come from the project file and are applied at every start: change them there. The others are saved here.</p>
+          <p className="mt-1" data-testid="managed-keys">
+            {managed.keys.map((k, i) => (
+              <span key={k}>
+                {i > 0 && ', '}
+                <code>{k}</code>
+              </span>
+            ))}
+          </p>
+        </Notice>
+      )}
       {save.isSuccess && <Notice kind="ok">Settings saved.</Notice>}
       {Object.keys(problems).length > 0 && (
         <Notice kind="error" title="Nothing was saved">

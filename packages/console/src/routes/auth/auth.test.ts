@@ -211,4 +211,32 @@ describe('auth settings', () => {
     await shot(page, 'auth-test-email');
     w.expectClean();
   });
+
+  it("shows the keys plinth.json manages with the file's name, refuses a change of one before saving, and saves the others", async () => {
+    // As a start with plinth.json `auth: {min_password_length: 12}` does (cli/project-apply.ts).
+    await s.t.settings.applyManaged({ min_password_length: 12 }, '/app/plinth.json');
+    await page.reload();
+    await page.getByRole('heading', { name: 'Auth settings' }).waitFor();
+    await section('Methods');
+    await page.getByText('Kept in /app/plinth.json').waitFor();
+    expect(await page.getByTestId('managed-keys').textContent()).toBe('min_password_length');
+    await shot(page, 'auth-managed');
+    const patches: string[] = [];
+    page.on('request', (r) => {
+      if (r.method() === 'PATCH' && r.url().endsWith('/api/v1/settings/auth')) patches.push(r.postData() ?? '');
+    });
+    await page.getByLabel('Minimum password length').fill('10');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('is kept in /app/plinth.json: change it there').first().waitFor();
+    expect(patches).toEqual([]);
+    expect(s.t.settings.auth().min_password_length).toBe(12);
+    // Put back, another setting saves: the PATCH does not name the managed key (the server would refuse it).
+    await page.getByLabel('Minimum password length').fill('12');
+    await page.getByLabel('Session duration (seconds)').fill('7300');
+    expect((await save()).status()).toBe(200);
+    expect(patches).toHaveLength(1);
+    expect(JSON.parse(patches[0])).not.toHaveProperty('min_password_length');
+    expect(s.t.settings.auth().session_duration_seconds).toBe(7300);
+    w.expectClean();
+  });
 });

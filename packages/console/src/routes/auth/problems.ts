@@ -119,6 +119,30 @@ function oidcProblems(list: readonly OidcProvider[], saved: readonly OidcProvide
 }
 
 /** What the console refuses before asking the server (the spec: "the console blocks the save"). */
+/** The keys plinth.json manages (`min_password_length`, `providers.github`) and its path, from GET's extra fields. */
+export function managedOf(saved: Draft): { keys: string[]; file: string | null } {
+  const extra = saved as Draft & { managed?: string[]; managed_by?: string };
+  return { keys: extra.managed ?? [], file: extra.managed_by ?? null };
+}
+
+/** A value at a managed key (`providers.github` is a provider), as JSON for comparison. */
+function at(d: Draft, key: string): string {
+  const [top, sub] = key.split('.');
+  const v = (d as unknown as Record<string, unknown>)[top];
+  return JSON.stringify(sub === undefined ? v : (v as Record<string, unknown> | undefined)?.[sub]);
+}
+
+/**
+ * A key the project file manages and the draft changed: refused here, as the server would
+ * (409 managed_by_config), at its field.
+ */
+export function managedProblems(d: Draft, saved: Draft): Problems {
+  const { keys, file } = managedOf(saved);
+  const out: Problems = {};
+  for (const k of keys) if (at(d, k) !== at(saved, k)) out[k] = `is kept in ${file ?? 'the project file'}: change it there`;
+  return out;
+}
+
 export function localProblems(d: Draft, saved: Draft): Problems {
   const out: Problems = {};
   d.allowed_redirect_urls.forEach((u, i) => {
@@ -132,5 +156,5 @@ export function localProblems(d: Draft, saved: Draft): Problems {
   }
   if (d.require_email_confirmation && !d.email_verification_url) out.email_verification_url = 'is required while email confirmation is on';
   oidcProblems(d.oidc_providers, saved.oidc_providers, out);
-  return out;
+  return { ...out, ...managedProblems(d, saved) };
 }

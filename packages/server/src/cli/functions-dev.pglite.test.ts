@@ -1,8 +1,10 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, runPlinth, spawnIn, waitHealthy } from '../../test/process.js';
+import { freePort, MAIN, runPlinth, spawnIn, waitHealthy } from '../../test/process.js';
 
 // The loop as a user runs it, with the built CLI: plinth init, plinth functions new and list,
 // plinth dev serving the function and reloading it on save.
@@ -46,5 +48,34 @@ describe('plinth functions and plinth dev', () => {
       dev.proc.kill('SIGTERM');
       await dev.exited;
     }
+  }, 120_000);
+
+  it('a project without functions loads no esbuild (issue 10: idle memory), and one with a function does on its first call', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'plinth-fn-idle-'));
+    dirs.push(cwd);
+    writeFileSync(join(cwd, 'plinth.json'), '{}');
+    const dist = join(MAIN, '..');
+    // In the built server, as plinth start runs it: esbuild is CommonJS, so loading it shows in require's cache.
+    const script = `
+      import { createRequire } from 'node:module';
+      const { buildApp } = await import(${JSON.stringify(join(dist, 'app.js'))});
+      const { loadConfig, DEFAULT_PROJECT } = await import(${JSON.stringify(join(dist, 'config/index.js'))});
+      const root = process.env.FN_ROOT;
+      const project = { root, file: root + '/plinth.json', settings: { ...DEFAULT_PROJECT } };
+      const p = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent' }, { dataDir: root + '/data', port: 0, project }, root) });
+      const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((k) => k.includes('/esbuild/'));
+      const before = await p.app.inject({ url: '/api/v1/functions/hello', headers: { apikey: p.keys.publicKey } });
+      const idle = loaded();
+      require('node:fs').mkdirSync(root + '/functions');
+      require('node:fs').writeFileSync(root + '/functions/hello.ts', 'export default () => new Response("hi")');
+      const after = await p.app.inject({ url: '/api/v1/functions/hello', headers: { apikey: p.keys.publicKey } });
+      console.log(JSON.stringify({ before: before.statusCode, idle, after: after.body, loaded: loaded() }));
+      await p.close();`.replace(/require\('node:fs'\)/g, "(await import('node:fs'))");
+    writeFileSync(join(cwd, 'probe.mjs'), script);
+    const { stdout } = await promisify(execFile)(process.execPath, [join(cwd, 'probe.mjs')], {
+      timeout: 60_000,
+      env: { ...process.env, FN_ROOT: cwd },
+    });
+    expect(JSON.parse(stdout.trim().split('\n').pop() ?? '')).toEqual({ before: 404, idle: false, after: 'hi', loaded: true });
   }, 120_000);
 });

@@ -39,6 +39,13 @@ beforeAll(async () => {
     'functions/open-notes.ts': `
       export const config = { verify_jwt: false };
       export default async (_req: Request, ctx: any) => Response.json(await ctx.client.from('notes').select('body'));`,
+    'functions/later.ts': `
+      export default (req: Request, ctx: any) => {
+        const tag = new URL(req.url).searchParams.get('tag');
+        ctx.waitUntil(ctx.service.from('notes').insert({ owner: '${BOB}', body: 'later ' + tag }));
+        if (tag === 'crash') setTimeout(() => { throw new Error('thrown in a timer'); }, 0);
+        return new Response('accepted', { status: 202 });
+      };`,
     'functions/loop.ts': `
       export const config = { timeout_ms: 2000 };
       export default (req: Request) => {
@@ -209,5 +216,21 @@ describe('plinth dev', () => {
     } finally {
       stop?.();
     }
+  });
+});
+
+describe('waitUntil', () => {
+  it('lets work finish after the answer; an error thrown outside a call ends only that worker, and the next call gets a new one', async () => {
+    const res = await call('/api/v1/functions/later?tag=one');
+    expect(res.statusCode).toBe(202);
+    const bodies = async () =>
+      (await s.db.query<{ body: string }>("select body from public.notes where body like 'later %' order by body")).rows.map((r) => r.body);
+    await expect.poll(bodies).toEqual(['later one']);
+
+    expect((await call('/api/v1/functions/later?tag=crash')).statusCode).toBe(202);
+    await expect.poll(() => s.logs.join('').includes('thrown in a timer')).toBe(true);
+    await expect.poll(async () => (await call('/api/v1/functions/later?tag=again')).statusCode).toBe(202);
+    await expect.poll(bodies).toContain('later again');
+    expect((await call('/api/v1/functions/open')).body).toBe('hello, anon');
   });
 });

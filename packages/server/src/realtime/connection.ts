@@ -9,6 +9,8 @@
  */
 import type { RawData, WebSocket } from 'ws';
 import { ApiError, type Principal } from '../http/index.js';
+import { randomUUID } from 'node:crypto';
+import type { ChannelMember, ChannelMessage } from './channels.js';
 import { type ClientMessage, errorMessage, messageId, parseClientMessage } from './protocol.js';
 import { CLOSE_TOO_SLOW, Session, type SessionDeps } from './session.js';
 
@@ -104,6 +106,17 @@ export class Connection extends Session {
     while (!this.closed && this.socket.bufferedAmount > low) await new Promise((r) => setTimeout(r, 10));
   }
 
+  /** The membership of a channel this connection joined, or `invalid_parameter`. */
+  private member(channel: string): ChannelMember {
+    const m = this.channel(channel);
+    if (!m)
+      throw new ApiError('invalid_parameter', `Join the channel "${channel.slice(0, 100)}" first.`, {
+        field: 'channel',
+        channel: channel.slice(0, 255),
+      });
+    return m;
+  }
+
   protected report(err: ApiError, id?: string): void {
     this.send(errorMessage(err, id));
   }
@@ -130,10 +143,41 @@ export class Connection extends Session {
         case 'ping':
           this.send('{"type":"pong"}');
           return;
+        case 'join': {
+          const channel = msg.channel;
+          const member: ChannelMember = {
+            topic: channel,
+            ip: this.ip,
+            presenceKey: msg.presenceKey ?? randomUUID(),
+            self: msg.self,
+            meta: null,
+            deliver: (message: ChannelMessage) => this.send(channelText(channel, message)),
+          };
+          const presence = this.joinChannel(member);
+          this.send(JSON.stringify({ type: 'joined', channel, presence_key: member.presenceKey, presence }));
+          return;
+        }
+        case 'leave':
+          this.leaveChannel(msg.channel);
+          this.send(JSON.stringify({ type: 'left', channel: msg.channel }));
+          return;
+        case 'broadcast':
+          this.d.channels.broadcast(msg.channel, this.member(msg.channel), msg.event, msg.payload);
+          return;
+        case 'track':
+          this.d.channels.track(this.member(msg.channel), msg.meta);
+          return;
+        case 'untrack':
+          this.d.channels.untrack(this.member(msg.channel));
+          return;
       }
     } catch (err) {
-      const id = msg && 'id' in msg ? msg.id : messageIdOf(text);
-      if (err instanceof ApiError) this.report(err, id);
+      const id = msg && 'id' in msg ? msg.id : msg && 'channel' in msg ? undefined : messageIdOf(text);
+      if (err instanceof ApiError && msg && 'channel' in msg) {
+        // A channel's error names the channel (a client may have several joins under way).
+        const body = JSON.parse(errorMessage(err)) as Record<string, unknown>;
+        this.send(JSON.stringify({ type: 'error', channel: msg.channel, ...Object.fromEntries(Object.entries(body).slice(1)) }));
+      } else if (err instanceof ApiError) this.report(err, id);
       else {
         const dbDown = (err as Error)?.name === 'DbUnavailableError';
         if (!dbDown) this.d.logger.error({ err }, 'realtime: a message failed');
@@ -146,6 +190,12 @@ export class Connection extends Session {
       }
     }
   }
+}
+
+/** A channel's message on this protocol: `broadcast` or `presence` (joins and leaves). */
+function channelText(channel: string, m: ChannelMessage): string {
+  if (m.kind === 'broadcast') return JSON.stringify({ type: 'broadcast', channel, event: m.event, payload: m.payload });
+  return JSON.stringify({ type: 'presence', channel, joins: m.joins, leaves: m.leaves });
 }
 
 function messageIdOf(text: string): string | undefined {

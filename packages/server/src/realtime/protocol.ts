@@ -23,7 +23,12 @@ export type ClientMessage =
       since: number | null;
     }
   | { type: 'unsubscribe'; id: string }
-  | { type: 'ping' };
+  | { type: 'ping' }
+  | { type: 'join'; channel: string; self: boolean; presenceKey: string | null }
+  | { type: 'leave'; channel: string }
+  | { type: 'broadcast'; channel: string; event: string; payload: unknown }
+  | { type: 'track'; channel: string; meta: Record<string, unknown> }
+  | { type: 'untrack'; channel: string };
 
 const ID = /^[\x21-\x7e]{1,64}$/;
 const MAX_FILTER = 4096;
@@ -38,7 +43,50 @@ const FIELDS: Record<string, ReadonlySet<string>> = {
   subscribe: new Set(['type', 'id', 'table', 'events', 'filter', 'since']),
   unsubscribe: new Set(['type', 'id']),
   ping: new Set(['type']),
+  join: new Set(['type', 'channel', 'self', 'presence_key']),
+  leave: new Set(['type', 'channel']),
+  broadcast: new Set(['type', 'channel', 'event', 'payload']),
+  track: new Set(['type', 'channel', 'meta']),
+  untrack: new Set(['type', 'channel']),
 };
+
+/** A channel's name or a broadcast's event: 1 to 255 characters, no control characters. */
+const NAME = /^[^\x00-\x1f\x7f]{1,255}$/;
+
+function channelOf(m: Record<string, unknown>): string {
+  if (typeof m.channel !== 'string' || !NAME.test(m.channel)) {
+    throw invalid('"channel" must be a channel\'s name: 1 to 255 characters, no control characters.', undefined, 'channel');
+  }
+  return m.channel;
+}
+
+function channelMessage(m: Record<string, unknown>): ClientMessage {
+  const channel = channelOf(m);
+  switch (m.type) {
+    case 'join': {
+      if (m.self !== undefined && typeof m.self !== 'boolean') throw invalid('"self" must be a boolean.', undefined, 'self');
+      const key = m.presence_key;
+      if (key !== undefined && key !== null && (typeof key !== 'string' || !NAME.test(key))) {
+        throw invalid('"presence_key" must be 1 to 255 characters.', undefined, 'presence_key');
+      }
+      return { type: 'join', channel, self: m.self === true, presenceKey: typeof key === 'string' ? key : null };
+    }
+    case 'broadcast':
+      if (typeof m.event !== 'string' || !NAME.test(m.event))
+        throw invalid('"event" must be a name of 1 to 255 characters.', undefined, 'event');
+      if (!('payload' in m)) throw invalid('"payload" is missing (any JSON value).', undefined, 'payload');
+      return { type: 'broadcast', channel, event: m.event, payload: m.payload };
+    case 'track':
+      if (m.meta === null || typeof m.meta !== 'object' || Array.isArray(m.meta)) {
+        throw invalid('"meta" must be a JSON object (what the others see of you).', undefined, 'meta');
+      }
+      return { type: 'track', channel, meta: m.meta as Record<string, unknown> };
+    case 'untrack':
+      return { type: 'untrack', channel };
+    default:
+      return { type: 'leave', channel };
+  }
+}
 
 /** The subscription id of a message, when it has a usable one (so an error can name it). */
 export function messageId(value: unknown): string | undefined {
@@ -90,10 +138,16 @@ export function parseClientMessage(text: string): ClientMessage {
       return { type: 'unsubscribe', id: subscriptionId(m) };
     case 'ping':
       return { type: 'ping' };
+    case 'join':
+    case 'leave':
+    case 'broadcast':
+    case 'track':
+    case 'untrack':
+      return channelMessage(m);
     default:
       throw new ApiError(
         'invalid_request',
-        `Unknown message type ${JSON.stringify(m.type)?.slice(0, 40) ?? 'undefined'}: send auth, subscribe, unsubscribe or ping.`,
+        `Unknown message type ${JSON.stringify(m.type)?.slice(0, 40) ?? 'undefined'}: send auth, subscribe, unsubscribe, ping, join, leave, broadcast, track or untrack.`,
       );
   }
 }

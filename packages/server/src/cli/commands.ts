@@ -90,6 +90,13 @@ export const COMMANDS: Record<string, CommandSpec> = {
     help: ['functions new <name> | functions list', "a new function from a template (functions/<name>.ts), or the project's functions"],
     load: () => import('./functions.js'),
   },
+  secrets: {
+    flags: { ...DATA_DIR },
+    positional: Number.POSITIVE_INFINITY,
+    project: 'existing',
+    help: ['secrets set NAME=value… | list | unset NAME…', "the functions' secrets (functions/.env), write-only: list names them"],
+    load: () => import('./secrets.js'),
+  },
   db: {
     flags: { yes: 'bool', ...DATA_DIR },
     positional: 1,

@@ -139,7 +139,7 @@ describe('CLI failures are one line', () => {
     [
       'an unknown command',
       ['strat'],
-      /unknown command "strat"; the commands are init, start, dev, keys, status, sql, migrate, migration, functions, db, gen, admin, backup, restore, help/,
+      /unknown command "strat"; the commands are init, start, dev, keys, status, sql, migrate, migration, functions, secrets, db, gen, admin, backup, restore, help/,
     ],
     [
       'an unknown flag',

@@ -40,9 +40,17 @@ describe('plinth functions and plinth dev', () => {
       expect(hello.status).toBe(200);
       expect(await hello.json()).toEqual({ message: 'Hello Ada!', user: null });
 
-      writeFileSync(join(cwd, 'functions/hello.ts'), "export default () => new Response('saved');\n");
+      writeFileSync(
+        join(cwd, 'functions/hello.ts'),
+        "export default (_req, ctx) => new Response('saved ' + (ctx.secrets.GREETING ?? 'none'));\n",
+      );
       const body = async () => (await fetch(`${base}/api/v1/functions/hello`, { headers: { apikey: keys.public_key } })).text();
-      await expect.poll(body, { timeout: 30_000 }).toBe('saved');
+      await expect.poll(body, { timeout: 30_000 }).toBe('saved none');
+      // A secret set from stdin (not in the shell's history), write-only: list names it, and the running dev reloads.
+      expect((await runPlinth(['secrets', 'set', 'GREETING'], { cwd, stdin: 'hi there\n' })).code).toBe(0);
+      const listed = await runPlinth(['secrets', 'list'], { cwd });
+      expect(listed.stdout).toBe('GREETING\n');
+      await expect.poll(body, { timeout: 30_000 }).toBe('saved hi there');
       expect(dev.output()).toMatch(/functions changed/);
     } finally {
       dev.proc.kill('SIGTERM');

@@ -5,6 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { findFunction, functionsFolder } from '../functions/index.js';
 import { COMMANDS } from './commands.js';
 import { functionLines, newFunction } from './functions.js';
+import { updateSecrets } from './secrets.js';
+import { parseDotenv } from '../config/index.js';
 
 const dirs: string[] = [];
 const project = () => {
@@ -46,5 +48,17 @@ describe('plinth functions', () => {
 
   it('is a command of the table, with its help line', () => {
     expect(COMMANDS.functions.help[0]).toBe('functions new <name> | functions list');
+  });
+});
+
+describe('plinth secrets', () => {
+  it("set adds or replaces a line of the functions folder's .env, quoting where the reading needs it; unset removes; others lines stay", () => {
+    const before = '# for the functions\nSTRIPE_KEY=sk_old\nOTHER=1\n';
+    const after = updateSecrets(before, { STRIPE_KEY: 'sk_new', GREETING: 'hello world' }, []);
+    expect(after).toBe('# for the functions\nSTRIPE_KEY=sk_new\nOTHER=1\nGREETING="hello world"\n');
+    expect(parseDotenv(after)).toEqual({ STRIPE_KEY: 'sk_new', OTHER: '1', GREETING: 'hello world' });
+    expect(updateSecrets(after, {}, ['OTHER', 'GREETING'])).toBe('# for the functions\nSTRIPE_KEY=sk_new\n');
+    expect(() => updateSecrets('', { 'BAD-NAME': 'x' }, [])).toThrow(/not a variable name/);
+    expect(() => updateSecrets('', { KEY: 'two\nlines' }, [])).toThrow(/line break/);
   });
 });

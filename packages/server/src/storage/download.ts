@@ -5,6 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/index.js';
 import type { ObjectService, StoredObject } from './objects.js';
+import { type ImageTransform, serveTransformed } from './transform.js';
 
 export type RangeDecision = { kind: 'all' } | { kind: 'part'; start: number; end: number } | { kind: 'unsatisfiable' };
 
@@ -76,6 +77,8 @@ export interface ServeOptions {
   cacheControl: string;
   /** `?download` (a file name, or '' for the object's own): sent as an attachment. */
   download?: string;
+  /** Width, height, format… (transform.ts): the image is transformed on the way out. */
+  transform?: ImageTransform | null;
 }
 
 /**
@@ -91,6 +94,11 @@ export async function serveObject(
   object: StoredObject,
   options: ServeOptions,
 ): Promise<FastifyReply> {
+  if (options.transform) {
+    const headers: Record<string, string> = { ...SAFE_HEADERS, 'cache-control': options.cacheControl };
+    if (options.download !== undefined) headers['content-disposition'] = attachment(options.download || basename(object.name));
+    return serveTransformed(objects, req, reply, object, options.transform, headers);
+  }
   const size = Number(object.size);
   reply.headers({
     ...SAFE_HEADERS,

@@ -51,6 +51,7 @@ export { stateOf, type ListSort, type ObjectService, type StoredObject, type Upl
 export type { Bucket, BucketFields, BucketService } from './buckets.js';
 export { createDiskBackend, keyPath, type StorageBackend } from './backends/index.js';
 export type { SweepOptions, SweepReport } from './sweep.js';
+export { type ImageTransform, MAX_DIMENSION, MAX_INPUT_PIXELS, transformOf } from './transform.js';
 export { parseMetadata, RESUMABLE_EXPIRY_MS, TUS_EXTENSIONS, TUS_VERSION, type Resumable } from './resumable.js';
 
 export interface StorageOptions {

@@ -10,6 +10,7 @@ import type { BucketService } from './buckets.js';
 import { objectName } from './names.js';
 import { type ObjectService, type StoredObject, stateOf, type UploadInput } from './objects.js';
 import type { SignedUrls } from './signed.js';
+import type { ImageTransform } from './transform.js';
 
 /** How long a signed upload URL lasts: two hours, as Supabase's. */
 export const UPLOAD_URL_SECONDS = 7200;
@@ -29,19 +30,24 @@ export function createLinks(objects: ObjectService, buckets: BucketService, sign
     },
 
     /** A signed URL's token for what `who` may read (see `signable`). */
-    async signToken(who: RoleContext, bucket: string, name: string, expiresIn: number): Promise<string> {
+    async signToken(who: RoleContext, bucket: string, name: string, expiresIn: number, transform?: ImageTransform | null): Promise<string> {
       const found = await this.signable(who, bucket, name);
-      return signed.token({ bucket, name: found.name, id: found.id, etag: found.etag }, expiresIn);
+      return signed.token({ bucket, name: found.name, id: found.id, etag: found.etag }, expiresIn, transform);
     },
 
     /** What a signed URL reads: while the object it was signed for is still there, unchanged; else 404. */
     async signedObject(token: string, bucket: string, name: string): Promise<StoredObject> {
+      return (await this.signedRead(token, bucket, name)).object;
+    },
+
+    /** `signedObject`, with the image transform the URL was signed with (null: the original). */
+    async signedRead(token: string, bucket: string, name: string): Promise<{ object: StoredObject; transform: ImageTransform | null }> {
       const grant = await signed.verify(token, bucket, name);
       const found = await objects.find(SERVICE, bucket, name);
       if (!found || found.id !== grant.id || found.etag !== grant.etag) {
         throw new ApiError('not_found', 'The object this URL was signed for was deleted or replaced; ask for a new URL.');
       }
-      return found;
+      return { object: found, transform: grant.transform };
     },
 
     /** An object of a public bucket; any other bucket, or a missing object, is 404. */

@@ -108,12 +108,27 @@ export const SignBody = Type.Object(
   { additionalProperties: false },
 );
 export const Signed = Type.Object({ signed_url: Type.String({ description: 'GET it without headers until it expires' }) });
+/** Image transforms (transform.ts) on every read: any one of them given transforms the image. */
+const TRANSFORM = {
+  width: Type.Optional(Type.String({ maxLength: 6, description: 'Image transform: width in pixels (1–2500)' })),
+  height: Type.Optional(Type.String({ maxLength: 6, description: 'Image transform: height in pixels (1–2500)' })),
+  resize: Type.Optional(Type.Union([Type.Literal('cover'), Type.Literal('contain'), Type.Literal('fill')])),
+  quality: Type.Optional(Type.String({ maxLength: 3, description: 'Image transform: 20–100 (default 80)' })),
+  format: Type.Optional(
+    Type.Union([Type.Literal('origin'), Type.Literal('webp'), Type.Literal('avif')], { description: 'Default: WebP when accepted' }),
+  ),
+};
 export const DownloadQuery = Type.Object({
   download: Type.Optional(
     Type.String({ maxLength: 255, description: 'Send as an attachment with this file name ("" for the object\'s own)' }),
   ),
+  ...TRANSFORM,
 });
-export const SignedQuery = Type.Object({ token: Type.String({ maxLength: 8192 }), download: DownloadQuery.properties.download });
+export const SignedQuery = Type.Object({
+  token: Type.String({ maxLength: 8192 }),
+  download: DownloadQuery.properties.download,
+  ...TRANSFORM,
+});
 
 const binary = (description: string) => ({ description, content: { '*/*': { schema: { type: 'string', format: 'binary' } } } });
 /** Documented only: a download is the stored bytes, streamed, not serialized JSON. */

@@ -8,6 +8,7 @@
  * served to it.
  */
 import { ApiError } from '../http/index.js';
+import { type ImageTransform, transformOf } from './transform.js';
 
 export interface UrlTokens {
   sign(payload: Record<string, unknown>, ttlSeconds: number): Promise<string>;
@@ -37,8 +38,8 @@ export interface SignedUpload {
 export interface SignedUrls {
   /** The absolute signed URL of an object, valid `expiresIn` seconds. */
   sign(object: SignedObject, expiresIn: number): Promise<string>;
-  /** The token alone (a face that builds its own URL around it, docs/supabase.md). */
-  token(object: SignedObject, expiresIn: number): Promise<string>;
+  /** The token alone (a face that builds its own URL around it, docs/supabase.md); with `transform`, the image transform it serves, bound in. */
+  token(object: SignedObject, expiresIn: number, transform?: ImageTransform | null): Promise<string>;
   /** A token for one upload to one name (`SignedUpload`); refused as a download token, and the reverse. */
   signUpload(target: SignedUpload, expiresIn: number): Promise<string>;
   /** The upload a token allows at this path; 400 `token_invalid` when it is not for it, expired, or a download token. */
@@ -47,7 +48,7 @@ export interface SignedUrls {
    * Checks a token against the path it came with; 400 `token_invalid` when it is not for it or
    * expired. The object it was signed for: its id and ETag, to be compared with what is there now.
    */
-  verify(token: string, bucket: string, name: string): Promise<{ exp: number; id: string; etag: string }>;
+  verify(token: string, bucket: string, name: string): Promise<{ exp: number; id: string; etag: string; transform: ImageTransform | null }>;
 }
 
 /**
@@ -67,8 +68,8 @@ const invalid = () => new ApiError('token_invalid', 'The signed URL is invalid o
  * @example const signed = createSignedUrls({ sign: tokens.signObjectUrl, verify: tokens.verifyObjectUrl }, 'http://localhost:8080');
  */
 export function createSignedUrls(tokens: UrlTokens, publicUrl: string): SignedUrls {
-  const token = (object: SignedObject, expiresIn: number) =>
-    tokens.sign({ b: object.bucket, o: object.name, i: object.id, e: object.etag }, expiresIn);
+  const token = (object: SignedObject, expiresIn: number, transform?: ImageTransform | null) =>
+    tokens.sign({ b: object.bucket, o: object.name, i: object.id, e: object.etag, ...(transform ? { t: transform } : {}) }, expiresIn);
   return {
     token,
     async sign(object, expiresIn) {
@@ -89,7 +90,8 @@ export function createSignedUrls(tokens: UrlTokens, publicUrl: string): SignedUr
       ) {
         throw invalid();
       }
-      return { exp: p.exp, id: p.i, etag: p.e };
+      const transform = p.t && typeof p.t === 'object' ? transformOf(p.t as Record<string, unknown>) : null;
+      return { exp: p.exp, id: p.i, etag: p.e, transform };
     },
     signUpload(t, expiresIn) {
       return tokens.sign({ k: UPLOAD, b: t.bucket, o: t.name, w: t.owner, u: t.upsert, s: t.state }, expiresIn);

@@ -1,6 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CACHE_CONTROL, serveObject } from '../download.js';
+import { transformOf } from '../transform.js';
 import type { Links } from '../links.js';
 import { objectPath } from '../names.js';
 import type { ObjectService } from '../objects.js';
@@ -28,15 +29,23 @@ export function createLinkHandlers(objects: ObjectService, links: Links, signed:
     /** GET/HEAD of a signed URL: while the object it was signed for is still there, unchanged. */
     async signedDownload(req: FastifyRequest<{ Querystring: Static<typeof S.SignedQuery> }>, reply: FastifyReply) {
       const { bucket, name } = objectPath(req.url, 'sign');
-      const found = await links.signedObject(req.query.token, bucket, name);
-      return serveObject(objects, req, reply, found, { cacheControl: SIGNED, download: req.query.download });
+      const { object, transform } = await links.signedRead(req.query.token, bucket, name);
+      return serveObject(objects, req, reply, object, {
+        cacheControl: SIGNED,
+        download: req.query.download,
+        transform: transform ?? transformOf(req.query),
+      });
     },
 
     /** GET/HEAD of an object of a public bucket. */
     async publicDownload(req: FastifyRequest<{ Querystring: Static<typeof S.DownloadQuery> }>, reply: FastifyReply) {
       const { bucket, name } = objectPath(req.url, 'public');
       const found = await links.publicObject(bucket, name);
-      return serveObject(objects, req, reply, found, { cacheControl: PUBLIC, download: req.query.download });
+      return serveObject(objects, req, reply, found, {
+        cacheControl: PUBLIC,
+        download: req.query.download,
+        transform: transformOf(req.query),
+      });
     },
   };
 }

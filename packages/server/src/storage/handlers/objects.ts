@@ -2,6 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type Principal } from '../../http/index.js';
 import { CACHE_CONTROL, serveObject } from '../download.js';
+import { transformOf } from '../transform.js';
 import { bucketName, objectPath } from '../names.js';
 import type { ObjectService } from '../objects.js';
 import type * as S from '../schemas.js';
@@ -35,7 +36,11 @@ export function createObjectHandlers(objects: ObjectService) {
       const { bucket, name } = objectPath(req.url, 'object');
       const found = await objects.find(callerOf(req), bucket, name);
       if (!found) throw notFound();
-      return serveObject(objects, req, reply, found, { cacheControl: PRIVATE, download: req.query.download });
+      return serveObject(objects, req, reply, found, {
+        cacheControl: PRIVATE,
+        download: req.query.download,
+        transform: transformOf(req.query),
+      });
     },
 
     list(req: FastifyRequest<{ Params: Static<typeof S.BucketOnlyParams>; Querystring: Static<typeof S.ListQuery> }>) {

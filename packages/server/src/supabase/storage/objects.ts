@@ -16,10 +16,12 @@ import {
   type StoredObject,
   serveObject,
   stateOf,
+  transformOf,
 } from '../../storage/index.js';
 import { multipartBoundary, readMultipartFile } from './multipart.js';
 import {
   type DownloadQuery,
+  type RenderQuery,
   infoShape,
   type ListBody,
   type ListV2Body,
@@ -142,6 +144,20 @@ export function createObjectHandlers(storage: Storage) {
     }
   }
 
+  /** A render route always transforms (no option at all: WebP when accepted, as Supabase). */
+  const render = (
+    req: FastifyRequest<{ Querystring: { download?: string } }>,
+    reply: FastifyReply,
+    found: StoredObject,
+    cacheControl: string,
+    transform: ReturnType<typeof transformOf>,
+  ) =>
+    serveObject(objects, req, reply, found, {
+      cacheControl,
+      download: req.query.download,
+      transform: transform ?? { resize: 'cover', quality: 80, format: 'auto' },
+    });
+
   const serve = (
     req: FastifyRequest<{ Querystring: { download?: string } }>,
     reply: FastifyReply,
@@ -245,10 +261,31 @@ export function createObjectHandlers(storage: Storage) {
       return { Key: `${done.bucket}/${done.name}` };
     },
 
+    /** With `transform`, the URL serves that transform of the image (bound in its token), at /render/image/sign. */
     async sign(req: B<Static<typeof SignBody>>) {
       const { bucket, name } = pathOf(req);
-      const token = await links.signToken(callerOf(req), bucket, name, expiry(req.body.expiresIn));
+      const transform = transformOf(req.body.transform as Record<string, unknown> | undefined);
+      const token = await links.signToken(callerOf(req), bucket, name, expiry(req.body.expiresIn), transform);
+      if (transform) return { signedURL: `/render/image/sign/${bucket}/${name}?token=${token}` };
       return { signedURL: relative('sign', bucket, name, token) };
+    },
+
+    /** `/render/image/authenticated/…`: the image as the caller may read it, transformed. */
+    async renderAuthenticated(req: Q<Static<typeof RenderQuery>>, reply: FastifyReply) {
+      const { bucket, name } = pathOf(req);
+      const found = await objects.find(callerOf(req), bucket, name);
+      if (!found) throw notFound();
+      return render(req, reply, found, CACHE_CONTROL.private, transformOf(req.query));
+    },
+    async renderPublic(req: Q<Static<typeof RenderQuery>>, reply: FastifyReply) {
+      const { bucket, name } = pathOf(req);
+      return render(req, reply, await links.publicObject(bucket, name), CACHE_CONTROL.public, transformOf(req.query));
+    },
+    /** `/render/image/sign/…?token=`: the transform the URL was signed with (the query's are ignored, as Supabase does). */
+    async renderSigned(req: Q<Static<typeof TokenQuery>>, reply: FastifyReply) {
+      const { bucket, name } = pathOf(req);
+      const { object, transform } = await links.signedRead(req.query.token, bucket, name);
+      return render(req, reply, object, CACHE_CONTROL.signed, transform);
     },
     /** Many at once: each path its URL, or its own error (hidden or missing alike), in order. */
     async signMany(req: FastifyRequest<{ Params: { bucket: string }; Body: Static<typeof SignManyBody> }>) {

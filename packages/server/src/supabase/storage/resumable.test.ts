@@ -33,14 +33,14 @@ function tusOf(s: SupabaseStorageServer, base = '/storage/v1/upload/resumable') 
           ...(body ? { 'content-type': 'application/offset+octet-stream' } : {}),
           ...extra,
         },
-        body,
+        body: body ? new Uint8Array(body) : undefined,
       });
     },
     patch(token: string, location: string, offset: number, chunk: Buffer) {
       return fetch(`${origin}${location}`, {
         method: 'PATCH',
         headers: { ...auth(token), 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream' },
-        body: chunk,
+        body: new Uint8Array(chunk),
       });
     },
     head(token: string, location: string) {
@@ -137,8 +137,8 @@ describe('resumable uploads: the rules of a plain upload', () => {
     [ada, bob] = [await s.user(), await s.user()];
     await s.sqlOk(`create policy "own folder" on storage.objects for all to authenticated
       using ((storage.foldername(name))[1] = auth.uid()::text) with check ((storage.foldername(name))[1] = auth.uid()::text);`);
-    expect((await s.service.createBucket('small', { fileSizeLimit: 1000 })).error).toBeNull();
-    expect((await s.service.createBucket('images', { allowedMimeTypes: ['image/*'] })).error).toBeNull();
+    expect((await s.service.createBucket('small', { public: false, fileSizeLimit: 1000 })).error).toBeNull();
+    expect((await s.service.createBucket('images', { public: false, allowedMimeTypes: ['image/*'] })).error).toBeNull();
     expect((await s.service.createBucket('files')).error).toBeNull();
   });
   afterAll(async () => {

@@ -60,6 +60,17 @@ export async function registerSupabaseStorageRoutes(app: App, callers: CallerGua
       });
       scope.route({ method: GET_HEAD, url: `${O}/public/:bucket/*`, schema: { querystring: S.DownloadQuery }, handler: o.publicDownload });
       scope.route({ method: GET_HEAD, url: `${O}/sign/:bucket/*`, schema: { querystring: S.TokenQuery }, handler: o.signedDownload });
+      // Image transforms (storage's transform.ts): after the read's own check, as a download.
+      const R = '/render/image';
+      scope.route({
+        method: GET_HEAD,
+        url: `${R}/authenticated/:bucket/*`,
+        onRequest: caller,
+        schema: { querystring: S.RenderQuery },
+        handler: o.renderAuthenticated,
+      });
+      scope.route({ method: GET_HEAD, url: `${R}/public/:bucket/*`, schema: { querystring: S.RenderQuery }, handler: o.renderPublic });
+      scope.route({ method: GET_HEAD, url: `${R}/sign/:bucket/*`, schema: { querystring: S.TokenQuery }, handler: o.renderSigned });
       scope.get(`${O}/info/:bucket/*`, { onRequest: caller }, o.info);
       scope.get(`${O}/info/authenticated/:bucket/*`, { onRequest: caller }, o.info);
       scope.get(`${O}/info/public/:bucket/*`, {}, o.publicInfo);

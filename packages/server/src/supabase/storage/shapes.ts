@@ -173,3 +173,12 @@ export const TokenQuery = Type.Object({
   download: Type.Optional(Type.String({ maxLength: 255 })),
 });
 export const DownloadQuery = Type.Object({ download: Type.Optional(Type.String({ maxLength: 255 })) });
+/** `/render/image/…`: Supabase's transform options (checked by storage's transformOf). */
+export const RenderQuery = Type.Object({
+  download: Type.Optional(Type.String({ maxLength: 255 })),
+  width: Type.Optional(Type.String({ maxLength: 6 })),
+  height: Type.Optional(Type.String({ maxLength: 6 })),
+  resize: Type.Optional(Type.String({ maxLength: 10 })),
+  quality: Type.Optional(Type.String({ maxLength: 3 })),
+  format: Type.Optional(Type.String({ maxLength: 10 })),
+});

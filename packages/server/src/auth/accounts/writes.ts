@@ -117,6 +117,19 @@ export function createAccountWrites(sessions: SessionState) {
       return rows[0]?.id ?? null;
     },
 
+    /**
+     * Replaces an imported password hash by the argon2id hash of the same password, unless the
+     * password changed meanwhile (the stored hash is no longer `old`).
+     */
+    async rehashPassword(tx: Queryable, userId: string, old: string, hash: string, now: number): Promise<void> {
+      await tx.query('update auth.passwords set hash = $3, updated_at = $4::timestamptz where user_id = $1 and hash = $2', [
+        userId,
+        old,
+        hash,
+        iso(now),
+      ]);
+    },
+
     /** Sets (or replaces) the user's password hash. */
     async setPassword(tx: Queryable, userId: string, hash: string, now: number): Promise<void> {
       await tx.query(

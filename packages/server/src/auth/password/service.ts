@@ -7,6 +7,7 @@ import { queueAuthEmail, linkWithToken } from '../mail.js';
 import { consumeOneTimeToken, issueOneTimeToken, type PkceChallenge, pkcePayload, pkceRefused } from '../one-time.js';
 import { firstFactor, type SessionService } from '../sessions/service.js';
 import { iso } from '../../lib/index.js';
+import { isImportedHash } from './hasher.js';
 import { allowedRedirect, checkPassword, checkUserData, normalizeEmail } from '../validate.js';
 
 export interface SignUpInput {
@@ -135,6 +136,8 @@ export function createPasswordService(deps: AuthDeps, sessions: SessionService) 
       if (settings.auth().require_email_confirmation && !found.confirmed) {
         throw new ApiError('email_not_confirmed', 'Confirm the email address first: follow the link in the verification email.');
       }
+      // An imported bcrypt hash (a Supabase export, a seed) becomes argon2id at its first good sign-in.
+      if (isImportedHash(found.hash)) await accounts.rehashPassword(db, found.id, found.hash, await hasher.hash(password), clock.now());
       return sessions.signIn(found.id, client, 'password');
     },
 

@@ -158,7 +158,15 @@ function handleSignals(plinth: Plinth, config: Config) {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 15_000);
+    // The server file goes whichever way the process ends: it names a server that no longer answers.
+    const forget = () => {
+      if (!config.databaseUrl) rmSync(serverFile(config.dataDir), { force: true });
+    };
+    const force = setTimeout(() => {
+      log.error('shutdown did not finish in 15 s; exiting anyway');
+      forget();
+      process.exit(1);
+    }, 15_000);
     force.unref();
     // Closing stops new connections and waits for the requests in flight; but a keep-alive
     // connection whose request ends after that would stay open until its idle timeout, past
@@ -167,7 +175,7 @@ function handleSignals(plinth: Plinth, config: Config) {
     idle.unref();
     try {
       await plinth.close();
-      if (!config.databaseUrl) rmSync(serverFile(config.dataDir), { force: true });
+      forget();
     } finally {
       process.exit(0);
     }

@@ -3,6 +3,7 @@ import { layeredLock, navigatorLock, processLock, storageLock } from './auth/loc
 import { SessionManager } from './auth/session-manager.js';
 import { browserStorage, defaultStorageKey, isBrowser, memoryStorage } from './auth/storage.js';
 import { type HttpConfig, normalizeUrl } from './fetch.js';
+import type { ChannelOptions, RealtimeChannel } from './realtime/channel.js';
 import { RealtimeClient } from './realtime/client.js';
 import type {
   RealtimeChange,
@@ -61,7 +62,12 @@ export interface RealtimeApi<DB extends GenericDatabase> {
     onChange: (change: RealtimeChange<TableDef<DB, T>['Row']>) => void,
     onStatus?: RealtimeStatusCallback,
   ): RealtimeSubscription;
-  /** Ends every subscription and closes the connection. */
+  /**
+   * A channel: broadcast between clients and presence, on the same connection (docs/realtime.md, "Channels").
+   * @example client.realtime.channel('room-1').on('broadcast', 'message', (p) => show(p)).subscribe();
+   */
+  channel(name: string, options?: ChannelOptions): RealtimeChannel;
+  /** Ends every subscription and channel, and closes the connection. */
   dispose(): void;
 }
 
@@ -93,6 +99,11 @@ export interface PlinthClient<DB extends GenericDatabase = UntypedDatabase> {
   storage: StorageClient;
   /** Changes of tables as they happen (docs/realtime.md). */
   realtime: RealtimeApi<DB>;
+  /**
+   * A channel (broadcast and presence), as `client.realtime.channel(name)`.
+   * @example const room = client.channel('room-1').on('broadcast', 'typing', (p) => show(p)).subscribe();
+   */
+  channel(name: string, options?: ChannelOptions): RealtimeChannel;
 }
 
 /** Keys of any overload's arguments. */
@@ -156,8 +167,10 @@ export function createClient<DB extends GenericDatabase = UntypedDatabase>(
     auth: new AuthClient({ http, session, oauthFlows: new Set() }),
     realtime: {
       subscribe: (o, onChange, onStatus) => realtime.subscribe(o, onChange, onStatus),
+      channel: (name, o) => realtime.channel(name, o),
       dispose: () => realtime.dispose(),
     },
+    channel: (name, o) => realtime.channel(name, o),
     from: (table) => new QueryBuilder(rest, table),
     rpc: (fn, args, options = {}) => rpcBuilder(rest, fn, args ?? {}, options) as never,
     // The same token and refresh as the database: storage requests are decided by RLS too.

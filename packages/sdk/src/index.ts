@@ -14,6 +14,7 @@ export type {
   RealtimeSubscription,
   WebSocketLike,
 } from './realtime/types.js';
+export type { ChannelOptions, PresenceState, RealtimeChannel } from './realtime/channel.js';
 export { AuthClient } from './auth/auth-client.js';
 export type { SignInData } from './auth/context.js';
 export type { AuthStateCallback, AuthSubscription } from './auth/events.js';

@@ -8,6 +8,7 @@
 import type { AuthEvents } from '../auth/events.js';
 import type { HttpConfig } from '../fetch.js';
 import type { PlinthError, PlinthErrorCode } from '../types.js';
+import { type ChannelHost, type ChannelOptions, RealtimeChannel } from './channel.js';
 import type {
   RealtimeChange,
   RealtimeOptions,
@@ -31,6 +32,7 @@ export interface RealtimeContext {
 interface ServerMessage {
   type: string;
   id?: string;
+  channel?: string;
   seq?: number;
   code?: string;
   message?: string;
@@ -69,6 +71,7 @@ const OPEN = 1;
 export class RealtimeClient {
   private socket: InstanceType<WebSocketLike> | null = null;
   private readonly subs = new Map<string, Sub>();
+  private readonly channels = new Map<string, RealtimeChannel>();
   private nextId = 1;
   private attempt = 0;
   private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
@@ -106,6 +109,39 @@ export class RealtimeClient {
     return sub;
   }
 
+  /**
+   * A channel: broadcast between clients and presence (docs/realtime.md, "Channels"). The same
+   * name gives the same channel until it is unsubscribed.
+   * @example
+   * const room = client.realtime.channel('room-1', { presenceKey: user.id })
+   *   .on('broadcast', 'message', (p) => show(p))
+   *   .on('presence', (state) => renderWhoIsHere(state))
+   *   .subscribe((status) => status === 'SUBSCRIBED' && room.track({ typing: false }));
+   * room.send('message', { text: 'hi' });
+   */
+  channel(name: string, options: ChannelOptions = {}): RealtimeChannel {
+    const found = this.channels.get(name);
+    if (found) return found;
+    const host: ChannelHost = {
+      sendRaw: (m) => this.sendRaw(m),
+      ensureOpen: () => {
+        if (this.socket?.readyState !== OPEN) this.connect();
+      },
+      forget: (ch) => {
+        if (this.channels.get(ch.name) === ch) this.channels.delete(ch.name);
+        if (this.idle()) this.stop();
+      },
+    };
+    const ch = new RealtimeChannel(name, options, host);
+    this.channels.set(name, ch);
+    return ch;
+  }
+
+  /** Nothing left to serve: no subscription, no channel. */
+  private idle(): boolean {
+    return this.subs.size === 0 && this.channels.size === 0;
+  }
+
   /** Ends every subscription and the connection. */
   dispose(): void {
     this.disposed = true;
@@ -115,6 +151,8 @@ export class RealtimeClient {
       sub.setStatus('CLOSED');
     }
     this.subs.clear();
+    for (const ch of [...this.channels.values()]) void ch.unsubscribe();
+    this.channels.clear();
     this.stop();
   }
 
@@ -132,7 +170,7 @@ export class RealtimeClient {
     await confirmed;
     this.subs.delete(sub.id);
     sub.setStatus('CLOSED');
-    if (this.subs.size === 0) this.stop();
+    if (this.idle()) this.stop();
   }
 
   private stop(): void {
@@ -178,6 +216,7 @@ export class RealtimeClient {
         // The token first: messages are handled in order, so the subscriptions need no wait.
         if (token) this.sendRaw({ type: 'auth', access_token: token });
         for (const sub of this.subs.values()) if (!sub.closed) this.sendSubscribe(sub);
+        for (const ch of this.channels.values()) ch.rejoin();
       });
     };
     socket.onmessage = (ev) => {
@@ -196,8 +235,9 @@ export class RealtimeClient {
       this.socket = null;
       if (this.heartbeat) clearInterval(this.heartbeat);
       this.heartbeat = null;
-      if (this.disposed || this.subs.size === 0) return;
+      if (this.disposed || this.idle()) return;
       for (const sub of this.subs.values()) if (!sub.closed && sub.status !== 'ERROR') sub.setStatus('RECONNECTING');
+      for (const ch of this.channels.values()) ch.dropped();
       const max = this.ctx.options.maxReconnectDelayMs ?? 10_000;
       const delay = Math.min(max, 250 * 2 ** this.attempt++) * (0.5 + Math.random() / 2);
       this.reconnectTimer = setTimeout(() => {
@@ -222,8 +262,10 @@ export class RealtimeClient {
     }, every);
   }
 
-  private sendRaw(message: unknown): void {
-    if (this.socket?.readyState === OPEN) this.socket.send(JSON.stringify(message));
+  private sendRaw(message: unknown): boolean {
+    if (this.socket?.readyState !== OPEN) return false;
+    this.socket.send(JSON.stringify(message));
+    return true;
   }
 
   private sendSubscribe(sub: Sub): void {
@@ -239,6 +281,10 @@ export class RealtimeClient {
   }
 
   private onMessage(m: ServerMessage): void {
+    if (typeof m.channel === 'string') {
+      this.channels.get(m.channel)?.receive(m as unknown as Record<string, unknown>);
+      return;
+    }
     const sub = m.id === undefined ? undefined : this.subs.get(m.id);
     switch (m.type) {
       case 'change':
@@ -288,6 +334,6 @@ export class RealtimeClient {
     sub.closed = true;
     this.subs.delete(sub.id);
     sub.setStatus('ERROR', error);
-    if (this.subs.size === 0) this.stop();
+    if (this.idle()) this.stop();
   }
 }

@@ -94,6 +94,12 @@ describe('/storage/v1/render/image', () => {
     expect(res.headers.get('content-type')).toBe('image/jpeg');
     expect(await size(res)).toEqual({ width: 300, height: 150, format: 'jpeg' });
 
+    // Supabase's description of what was done, as storage-js's own tests read it.
+    const described = await fetch(`${s.url}/render/image/authenticated/photos/${ada.id}/big.jpg?width=200&height=200&quality=60`, {
+      headers: { apikey: s.keys.publicKey, authorization: `Bearer ${ada.token}` },
+    });
+    expect(described.headers.get('x-transformations')).toBe('height:200,width:200,resizing_type:fill,quality:60');
+
     const hidden = await bob.client.from('photos').download(`${ada.id}/big.jpg`, { transform: { width: 100 } });
     expect(hidden.error).toMatchObject({ status: 404 });
   });
@@ -134,6 +140,13 @@ describe('/storage/v1/render/image', () => {
     // Without transform the URL reads the original.
     const plain = await ada.client.from('photos').createSignedUrl(`${ada.id}/big.jpg`, 60);
     expect(await size(await fetch(plain.data?.signedUrl as string))).toMatchObject({ width: 2000, height: 1000 });
+  });
+
+  it('the bytes, not the stored type, decide: a photo uploaded as text/plain is transformed', async () => {
+    expect((await ada.client.from('photos').upload(`${ada.id}/as-text`, new Uint8Array(photo))).error).toBeNull();
+    const got = await ada.client.from('photos').download(`${ada.id}/as-text`, { transform: { width: 100, height: 100 } });
+    expect(got.error).toBeNull();
+    expect(got.data?.type).toBe('image/jpeg');
   });
 
   it('bounds: not an image is 415, a side over 2500 is 400, over 50 megapixels is 413', async () => {

@@ -1,6 +1,6 @@
 // Import-boundary lint (docs/architecture.md, dependency direction). Exits 1 and lists each violation.
 //   console → sdk → shared; server → shared; in the console only main.tsx imports router.tsx.
-//   inside the server: lib ← config ← {http, db, messaging} ← settings ← {rest, auth, storage} ← changes ← {admin, realtime, webhooks} ← app.ts ← {cli, main.ts}
+//   inside the server: lib ← config ← {http, db, messaging} ← settings ← {rest, auth, storage} ← changes ← {admin, realtime, webhooks, functions} ← app.ts ← {cli, main.ts}
 //   (value imports; a type-only import may point anywhere as long as it closes no cycle);
 //   rest never imports auth; realtime and webhooks never import each other (type imports included);
 //   an area is imported only through its index.ts (type imports too): no deep imports;
@@ -32,6 +32,9 @@ const LAYER = {
   // Database webhooks: a consumer of the change log beside realtime, through the outbox's rules;
   // depends on db, http, messaging, settings and rest (the schema cache, the filter grammar).
   webhooks: 5,
+  // Functions (docs/functions.md): the project's own code in worker threads; it reaches data
+  // through the HTTP API (app.inject), so it needs http, config and lib, never rest or auth.
+  functions: 5,
   // Supabase's faces (/rest/v1, /auth/v1, /storage/v1, realtime channels): translations onto
   // rest, auth, storage and realtime, so above all of them; nothing imports a face.
   supabase: 5.5,

@@ -242,7 +242,6 @@ export function parseSupabaseConfig(
       verify_jwt: r.bool(f, `functions.${name}`, 'verify_jwt', true),
     };
   }
-  if (Object.keys(functions).length) notActedOn.push('[functions.*] (Edge Functions)');
 
   const jwtSecret = r.str(auth, 'auth', 'jwt_secret', null);
   if (auth.jwt_secret !== undefined && jwtSecret === null)

@@ -34,8 +34,6 @@ function rawBytes(data: RawData): number {
 }
 
 export class Connection extends Session {
-  /** Missed heartbeats in a row. */
-  missed = 0;
   /** Messages received and not handled yet, and their bytes (R5). */
   private waiting = 0;
   private waitingBytes = 0;
@@ -78,9 +76,6 @@ export class Connection extends Session {
             if (!this.closed) socket.resume();
           }
         });
-    });
-    socket.on('pong', () => {
-      this.missed = 0;
     });
   }
 

@@ -79,11 +79,12 @@ export interface RealtimeFaces {
   admit(ip: string): void;
   /**
    * Counts a face's session: it is held to the area's housekeeping (session checks, tables
-   * switched off, access changed) and to the address's connection count until the returned
+   * switched off, access changed), to the address's connection count and, given its socket, to
+   * the heartbeat (REALTIME_HEARTBEAT_SECONDS; two missed pongs drop it) until the returned
    * function is called (its socket closed).
-   * @example const detach = realtime.faces.attach(session, req.ip); socket.on('close', () => { session.close(); detach(); });
+   * @example const detach = realtime.faces.attach(session, req.ip, socket); socket.on('close', () => { session.close(); detach(); });
    */
-  attach(session: Session, ip: string): () => void;
+  attach(session: Session, ip: string, socket?: WebSocket): () => void;
 }
 
 /** How often each connection's session is asked again (sign-out, revocation, ban end it within this). */
@@ -162,14 +163,23 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
       throw new ApiError('too_many_connections', `At most ${config.maxConnectionsPerIp} realtime connections per client address.`);
     }
   };
-  const attach = (session: Session, ip: string) => {
+  const beats = new Map<Session, { socket: WebSocket; missed: number }>();
+  const attach = (session: Session, ip: string, socket?: WebSocket) => {
     sessions.add(session);
     perIp.set(ip, (perIp.get(ip) ?? 0) + 1);
+    if (socket) {
+      const beat = { socket, missed: 0 };
+      beats.set(session, beat);
+      socket.on('pong', () => {
+        beat.missed = 0;
+      });
+    }
     let done = false;
     return () => {
       if (done) return;
       done = true;
       sessions.delete(session);
+      beats.delete(session);
       const n = (perIp.get(ip) ?? 1) - 1;
       if (n <= 0) perIp.delete(ip);
       else perIp.set(ip, n);
@@ -243,15 +253,17 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
     onDropped: () => dropped?.inc(),
   };
 
+  // WebSocket pings for every face's sockets: a client that misses two is dropped, and its
+  // channels' presence leaves with it (a socket gone without a close: a laptop asleep, a proxy).
   const heartbeat = setInterval(() => {
-    for (const conn of connections) {
-      if (conn.missed >= 2) {
-        conn.close();
-        conn.socket.terminate();
+    for (const [session, beat] of beats) {
+      if (beat.missed >= 2) {
+        session.close();
+        beat.socket.terminate();
         continue;
       }
-      conn.missed++;
-      conn.socket.ping();
+      beat.missed++;
+      beat.socket.ping();
     }
   }, config.heartbeatMs);
   heartbeat.unref();
@@ -292,7 +304,7 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
       // Its session is checked like that of a token sent in an auth message.
       const conn = new Connection(socket, keyOf(req), principal, connectionDeps, bearer, ip);
       connections.add(conn);
-      const detach = attach(conn, ip);
+      const detach = attach(conn, ip, socket);
       socket.on('error', () => undefined);
       socket.on('close', () => {
         conn.close();

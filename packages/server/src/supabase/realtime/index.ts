@@ -356,7 +356,8 @@ export async function registerSupabaseRealtime(app: App, d: SupabaseRealtimeDeps
         const bearer = /^bearer\s+(.+)$/i.exec(req.headers.authorization?.trim() ?? '')?.[1] ?? null;
         const client = new Client(socket, vsn, apikeyOf(req), principal, d, bearer, ip);
         clients.add(client);
-        const detach = d.realtime.faces.attach(client, ip);
+        // Realtime's heartbeat: WebSocket pings, two missed drop the socket (and its presence).
+        const detach = d.realtime.faces.attach(client, ip, socket);
         let queue = Promise.resolve();
         socket.on('message', (data: Buffer, isBinary: boolean) => {
           let f: Frame | null;

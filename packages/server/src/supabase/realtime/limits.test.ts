@@ -14,7 +14,11 @@ let base: string;
 const open: Array<RealtimeClient | RtClient> = [];
 
 beforeAll(async () => {
-  t = await createTestServer({ REALTIME_MAX_CONNECTIONS_PER_IP: '3', REALTIME_MAX_SUBSCRIPTIONS_PER_IP: '3' });
+  t = await createTestServer({
+    REALTIME_MAX_CONNECTIONS_PER_IP: '3',
+    REALTIME_MAX_SUBSCRIPTIONS_PER_IP: '3',
+    REALTIME_HEARTBEAT_SECONDS: '1',
+  });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   const res = await t.sql(`create table feed (id bigserial primary key, title text);
@@ -92,5 +96,33 @@ describe('realtime limits over both protocols', () => {
     p.send({ type: 'unsubscribe', id: 'a' });
     await p.next((m) => m.type === 'unsubscribed');
     expect((await subscribed(s.channel('c3'))).status).toBe('SUBSCRIBED');
+  });
+
+  it('a Phoenix socket that stops answering pings is dropped by realtime’s heartbeat, and its presence leaves the channel', async () => {
+    const s = supabase();
+    const ch = s.channel('hb', { config: { presence: { key: 'watcher' } } }).on('presence', { event: 'sync' }, () => undefined);
+    expect((await subscribed(ch)).status).toBe('SUBSCRIBED');
+    // A client that never answers a ping (its pongs are off): joined and tracked, then silent.
+    const ghost = new WebSocket(`${base.replace(/^http/, 'ws')}/realtime/v1/websocket?apikey=${t.keys.publicKey}&vsn=1.0.0`, {
+      autoPong: false,
+    });
+    await new Promise((r) => ghost.once('open', r));
+    const closed = new Promise<number>((r) => ghost.once('close', (code) => r(code)));
+    const join = { topic: 'realtime:hb', event: 'phx_join', payload: { config: { presence: { key: 'ghost' } } }, ref: '1', join_ref: '1' };
+    ghost.send(JSON.stringify(join));
+    ghost.send(
+      JSON.stringify({
+        topic: 'realtime:hb',
+        event: 'presence',
+        payload: { type: 'presence', event: 'track', payload: { n: 1 } },
+        ref: '2',
+        join_ref: '1',
+      }),
+    );
+    await expect.poll(() => Object.keys(ch.presenceState())).toEqual(['ghost']);
+    await expect.poll(() => Object.keys(ch.presenceState()), { timeout: 15_000 }).toEqual([]);
+    expect([1000, 1006]).toContain(await closed);
+    // The watcher, which answers its pings, is still there.
+    expect(ch.state).toBe('joined');
   });
 });

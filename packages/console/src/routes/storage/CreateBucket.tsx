@@ -57,7 +57,13 @@ export function CreateBucket(props: {
   const create = useMutation({
     mutationFn: (fields: { limit: number | null; types: string[] | null }) => {
       const body = { public: isPublic, file_size_limit: fields.limit, allowed_mime_types: fields.types };
-      return editing ? storage.updateBucket(editing.name, body) : storage.createBucket(name.trim(), body);
+      if (!editing) return storage.createBucket(name.trim(), body);
+      // Only what changed: a field plinth.json manages is refused by the server (409
+      // managed_by_config) even unchanged, so the others stay editable.
+      const changed = Object.fromEntries(
+        Object.entries(body).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(editing[k as keyof typeof body] ?? null)),
+      );
+      return storage.updateBucket(editing.name, changed);
     },
     onSuccess: async (b) => {
       await queryClient.invalidateQueries({ queryKey: ['storage', 'buckets'] });

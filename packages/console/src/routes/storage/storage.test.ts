@@ -384,6 +384,26 @@ describe('Storage page', () => {
     expect((await back).status()).toBe(200);
     await page.getByText('Size limit: Server limit · Allowed types: Any type').waitFor();
     expect(await bucketOf('docs')).toMatchObject({ public: false, file_size_limit: null, allowed_mime_types: null });
+
+    // plinth.json manages the bucket's public flag (as a start with storage.buckets.docs.public does):
+    // the other fields still save; a change of the managed one is refused with the server's words.
+    s.t.storage.buckets.setManaged('/app/plinth.json', new Map([['docs', ['public']]]));
+    await page.getByRole('button', { name: 'Bucket settings' }).click();
+    await dialog.getByLabel('File size limit', { exact: true }).fill('3');
+    const limited = answerOf(page, '/api/v1/storage/buckets/docs', 'PATCH');
+    await dialog.getByRole('button', { name: 'Save settings' }).click();
+    expect((await limited).status()).toBe(200);
+    await page.getByText(/Size limit: 3 MiB/).waitFor();
+    w.allow(409);
+    await page.getByRole('button', { name: 'Bucket settings' }).click();
+    await dialog.getByRole('switch', { name: 'Public bucket' }).click();
+    const refused = answerOf(page, '/api/v1/storage/buckets/docs', 'PATCH');
+    await dialog.getByRole('button', { name: 'Save settings' }).click();
+    expect((await refused).status()).toBe(409);
+    await dialog.getByText("The bucket docs's public is managed by /app/plinth.json; change it there.").waitFor();
+    expect(await bucketOf('docs')).toMatchObject({ public: false, file_size_limit: 3 * 1024 ** 2 });
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    s.t.storage.buckets.setManaged('/app/plinth.json', new Map());
     w.expectClean();
   });
 

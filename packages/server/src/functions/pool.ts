@@ -309,7 +309,6 @@ export function createRunner(options: RunnerOptions, defaults: FunctionSettings)
         log.warn({ fn: name, err }, `function ${name} did not start: ${(err as Error).message}`);
         return { ok: false, code: 'function_error', message: `The function ${name} did not start; the server's log has the cause.` };
       }
-      const deadline = Date.now() + s.limits.timeoutMs;
       if (active >= s.limits.concurrency) {
         if (waiting.length >= s.limits.queue)
           return {
@@ -350,7 +349,9 @@ export function createRunner(options: RunnerOptions, defaults: FunctionSettings)
             resolveCall({ ok: false, code: 'function_timeout', message: timeoutMessage() });
             retire(me, Math.min(1000, s.limits.timeoutMs));
           },
-          Math.max(1, deadline - Date.now()),
+          // From the hand-over to a ready worker: its start (bundle, thread) and the queue are not
+          // the function's time, so a limit means the same on a slow machine as on a fast one.
+          s.limits.timeoutMs,
         );
         me.inflight.set(id, { resolve: resolveCall, timer, credentials: req.credentials });
         const body = req.body ? req.body.buffer.slice(req.body.byteOffset, req.body.byteOffset + req.body.byteLength) : null;

@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../test/harness.js';
 import { type RtClient, rtConnect } from '../../test/realtime.js';
+import { BROADCAST_BURST, BROADCASTS_PER_SECOND } from './session.js';
 
 // Channels on Plinth's own protocol (issue 37): join, broadcast (self), presence (track, untrack,
 // diffs, a closed socket leaves), on the one hub that Supabase's face and HTTP broadcast share.
@@ -112,5 +113,20 @@ describe('channels on /api/v1/realtime', () => {
     expect(await join(c, 'ok')).toMatchObject({ type: 'joined' });
     c.send({ type: 'leave', channel: 'ok' });
     await expect.poll(() => of(c, 'left')).toEqual([{ type: 'left', channel: 'ok' }]);
+  });
+
+  it('channel messages are rate-limited per connection: past the burst, rate_limited (naming the channel) until the bucket refills', async () => {
+    const [a, b] = [await client(), await client()];
+    await join(a, 'rl');
+    await join(b, 'rl');
+    for (let i = 0; i <= BROADCAST_BURST; i++) a.send({ type: 'broadcast', channel: 'rl', event: 'n', payload: i });
+    await expect.poll(() => of(a, 'error')).toEqual([expect.objectContaining({ channel: 'rl', code: 'rate_limited' })]);
+    expect((of(a, 'error')[0].details as Msg).retry_after_ms).toBeGreaterThan(0);
+    await expect.poll(() => of(b, 'broadcast').length).toBe(BROADCAST_BURST);
+    // The server's clock moves on: the bucket refills, and the next one is delivered.
+    t.clock.advance(Math.ceil(1000 / BROADCASTS_PER_SECOND));
+    a.send({ type: 'broadcast', channel: 'rl', event: 'n', payload: 'later' });
+    await expect.poll(() => of(b, 'broadcast').at(-1)?.payload).toBe('later');
+    expect(of(b, 'broadcast').map((m) => m.payload)).toEqual([...Array.from({ length: BROADCAST_BURST }, (_, i) => i), 'later']);
   });
 });

@@ -156,15 +156,24 @@ export class Connection extends Session {
           this.leaveChannel(msg.channel);
           this.send(JSON.stringify({ type: 'left', channel: msg.channel }));
           return;
-        case 'broadcast':
-          this.d.channels.broadcast(msg.channel, this.member(msg.channel), msg.event, msg.payload);
+        case 'broadcast': {
+          const member = this.member(msg.channel);
+          this.takeBroadcastToken();
+          this.d.channels.broadcast(msg.channel, member, msg.event, msg.payload);
           return;
-        case 'track':
-          this.d.channels.track(this.member(msg.channel), msg.meta);
+        }
+        case 'track': {
+          const member = this.member(msg.channel);
+          this.takeBroadcastToken();
+          this.d.channels.track(member, msg.meta);
           return;
-        case 'untrack':
-          this.d.channels.untrack(this.member(msg.channel));
+        }
+        case 'untrack': {
+          const member = this.member(msg.channel);
+          this.takeBroadcastToken();
+          this.d.channels.untrack(member);
           return;
+        }
       }
     } catch (err) {
       const id = msg && 'id' in msg ? msg.id : msg && 'channel' in msg ? undefined : messageIdOf(text);

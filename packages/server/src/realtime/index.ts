@@ -37,7 +37,15 @@ export { type Change, type ChangeLog, openChangeLog } from '../changes/index.js'
 export { parseClientMessage, type ClientMessage } from './protocol.js';
 export { splitRow, rowText } from '../changes/index.js';
 export { REALTIME_PATH } from './routes.js';
-export { CLOSE_SESSION_ENDED, CLOSE_TOO_SLOW, Session, type SessionDeps, type SubscribeRequest } from './session.js';
+export {
+  BROADCAST_BURST,
+  BROADCASTS_PER_SECOND,
+  CLOSE_SESSION_ENDED,
+  CLOSE_TOO_SLOW,
+  Session,
+  type SessionDeps,
+  type SubscribeRequest,
+} from './session.js';
 export type { ChangeFormat, ChangeParts, Subscription } from './hub.js';
 export type { ChannelMember, ChannelMessage, Channels, PresenceState, ServerBroadcast } from './channels.js';
 

@@ -32,6 +32,12 @@ export const CLOSE_TOO_SLOW = 4008;
  */
 export const SUBSCRIBE_BURST = 100;
 export const SUBSCRIBE_PER_SECOND = 10;
+/**
+ * Channel messages per client (broadcast, track, untrack): a bucket of BROADCAST_BURST refilled at
+ * BROADCASTS_PER_SECOND; an empty bucket answers `rate_limited` (issue 37's rate per connection).
+ */
+export const BROADCAST_BURST = 100;
+export const BROADCASTS_PER_SECOND = 100;
 
 export interface SessionDeps {
   db: Db;
@@ -78,6 +84,9 @@ export abstract class Session implements Subscriber {
   /** Subscribe tokens left, and when they were counted. */
   private tokens: number;
   private tokensAt: number;
+  /** Channel-message tokens left, and when they were counted. */
+  private sends = BROADCAST_BURST;
+  private sendsAt: number;
 
   constructor(
     private readonly apikey: string | undefined,
@@ -92,6 +101,7 @@ export abstract class Session implements Subscriber {
     this.token = start.role === 'authenticated' ? token : null;
     this.tokens = Math.max(SUBSCRIBE_BURST, d.maxSubscriptions);
     this.tokensAt = d.clock.now();
+    this.sendsAt = this.tokensAt;
     this.watchExpiry();
   }
 
@@ -351,6 +361,22 @@ export abstract class Session implements Subscriber {
   /** The membership of a topic, if joined. */
   channel(topic: string): ChannelMember | undefined {
     return this.joined.get(topic);
+  }
+
+  /** One token of the channel-message bucket (broadcast, track, untrack), or `rate_limited`. */
+  takeBroadcastToken(): void {
+    const now = this.d.clock.now();
+    this.sends = Math.min(BROADCAST_BURST, this.sends + ((now - this.sendsAt) / 1000) * BROADCASTS_PER_SECOND);
+    this.sendsAt = now;
+    if (this.sends < 1) {
+      const retryAfterMs = Math.ceil(((1 - this.sends) / BROADCASTS_PER_SECOND) * 1000);
+      throw new ApiError(
+        'rate_limited',
+        `Too many channel messages on this connection: at most ${BROADCASTS_PER_SECOND} a second after a burst of ${BROADCAST_BURST}; retry in ${retryAfterMs} ms.`,
+        { retry_after_ms: retryAfterMs },
+      );
+    }
+    this.sends -= 1;
   }
 
   /** One token of the subscribe bucket, or `rate_limited`. */

@@ -266,12 +266,25 @@ class Client extends Session {
     this.leaveChannel(m.topic);
   }
 
+  /** A token of realtime's channel-message bucket, or the refusal replied (`rate_limited`). */
+  private spend(f: Frame): boolean {
+    try {
+      this.takeBroadcastToken();
+      return true;
+    } catch (err) {
+      const e = err as ApiError;
+      this.reply(f, 'error', { reason: e.message, code: e.code, ...(e.details ? { details: e.details } : {}) });
+      return false;
+    }
+  }
+
   private broadcast(f: Frame): void {
     const m = this.members.get(f.topic);
     if (!m) {
       this.reply(f, 'error', { reason: 'Join the channel before sending on it.' });
       return;
     }
+    if (!this.spend(f)) return;
     const event = typeof f.payload.event === 'string' ? f.payload.event : '';
     this.d.channels.broadcast(m.topic, m, event, f.payload.payload);
     if (m.ack && f.ref !== null) this.reply(f, 'ok', {});
@@ -283,6 +296,7 @@ class Client extends Session {
       this.reply(f, 'error', { reason: 'Join the channel before tracking presence.' });
       return;
     }
+    if (!this.spend(f)) return;
     if (f.payload.event === 'track') {
       const fields = f.payload.payload;
       this.d.channels.track(m, fields && typeof fields === 'object' && !Array.isArray(fields) ? (fields as Record<string, unknown>) : {});

@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestServer, type TestServer } from '../../../test/harness.js';
 import { type RtClient, rtConnect, rtSubscribe } from '../../../test/realtime.js';
+import { BROADCAST_BURST } from '../../realtime/index.js';
 
 // One hub, one set of limits (issue 37): Supabase's face and /api/v1/realtime count together,
 // per client address, connections (REALTIME_MAX_CONNECTIONS_PER_IP) and channels with
@@ -124,5 +125,23 @@ describe('realtime limits over both protocols', () => {
     expect([1000, 1006]).toContain(await closed);
     // The watcher, which answers its pings, is still there.
     expect(ch.state).toBe('joined');
+  });
+
+  it('Phoenix broadcasts take realtime’s channel-message bucket: past the burst, a rate_limited reply', async () => {
+    const ws = new WebSocket(`${base.replace(/^http/, 'ws')}/realtime/v1/websocket?apikey=${t.keys.publicKey}&vsn=1.0.0`);
+    await new Promise((r) => ws.once('open', r));
+    const replies: Array<{ ref: string; payload: { status: string; response: Record<string, unknown> } }> = [];
+    ws.on('message', (d) => {
+      const f = JSON.parse(d.toString());
+      if (f.event === 'phx_reply') replies.push(f);
+    });
+    const frame = (ref: number, event: string, payload: unknown) =>
+      JSON.stringify({ topic: 'realtime:rl', event, payload, ref: String(ref), join_ref: '0' });
+    ws.send(frame(0, 'phx_join', { config: { broadcast: { ack: true } } }));
+    for (let i = 1; i <= BROADCAST_BURST + 1; i++) ws.send(frame(i, 'broadcast', { type: 'broadcast', event: 'n', payload: { i } }));
+    await expect.poll(() => replies.length).toBe(BROADCAST_BURST + 2);
+    const refused = replies.filter((r) => r.payload.status === 'error');
+    expect(refused.map((r) => [r.ref, r.payload.response.code])).toEqual([[String(BROADCAST_BURST + 1), 'rate_limited']]);
+    ws.close();
   });
 });

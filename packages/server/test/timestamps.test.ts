@@ -46,6 +46,11 @@ const NOT_WALKED: Record<string, string> = {
     "needs a WebAuthn authenticator (passkeys-browser.test.ts); its answer is sign-up's, walked above",
   'PATCH|DELETE /v1/auth/passkeys/:id': 'needs a registered passkey (passkeys-browser.test.ts); isoSql as the list',
   'DELETE /api/v1/users/:id/passkeys/:passkey': 'needs a registered passkey (passkeys-browser.test.ts); answers 204',
+  'POST /api/v1/storage/upload/resumable': 'TUS: 201 with a Location header and no body (supabase/storage/resumable.test.ts)',
+  'PATCH|DELETE /api/v1/storage/upload/resumable/:id': 'TUS: 204 with Upload-Offset, no body (supabase/storage/resumable.test.ts)',
+  'GET|POST|PUT|PATCH|DELETE /api/v1/functions/:name':
+    "what the project's own functions answer, as they write it (functions/functions.test.ts)",
+  'GET|POST|PUT|PATCH|DELETE /api/v1/functions/:name/*': "what the project's own functions answer, as they write it",
   'GET /api/v1/realtime': "the WebSocket upgrade; its messages' commit_time is written by isoSql (realtime/log.ts)",
   'POST /api/v1/realtime/broadcast': 'answers {recipients} only (supabase/realtime/broadcast-http.test.ts); no timestamp',
   'POST /api/v1/settings/auth/oidc/:id/test': 'needs a live OpenID provider (auth/oauth/oidc.test.ts); no timestamps but expires_in',

@@ -98,6 +98,19 @@ describe('plinth.json auth and buckets on a server', () => {
     // Applied again (every start), it is a no-op, not an error.
     await applyProjectSettings(t, parseProjectFile(JSON.stringify({ realtime: { tables: ['notes'] } }), FILE), FILE, {});
     expect(await t.realtime.tables.isEnabled('notes')).toBe(true);
+    // Held: the API cannot switch it off; another table stays the API's.
+    const off = await t.app.inject({ method: 'DELETE', url: '/api/v1/realtime/tables/notes', headers: t.as.service });
+    expect([off.statusCode, off.json().code, off.json().message]).toEqual([
+      409,
+      'managed_by_config',
+      `The realtime table notes is managed by ${FILE}; change it there.`,
+    ]);
+    expect((await t.app.inject({ method: 'PUT', url: '/api/v1/realtime/tables/quiet', headers: t.as.service })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'DELETE', url: '/api/v1/realtime/tables/quiet', headers: t.as.service })).statusCode).toBe(200);
+    // A file that no longer names it frees it (and leaves it on).
+    await applyProjectSettings(t, parseProjectFile('{}', FILE), FILE, {});
+    expect(await t.realtime.tables.isEnabled('notes')).toBe(true);
+    expect((await t.app.inject({ method: 'DELETE', url: '/api/v1/realtime/tables/notes', headers: t.as.service })).statusCode).toBe(200);
     const missing = parseProjectFile(JSON.stringify({ realtime: { tables: ['nope'] } }), FILE);
     const err = await applyProjectSettings(t, missing, FILE, {}).catch((e) => e);
     expect(err).toBeInstanceOf(ConfigError);

@@ -46,7 +46,7 @@ export async function applyProjectSettings(
     managed.set(name, Object.keys(fields));
   }
   plinth.storage.buckets.setManaged(file, managed);
-  // Realtime tables: switched on (a table the file no longer names is left as it is).
+  // Realtime tables: switched on and held (a table the file no longer names is left as it is, and freed).
   const tables = settings.realtime?.tables ?? [];
   for (const table of tables) {
     try {
@@ -55,6 +55,7 @@ export async function applyProjectSettings(
       asConfigError(err, file, `realtime.tables "${table}"`);
     }
   }
+  plinth.realtime.tables.setManaged(file, tables);
   return { auth: plinth.settings.managed()?.keys ?? [], buckets: Object.keys(buckets), realtime: tables };
 }
 

@@ -13,6 +13,11 @@ export interface RealtimeTables {
   isEnabled(table: string): Promise<boolean>;
   enable(table: string): Promise<{ table: string; enabled: boolean }>;
   disable(table: string): Promise<{ table: string; enabled: boolean }>;
+  /**
+   * Marks the tables the project file (plinth.json `realtime.tables`) switches on: switching one
+   * off through the API is then 409 managed_by_config. An empty list frees them.
+   */
+  setManaged(file: string, tables: readonly string[]): void;
   /** Reloads; resolves with the tables enabled now. */
   reload(): Promise<ReadonlySet<string>>;
   close(): Promise<void>;
@@ -45,7 +50,11 @@ export async function realtimeTables(db: Db, onChange: (enabled: ReadonlySet<str
   };
   const unlisten = await db.listen('plinth_realtime_tables', () => void reload().catch(() => undefined));
   const entry = (table: string) => ({ table, enabled: enabled.has(table) });
+  let managed: { file: string; tables: ReadonlySet<string> } | null = null;
   return {
+    setManaged(file, tables) {
+      managed = tables.length ? { file, tables: new Set(tables) } : null;
+    },
     async list() {
       await load();
       const { rows } = await db.query<{ name: string }>(
@@ -63,6 +72,10 @@ export async function realtimeTables(db: Db, onChange: (enabled: ReadonlySet<str
       return entry(table);
     },
     async disable(table) {
+      if (managed?.tables.has(table))
+        throw new ApiError('managed_by_config', `The realtime table ${table} is managed by ${managed.file}; change it there.`, [
+          { field: 'table', message: `is managed by ${managed.file}` },
+        ]);
       await releaseFor(db, table, 'realtime').catch(refused);
       await reload();
       return entry(table);

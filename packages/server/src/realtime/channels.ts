@@ -12,6 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ApiError, type Principal } from '../http/index.js';
+import type { ChannelRights } from './channel-rights.js';
 
 /** Presence: each key with the metas tracked under it (Phoenix's shape). */
 export type PresenceState = Record<string, { metas: Array<Record<string, unknown>> }>;
@@ -29,6 +30,11 @@ export interface ChannelMember {
   readonly presenceKey: string;
   /** It receives its own broadcasts. */
   readonly self: boolean;
+  /**
+   * A private channel (its rights decided by policies on realtime.messages, channel-rights.ts):
+   * its members are apart from a public channel of the same name.
+   */
+  readonly private?: boolean;
   /** Its tracked presence (null: not tracked); the hub sets it. */
   meta: Record<string, unknown> | null;
   /** Writes a message on the member's wire. */
@@ -40,13 +46,19 @@ export interface ServerBroadcast {
   channel: string;
   event: string;
   payload: unknown;
-  /** For a private channel: only the secret key sends there until its RLS check on realtime.messages comes. */
+  /** For a private channel: sent when the caller's policies on realtime.messages let it insert. */
   private?: boolean;
 }
+
+/** A topic's key in the table: a private channel and a public one of the same name never meet. */
+const keyOf = (topic: string, priv: boolean | undefined) => `${priv ? 'p' : 'o'}:${topic}`;
 
 export class Channels {
   private readonly byTopic = new Map<string, Set<ChannelMember>>();
   private readonly perIp = new Map<string, number>();
+
+  /** `rights`: what the caller may do on a private channel (channel-rights.ts, bound to the database). */
+  constructor(readonly rights: (who: Principal, topic: string) => Promise<ChannelRights> = denyPrivate) {}
 
   /** Members held by the sessions of a client address. */
   membersOfIp(ip: string): number {
@@ -65,24 +77,26 @@ export class Channels {
    * @example const state = channels.join(member); // { alice: { metas: [{ status: 'online', phx_ref: '…' }] } }
    */
   join(m: ChannelMember): PresenceState {
-    let set = this.byTopic.get(m.topic);
-    if (!set) this.byTopic.set(m.topic, (set = new Set()));
+    const key = keyOf(m.topic, m.private);
+    let set = this.byTopic.get(key);
+    if (!set) this.byTopic.set(key, (set = new Set()));
     if (!set.has(m)) {
       set.add(m);
       this.perIp.set(m.ip, this.membersOfIp(m.ip) + 1);
     }
-    return this.state(m.topic);
+    return this.state(m.topic, m.private);
   }
 
   /** Removes a member; its presence leaves the others' state. */
   leave(m: ChannelMember): void {
-    const set = this.byTopic.get(m.topic);
+    const key = keyOf(m.topic, m.private);
+    const set = this.byTopic.get(key);
     if (!set?.delete(m)) return;
     const n = this.membersOfIp(m.ip) - 1;
     if (n > 0) this.perIp.set(m.ip, n);
     else this.perIp.delete(m.ip);
-    if (set.size === 0) this.byTopic.delete(m.topic);
-    if (m.meta) this.diff(m.topic, {}, { [m.presenceKey]: { metas: [m.meta] } });
+    if (set.size === 0) this.byTopic.delete(key);
+    if (m.meta) this.diff(key, {}, { [m.presenceKey]: { metas: [m.meta] } });
     m.meta = null;
   }
 
@@ -91,10 +105,10 @@ export class Channels {
    * answers how many got it. `from` null: sent by the server (HTTP).
    * @example channels.broadcast('room', null, 'msg', { text: 'hi' })
    */
-  broadcast(topic: string, from: ChannelMember | null, event: string, payload: unknown): number {
+  broadcast(topic: string, from: ChannelMember | null, event: string, payload: unknown, priv = from?.private): number {
     const message: ChannelMessage = { kind: 'broadcast', event, payload };
     let n = 0;
-    for (const m of this.byTopic.get(topic) ?? []) {
+    for (const m of this.byTopic.get(keyOf(topic, priv)) ?? []) {
       if (m === from && !m.self) continue;
       m.deliver(message);
       n++;
@@ -104,19 +118,25 @@ export class Channels {
 
   /**
    * Messages sent over HTTP (`POST /api/v1/realtime/broadcast`, Supabase's
-   * `POST /realtime/v1/api/broadcast`), all or none: a private channel is refused (403
-   * `forbidden`) to any role but `service`, as a private join is. Answers the members reached.
-   * @example channels.send(principal, [{ channel: 'room', event: 'msg', payload: { text: 'hi' } }])
+   * `POST /realtime/v1/api/broadcast`), all or none: a private channel needs the caller's right
+   * to send there (policies on realtime.messages), else 403 `forbidden` and nothing is sent.
+   * Answers the members reached.
+   * @example await channels.send(principal, [{ channel: 'room', event: 'msg', payload: { text: 'hi' } }])
    */
-  send(principal: Principal, messages: ServerBroadcast[]): number {
-    if (principal.role !== 'service' && messages.some((m) => m.private === true)) {
-      throw new ApiError(
-        'forbidden',
-        'Only the secret key may send on a private channel (its row-level security check is not served yet).',
-      );
+  async send(principal: Principal, messages: ServerBroadcast[]): Promise<number> {
+    const decided = new Map<string, boolean>();
+    for (const m of messages) {
+      if (m.private !== true || decided.has(m.channel)) continue;
+      const { write } = await this.rights(principal, m.channel);
+      decided.set(m.channel, write);
+      if (!write)
+        throw new ApiError(
+          'forbidden',
+          `You may not send on the private channel ${m.channel}: no policy on realtime.messages lets you insert.`,
+        );
     }
     let n = 0;
-    for (const m of messages) n += this.broadcast(m.channel, null, m.event, m.payload);
+    for (const m of messages) n += this.broadcast(m.channel, null, m.event, m.payload, m.private === true);
     return n;
   }
 
@@ -124,25 +144,31 @@ export class Channels {
   track(m: ChannelMember, fields: Record<string, unknown>): void {
     const before = m.meta;
     m.meta = { ...fields, phx_ref: randomBytes(10).toString('hex') };
-    this.diff(m.topic, { [m.presenceKey]: { metas: [m.meta] } }, before ? { [m.presenceKey]: { metas: [before] } } : {});
+    const key = keyOf(m.topic, m.private);
+    this.diff(key, { [m.presenceKey]: { metas: [m.meta] } }, before ? { [m.presenceKey]: { metas: [before] } } : {});
   }
 
   untrack(m: ChannelMember): void {
-    if (m.meta) this.diff(m.topic, {}, { [m.presenceKey]: { metas: [m.meta] } });
+    if (m.meta) this.diff(keyOf(m.topic, m.private), {}, { [m.presenceKey]: { metas: [m.meta] } });
     m.meta = null;
   }
 
-  /** Who is present on a topic. */
-  state(topic: string): PresenceState {
+  /** Who is present on a topic (a private one apart). */
+  state(topic: string, priv?: boolean): PresenceState {
     const state: PresenceState = {};
-    for (const other of this.byTopic.get(topic) ?? []) {
+    for (const other of this.byTopic.get(keyOf(topic, priv)) ?? []) {
       if (other.meta) (state[other.presenceKey] ??= { metas: [] }).metas.push(other.meta);
     }
     return state;
   }
 
-  private diff(topic: string, joins: PresenceState, leaves: PresenceState): void {
+  private diff(key: string, joins: PresenceState, leaves: PresenceState): void {
     const message: ChannelMessage = { kind: 'presence_diff', joins, leaves };
-    for (const m of this.byTopic.get(topic) ?? []) m.deliver(message);
+    for (const m of this.byTopic.get(key) ?? []) m.deliver(message);
   }
+}
+
+/** Without a database (unit tests): no private channel for anyone but the secret key. */
+async function denyPrivate(who: Principal): Promise<ChannelRights> {
+  return who.role === 'service' ? { read: true, write: true } : { read: false, write: false };
 }

@@ -24,6 +24,7 @@ import { ApiError, type App, type Metrics, type PrincipalResolver } from '../htt
 import type { Clock } from '../lib/index.js';
 import type { SchemaCache } from '../rest/index.js';
 import { createAuthorizer } from './authorize.js';
+import { channelRights } from './channel-rights.js';
 import { Channels } from './channels.js';
 import { Connection } from './connection.js';
 import { Hub } from './hub.js';
@@ -242,7 +243,7 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
     policyPoll.unref();
   }
 
-  const channels = new Channels();
+  const channels = new Channels((who, topic) => channelRights(db, who, topic));
   const connectionDeps: SessionDeps = {
     db,
     hub,

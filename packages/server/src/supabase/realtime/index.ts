@@ -68,6 +68,8 @@ interface Member extends ChannelMember {
   /** The hub subscriptions of its postgres_changes bindings (their ids). */
   readonly changes: string[];
   readonly ack: boolean;
+  /** May send (broadcast, presence): a public channel's member always; a private one's as its policies say. */
+  readonly write: boolean;
 }
 
 const PREFIX = 'realtime:';
@@ -189,15 +191,27 @@ class Client extends Session {
     } catch (err) {
       return this.reply(f, 'error', { reason: err instanceof Error ? err.message : 'invalid token' });
     }
-    if (config.private === true && this.principal.role !== 'service') {
-      // Private channels are decided by policies on realtime.messages: not checked by this face yet,
-      // so refused to all but the secret key (never opened to a caller a policy would refuse).
-      return this.reply(f, 'error', { reason: 'Unauthorized: You do not have permissions to read from this Channel topic' });
+    const topic = f.topic.slice(PREFIX.length);
+    const priv = config.private === true;
+    // A private channel: the caller's policies on realtime.messages decide, once, at the join (and
+    // at a join again after a new token): reading is joining, inserting is sending.
+    let rights = { read: true, write: true };
+    if (priv) {
+      try {
+        rights = await this.d.channels.rights(this.principal, topic);
+      } catch (err) {
+        this.d.logger.error({ err }, 'supabase realtime: deciding a private channel failed');
+        return this.reply(f, 'error', { reason: 'Unable to decide the rights on this private channel; retry.' });
+      }
+      if (!rights.read)
+        return this.reply(f, 'error', { reason: `Unauthorized: You do not have permissions to read from this Channel topic: ${topic}` });
     }
     const joinRef = f.join_ref ?? f.ref;
     const phxTopic = f.topic;
     const m: Member = {
-      topic: f.topic.slice(PREFIX.length),
+      topic,
+      private: priv,
+      write: rights.write,
       phxTopic,
       ip: this.ip,
       joinRef,
@@ -284,6 +298,10 @@ class Client extends Session {
       this.reply(f, 'error', { reason: 'Join the channel before sending on it.' });
       return;
     }
+    if (!m.write) {
+      this.reply(f, 'error', { reason: `Unauthorized: You do not have permissions to write to this Channel topic: ${m.topic}` });
+      return;
+    }
     if (!this.spend(f)) return;
     const event = typeof f.payload.event === 'string' ? f.payload.event : '';
     this.d.channels.broadcast(m.topic, m, event, f.payload.payload);
@@ -294,6 +312,10 @@ class Client extends Session {
     const m = this.members.get(f.topic);
     if (!m) {
       this.reply(f, 'error', { reason: 'Join the channel before tracking presence.' });
+      return;
+    }
+    if (!m.write) {
+      this.reply(f, 'error', { reason: `Unauthorized: You do not have permissions to write to this Channel topic: ${m.topic}` });
       return;
     }
     if (!this.spend(f)) return;
@@ -337,14 +359,14 @@ export async function registerSupabaseRealtime(app: App, d: SupabaseRealtimeDeps
     // Broadcast over HTTP onto realtime's channels, as Supabase Realtime answers it (202).
     scope.post(SUPABASE_BROADCAST_PATH, { bodyLimit: d.config.maxMessageBytes }, async (req, reply) => {
       const principal = await d.resolvePrincipal(apikeyOf(req), req.headers.authorization);
-      d.realtime.channels.send(principal, broadcastsOf(req.body));
+      await d.realtime.channels.send(principal, broadcastsOf(req.body));
       return reply.code(202).send();
     });
     scope.post(`${SUPABASE_BROADCAST_PATH}/:topic/events/:event`, { bodyLimit: d.config.maxMessageBytes }, async (req, reply) => {
       const principal = await d.resolvePrincipal(apikeyOf(req), req.headers.authorization);
       const { topic, event } = req.params as { topic: string; event: string };
       const priv = (req.query as Record<string, unknown>).private === 'true';
-      d.realtime.channels.send(principal, broadcastsOf({ messages: [{ topic, event, payload: req.body ?? null, private: priv }] }));
+      await d.realtime.channels.send(principal, broadcastsOf({ messages: [{ topic, event, payload: req.body ?? null, private: priv }] }));
       return reply.code(202).send();
     });
     scope.route({

@@ -1,0 +1,70 @@
+/**
+ * Who may join and send on a private channel (issue 37): Supabase's model, so its policies work as
+ * written. A policy on `realtime.messages` decides, with `realtime.topic()` the channel asked
+ * about: reading a row of the topic is joining, inserting one is sending. Asked once per join
+ * (and per HTTP send), in one transaction that is rolled back: the server writes a probe row of
+ * the topic, then, as the caller (plinth.run_as: role and claims as every request has them),
+ * reads it back and inserts another. Nothing stays.
+ */
+import { type Db, DbError, runAsUid } from '../db/index.js';
+import type { Principal } from '../http/index.js';
+
+export interface ChannelRights {
+  /** May join (read the channel's messages). */
+  read: boolean;
+  /** May send: broadcast and presence. */
+  write: boolean;
+}
+
+/** Thrown inside the transaction to roll it back once the rights are known. */
+class Decided extends Error {
+  constructor(readonly rights: ChannelRights) {
+    super('decided');
+  }
+}
+
+/** SQLSTATE of a refusal by a policy or a grant. */
+const REFUSED = '42501';
+
+/**
+ * @example await channelRights(db, principal, 'room-1') // { read: true, write: false }
+ */
+export async function channelRights(db: Db, who: Principal, topic: string): Promise<ChannelRights> {
+  if (who.role === 'service') return { read: true, write: true };
+  const asCaller = (stmt: string, values: string[]) => [who.role, who.claims, runAsUid(who), stmt, values, false];
+  try {
+    await db.transaction(async (tx) => {
+      await tx.query("select set_config('realtime.topic', $1, true)", [topic]);
+      const probe = await tx.query<{ id: string }>(
+        "insert into realtime.messages (topic, extension, private) values ($1, 'broadcast', true) returning id::text",
+        [topic],
+      );
+      const run = 'select n from plinth.run_as($1, $2, $3, $4, $5::text[], $6)';
+      const seen = await tx.query<{ n: string | number }>(
+        run,
+        asCaller("select 1 from realtime.messages where id = ($1)[1]::uuid and topic = ($1)[2] and extension = 'broadcast'", [
+          probe.rows[0].id,
+          topic,
+        ]),
+      );
+      const read = Number(seen.rows[0]?.n ?? 0) > 0;
+      // Back to the server's own role: run_as is not the caller's to run.
+      await tx.query('reset role');
+      let write = false;
+      try {
+        await tx.query(
+          run,
+          asCaller("insert into realtime.messages (topic, extension, private) values (($1)[1], 'broadcast', true)", [topic]),
+        );
+        write = true;
+      } catch (err) {
+        if (!(err instanceof DbError && err.sqlstate === REFUSED)) throw err;
+      }
+      throw new Decided({ read, write });
+    });
+  } catch (err) {
+    if (err instanceof Decided) return err.rights;
+    throw err;
+  }
+  throw new Error('channel rights: the transaction ended without a decision');
+}

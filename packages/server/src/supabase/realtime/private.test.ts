@@ -1,0 +1,120 @@
+import type { AddressInfo } from 'node:net';
+import { RealtimeClient, type RealtimeChannel } from '@supabase/realtime-js';
+import WebSocket from 'ws';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestServer, type TestServer } from '../../../test/harness.js';
+
+// Private channels (issue 37), as Supabase decides them: policies on realtime.messages with
+// realtime.topic() say who may join (select) and send (insert). The policies below are
+// supabase-js's own test project's, narrowed: anyone signed in reads team-*, only team-write
+// takes messages.
+const ADA = '00000000-0000-4000-8000-00000000a0a0';
+let t: TestServer;
+let url: string;
+let adaToken: string;
+const open: RealtimeClient[] = [];
+
+beforeAll(async () => {
+  t = await createTestServer();
+  // As a Supabase folder's migration runs them: the database's owner (realtime.messages is not the SQL runner's).
+  await t.db.query(`
+    create policy "signed in reads team topics" on realtime.messages for select to authenticated
+      using (realtime.topic() like 'team-%')`);
+  await t.db.query(`
+    create policy "signed in writes team-write" on realtime.messages for insert to authenticated
+      with check (realtime.topic() = 'team-write')`);
+  adaToken = await t.mintToken(ADA, { email: 'ada@example.com' });
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  url = `ws://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/realtime/v1`;
+});
+afterEach(async () => {
+  for (const c of open.splice(0)) c.disconnect();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+/** A client; with `token`, signed in before it joins (as supabase-js's auth sets it). */
+async function client(vsn: '1.0.0' | '2.0.0', token?: string): Promise<RealtimeClient> {
+  const c = new RealtimeClient(url, {
+    params: { apikey: t.keys.publicKey },
+    vsn,
+    transport: WebSocket as unknown as typeof globalThis.WebSocket,
+  });
+  if (token) await c.setAuth(token);
+  open.push(c);
+  return c;
+}
+
+async function subscribed(ch: RealtimeChannel): Promise<string> {
+  return new Promise((resolve) => {
+    ch.subscribe((status) => {
+      if (status !== 'TIMED_OUT') resolve(status);
+    });
+  });
+}
+
+const privately = { private: true, broadcast: { self: true, ack: true } };
+
+describe.each(['1.0.0', '2.0.0'] as const)('private channels, vsn %s', (vsn) => {
+  it('a policy that lets a user read the topic lets it join; one that lets it insert lets it send', async () => {
+    const writer = (await client(vsn, adaToken)).channel('team-write', { config: privately });
+    const got: unknown[] = [];
+    writer.on('broadcast', { event: 'e' }, (m) => got.push(m.payload));
+    expect(await subscribed(writer)).toBe('SUBSCRIBED');
+    expect(await writer.send({ type: 'broadcast', event: 'e', payload: { n: 1 } })).toBe('ok');
+    await expect.poll(() => got).toEqual([{ n: 1 }]);
+
+    // Readable but not writable: joined, and a send is refused.
+    const reader = (await client(vsn, adaToken)).channel('team-read', { config: privately });
+    expect(await subscribed(reader)).toBe('SUBSCRIBED');
+    expect(await reader.send({ type: 'broadcast', event: 'e', payload: { n: 2 } })).toBe('error');
+  });
+
+  it('anon, and a user on a topic no policy names, are refused at the join', async () => {
+    expect(await subscribed((await client(vsn)).channel('team-write', { config: privately }))).toBe('CHANNEL_ERROR');
+    expect(await subscribed((await client(vsn, adaToken)).channel('other-topic', { config: privately }))).toBe('CHANNEL_ERROR');
+  });
+
+  it('a public channel of the same name hears nothing of the private one', async () => {
+    const eavesdropper = (await client(vsn)).channel('team-write', { config: { broadcast: { self: true } } });
+    const heard: unknown[] = [];
+    eavesdropper.on('broadcast', { event: 'e' }, (m) => heard.push(m.payload));
+    expect(await subscribed(eavesdropper)).toBe('SUBSCRIBED');
+    const writer = (await client(vsn, adaToken)).channel('team-write', { config: privately });
+    const got: unknown[] = [];
+    writer.on('broadcast', { event: 'e' }, (m) => got.push(m.payload));
+    expect(await subscribed(writer)).toBe('SUBSCRIBED');
+    expect(await writer.send({ type: 'broadcast', event: 'e', payload: { secret: true } })).toBe('ok');
+    await expect.poll(() => got).toEqual([{ secret: true }]);
+    // A public message after it reaches the eavesdropper: had the private one reached it, it would be first.
+    await eavesdropper.send({ type: 'broadcast', event: 'e', payload: { open: true } });
+    await expect.poll(() => heard).toEqual([{ open: true }]);
+  });
+});
+
+describe('private channels over HTTP', () => {
+  it('a user whose policies let it insert sends on the private channel; others get 403 and nothing is sent', async () => {
+    const writer = (await client('2.0.0', adaToken)).channel('team-write', { config: privately });
+    const got: unknown[] = [];
+    writer.on('broadcast', { event: 'h' }, (m) => got.push(m.payload));
+    expect(await subscribed(writer)).toBe('SUBSCRIBED');
+    const post = (topic: string, authorization?: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/realtime/v1/api/broadcast',
+        headers: { apikey: t.keys.publicKey, ...(authorization ? { authorization } : {}) },
+        payload: { messages: [{ topic, event: 'h', payload: { topic }, private: true }] },
+      });
+    expect((await post('team-write', `Bearer ${adaToken}`)).statusCode).toBe(202);
+    await expect.poll(() => got).toEqual([{ topic: 'team-write' }]);
+    expect((await post('team-read', `Bearer ${adaToken}`)).statusCode).toBe(403);
+    expect((await post('team-write')).statusCode).toBe(403);
+    expect(got).toEqual([{ topic: 'team-write' }]);
+  });
+
+  it('nothing of a decision stays in realtime.messages', async () => {
+    const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from realtime.messages');
+    expect(rows[0].n).toBe(0);
+  });
+});

@@ -51,7 +51,7 @@ describe('plinth functions and plinth dev', () => {
       const listed = await runPlinth(['secrets', 'list'], { cwd });
       expect(listed.stdout).toBe('GREETING\n');
       await expect.poll(body, { timeout: 30_000 }).toBe('saved hi there');
-      expect(dev.output()).toMatch(/functions changed/);
+      await expect.poll(() => dev.output()).toMatch(/functions changed/);
     } finally {
       dev.proc.kill('SIGTERM');
       await dev.exited;

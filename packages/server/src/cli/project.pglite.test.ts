@@ -140,8 +140,10 @@ describe('a project made by plinth start', () => {
     const out = () => server.output();
     try {
       await waitHealthy(`http://127.0.0.1:${port}`, 60_000);
-      expect(out()).toMatch(new RegExp(`^no Plinth project here: made one in ${cwd} \\(plinth\\.json, migrations/, \\.gitignore\\)$`, 'm'));
-      expect(out()).toMatch(new RegExp(`^project ${cwd}: embedded database in data$`, 'm'));
+      await expect
+        .poll(out)
+        .toMatch(new RegExp(`^no Plinth project here: made one in ${cwd} \\(plinth\\.json, migrations/, \\.gitignore\\)$`, 'm'));
+      await expect.poll(out).toMatch(new RegExp(`^project ${cwd}: embedded database in data$`, 'm'));
       expect(existsSync(join(cwd, 'plinth.json'))).toBe(true);
       mkdirSync(join(cwd, 'web'));
       const keys = await plinthIn(join(cwd, 'web'), ['keys', '--json']);
@@ -177,11 +179,12 @@ describe('plinth dev', () => {
         .status;
     try {
       await waitHealthy(url, 60_000);
-      expect(out()).toMatch(new RegExp(`INFO: watching ${join(cwd, 'migrations')} for new migrations`));
+      // The child's output is read as it arrives, which may be after /health answered: polled.
+      await expect.poll(out).toMatch(new RegExp(`INFO: watching ${join(cwd, 'migrations')} for new migrations`));
       expect(out()).not.toMatch(/^\{"level"/m); // no JSON lines: those are for start
       writeFileSync(join(cwd, 'migrations', '0001_notes.sql'), 'create table notes (id int primary key);\n');
       await expect.poll(() => status('notes')).toBe(200);
-      expect(out()).toMatch(/INFO: migrations applied: 0001_notes\.sql/);
+      await expect.poll(out).toMatch(/INFO: migrations applied: 0001_notes\.sql/);
       // The request line is written once the answer went out: polled.
       await expect.poll(out).toMatch(/DEBUG: GET \/api\/v1\/db\/notes 200 \d+ ms/);
       writeFileSync(join(cwd, 'migrations', '0002_tags.sql'), 'create tabel tags (id int);\n');

@@ -98,7 +98,8 @@ describe('plinth start in a Supabase CLI project folder', () => {
         return r.status === 200 ? ((await r.json()) as unknown[]).length : r.status;
       };
       await expect.poll(count, { timeout: 30_000 }).toBe(1);
-      expect(out()).toMatch(/migrations applied: 20250101000000_hashes\.sql/);
+      // The line comes after the schema's reload, which a read may have set off first.
+      await expect.poll(out).toMatch(/migrations applied: 20250101000000_hashes\.sql/);
     } finally {
       dev.proc.kill('SIGTERM');
       await dev.exited;

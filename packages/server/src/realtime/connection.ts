@@ -198,7 +198,11 @@ export class Connection extends Session {
 
 /** A channel's message on this protocol: `broadcast` or `presence` (joins and leaves). */
 function channelText(channel: string, m: ChannelMessage): string {
-  if (m.kind === 'broadcast') return JSON.stringify({ type: 'broadcast', channel, event: m.event, payload: m.payload });
+  if (m.kind === 'broadcast') {
+    // Bytes (a binary broadcast of Supabase's protocol) travel as base64 text on this JSON wire.
+    const payload = Buffer.isBuffer(m.payload) ? m.payload.toString('base64') : m.payload;
+    return JSON.stringify({ type: 'broadcast', channel, event: m.event, payload });
+  }
   return JSON.stringify({ type: 'presence', channel, joins: m.joins, leaves: m.leaves });
 }
 

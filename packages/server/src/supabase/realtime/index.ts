@@ -25,7 +25,7 @@ import {
   Session,
 } from '../../realtime/index.js';
 import { planBindings, supabaseFormat } from './changes.js';
-import { decodeFrame, encodeFrame, type Frame, type Vsn } from './phoenix.js';
+import { decodeFrame, encodeFrame, encodeUserBroadcast, type Frame, type Vsn } from './phoenix.js';
 
 export interface SupabaseRealtimeDeps {
   realtime: Realtime;
@@ -92,7 +92,7 @@ class Client extends Session {
   }
 
   /** Raw text on the socket, unless the client is too slow to take it (dropped as Plinth's own are). */
-  send(text: string | Buffer): boolean {
+  send(text: string | Buffer, binary = false): boolean {
     const s = this.socket;
     if (this.closed || s.readyState !== s.OPEN) return false;
     if (s.bufferedAmount + text.length > this.f.config.maxBufferedBytes) {
@@ -102,7 +102,7 @@ class Client extends Session {
       return false;
     }
     if (typeof text === 'string') s.send(text);
-    else s.send(text, { binary: false });
+    else s.send(text, { binary });
     return true;
   }
 
@@ -222,7 +222,20 @@ class Client extends Session {
       meta: null,
       deliver: (message) => {
         if (message.kind === 'broadcast') {
-          const payload = { type: 'broadcast', event: message.event, payload: message.payload };
+          // Bytes (a binary push, an octet-stream httpSend): vsn 2 takes them as bytes; vsn 1's
+          // JSON carries them as base64 text.
+          if (Buffer.isBuffer(message.payload)) {
+            const frame = this.vsn === 2 ? encodeUserBroadcast(phxTopic, message.event, message.payload) : null;
+            if (frame) {
+              this.send(frame, true);
+              return;
+            }
+          }
+          const payload = {
+            type: 'broadcast',
+            event: message.event,
+            payload: Buffer.isBuffer(message.payload) ? message.payload.toString('base64') : message.payload,
+          };
           this.frame({ join_ref: joinRef, ref: null, topic: phxTopic, event: 'broadcast', payload });
         } else {
           const payload = { joins: message.joins, leaves: message.leaves };
@@ -362,6 +375,10 @@ export async function registerSupabaseRealtime(app: App, d: SupabaseRealtimeDeps
       await d.realtime.channels.send(principal, broadcastsOf(req.body));
       return reply.code(202).send();
     });
+    // httpSend of bytes (application/octet-stream): the payload stays bytes.
+    scope.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: d.config.maxMessageBytes }, (_req, body, done) =>
+      done(null, body),
+    );
     scope.post(`${SUPABASE_BROADCAST_PATH}/:topic/events/:event`, { bodyLimit: d.config.maxMessageBytes }, async (req, reply) => {
       const principal = await d.resolvePrincipal(apikeyOf(req), req.headers.authorization);
       const { topic, event } = req.params as { topic: string; event: string };

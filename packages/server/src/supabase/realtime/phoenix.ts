@@ -1,7 +1,7 @@
 /**
  * Phoenix channel frames as `@supabase/realtime-js` writes and reads them: vsn 1.0.0 JSON
  * objects, vsn 2.0.0 JSON arrays `[join_ref, ref, topic, event, payload]` and its binary
- * user-broadcast push (kind 3). Only the wire: what a frame means is the face's (index.ts).
+ * user-broadcast push (kind 3) and user broadcast (kind 4). Only the wire: what a frame means is the face's (index.ts).
  */
 
 export interface Frame {
@@ -38,8 +38,21 @@ function decodeBinary(buf: Buffer): Frame | null {
   take(metaLen);
   if (o > buf.length) return null;
   const rest = buf.subarray(o);
-  const payload = encoding === 1 ? JSON.parse(rest.toString('utf8')) : rest.toString('base64');
+  // A binary payload stays bytes: vsn 2 members get them back as bytes (encodeUserBroadcast).
+  const payload = encoding === 1 ? JSON.parse(rest.toString('utf8')) : Buffer.from(rest);
   return { join_ref, ref, topic, event: 'broadcast', payload: { type: 'broadcast', event, payload } };
+}
+
+/**
+ * vsn 2's binary user broadcast (kind 4), server to client, for a payload of bytes: `[4, topic
+ * size, event size, meta size, encoding 0, topic, event, payload]`, as realtime-js decodes it.
+ * Null when a name is too long for its one-byte size.
+ */
+export function encodeUserBroadcast(topic: string, event: string, payload: Buffer): Buffer | null {
+  const t = Buffer.from(topic, 'utf8');
+  const e = Buffer.from(event, 'utf8');
+  if (t.length > 255 || e.length > 255) return null;
+  return Buffer.concat([Buffer.from([4, t.length, e.length, 0, 0]), t, e, payload]);
 }
 
 /** A client's frame, or null when it is not one (the socket is closed with 1003). */

@@ -113,6 +113,24 @@ describe('private channels over HTTP', () => {
     expect(got).toEqual([{ topic: 'team-write' }]);
   });
 
+  it('bytes stay bytes: httpSend of a Uint8Array reaches a vsn 2 member as those bytes, and a binary push too', async () => {
+    const writer = (await client('2.0.0', adaToken)).channel('team-write', { config: privately });
+    const got: unknown[] = [];
+    writer.on('broadcast', { event: 'bin' }, (m) => got.push(m.payload));
+    expect(await subscribed(writer)).toBe('SUBSCRIBED');
+    expect(await writer.httpSend('bin', new Uint8Array([1, 2, 3, 4, 5]))).toEqual({ success: true });
+    await expect.poll(() => got.map((p) => [...new Uint8Array(p as ArrayBuffer)])).toEqual([[1, 2, 3, 4, 5]]);
+    // A member of vsn 1 gets the same bytes as base64 text (JSON carries no bytes).
+    const old = (await client('1.0.0', adaToken)).channel('team-write', { config: privately });
+    const oldGot: unknown[] = [];
+    old.on('broadcast', { event: 'bin' }, (m) => oldGot.push(m.payload));
+    expect(await subscribed(old)).toBe('SUBSCRIBED');
+    expect(await writer.send({ type: 'broadcast', event: 'bin', payload: new Uint8Array([9, 8]).buffer })).toBe('ok');
+    await expect.poll(() => got.length).toBe(2);
+    expect([...new Uint8Array(got[1] as ArrayBuffer)]).toEqual([9, 8]);
+    await expect.poll(() => oldGot).toEqual([Buffer.from([9, 8]).toString('base64')]);
+  });
+
   it('nothing of a decision stays in realtime.messages', async () => {
     const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from realtime.messages');
     expect(rows[0].n).toBe(0);

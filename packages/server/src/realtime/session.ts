@@ -81,12 +81,9 @@ export abstract class Session implements Subscriber {
   /** Channels joined, by topic. */
   private readonly joined = new Map<string, ChannelMember>();
   protected closed = false;
-  /** Subscribe tokens left, and when they were counted. */
-  private tokens: number;
-  private tokensAt: number;
-  /** Channel-message tokens left, and when they were counted. */
-  private sends = BROADCAST_BURST;
-  private sendsAt: number;
+  /** Subscribe messages, and channel messages, of this connection. */
+  private readonly subscribeBucket: Bucket;
+  private readonly sendsBucket: Bucket;
 
   constructor(
     private readonly apikey: string | undefined,
@@ -99,9 +96,9 @@ export abstract class Session implements Subscriber {
   ) {
     this.principal = start;
     this.token = start.role === 'authenticated' ? token : null;
-    this.tokens = Math.max(SUBSCRIBE_BURST, d.maxSubscriptions);
-    this.tokensAt = d.clock.now();
-    this.sendsAt = this.tokensAt;
+    const now = d.clock.now();
+    this.subscribeBucket = new Bucket('subscribe messages', Math.max(SUBSCRIBE_BURST, d.maxSubscriptions), SUBSCRIBE_PER_SECOND, now);
+    this.sendsBucket = new Bucket('channel messages', BROADCAST_BURST, BROADCASTS_PER_SECOND, now);
     this.watchExpiry();
   }
 
@@ -365,35 +362,12 @@ export abstract class Session implements Subscriber {
 
   /** One token of the channel-message bucket (broadcast, track, untrack), or `rate_limited`. */
   takeBroadcastToken(): void {
-    const now = this.d.clock.now();
-    this.sends = Math.min(BROADCAST_BURST, this.sends + ((now - this.sendsAt) / 1000) * BROADCASTS_PER_SECOND);
-    this.sendsAt = now;
-    if (this.sends < 1) {
-      const retryAfterMs = Math.ceil(((1 - this.sends) / BROADCASTS_PER_SECOND) * 1000);
-      throw new ApiError(
-        'rate_limited',
-        `Too many channel messages on this connection: at most ${BROADCASTS_PER_SECOND} a second after a burst of ${BROADCAST_BURST}; retry in ${retryAfterMs} ms.`,
-        { retry_after_ms: retryAfterMs },
-      );
-    }
-    this.sends -= 1;
+    this.sendsBucket.take(this.d.clock.now());
   }
 
   /** One token of the subscribe bucket, or `rate_limited`. */
   private takeSubscribeToken(): void {
-    const burst = Math.max(SUBSCRIBE_BURST, this.d.maxSubscriptions);
-    const now = this.d.clock.now();
-    this.tokens = Math.min(burst, this.tokens + ((now - this.tokensAt) / 1000) * SUBSCRIBE_PER_SECOND);
-    this.tokensAt = now;
-    if (this.tokens < 1) {
-      const retryAfterMs = Math.ceil(((1 - this.tokens) / SUBSCRIBE_PER_SECOND) * 1000);
-      throw new ApiError(
-        'rate_limited',
-        `Too many subscribe messages on this connection: at most ${SUBSCRIBE_PER_SECOND} a second after a burst of ${burst}; retry in ${retryAfterMs} ms.`,
-        { retry_after_ms: retryAfterMs },
-      );
-    }
-    this.tokens -= 1;
+    this.subscribeBucket.take(this.d.clock.now());
   }
 
   private checkIpSubscriptions(): void {
@@ -408,5 +382,32 @@ export abstract class Session implements Subscriber {
   /** Every subscription (the area's housekeeping: disabled tables, changed access). */
   subscriptions(): Subscription[] {
     return [...this.subs.values()];
+  }
+}
+
+/** A token bucket of one kind of message on one connection: `take` spends a token or answers `rate_limited`. */
+class Bucket {
+  private tokens: number;
+  constructor(
+    private readonly what: string,
+    private readonly burst: number,
+    private readonly perSecond: number,
+    private at: number,
+  ) {
+    this.tokens = burst;
+  }
+
+  take(now: number): void {
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) / 1000) * this.perSecond);
+    this.at = now;
+    if (this.tokens < 1) {
+      const retryAfterMs = Math.ceil(((1 - this.tokens) / this.perSecond) * 1000);
+      throw new ApiError(
+        'rate_limited',
+        `Too many ${this.what} on this connection: at most ${this.perSecond} a second after a burst of ${this.burst}; retry in ${retryAfterMs} ms.`,
+        { retry_after_ms: retryAfterMs },
+      );
+    }
+    this.tokens -= 1;
   }
 }

@@ -1,38 +1,13 @@
-import type { AddressInfo } from 'node:net';
-import { type RealtimeChannel, RealtimeClient } from '@supabase/realtime-js';
-import WebSocket from 'ws';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/harness.js';
+import type { RealtimeChannel } from '@supabase/realtime-js';
+import { describe, expect, it } from 'vitest';
+import { realtimeJsServer } from '../../../test/realtime-js.js';
 
 // Broadcast over HTTP onto the one channel hub (issue 37): Supabase's POST /realtime/v1/api/broadcast
 // (realtime-js's send() on a channel it has not joined, and httpSend()) and Plinth's
 // POST /api/v1/realtime/broadcast reach the members joined over the WebSocket.
 
-let t: TestServer;
-let url: string;
-const open: RealtimeClient[] = [];
-
-beforeAll(async () => {
-  t = await createTestServer();
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  url = `ws://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/realtime/v1`;
-});
-afterEach(async () => {
-  for (const c of open.splice(0)) c.disconnect();
-});
-afterAll(async () => {
-  await t?.stop();
-});
-
-function client(key = t.keys.publicKey): RealtimeClient {
-  const c = new RealtimeClient(url, {
-    params: { apikey: key },
-    vsn: '2.0.0',
-    transport: WebSocket as unknown as typeof globalThis.WebSocket,
-  });
-  open.push(c);
-  return c;
-}
+const rt = realtimeJsServer();
+const client = (key?: string) => rt.client('2.0.0', key);
 
 /** A member of `room` that records the payloads of event `e`. */
 async function member(room: string): Promise<unknown[]> {
@@ -44,8 +19,8 @@ async function member(room: string): Promise<unknown[]> {
   return got;
 }
 
-const post = (path: string, body: unknown, headers: Record<string, string> = { apikey: t.keys.publicKey }) =>
-  t.app.inject({ method: 'POST', url: path, headers, payload: body as object });
+const post = (path: string, body: unknown, headers: Record<string, string> = { apikey: rt.t.keys.publicKey }) =>
+  rt.t.app.inject({ method: 'POST', url: path, headers, payload: body as object });
 
 describe('broadcast over HTTP', () => {
   it('realtime-js send() on a channel it has not joined goes over HTTP and reaches the members', async () => {
@@ -101,7 +76,7 @@ describe('broadcast over HTTP', () => {
     const svc = await post(
       '/api/v1/realtime/broadcast',
       { channel: 'http-4', event: 'e', payload: { n: 8 } },
-      { apikey: t.keys.secretKey },
+      { apikey: rt.t.keys.secretKey },
     );
     expect(svc.statusCode).toBe(202);
     await expect.poll(() => got).toEqual([{ n: 6 }, { n: 8 }]);

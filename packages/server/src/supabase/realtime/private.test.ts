@@ -1,21 +1,13 @@
-import type { AddressInfo } from 'node:net';
-import { RealtimeClient, type RealtimeChannel } from '@supabase/realtime-js';
-import WebSocket from 'ws';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { realtimeJsServer, subscribed, type Vsn } from '../../../test/realtime-js.js';
 
 // Private channels (issue 37), as Supabase decides them: policies on realtime.messages with
 // realtime.topic() say who may join (select) and send (insert). The policies below are
 // supabase-js's own test project's, narrowed: anyone signed in reads team-*, only team-write
 // takes messages.
 const ADA = '00000000-0000-4000-8000-00000000a0a0';
-let t: TestServer;
-let url: string;
 let adaToken: string;
-const open: RealtimeClient[] = [];
-
-beforeAll(async () => {
-  t = await createTestServer();
+const rt = realtimeJsServer(async (t) => {
   // As a Supabase folder's migration runs them: the database's owner (realtime.messages is not the SQL runner's).
   await t.db.query(`
     create policy "signed in reads team topics" on realtime.messages for select to authenticated
@@ -24,35 +16,10 @@ beforeAll(async () => {
     create policy "signed in writes team-write" on realtime.messages for insert to authenticated
       with check (realtime.topic() = 'team-write')`);
   adaToken = await t.mintToken(ADA, { email: 'ada@example.com' });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  url = `ws://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/realtime/v1`;
-});
-afterEach(async () => {
-  for (const c of open.splice(0)) c.disconnect();
-});
-afterAll(async () => {
-  await t?.close();
 });
 
-/** A client; with `token`, signed in before it joins (as supabase-js's auth sets it). */
-async function client(vsn: '1.0.0' | '2.0.0', token?: string): Promise<RealtimeClient> {
-  const c = new RealtimeClient(url, {
-    params: { apikey: t.keys.publicKey },
-    vsn,
-    transport: WebSocket as unknown as typeof globalThis.WebSocket,
-  });
-  if (token) await c.setAuth(token);
-  open.push(c);
-  return c;
-}
-
-async function subscribed(ch: RealtimeChannel): Promise<string> {
-  return new Promise((resolve) => {
-    ch.subscribe((status) => {
-      if (status !== 'TIMED_OUT') resolve(status);
-    });
-  });
-}
+/** A client; with `token`, signed in before it joins. */
+const client = async (vsn: Vsn, token?: string) => (token ? rt.signedIn(vsn, token) : rt.client(vsn));
 
 const privately = { private: true, broadcast: { self: true, ack: true } };
 
@@ -100,10 +67,10 @@ describe('private channels over HTTP', () => {
     writer.on('broadcast', { event: 'h' }, (m) => got.push(m.payload));
     expect(await subscribed(writer)).toBe('SUBSCRIBED');
     const post = (topic: string, authorization?: string) =>
-      t.app.inject({
+      rt.t.app.inject({
         method: 'POST',
         url: '/realtime/v1/api/broadcast',
-        headers: { apikey: t.keys.publicKey, ...(authorization ? { authorization } : {}) },
+        headers: { apikey: rt.t.keys.publicKey, ...(authorization ? { authorization } : {}) },
         payload: { messages: [{ topic, event: 'h', payload: { topic }, private: true }] },
       });
     expect((await post('team-write', `Bearer ${adaToken}`)).statusCode).toBe(202);
@@ -132,7 +99,7 @@ describe('private channels over HTTP', () => {
   });
 
   it('nothing of a decision stays in realtime.messages', async () => {
-    const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from realtime.messages');
+    const { rows } = await rt.t.db.query<{ n: number }>('select count(*)::int as n from realtime.messages');
     expect(rows[0].n).toBe(0);
   });
 });

@@ -1,44 +1,11 @@
-import type { AddressInfo } from 'node:net';
-import { RealtimeClient, type RealtimeChannel } from '@supabase/realtime-js';
 import WebSocket from 'ws';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { realtimeJsServer, subscribed, type Vsn } from '../../../test/realtime-js.js';
 
 // Supabase's realtime-js against /realtime/v1/websocket on a listening server, both protocol versions.
 
-let t: TestServer;
-let url: string;
-const open: RealtimeClient[] = [];
-
-beforeAll(async () => {
-  t = await createTestServer();
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  url = `ws://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/realtime/v1`;
-});
-afterEach(async () => {
-  for (const c of open.splice(0)) c.disconnect();
-});
-afterAll(async () => {
-  await t?.close();
-});
-
-function client(vsn: '1.0.0' | '2.0.0', key = t.keys.publicKey): RealtimeClient {
-  const c = new RealtimeClient(url, {
-    params: { apikey: key },
-    vsn,
-    transport: WebSocket as unknown as typeof globalThis.WebSocket,
-  });
-  open.push(c);
-  return c;
-}
-
-async function subscribed(ch: RealtimeChannel): Promise<string> {
-  return new Promise((resolve) => {
-    ch.subscribe((status) => {
-      if (status !== 'TIMED_OUT') resolve(status);
-    });
-  });
-}
+const rt = realtimeJsServer();
+const client = (vsn: Vsn, key?: string) => rt.client(vsn, key);
 
 describe.each(['1.0.0', '2.0.0'] as const)('supabase realtime vsn %s', (vsn) => {
   it('broadcasts between two clients, not to self unless asked', async () => {
@@ -92,19 +59,19 @@ describe.each(['1.0.0', '2.0.0'] as const)('supabase realtime vsn %s', (vsn) => 
 
 describe('supabase realtime limits and keys', () => {
   it('refuses a connection without a valid key', async () => {
-    const ws = new WebSocket(`${url}/websocket?apikey=nope&vsn=1.0.0`);
+    const ws = new WebSocket(`${rt.url}/websocket?apikey=nope&vsn=1.0.0`);
     const status = await new Promise<number>((resolve) => ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)));
     expect(status).toBe(401);
   });
 
   it('closes a client that sends an oversized frame or joins too many channels; the server stays up', async () => {
-    const ws = new WebSocket(`${url}/websocket?apikey=${t.keys.publicKey}&vsn=1.0.0`);
+    const ws = new WebSocket(`${rt.url}/websocket?apikey=${rt.t.keys.publicKey}&vsn=1.0.0`);
     await new Promise((r) => ws.once('open', r));
     const closed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
     ws.send(JSON.stringify({ topic: 'realtime:x', event: 'broadcast', payload: { pad: 'x'.repeat(1024 * 1024) }, ref: '1' }));
     expect(await closed).toBe(1009);
 
-    const ws2 = new WebSocket(`${url}/websocket?apikey=${t.keys.publicKey}&vsn=1.0.0`);
+    const ws2 = new WebSocket(`${rt.url}/websocket?apikey=${rt.t.keys.publicKey}&vsn=1.0.0`);
     await new Promise((r) => ws2.once('open', r));
     const replies: { status: string }[] = [];
     ws2.on('message', (d) => {

@@ -13,13 +13,19 @@ for (const file of process.argv.slice(2)) {
     continue;
   }
   const r = JSON.parse(readFileSync(file, 'utf8'));
+  // vitest's numFailedTestSuites counts describe blocks too (a failed test inside one describe
+  // made "2 failed suites"): count files that failed with no failed test (a hook, an import).
+  const filesFailedAlone = r.testResults.filter(
+    (f) => f.status === 'failed' && !f.assertionResults.some((a) => a.status === 'failed'),
+  ).length;
   passed += r.numPassedTests;
-  failed += r.numFailedTests + (r.numFailedTestSuites ?? 0);
+  failed += r.numFailedTests + filesFailedAlone;
   skipped += r.numPendingTests + (r.numTodoTests ?? 0);
-  console.log(`${file}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numFailedTestSuites ?? 0} failed suites`);
+  console.log(`${file}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${filesFailedAlone} files failed outside a test`);
   // CI shows only the end of the log: name each failure here, with the start of its message.
   for (const f of r.testResults) {
-    if (f.status !== 'passed' && f.message) console.log(`  FAILED FILE ${relative(process.cwd(), f.name)}: ${firstLines(f.message)}`);
+    if (f.status === 'failed' && !f.assertionResults.some((a) => a.status === 'failed'))
+      console.log(`  FAILED FILE ${relative(process.cwd(), f.name)}: ${firstLines(f.message || `status ${f.status}`)}`);
     for (const a of f.assertionResults) {
       if (a.status === 'failed')
         console.log(`  FAILED ${relative(process.cwd(), f.name)} > ${a.fullName}: ${firstLines(a.failureMessages.join('\n'))}`);

@@ -41,7 +41,17 @@ afterAll(async () => {
   await s?.stop();
 });
 
-const sqlRun = () => answerOf(page, '/api/v1/sql', 'POST');
+/** The answer to the next POST /api/v1/sql, or to the next one whose query contains `text` (the page sends reads of its own too). */
+const sqlRun = (text?: string) =>
+  text === undefined
+    ? answerOf(page, '/api/v1/sql', 'POST')
+    : page.waitForResponse(
+        (r) =>
+          new URL(r.url()).pathname.endsWith('/api/v1/sql') &&
+          r.request().method() === 'POST' &&
+          String((r.request().postDataJSON() as { query?: unknown } | null)?.query ?? '').includes(text),
+        { timeout: 20_000 },
+      );
 
 /** Opens "New table", names it, and leaves the form open. */
 async function newTable(name: string) {
@@ -60,7 +70,10 @@ async function addColumn(name: string, type: string, required = false) {
 }
 
 async function pressAndAwaitSql(button: string) {
-  const ran = sqlRun();
+  // The script the button sends is the one previewed, where there is a preview.
+  const preview = page.getByTestId('sql-preview');
+  const text = (await preview.count()) === 1 ? ((await preview.textContent()) ?? '').trim() : '';
+  const ran = sqlRun(text || undefined);
   await page.getByRole('button', { name: button, exact: true }).click();
   const res = await ran;
   expect(res.status(), await res.text()).toBe(200);
@@ -279,7 +292,7 @@ it('the table editor adds, renames and drops a column, drops a table only once i
   await page.getByLabel(/Type projects to drop/).fill('project');
   expect(await drop.isDisabled()).toBe(true);
   await page.getByLabel(/Type projects to drop/).fill('projects');
-  const refused = sqlRun();
+  const refused = sqlRun('drop table');
   await drop.click();
   expect((await refused).status()).toBe(400);
   const alert = page.getByRole('alert').filter({ hasText: 'PostgreSQL refused' });

@@ -284,6 +284,8 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       clock,
       log,
       metrics,
+      redisUrl: config.redisUrl,
+      project: tokens.issuer,
     });
     // Supabase Realtime's Phoenix channels (docs/supabase.md, "Realtime channels") under realtime's limits.
     await registerSupabaseRealtime(app, { realtime, resolvePrincipal, config: config.realtime, isOriginAllowed: settings.isOriginAllowed });

@@ -1,6 +1,6 @@
 /**
  * Channels (issue 37): named topics whose members send each other messages (`broadcast`) and
- * say who is there (`presence`), on this instance. One table of topics for every wire: Supabase's
+ * say who is there (`presence`), on every instance of the project. One table of topics for every wire: Supabase's
  * Phoenix face (supabase/realtime) joins its clients' sessions here, and a broadcast over HTTP
  * (`POST /api/v1/realtime/broadcast`, `POST /realtime/v1/api/broadcast`) reaches the same members.
  * A topic is the channel's name (Supabase's `realtime:room` is `room` here).
@@ -9,9 +9,19 @@
  * its own frames. Limits are realtime's: channels count with subscriptions per connection
  * (`REALTIME_MAX_SUBSCRIPTIONS`) and per client address (`REALTIME_MAX_SUBSCRIPTIONS_PER_IP`),
  * checked by the session that joins (session.ts).
+ *
+ * Across instances (docs/realtime.md): each message and presence change is delivered here to
+ * this instance's members, then published on the bus (bus.ts: Redis, PostgreSQL NOTIFY, or none
+ * on PGlite); the other instances deliver it to theirs. The instance's own copy coming back is
+ * dropped by the bus, so each member gets each message once and `self` holds. Presence of other
+ * instances is held per (topic, instance) as a lease: each instance republishes its presence on
+ * every topic every PRESENCE_REPUBLISH of the heartbeat, and a lease not renewed within
+ * PRESENCE_LEASE of it leaves (an instance killed, or cut off), so a dead instance's clients
+ * leave everywhere within REALTIME_HEARTBEAT_SECONDS.
  */
 import { randomBytes } from 'node:crypto';
 import { ApiError, type Principal } from '../http/index.js';
+import { type Bus, type BusMessage, noBus } from './bus.js';
 import type { ChannelRights } from './channel-rights.js';
 
 /** Presence: each key with the metas tracked under it (Phoenix's shape). */
@@ -53,12 +63,64 @@ export interface ServerBroadcast {
 /** A topic's key in the table: a private channel and a public one of the same name never meet. */
 const keyOf = (topic: string, priv: boolean | undefined) => `${priv ? 'p' : 'o'}:${topic}`;
 
+/** Presence of other instances is republished every heartbeat/4 and leaves when unrenewed for 3/4 of it. */
+export const PRESENCE_REPUBLISH = 1 / 4;
+export const PRESENCE_LEASE = 3 / 4;
+
+export interface ChannelsOptions {
+  /** The other instances (bus.ts); none by default. */
+  bus?: Bus;
+  /** REALTIME_HEARTBEAT_SECONDS in ms: the lease of another instance's presence (default 25 s). */
+  heartbeatMs?: number;
+  /** Time for leases (tests); Date.now by default. */
+  now?: () => number;
+}
+
+/** One instance's presence on a topic, as it last told it, and when. */
+interface Lease {
+  state: PresenceState;
+  seen: number;
+}
+
 export class Channels {
   private readonly byTopic = new Map<string, Set<ChannelMember>>();
   private readonly perIp = new Map<string, number>();
+  /** Other instances' presence: topic key → instance id → lease. */
+  private readonly remote = new Map<string, Map<string, Lease>>();
+  /** Topics with tracked presence on this instance (what is republished). */
+  private readonly tracked = new Map<string, number>();
+  readonly bus: Bus;
+  private readonly heartbeatMs: number;
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | null = null;
+  private syncing = false;
 
   /** `rights`: what the caller may do on a private channel (channel-rights.ts, bound to the database). */
-  constructor(readonly rights: (who: Principal, topic: string) => Promise<ChannelRights> = denyPrivate) {}
+  constructor(
+    readonly rights: (who: Principal, topic: string) => Promise<ChannelRights> = denyPrivate,
+    o: ChannelsOptions = {},
+  ) {
+    this.bus = o.bus ?? noBus();
+    this.heartbeatMs = o.heartbeatMs ?? 25_000;
+    this.now = o.now ?? Date.now;
+    this.bus.onMessage((from, m) => this.received(from, m));
+    // Started, or back after an outage: ours again, and theirs asked for.
+    this.bus.onReconnect(() => {
+      this.republish();
+      this.bus.publish({ t: 'sync' });
+    });
+    if (this.bus.kind !== 'none') {
+      this.timer = setInterval(() => this.tick(), Math.max(1, Math.floor(this.heartbeatMs * PRESENCE_REPUBLISH)));
+      this.timer.unref();
+    }
+  }
+
+  /** Stops republishing and closes the bus. */
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.bus.close();
+  }
 
   /** Members held by the sessions of a client address. */
   membersOfIp(ip: string): number {
@@ -96,7 +158,10 @@ export class Channels {
     if (n > 0) this.perIp.set(m.ip, n);
     else this.perIp.delete(m.ip);
     if (set.size === 0) this.byTopic.delete(key);
-    if (m.meta) this.diff(key, {}, { [m.presenceKey]: { metas: [m.meta] } });
+    if (m.meta) {
+      this.tracking(key, -1);
+      this.diff(key, {}, { [m.presenceKey]: { metas: [m.meta] } });
+    }
     m.meta = null;
   }
 
@@ -106,9 +171,19 @@ export class Channels {
    * @example channels.broadcast('room', null, 'msg', { text: 'hi' })
    */
   broadcast(topic: string, from: ChannelMember | null, event: string, payload: unknown, priv = from?.private): number {
+    const key = keyOf(topic, priv);
+    const n = this.deliver(key, from, event, payload);
+    // Bytes travel as base64 and are bytes again on arrival.
+    if (Buffer.isBuffer(payload)) this.bus.publish({ t: 'broadcast', k: key, event, payload: payload.toString('base64'), bin: true });
+    else this.bus.publish({ t: 'broadcast', k: key, event, payload });
+    return n;
+  }
+
+  /** This instance's members of a topic get a message (`from` not, unless it asked for `self`). */
+  private deliver(key: string, from: ChannelMember | null, event: string, payload: unknown): number {
     const message: ChannelMessage = { kind: 'broadcast', event, payload };
     let n = 0;
-    for (const m of this.byTopic.get(keyOf(topic, priv)) ?? []) {
+    for (const m of this.byTopic.get(key) ?? []) {
       if (m === from && !m.self) continue;
       m.deliver(message);
       n++;
@@ -145,27 +220,170 @@ export class Channels {
     const before = m.meta;
     m.meta = { ...fields, phx_ref: randomBytes(10).toString('hex') };
     const key = keyOf(m.topic, m.private);
+    if (!before) this.tracking(key, 1);
     this.diff(key, { [m.presenceKey]: { metas: [m.meta] } }, before ? { [m.presenceKey]: { metas: [before] } } : {});
   }
 
   untrack(m: ChannelMember): void {
-    if (m.meta) this.diff(keyOf(m.topic, m.private), {}, { [m.presenceKey]: { metas: [m.meta] } });
+    const key = keyOf(m.topic, m.private);
+    if (m.meta) {
+      this.tracking(key, -1);
+      this.diff(key, {}, { [m.presenceKey]: { metas: [m.meta] } });
+    }
     m.meta = null;
   }
 
-  /** Who is present on a topic (a private one apart). */
+  /** Who is present on a topic (a private one apart), on every instance. */
   state(topic: string, priv?: boolean): PresenceState {
+    const key = keyOf(topic, priv);
+    const state = this.localState(key);
+    for (const lease of this.remote.get(key)?.values() ?? []) {
+      for (const [k, { metas }] of Object.entries(lease.state)) (state[k] ??= { metas: [] }).metas.push(...metas);
+    }
+    return state;
+  }
+
+  /** Topics on which other instances have presence now (tests, metrics). */
+  remoteTopics(): number {
+    return this.remote.size;
+  }
+
+  private localState(key: string): PresenceState {
     const state: PresenceState = {};
-    for (const other of this.byTopic.get(keyOf(topic, priv)) ?? []) {
+    for (const other of this.byTopic.get(key) ?? []) {
       if (other.meta) (state[other.presenceKey] ??= { metas: [] }).metas.push(other.meta);
     }
     return state;
   }
 
+  private tracking(key: string, n: number): void {
+    const c = (this.tracked.get(key) ?? 0) + n;
+    if (c > 0) this.tracked.set(key, c);
+    else this.tracked.delete(key);
+  }
+
+  /** A presence change of this instance: to its members, then to the other instances. */
   private diff(key: string, joins: PresenceState, leaves: PresenceState): void {
+    this.show(key, joins, leaves);
+    this.bus.publish({ t: 'diff', k: key, joins, leaves });
+  }
+
+  private show(key: string, joins: PresenceState, leaves: PresenceState): void {
     const message: ChannelMessage = { kind: 'presence_diff', joins, leaves };
     for (const m of this.byTopic.get(key) ?? []) m.deliver(message);
   }
+
+  /** A message of another instance. */
+  private received(from: string, m: BusMessage): void {
+    switch (m.t) {
+      case 'broadcast':
+        this.deliver(m.k, null, m.event, m.bin && typeof m.payload === 'string' ? Buffer.from(m.payload, 'base64') : m.payload);
+        return;
+      case 'diff': {
+        const lease = this.lease(m.k, from);
+        const next = copyState(lease.state);
+        for (const [k, { metas }] of Object.entries(m.leaves ?? {})) removeMetas(next, k, metas);
+        for (const [k, { metas }] of Object.entries(m.joins ?? {})) {
+          removeMetas(next, k, metas);
+          (next[k] ??= { metas: [] }).metas.push(...metas);
+        }
+        this.renew(m.k, from, lease, next);
+        this.show(m.k, m.joins ?? {}, m.leaves ?? {});
+        return;
+      }
+      case 'state': {
+        // Its whole presence on the topic: what this instance missed (a lost diff) shows as a diff.
+        const lease = this.lease(m.k, from);
+        const { joins, leaves } = stateDiff(lease.state, m.state ?? {});
+        this.renew(m.k, from, lease, m.state ?? {});
+        if (Object.keys(joins).length > 0 || Object.keys(leaves).length > 0) this.show(m.k, joins, leaves);
+        return;
+      }
+      case 'sync':
+        // Answered once per tick however many instances ask.
+        if (this.syncing) return;
+        this.syncing = true;
+        setImmediate(() => {
+          this.syncing = false;
+          this.republish();
+        });
+        return;
+    }
+  }
+
+  private lease(key: string, from: string): Lease {
+    return this.remote.get(key)?.get(from) ?? { state: {}, seen: this.now() };
+  }
+
+  private renew(key: string, from: string, lease: Lease, state: PresenceState): void {
+    let byInstance = this.remote.get(key);
+    if (Object.keys(state).length === 0) {
+      byInstance?.delete(from);
+      if (byInstance?.size === 0) this.remote.delete(key);
+      return;
+    }
+    if (!byInstance) this.remote.set(key, (byInstance = new Map()));
+    lease.state = state;
+    lease.seen = this.now();
+    byInstance.set(from, lease);
+  }
+
+  /** This instance's presence on each topic it tracks on, to the others (its lease renewed). */
+  private republish(): void {
+    for (const key of this.tracked.keys()) this.bus.publish({ t: 'state', k: key, state: this.localState(key) });
+  }
+
+  /** Every heartbeat/4: ours republished; theirs not renewed for 3/4 of the heartbeat leave. */
+  tick(): void {
+    this.republish();
+    const oldest = this.now() - this.heartbeatMs * PRESENCE_LEASE;
+    for (const [key, byInstance] of this.remote) {
+      for (const [from, lease] of byInstance) {
+        if (lease.seen >= oldest) continue;
+        byInstance.delete(from);
+        this.show(key, {}, lease.state);
+      }
+      if (byInstance.size === 0) this.remote.delete(key);
+    }
+  }
+}
+
+type Meta = Record<string, unknown>;
+const refOf = (meta: Meta) => meta.phx_ref;
+
+function copyState(s: PresenceState): PresenceState {
+  const out: PresenceState = {};
+  for (const [k, { metas }] of Object.entries(s)) out[k] = { metas: [...metas] };
+  return out;
+}
+
+/** Removes from `s[key]` the metas whose phx_ref is among `metas`'. */
+function removeMetas(s: PresenceState, key: string, metas: Meta[]): void {
+  const entry = s[key];
+  if (!entry) return;
+  const refs = new Set(metas.map(refOf));
+  entry.metas = entry.metas.filter((x) => !refs.has(refOf(x)));
+  if (entry.metas.length === 0) delete s[key];
+}
+
+/** What joined and what left from `before` to `after`, by phx_ref (linear in both). */
+export function stateDiff(before: PresenceState, after: PresenceState): { joins: PresenceState; leaves: PresenceState } {
+  const refs = (s: PresenceState) => {
+    const set = new Set<unknown>();
+    for (const { metas } of Object.values(s)) for (const m of metas) set.add(refOf(m));
+    return set;
+  };
+  const had = refs(before);
+  const has = refs(after);
+  const pick = (s: PresenceState, keep: (ref: unknown) => boolean) => {
+    const out: PresenceState = {};
+    for (const [k, { metas }] of Object.entries(s)) {
+      const kept = metas.filter((m) => keep(refOf(m)));
+      if (kept.length > 0) out[k] = { metas: kept };
+    }
+    return out;
+  };
+  return { joins: pick(after, (r) => !had.has(r)), leaves: pick(before, (r) => !has.has(r)) };
 }
 
 /** Without a database (unit tests): no private channel for anyone but the secret key. */

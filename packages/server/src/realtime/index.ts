@@ -15,6 +15,7 @@
  * Depends on db, http and the schema cache; the principal arrives as for REST (app.ts hands in
  * the resolver that checks keys, tokens and their session).
  */
+import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
@@ -25,6 +26,7 @@ import type { Clock } from '../lib/index.js';
 import type { SchemaCache } from '../rest/index.js';
 import { createAuthorizer } from './authorize.js';
 import { channelRights } from './channel-rights.js';
+import { type Bus, noBus, postgresBus, redisBus } from './bus.js';
 import { Channels } from './channels.js';
 import { Connection } from './connection.js';
 import { Hub } from './hub.js';
@@ -65,6 +67,13 @@ export interface RealtimeOptions {
   metrics?: Metrics;
   /** Tests: how often sessions are checked again (default 1 s). */
   sessionCheckMs?: number;
+  /**
+   * `REDIS_URL`: broadcast and presence cross instances through Redis pub/sub; without it,
+   * PostgreSQL's NOTIFY (none on PGlite, a single process). bus.ts.
+   */
+  redisUrl?: string | null;
+  /** What tells this project apart from others on the same Redis (its token issuer). */
+  project?: string;
 }
 
 export interface Realtime {
@@ -94,6 +103,29 @@ export interface RealtimeFaces {
    * @example const detach = realtime.faces.attach(session, req.ip, socket); socket.on('close', () => { session.close(); detach(); });
    */
   attach(session: Session, ip: string, socket?: WebSocket): () => void;
+}
+
+/** The carrier between instances (bus.ts): Redis with REDIS_URL, else NOTIFY on PostgreSQL, none on PGlite. */
+async function openBus(o: RealtimeOptions, db: Db, log: Logger): Promise<Bus> {
+  if (o.redisUrl) {
+    const project = createHash('sha256')
+      .update(o.project ?? '')
+      .digest('hex')
+      .slice(0, 12);
+    return redisBus(o.redisUrl, `plinth:${project}:realtime`, log, redisWhere(o.redisUrl));
+  }
+  if (db.kind === 'postgres') return postgresBus(db, log);
+  return noBus();
+}
+
+/** Where REDIS_URL points, for log lines: host and port, never the password. */
+function redisWhere(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || 6379}`;
+  } catch {
+    return 'REDIS_URL';
+  }
 }
 
 /** How often each connection's session is asked again (sign-out, revocation, ban end it within this). */
@@ -243,7 +275,8 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
     policyPoll.unref();
   }
 
-  const channels = new Channels((who, topic) => channelRights(db, who, topic));
+  const bus = await openBus(o, db, logger);
+  const channels = new Channels((who, topic) => channelRights(db, who, topic), { bus, heartbeatMs: config.heartbeatMs });
   const connectionDeps: SessionDeps = {
     db,
     hub,
@@ -338,6 +371,7 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
         clearInterval(sessionCheck);
         if (policyPoll) clearInterval(policyPoll);
         for (const conn of sessions) conn.close(1001, 'server closing');
+        await channels.close().catch(() => undefined);
         await unlistenSchema().catch(() => undefined);
         await tables.close().catch(() => undefined);
         await log.close();

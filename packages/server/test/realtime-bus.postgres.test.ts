@@ -1,3 +1,4 @@
+import postgres from 'postgres';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, type Instance, type RedisServer, startInstance, startRedis } from './cluster.js';
@@ -235,6 +236,22 @@ describe('two instances without Redis: PostgreSQL NOTIFY', () => {
       await expect.poll(() => onE.broadcasts('many')).toHaveLength(50);
       expect(onE.broadcasts('many')).toEqual(Array.from({ length: 50 }, (_, i) => i));
       expect(onD.broadcasts()).toEqual([big]);
+      expect(onE.present('notify')).toEqual([]);
+      // Anyone who may NOTIFY on the database can write on the bus: malformed messages are
+      // dropped, the instances stay up and go on carrying the real ones.
+      const db = postgres(target.databaseUrl as string, { max: 1, onnotice: () => undefined });
+      try {
+        for (const junk of [
+          'not json',
+          '{"f":"intruder","x":[{"t":"diff","k":"o:notify","joins":{"x":null},"leaves":{}}]}',
+          '{"f":"intruder","x":[null,{"t":"state","k":"o:notify"},{"c":"z","i":0,"n":1e9,"d":""}]}',
+        ])
+          await db`select pg_notify('plinth_realtime_bus', ${junk})`;
+      } finally {
+        await db.end();
+      }
+      onD.send({ type: 'broadcast', channel: 'notify', event: 'after', payload: 'junk' });
+      await expect.poll(() => onE.broadcasts('after')).toEqual(['junk']);
       onD.send({ type: 'track', channel: 'notify', meta: {} });
       onE.send({ type: 'track', channel: 'notify', meta: {} });
       await expect.poll(() => onE.present('notify')).toEqual(['dora', 'eve']);

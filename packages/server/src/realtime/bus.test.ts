@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Bus, type BusMessage, NOTIFY_PAYLOAD_BYTES, packNotifications, Reassembler } from './bus.js';
+import { type Bus, type BusMessage, NOTIFY_PAYLOAD_BYTES, packNotifications, Reassembler, wellFormed } from './bus.js';
 import { type ChannelMember, type ChannelMessage, Channels } from './channels.js';
 
 // The hub's side of the bus (docs/realtime.md, "Across instances"): instances joined by an
@@ -184,6 +184,17 @@ describe('NOTIFY payloads (bus.ts)', () => {
     }
     expect(out).toEqual([...small, big, small[0]]);
     expect(joiner.size).toBe(0);
+  });
+
+  it('a malformed message (anyone who may NOTIFY can send one) is told apart from the real ones', () => {
+    expect(wellFormed({ t: 'sync' })).toBe(true);
+    expect(wellFormed({ t: 'broadcast', k: 'o:room', event: 'e', payload: null })).toBe(true);
+    expect(wellFormed({ t: 'diff', k: 'o:room', joins: { a: { metas: [{}] } }, leaves: {} })).toBe(true);
+    expect(wellFormed({ t: 'diff', k: 'o:room', joins: { a: null }, leaves: {} })).toBe(false);
+    expect(wellFormed({ t: 'state', k: 'o:room', state: { a: { metas: [1] } } })).toBe(false);
+    expect(wellFormed({ t: 'broadcast', k: 5, event: 'e' })).toBe(false);
+    expect(wellFormed({ t: 'other', k: 'o:room' })).toBe(false);
+    expect(wellFormed(null)).toBe(false);
   });
 
   it('a chunked message whose sender died midway is dropped, and partial messages stay bounded', () => {

@@ -82,7 +82,19 @@ function hooks(log: Logger, what: string) {
     handlers,
     reconnects,
     deliver(from: string, m: BusMessage) {
-      for (const h of handlers) h(from, m);
+      // Whatever arrives (anyone who may NOTIFY on the database can send here): a malformed
+      // message is dropped with a log line, never thrown into the carrier's callback.
+      if (!wellFormed(m)) {
+        log.warn({ realtimeBus: what, from }, 'realtime: a malformed message on the bus was dropped');
+        return;
+      }
+      for (const h of handlers) {
+        try {
+          h(from, m);
+        } catch (err) {
+          log.warn({ err, realtimeBus: what }, 'realtime: a message from another instance failed');
+        }
+      }
     },
     down(reason: string) {
       if (down) return;
@@ -100,6 +112,34 @@ function hooks(log: Logger, what: string) {
     },
     isDown: () => down,
   };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A presence state: each key's value `{metas: [objects]}`. */
+function isState(v: unknown): boolean {
+  if (!isObject(v)) return false;
+  for (const e of Object.values(v)) {
+    if (!isObject(e) || !Array.isArray(e.metas) || !e.metas.every(isObject)) return false;
+  }
+  return true;
+}
+
+/** The shape of a BusMessage, checked before the hub sees it. */
+export function wellFormed(m: unknown): m is BusMessage {
+  if (!isObject(m)) return false;
+  if (m.t === 'sync') return true;
+  if (typeof m.k !== 'string') return false;
+  switch (m.t) {
+    case 'broadcast':
+      return typeof m.event === 'string';
+    case 'diff':
+      return isState(m.joins) && isState(m.leaves);
+    case 'state':
+      return isState(m.state);
+    default:
+      return false;
+  }
 }
 
 const parse = (text: string): unknown => {

@@ -280,8 +280,9 @@ export class Channels {
         this.deliver(m.k, null, m.event, m.bin && typeof m.payload === 'string' ? Buffer.from(m.payload, 'base64') : m.payload);
         return;
       case 'diff': {
+        // In place: linear in the diff and the metas of the keys it names, not the topic's state.
         const lease = this.lease(m.k, from);
-        const next = copyState(lease.state);
+        const next = lease.state;
         for (const [k, { metas }] of Object.entries(m.leaves ?? {})) removeMetas(next, k, metas);
         for (const [k, { metas }] of Object.entries(m.joins ?? {})) {
           removeMetas(next, k, metas);
@@ -312,7 +313,7 @@ export class Channels {
   }
 
   private lease(key: string, from: string): Lease {
-    return this.remote.get(key)?.get(from) ?? { state: {}, seen: this.now() };
+    return this.remote.get(key)?.get(from) ?? { state: Object.create(null) as PresenceState, seen: this.now() };
   }
 
   private renew(key: string, from: string, lease: Lease, state: PresenceState): void {
@@ -350,12 +351,6 @@ export class Channels {
 
 type Meta = Record<string, unknown>;
 const refOf = (meta: Meta) => meta.phx_ref;
-
-function copyState(s: PresenceState): PresenceState {
-  const out: PresenceState = {};
-  for (const [k, { metas }] of Object.entries(s)) out[k] = { metas: [...metas] };
-  return out;
-}
 
 /** Removes from `s[key]` the metas whose phx_ref is among `metas`'. */
 function removeMetas(s: PresenceState, key: string, metas: Meta[]): void {

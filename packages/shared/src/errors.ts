@@ -137,6 +137,8 @@ export const ERROR_STATUS = {
   range_not_satisfiable: 416,
   /** The storage backend (the disk, or the S3 service) failed or cannot be reached. */
   storage_unavailable: 503,
+  /** An image transform was asked for on a server with transforms off (STORAGE_IMAGE_TRANSFORMS=false). */
+  transforms_disabled: 400,
   // realtime (docs/realtime.md; docs/realtime.md). Sent in WebSocket `error` messages; the statuses are
   // those of the HTTP routes beside it (GET/POST/DELETE /api/v1/realtime/tables) and of a refused upgrade.
   /** The table exists but its changes are not captured: `select realtime.enable('<table>')` first. */

@@ -279,7 +279,10 @@ export function loadConfig(processEnv: Record<string, string | undefined>, overr
     oauth: parseOAuth(env),
     sms: parseSms(env),
     admin: { initial: parseInitialAdmin(env) },
-    storage: parseStorageConfig(env),
+    // A Supabase folder's `[storage.image_transformation] enabled = false` turns transforms off too.
+    storage: parseStorageConfig(
+      project?.supabase?.settings.storage.image_transformation === false ? { ...env, STORAGE_IMAGE_TRANSFORMS: 'false' } : env,
+    ),
     outboxLeaseMs: int(env, 'OUTBOX_LEASE_SECONDS', 120, { min: 1 }) * 1000,
     workers: overrides.workers !== undefined ? parseWorkers(overrides.workers, '--workers') : parseWorkers(env.WORKERS),
     realtime: parseRealtime(env),

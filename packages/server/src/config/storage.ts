@@ -23,17 +23,20 @@ export interface StorageConfig {
   maxFileSize: number;
   /** Set when `backend` is `s3`. */
   s3: S3Config | null;
+  /** `STORAGE_IMAGE_TRANSFORMS` (default true): false refuses every transform (400 transforms_disabled). */
+  imageTransforms: boolean;
 }
 
 /**
- * Reads STORAGE_BACKEND, STORAGE_MAX_FILE_SIZE and the S3_* variables.
+ * Reads STORAGE_BACKEND, STORAGE_MAX_FILE_SIZE, STORAGE_IMAGE_TRANSFORMS and the S3_* variables.
  * @example parseStorageConfig({ STORAGE_BACKEND: 's3', S3_BUCKET: 'files', S3_ENDPOINT: 'http://127.0.0.1:9000' })
  */
 export function parseStorageConfig(env: Env): StorageConfig {
   const backend = (env.STORAGE_BACKEND || 'disk').trim();
   if (backend !== 'disk' && backend !== 's3') throw new ConfigError(`STORAGE_BACKEND must be "disk" or "s3", got "${backend}"`);
   const maxFileSize = size(env, 'STORAGE_MAX_FILE_SIZE', 50 * 2 ** 20);
-  if (backend === 'disk') return { backend, maxFileSize, s3: null };
+  const imageTransforms = bool(env, 'STORAGE_IMAGE_TRANSFORMS', true);
+  if (backend === 'disk') return { backend, maxFileSize, s3: null, imageTransforms };
   const bucket = optional(env, 'S3_BUCKET');
   if (!bucket) throw new ConfigError('STORAGE_BACKEND=s3 needs S3_BUCKET, the name of an existing bucket');
   const endpoint = httpUrl(env, 'S3_ENDPOINT', { base: true }) ?? null;
@@ -45,6 +48,7 @@ export function parseStorageConfig(env: Env): StorageConfig {
   return {
     backend,
     maxFileSize,
+    imageTransforms,
     s3: {
       endpoint,
       region: optional(env, 'S3_REGION') ?? 'us-east-1',

@@ -150,6 +150,15 @@ describe('finding a Supabase project folder', () => {
     expect(loadConfig({ HOST: '0.0.0.0' }, { project: findProject(d, {}) }, d).host).toBe('0.0.0.0');
   });
 
+  it('[storage.image_transformation] enabled = false turns image transforms off, as STORAGE_IMAGE_TRANSFORMS=false does', () => {
+    const on = folder({ 'supabase/config.toml': '[storage.image_transformation]\nenabled = true\n' });
+    expect(loadConfig({}, { project: findProject(on, {}) }, on).storage.imageTransforms).toBe(true);
+    expect(loadConfig({ STORAGE_IMAGE_TRANSFORMS: 'false' }, { project: findProject(on, {}) }, on).storage.imageTransforms).toBe(false);
+    const off = folder({ 'supabase/config.toml': '[storage.image_transformation]\nenabled = false\n' });
+    expect(loadConfig({}, { project: findProject(off, {}) }, off).storage.imageTransforms).toBe(false);
+    expect(() => parse('[storage.image_transformation]\nenabled = "no"\n')).toThrow(/storage\.image_transformation\.enabled/);
+  });
+
   it('plinth.json wins in the same folder; env() reads supabase/.env', () => {
     const d = folder({ 'supabase/config.toml': '[auth]\njwt_secret = "env(SB_SECRET)"\n', 'plinth.json': '{}' });
     expect(findProject(d, {})?.supabase).toBeUndefined();

@@ -68,7 +68,13 @@ export interface SupabaseSettings {
     mfa: { totp_enroll_enabled: boolean; totp_verify_enabled: boolean; max_enrolled_factors: number };
     passkey: { enabled: boolean; rp_id: string | null; rp_origins: string[] };
   };
-  storage: { enabled: boolean; file_size_limit: number | null; buckets: Record<string, SupabaseBucket> };
+  storage: {
+    enabled: boolean;
+    file_size_limit: number | null;
+    buckets: Record<string, SupabaseBucket>;
+    /** `[storage.image_transformation] enabled` (default true): false turns transforms off. */
+    image_transformation: boolean;
+  };
   realtime: { enabled: boolean };
   functions: Record<string, { enabled: boolean; verify_jwt: boolean }>;
   /** The sections and keys of the file Plinth does not act on, for the start line. */
@@ -304,6 +310,7 @@ export function parseSupabaseConfig(
       enabled: r.bool(storage, 'storage', 'enabled', true),
       file_size_limit: r.size(storage, 'storage', 'file_size_limit'),
       buckets,
+      image_transformation: r.bool(sub(storage, 'storage', 'image_transformation'), 'storage.image_transformation', 'enabled', true),
     },
     realtime: { enabled: r.bool(realtime, 'realtime', 'enabled', true) },
     functions,

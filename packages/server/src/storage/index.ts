@@ -11,7 +11,7 @@
  *   `POST|OPTIONS /api/v1/storage/upload/resumable`, `HEAD|PATCH|DELETE …/{id}`.
  * - tables (migration 0020_storage.sql): storage.buckets, storage.objects (RLS: the project's
  *   policies decide every object operation), storage.garbage (bytes to delete),
- *   storage.sweeps; functions storage.dry_run, storage.foldername/filename/extension.
+ *   storage.sweeps, storage.variants (stored image transforms, migration 0149); functions storage.dry_run, storage.foldername/filename/extension.
  * - backends (backends/): the disk under the data dir, or S3 (`STORAGE_BACKEND=s3`).
  * - error codes: bucket_not_found, bucket_exists, bucket_not_empty, invalid_bucket_name,
  *   object_exists, invalid_object_name, invalid_mime_type, payload_too_large,
@@ -34,6 +34,7 @@ import { type BucketService, createBucketService } from './buckets.js';
 import { createBucketHandlers } from './handlers/buckets.js';
 import { createLinkHandlers } from './handlers/links.js';
 import { createObjectHandlers } from './handlers/objects.js';
+import { createImageCache } from './image-cache.js';
 import { createLinks, type Links } from './links.js';
 import { join } from 'node:path';
 import { type ObjectService, createObjectService } from './objects.js';
@@ -99,6 +100,7 @@ export async function registerStorage(app: App, options: StorageOptions): Promis
     buckets,
     maxFileSize: options.config.maxFileSize,
     collect: () => sweeper.kick(),
+    images: createImageCache({ db: options.db, backend, enabled: options.config.imageTransforms, log: options.log }),
   });
   const signed = createSignedUrls(options.urlTokens, options.publicUrl);
   const links = createLinks(objects, buckets, signed);

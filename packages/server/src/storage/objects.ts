@@ -14,6 +14,7 @@ import { ApiError, fromDbError } from '../http/index.js';
 import type { StorageBackend } from './backends/types.js';
 import { BackendError } from './backends/types.js';
 import type { Bucket, BucketService } from './buckets.js';
+import type { ImageCache } from './image-cache.js';
 import { Meter, tooLarge } from './meter.js';
 import { mimeAllowed, mimeType, objectName } from './names.js';
 import { DELETE, DRY_RUN, EMPTY, FIND, flatListSql, insertSql, likeEscape, listSql, MOVE, MOVE_ACROSS, OBJECT_ERRORS } from './sql.js';
@@ -69,9 +70,14 @@ export interface ObjectDeps {
   maxFileSize: number;
   /** Called after a commit that left bytes to delete (deletes, upserts). */
   collect(): void;
+  /** Stored image transforms, and whether transforms are on (image-cache.ts); on, not stored, when absent. */
+  images?: ImageCache;
 }
 
 export const keyOf = (bucket: string, version: string) => `${bucket}/${version}`;
+
+/** Transforms on, results not kept (tests that build the service alone). */
+const NO_IMAGE_CACHE: ImageCache = { enabled: true, get: async () => null, put: async () => false };
 
 /** A backend failure is the backend's (503), not the client's and not a bug. */
 function backendFailure(err: unknown): unknown {
@@ -298,6 +304,9 @@ export function createObjectService(deps: ObjectDeps) {
       await commit(who, key, params, false);
       return { bucket: dest, name: target, size: source.size, mime_type: source.mime_type, etag: source.etag };
     },
+
+    /** Stored image transforms, and whether transforms are on (transform.ts reads through it). */
+    images: deps.images ?? NO_IMAGE_CACHE,
 
     /** The bytes of a found object (a range of them); null when they vanished (replaced meanwhile). */
     async bytes(object: StoredObject, range?: { start: number; end: number }): Promise<Readable | Buffer | null> {

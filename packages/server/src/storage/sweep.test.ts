@@ -26,14 +26,23 @@ describe.each(BACKENDS)('the sweep on the %s backend', (kind) => {
     const orphan = `b/${randomUUID()}`;
     // What a crash between the rename and the commit leaves: bytes without a row.
     await s.storage.backend.put(orphan, Readable.from([Buffer.from('orphan')]), { contentType: 'text/plain' });
+    // Stored image transforms (image-cache.ts) live as long as the upload they were made from.
+    const { rows } = await s.db.query<{ key: string }>(
+      `select bucket_id || '/' || version as key from storage.objects where name = 'kept.txt'`,
+    );
+    const kept = rows[0].key;
+    const keptVariant = `${kept}.t0123456789abcdef`;
+    const orphanVariant = `${orphan}.tfedcba9876543210`;
+    for (const key of [keptVariant, orphanVariant])
+      await s.storage.backend.put(key, Readable.from([Buffer.from('pixels')]), { contentType: 'image/webp' });
     const live = await s.storedKeys();
-    expect(live).toContain(orphan);
+    expect(live).toEqual(expect.arrayContaining([orphan, keptVariant, orphanVariant]));
 
     expect(await s.storage.sweeper.sweep(true)).toMatchObject({ orphans: 0 }); // still young: it may be about to be committed
     expect(await s.storedKeys()).toEqual(live);
     s.clock.advance(2 * 3600_000);
-    expect(await s.storage.sweeper.sweep(true)).toMatchObject({ orphans: 1 });
-    expect(await s.storedKeys()).toEqual(live.filter((k) => k !== orphan));
+    expect(await s.storage.sweeper.sweep(true)).toMatchObject({ orphans: 2 });
+    expect(await s.storedKeys()).toEqual(live.filter((k) => k !== orphan && k !== orphanVariant));
     expect((await s.get('/api/v1/storage/object/b/kept.txt', s.as.service)).body).toBe('kept');
   });
 

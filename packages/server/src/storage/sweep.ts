@@ -27,7 +27,8 @@ export interface SweepOptions {
 export const SWEEP_DEFAULTS: SweepOptions = { intervalMs: 10 * 60_000, graceMs: 60 * 60_000, incompleteMs: 24 * 60 * 60_000 };
 
 const BATCH = 500;
-const UUID_OF_KEY = /\/([0-9a-f-]{36})$/;
+/** The upload a key holds the bytes of: its own, or the one a stored transform was made from (`.t…`). */
+const UUID_OF_KEY = /\/([0-9a-f-]{36})(?:\.t[0-9a-f]{16})?$/;
 
 export interface SweepReport {
   garbage: number;
@@ -55,8 +56,16 @@ export function createSweeper(deps: { db: Db; backend: StorageBackend; clock: Cl
         `delete from storage.garbage where key in (select key from storage.garbage order by at limit ${BATCH} for update skip locked) returning key`,
       );
       if (rows.length === 0) return total;
+      // The stored transforms of those uploads go with them (image-cache.ts).
+      const versions = rows.map((r) => UUID_OF_KEY.exec(r.key)?.[1]).filter((v): v is string => v !== undefined);
+      const variants = versions.length
+        ? await db.query<{ key: string }>(
+            'delete from storage.variants where version = any(select x::uuid from jsonb_array_elements_text($1::jsonb) x) returning key',
+            [JSON.stringify(versions)],
+          )
+        : { rows: [] };
       // Deleted from the queue first: should the backend fail now, the keys are orphans the sweep finds.
-      await backend.remove(rows.map((r) => r.key));
+      await backend.remove([...rows.map((r) => r.key), ...variants.rows.map((r) => r.key)]);
       total += rows.length;
     }
   }

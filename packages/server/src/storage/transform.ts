@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/index.js';
-import type { ObjectService, StoredObject } from './objects.js';
+import { keyOf, type ObjectService, type StoredObject } from './objects.js';
 
 export const RESIZE_MODES = ['cover', 'contain', 'fill'] as const;
 export const FORMATS = ['origin', 'webp', 'avif'] as const;
@@ -136,49 +136,66 @@ export async function serveTransformed(
   if (Number(object.size) > MAX_INPUT_BYTES) {
     throw new ApiError('payload_too_large', `Images over ${MAX_INPUT_BYTES} bytes are not transformed.`, { limit: MAX_INPUT_BYTES });
   }
+  if (!objects.images.enabled) {
+    throw new ApiError('transforms_disabled', 'Image transforms are turned off on this server (STORAGE_IMAGE_TRANSFORMS=false).');
+  }
   const accept = String(req.headers.accept ?? '');
   const format = t.format === 'auto' ? (accept.includes('image/webp') ? 'webp' : 'origin') : t.format;
-  const etag = `"${createHash('md5')
-    .update(`${object.etag}|${t.width ?? ''}|${t.height ?? ''}|${t.resize}|${t.quality}|${format}`)
-    .digest('hex')}"`;
+  const options = `${t.width ?? ''}|${t.height ?? ''}|${t.resize}|${t.quality}|${format}`;
+  const etag = `"${createHash('md5').update(`${object.etag}|${options}`).digest('hex')}"`;
   reply.headers({ ...headers, etag, 'last-modified': new Date(object.updated_at).toUTCString(), 'x-transformations': described(t) });
   if (t.format === 'auto') reply.header('vary', 'Accept');
   const inm = req.headers['if-none-match'];
   if (inm?.split(',').some((v) => v.trim().replace(/^W\//, '') === etag)) return reply.code(304).send();
 
-  const out = await turn(async () => {
-    const sharp = await sharpModule();
-    const bytes = await objects.bytes(object);
-    if (!bytes) throw new ApiError('not_found', 'The object was replaced or deleted meanwhile; try again.');
-    const input = await collect(bytes);
-    // The header first: what is not an image, or too many pixels, is refused before any decoding.
-    const meta = await sharp(input, { limitInputPixels: false })
-      .metadata()
-      .catch((err: unknown) => {
-        throw new ApiError('unsupported_media_type', 'The object is not an image this server can read.', undefined, { cause: err });
-      });
-    if ((meta.width ?? 0) * (meta.height ?? 0) > MAX_INPUT_PIXELS) {
-      throw new ApiError('payload_too_large', `Images over ${MAX_INPUT_PIXELS} pixels are not transformed.`, { limit: MAX_INPUT_PIXELS });
-    }
-    try {
-      let img = sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).rotate();
-      if (t.width !== undefined || t.height !== undefined) {
-        img = img.resize({ width: t.width, height: t.height, fit: t.resize, background: { r: 0, g: 0, b: 0, alpha: 0 } });
-      }
-      const original = meta.format ?? 'png';
-      const target = format === 'origin' ? (KEPT.has(original) ? original : 'png') : format;
-      img = img.toFormat(target as 'png', { quality: t.quality });
-      const { data, info } = await img.toBuffer({ resolveWithObject: true });
-      return { data, type: `image/${info.format === 'heif' ? 'avif' : info.format}` };
-    } catch (err) {
-      const message = (err as Error).message ?? '';
-      if (/pixel limit/i.test(message)) {
-        throw new ApiError('payload_too_large', `Images over ${MAX_INPUT_PIXELS} pixels are not transformed.`, { limit: MAX_INPUT_PIXELS });
-      }
-      throw new ApiError('unsupported_media_type', 'The object is not an image this server can read.', undefined, { cause: err });
-    }
-  });
-  reply.type(out.type).header('content-length', out.data.length);
+  const objectKey = keyOf(object.bucket, object.version);
+  const stored = await objects.images.get(objectKey, options);
+  const out = stored ?? (await turn(() => render(objects, object, t, format)));
+  // Kept for the next read after this answer is on its way (a failure only logs: image-cache.ts).
+  if (!stored) void objects.images.put(objectKey, object.version, options, out.data, out.type);
+  reply
+    .type(out.type)
+    .header('content-length', out.data.length)
+    .header('x-transform-cache', stored ? 'hit' : 'miss');
   if (req.method === 'HEAD') return reply.send();
   return reply.send(out.data);
+}
+
+/** Decodes, resizes and encodes (one of AT_ONCE turns). */
+async function render(
+  objects: ObjectService,
+  object: StoredObject,
+  t: ImageTransform,
+  format: ImageTransform['format'],
+): Promise<{ data: Buffer; type: string }> {
+  const sharp = await sharpModule();
+  const bytes = await objects.bytes(object);
+  if (!bytes) throw new ApiError('not_found', 'The object was replaced or deleted meanwhile; try again.');
+  const input = await collect(bytes);
+  // The header first: what is not an image, or too many pixels, is refused before any decoding.
+  const meta = await sharp(input, { limitInputPixels: false })
+    .metadata()
+    .catch((err: unknown) => {
+      throw new ApiError('unsupported_media_type', 'The object is not an image this server can read.', undefined, { cause: err });
+    });
+  if ((meta.width ?? 0) * (meta.height ?? 0) > MAX_INPUT_PIXELS) {
+    throw new ApiError('payload_too_large', `Images over ${MAX_INPUT_PIXELS} pixels are not transformed.`, { limit: MAX_INPUT_PIXELS });
+  }
+  try {
+    let img = sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).rotate();
+    if (t.width !== undefined || t.height !== undefined) {
+      img = img.resize({ width: t.width, height: t.height, fit: t.resize, background: { r: 0, g: 0, b: 0, alpha: 0 } });
+    }
+    const original = meta.format ?? 'png';
+    const target = format === 'origin' ? (KEPT.has(original) ? original : 'png') : format;
+    img = img.toFormat(target as 'png', { quality: t.quality });
+    const { data, info } = await img.toBuffer({ resolveWithObject: true });
+    return { data, type: `image/${info.format === 'heif' ? 'avif' : info.format}` };
+  } catch (err) {
+    const message = (err as Error).message ?? '';
+    if (/pixel limit/i.test(message)) {
+      throw new ApiError('payload_too_large', `Images over ${MAX_INPUT_PIXELS} pixels are not transformed.`, { limit: MAX_INPUT_PIXELS });
+    }
+    throw new ApiError('unsupported_media_type', 'The object is not an image this server can read.', undefined, { cause: err });
+  }
 }

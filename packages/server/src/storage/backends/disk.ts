@@ -6,8 +6,11 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BackendError, type ByteRange, type StorageBackend } from './types.js';
 
-/** `<bucket>/<uuid>`: the only keys the service makes (names never become paths). */
-const KEY = /^([a-z0-9][a-z0-9_.-]{0,62})\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+/**
+ * `<bucket>/<uuid>`, or `<bucket>/<uuid>.t<16 hex>` for a stored image transform of that upload
+ * (image-cache.ts): the only keys the service makes (names never become paths).
+ */
+const KEY = /^([a-z0-9][a-z0-9_.-]{0,62})\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?:\.t[0-9a-f]{16})?)$/;
 
 /**
  * Read in 1 MiB chunks: a file up to 1 MiB is one read and one socket write. Measured with 32

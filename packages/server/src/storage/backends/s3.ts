@@ -22,7 +22,7 @@ const PART_SIZE = 8 * 2 ** 20;
 /** Parts uploaded at once: memory stays near (1 + 2) × 8 MiB per upload, however large the file. */
 const PARTS_IN_FLIGHT = 2;
 
-const KEY = /^[a-z0-9][a-z0-9_.-]{0,62}\/[0-9a-f-]{36}$/;
+const KEY = /^[a-z0-9][a-z0-9_.-]{0,62}\/[0-9a-f-]{36}(?:\.t[0-9a-f]{16})?$/;
 
 function status(err: unknown): number | undefined {
   return (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;

@@ -36,6 +36,7 @@ const SPELLINGS: Record<string, Spelling> = {
   token_expired: { code: 'InvalidJWT', error: 'Unauthorized' },
   token_invalid: { code: 'InvalidSignature', error: 'InvalidSignature' },
   storage_unavailable: { code: 'InternalError', error: 'InternalError' },
+  transforms_disabled: { code: 'FeatureNotEnabled', error: 'FeatureNotEnabled', message: () => 'Image transformation is not enabled' },
   database_unavailable: { code: 'DatabaseConnectionLimit', error: 'DatabaseError' },
 };
 

@@ -184,3 +184,112 @@ describe('/api/v1/storage reads take the same transform options', () => {
     expect(await size(await fetch(`${url}&width=64`))).toMatchObject({ width: 64, height: 32 });
   });
 });
+
+describe('stored results (image-cache.ts)', () => {
+  const headers = () => ({ apikey: s.keys.publicKey, authorization: `Bearer ${ada.token}` });
+  const get = (path: string, query: string) =>
+    fetch(`${new URL(s.url).origin}/api/v1/storage/object/photos/${ada.id}/${path}?${query}`, { headers: headers() });
+  const variantsOf = async (path: string) =>
+    (
+      await s.db.query<{ key: string }>(
+        `select v.key from storage.variants v join storage.objects o on o.version = v.version where o.bucket_id = 'photos' and o.name = $1`,
+        [`${ada.id}/${path}`],
+      )
+    ).rows.map((r) => r.key);
+  const upload = (path: string, body: Buffer) =>
+    ada.client
+      .from('photos')
+      .upload(`${ada.id}/${path}`, new Blob([new Uint8Array(body)], { type: 'image/jpeg' }), { contentType: 'image/jpeg', upsert: true });
+
+  it('a transform asked again is read back, not made again; a replaced or deleted object takes its results with it', async () => {
+    expect((await upload('kept.jpg', photo)).error).toBeNull();
+    const first = await get('kept.jpg', 'width=120&format=webp');
+    expect(first.headers.get('x-transform-cache')).toBe('miss');
+    const made = Buffer.from(await first.arrayBuffer());
+    // Kept after the answer went out (named, then written): ask until it is read back.
+    let again = await get('kept.jpg', 'width=120&format=webp');
+    await expect
+      .poll(async () => {
+        again = await get('kept.jpg', 'width=120&format=webp');
+        return again.headers.get('x-transform-cache');
+      })
+      .toBe('hit');
+    expect(await variantsOf('kept.jpg')).toHaveLength(1);
+    expect(again.headers.get('content-type')).toBe('image/webp');
+    expect(Buffer.from(await again.arrayBuffer()).equals(made)).toBe(true);
+    // Other options are another result.
+    expect((await get('kept.jpg', 'width=121&format=webp')).headers.get('x-transform-cache')).toBe('miss');
+    await expect.poll(() => variantsOf('kept.jpg')).toHaveLength(2);
+    const keys = await variantsOf('kept.jpg');
+    for (const key of keys) await expect.poll(() => s.storage.backend.get(key)).not.toBeNull();
+
+    // A new upload under the name: the old results go with the old bytes, the new picture is made afresh.
+    const red = await sharp({ create: { width: 300, height: 300, channels: 3, background: { r: 0, g: 0, b: 250 } } })
+      .jpeg()
+      .toBuffer();
+    expect((await upload('kept.jpg', red)).error).toBeNull();
+    await expect
+      .poll(async () => (await s.db.query('select 1 from storage.variants where key = any($1::text[])', [keys])).rows.length)
+      .toBe(0);
+    for (const key of keys) await expect.poll(() => s.storage.backend.get(key)).toBeNull();
+    const fresh = await get('kept.jpg', 'width=120&format=webp');
+    expect(fresh.headers.get('x-transform-cache')).toBe('miss');
+    expect(await size(fresh)).toEqual({ width: 120, height: 120, format: 'webp' });
+
+    // Deleted: its results go too.
+    await expect.poll(() => variantsOf('kept.jpg')).toHaveLength(1);
+    const [last] = await variantsOf('kept.jpg');
+    expect((await ada.client.from('photos').remove([`${ada.id}/kept.jpg`])).error).toBeNull();
+    await expect.poll(async () => (await s.db.query('select 1 from storage.variants where key = $1', [last])).rows.length).toBe(0);
+    await expect.poll(() => s.storage.backend.get(last)).toBeNull();
+  });
+
+  it('at most 16 results are kept per object; more are served, not kept', async () => {
+    expect((await upload('many.jpg', photo)).error).toBeNull();
+    for (let w = 10; w < 30; w++) {
+      const res = await get('many.jpg', `width=${w}`);
+      expect(res.status).toBe(200);
+      expect((await size(res)).width).toBe(w);
+    }
+    // Each kept one is written after its answer: wait until the writes settle at the cap.
+    await expect.poll(() => variantsOf('many.jpg')).toHaveLength(16);
+    const over = await get('many.jpg', 'width=29');
+    expect(over.headers.get('x-transform-cache')).toBe('miss');
+  });
+
+  it('a reader who may not read the object gets no stored result either', async () => {
+    expect((await upload('secret.jpg', photo)).error).toBeNull();
+    expect((await get('secret.jpg', 'width=64')).status).toBe(200);
+    await expect.poll(() => variantsOf('secret.jpg')).toHaveLength(1);
+    const res = await fetch(`${new URL(s.url).origin}/api/v1/storage/object/photos/${ada.id}/secret.jpg?width=64`, {
+      headers: { apikey: s.keys.publicKey, authorization: `Bearer ${bob.token}` },
+    });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('x-transform-cache')).toBeNull();
+  });
+});
+
+describe('transforms turned off (STORAGE_IMAGE_TRANSFORMS=false)', () => {
+  it('a transform is refused with a clear code on both faces; the plain read still serves the original', async () => {
+    const off = await supabaseStorageServer({ STORAGE_IMAGE_TRANSFORMS: 'false' });
+    try {
+      expect((await off.service.createBucket('pics', { public: true })).error).toBeNull();
+      expect(
+        (await off.service.from('pics').upload('a.jpg', new Blob([new Uint8Array(photo)]), { contentType: 'image/jpeg' })).error,
+      ).toBeNull();
+      const { data, error } = await off.service.from('pics').download('a.jpg', { transform: { width: 100 } });
+      expect(data).toBeNull();
+      expect(error).toMatchObject({ status: 400 });
+      const raw = await fetch(`${off.url}/render/image/public/pics/a.jpg?width=100`);
+      expect(raw.status).toBe(400);
+      expect(await raw.json()).toMatchObject({ statusCode: '400', code: 'FeatureNotEnabled' });
+      const api = await fetch(`${new URL(off.url).origin}/api/v1/storage/public/pics/a.jpg?width=100`);
+      expect(api.status).toBe(400);
+      expect(await api.json()).toMatchObject({ code: 'transforms_disabled' });
+      const plain = await off.service.from('pics').download('a.jpg');
+      expect(Buffer.from(await (plain.data as Blob).arrayBuffer()).equals(photo)).toBe(true);
+    } finally {
+      await off.stop();
+    }
+  });
+});

@@ -48,7 +48,8 @@ export interface AuthMethodReference {
 /** A second factor (`GET /v1/auth/factors`). */
 export interface Factor {
   id: string;
-  factor_type: 'totp';
+  /** `webauthn`: a security key or platform authenticator (enrolled and verified with WebAuthn). */
+  factor_type: 'totp' | 'webauthn';
   friendly_name: string | null;
   status: 'unverified' | 'verified';
   created_at: string;

@@ -55,7 +55,7 @@ export const Session = wireSchema<Wire.Session>()(
 export const Factor = wireSchema<Wire.Factor>()(
   Type.Object({
     id: Type.String({ format: 'uuid' }),
-    factor_type: Type.Literal('totp'),
+    factor_type: Type.Union([Type.Literal('totp'), Type.Literal('webauthn')]),
     friendly_name: Nullable(Type.String()),
     status: Type.Union([Type.Literal('unverified'), Type.Literal('verified')]),
     created_at: Timestamp,

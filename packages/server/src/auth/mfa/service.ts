@@ -8,6 +8,7 @@ import type { SignedIn } from '../guards.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Assurance } from '../sessions/state.js';
 import { newTotp, totpStep } from './totp.js';
+import { createWebAuthnFactors, type WebAuthnCeremony, type WebAuthnFactorRow } from './webauthn.js';
 
 /** A user may hold this many factors, verified or not (an unverified one is a QR code shown once). */
 export const MAX_FACTORS = 10;
@@ -66,6 +67,35 @@ async function steppedUp(tx: Queryable, sessionId: string, method: string, now: 
  */
 export function createMfaService(deps: AuthDeps, sessions: SessionService) {
   const { db, clock, settings, limits, sessionState } = deps;
+  const webauthnFactors = createWebAuthnFactors(deps);
+
+  const nameOf = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim().slice(0, 100) : null);
+
+  /** A new unverified factor, under the per-user limit (a user's enrolments serialised). */
+  async function insertFactor(userId: string, type: Factor['factor_type'], name: string | null, secret: string | null): Promise<Factor> {
+    const now = clock.now();
+    return db.transaction(async (tx) => {
+      await tx.query('select 1 from auth.users where id = $1 for update', [userId]);
+      const { rows } = await tx.query<{ n: number }>('select count(*)::int as n from auth.mfa_factors where user_id = $1', [userId]);
+      if (Number(rows[0]?.n ?? 0) >= MAX_FACTORS)
+        throw new ApiError('too_many_factors', `A user may have at most ${MAX_FACTORS} factors; remove one first.`);
+      const inserted = await tx.query<Factor>(
+        `insert into auth.mfa_factors as f (user_id, factor_type, friendly_name, secret, created_at, updated_at)
+         values ($1, $2, $3, $4, $5::timestamptz, $5::timestamptz) returning ${FACTOR_COLUMNS}`,
+        [userId, type, name, secret, iso(now)],
+      );
+      return inserted.rows[0];
+    });
+  }
+
+  /** The user's passkeys, listed beside a new factor (see enroll). */
+  async function passkeysOf(userId: string): Promise<Passkey[]> {
+    const { rows } = await db.query<Passkey>(
+      `select ${PASSKEY_COLUMNS} from auth.passkeys k where k.user_id = $1 order by k.created_at, k.id`,
+      [userId],
+    );
+    return rows;
+  }
 
   /** Ends the caller's session and opens its successor at `aal2`, in one transaction with `work`. */
   async function stepUp(who: SignedIn, method: string, client: ClientInfo, work: (tx: Queryable, now: number) => Promise<ApiError | null>) {
@@ -103,36 +133,44 @@ export function createMfaService(deps: AuthDeps, sessions: SessionService) {
         throw new ApiError('provider_disabled', 'Authenticator-app factors are off for this project (mfa_totp_enabled).');
       if (input.factor_type !== 'totp')
         throw new ApiError('invalid_request', 'factor_type must be "totp".', [{ field: 'body.factor_type', message: 'must be "totp"' }]);
-      const name = typeof input.friendly_name === 'string' && input.friendly_name.trim() ? input.friendly_name.trim().slice(0, 100) : null;
       const { rows: users } = await db.query<{ label: string }>(
         'select coalesce(email, phone, id::text) as label from auth.users where id = $1',
         [who.userId],
       );
       const totp = await newTotp(settings.project().name, users[0]?.label ?? who.userId);
-      const now = clock.now();
-      const factor = await db.transaction(async (tx) => {
-        // Serialises a user's enrolments, so the limit holds under concurrent requests.
-        await tx.query('select 1 from auth.users where id = $1 for update', [who.userId]);
-        const { rows } = await tx.query<{ n: number }>('select count(*)::int as n from auth.mfa_factors where user_id = $1', [who.userId]);
-        if (Number(rows[0]?.n ?? 0) >= MAX_FACTORS)
-          throw new ApiError('too_many_factors', `A user may have at most ${MAX_FACTORS} factors; remove one first.`);
-        const inserted = await tx.query<Factor>(
-          `insert into auth.mfa_factors as f (user_id, factor_type, friendly_name, secret, created_at, updated_at)
-           values ($1, 'totp', $2, $3, $4::timestamptz, $4::timestamptz) returning ${FACTOR_COLUMNS}`,
-          [who.userId, name, totp.secret, iso(now)],
-        );
-        return inserted.rows[0];
-      });
-      const { rows: passkeys } = await db.query<Passkey>(
-        `select ${PASSKEY_COLUMNS} from auth.passkeys k where k.user_id = $1 order by k.created_at, k.id`,
-        [who.userId],
-      );
-      return { ...factor, totp, passkeys };
+      const factor = await insertFactor(who.userId, 'totp', nameOf(input.friendly_name), totp.secret);
+      return { ...factor, totp, passkeys: await passkeysOf(who.userId) };
     },
 
-    /** POST /v1/auth/factors/{id}/challenge: `{id, expires_at}` (epoch seconds), good for 5 minutes. */
-    async challenge(who: SignedIn, factorId: string): Promise<{ id: string; expires_at: number }> {
+    /**
+     * A new WebAuthn factor (a security key, a platform authenticator), unverified until its
+     * first challenge is answered with the credential the authenticator creates; needs the
+     * project's relying party (passkey_enabled), like passkeys. Listed with the user's passkeys,
+     * as a TOTP factor is.
+     */
+    async enrollWebAuthn(who: SignedIn, input: { friendly_name?: unknown }): Promise<Factor & { passkeys: Passkey[] }> {
+      webauthnFactors.assertEnabled();
+      const factor = await insertFactor(who.userId, 'webauthn', nameOf(input.friendly_name), null);
+      return { ...factor, passkeys: await passkeysOf(who.userId) };
+    },
+
+    /**
+     * POST /v1/auth/factors/{id}/challenge: `{id, expires_at}` (epoch seconds), good for 5
+     * minutes, bound to the caller's session; a WebAuthn factor's adds `webauthn: {type,
+     * options}` (`create` while unverified, `request` after) for the authenticator.
+     */
+    async challenge(
+      who: SignedIn,
+      factorId: string,
+    ): Promise<{ id: string; expires_at: number; webauthn?: { type: WebAuthnCeremony; options: unknown } }> {
       if (!isUuid(factorId) || !who.sessionId) throw notFound();
+      const { rows: factors } = await db.query<{ factor_type: string; status: string; credential_id: string | null; transports: unknown }>(
+        'select factor_type, status, credential_id, transports from auth.mfa_factors where id = $1 and user_id = $2',
+        [factorId, who.userId],
+      );
+      const factor = factors[0];
+      if (!factor) throw notFound();
+      const webauthn = factor.factor_type === 'webauthn' ? await webauthnFactors.options(db, who.userId, factor) : undefined;
       const now = clock.now();
       // Challenges over for 5 minutes and more are never read again.
       await db.query('delete from auth.mfa_challenges where factor_id = $1 and expires_at < $2::timestamptz', [
@@ -140,12 +178,12 @@ export function createMfaService(deps: AuthDeps, sessions: SessionService) {
         iso(now - CHALLENGE_TTL_MS),
       ]);
       const { rows } = await db.query<{ id: string }>(
-        `insert into auth.mfa_challenges (factor_id, session_id, created_at, expires_at)
-         select f.id, $3, $4::timestamptz, $5::timestamptz from auth.mfa_factors f where f.id = $1 and f.user_id = $2 returning id`,
-        [factorId, who.userId, who.sessionId, iso(now), iso(now + CHALLENGE_TTL_MS)],
+        `insert into auth.mfa_challenges (factor_id, session_id, webauthn_challenge, created_at, expires_at)
+         select f.id, $3, $6, $4::timestamptz, $5::timestamptz from auth.mfa_factors f where f.id = $1 and f.user_id = $2 returning id`,
+        [factorId, who.userId, who.sessionId, iso(now), iso(now + CHALLENGE_TTL_MS), webauthn?.options.challenge ?? null],
       );
       if (!rows[0]) throw notFound();
-      return { id: rows[0].id, expires_at: Math.floor((now + CHALLENGE_TTL_MS) / 1000) };
+      return { id: rows[0].id, expires_at: Math.floor((now + CHALLENGE_TTL_MS) / 1000), ...(webauthn ? { webauthn } : {}) };
     },
 
     /**
@@ -155,27 +193,42 @@ export function createMfaService(deps: AuthDeps, sessions: SessionService) {
      * factor verified already it needs `aal2`, like enrolling; the user's first factor removes
      * every other unverified one and ends the user's other sessions, so a factor enrolled by
      * someone who had only the password, and their sessions, do not outlive the owner's.
+     * A WebAuthn factor is answered with `credential` (the authenticator's JSON) in place of
+     * `code`; any answer spends its challenge.
      */
-    async verify(who: SignedIn, factorId: string, input: { challenge_id?: unknown; code?: unknown }, client: ClientInfo): Promise<Session> {
+    async verify(
+      who: SignedIn,
+      factorId: string,
+      input: { challenge_id?: unknown; code?: unknown; credential?: unknown },
+      client: ClientInfo,
+    ): Promise<Session> {
       const challengeId = input.challenge_id;
       if (!isUuid(factorId) || typeof challengeId !== 'string' || !isUuid(challengeId)) throw challengeInvalid();
       await limits.assertMfa(who.userId);
       const code = typeof input.code === 'string' ? input.code.trim() : '';
+      const { rows: types } = await db.query<{ factor_type: string }>(
+        'select factor_type from auth.mfa_factors where id = $1 and user_id = $2',
+        [factorId, who.userId],
+      );
+      const method = types[0]?.factor_type === 'webauthn' ? 'webauthn' : 'totp';
       let failed = false;
       try {
-        return await stepUp(who, 'totp', client, async (tx, now) => {
+        return await stepUp(who, method, client, async (tx, now) => {
           // A user's verifications one at a time (as enrolments are): of two factors verified
           // at once for a user without one, the first removes the other, which then fails.
           await tx.query('select 1 from auth.users where id = $1 for update', [who.userId]);
-          const { rows } = await tx.query<{ secret: string; last_step: string | null; failures: number; status: string; live: boolean }>(
-            `select f.secret, f.last_step::text as last_step, c.failures, f.status,
+          const { rows } = await tx.query<
+            { secret: string; last_step: string | null; failures: number; live: boolean; factor_type: string } & WebAuthnFactorRow
+          >(
+            `select f.secret, f.last_step::text as last_step, c.failures, f.status, f.factor_type, c.webauthn_challenge,
+               f.credential_id, f.public_key, f.counter::text as counter, f.transports,
                (c.done_at is null and c.expires_at > $4::timestamptz and c.failures < $5) as live
              from auth.mfa_challenges c join auth.mfa_factors f on f.id = c.factor_id
              where c.id = $1 and f.id = $2 and f.user_id = $3 and c.session_id = $6 for update of c, f`,
             [challengeId, factorId, who.userId, iso(now), CHALLENGE_MAX_FAILURES, who.sessionId],
           );
           const row = rows[0];
-          if (!row?.live) return challengeInvalid();
+          if (!row?.live || row.factor_type !== method) return challengeInvalid();
           const first = row.status !== 'verified';
           const others = first
             ? await tx.query(`select 1 from auth.mfa_factors where user_id = $1 and id <> $2 and status = 'verified' limit 1`, [
@@ -185,21 +238,35 @@ export function createMfaService(deps: AuthDeps, sessions: SessionService) {
             : null;
           const hadFactor = (others?.rows.length ?? 0) > 0;
           if (first && hadFactor && who.aal !== 'aal2') return mfaRequired();
-          const step = totpStep(row.secret, code, now);
-          if (step === null || (row.last_step !== null && step <= Number(row.last_step))) {
-            failed = true;
-            await tx.query(
-              `update auth.mfa_challenges set failures = failures + 1, done_at = case when failures + 1 >= $2 then $3::timestamptz end where id = $1`,
-              [challengeId, CHALLENGE_MAX_FAILURES, iso(now)],
-            );
-            return wrongCode();
+          if (method === 'webauthn') {
+            // One answer per WebAuthn challenge, right or wrong (the authenticator signs each anew).
+            await tx.query('update auth.mfa_challenges set done_at = $2::timestamptz where id = $1', [challengeId, iso(now)]);
+            const refused = await webauthnFactors.check(tx, factorId, row, input.credential, now);
+            if (refused) {
+              failed = true;
+              return refused;
+            }
+            await tx.query(`update auth.mfa_factors set status = 'verified', updated_at = $2::timestamptz where id = $1`, [
+              factorId,
+              iso(now),
+            ]);
+          } else {
+            const step = totpStep(row.secret, code, now);
+            if (step === null || (row.last_step !== null && step <= Number(row.last_step))) {
+              failed = true;
+              await tx.query(
+                `update auth.mfa_challenges set failures = failures + 1, done_at = case when failures + 1 >= $2 then $3::timestamptz end where id = $1`,
+                [challengeId, CHALLENGE_MAX_FAILURES, iso(now)],
+              );
+              return wrongCode();
+            }
+            await tx.query('update auth.mfa_challenges set done_at = $2::timestamptz where id = $1', [challengeId, iso(now)]);
+            await tx.query(`update auth.mfa_factors set last_step = $2, status = 'verified', updated_at = $3::timestamptz where id = $1`, [
+              factorId,
+              step,
+              iso(now),
+            ]);
           }
-          await tx.query('update auth.mfa_challenges set done_at = $2::timestamptz where id = $1', [challengeId, iso(now)]);
-          await tx.query(`update auth.mfa_factors set last_step = $2, status = 'verified', updated_at = $3::timestamptz where id = $1`, [
-            factorId,
-            step,
-            iso(now),
-          ]);
           if (first && !hadFactor) {
             await tx.query(`delete from auth.mfa_factors where user_id = $1 and id <> $2 and status <> 'verified'`, [who.userId, factorId]);
             await sessionState.revokeSessions(tx, who.userId, { except: who.sessionId ?? undefined }, now);

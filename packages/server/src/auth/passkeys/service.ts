@@ -1,5 +1,4 @@
 import type { Passkey, Session, User } from '@plinth/shared';
-import type { AuthenticationResponseJSON, RegistrationResponseJSON, VerifiedAuthenticationResponse } from '@simplewebauthn/server';
 import type { Queryable } from '../../db/index.js';
 import { ApiError } from '../../http/index.js';
 import { iso, isoSql, isUuid } from '../../lib/index.js';
@@ -12,19 +11,14 @@ import type { SessionService } from '../sessions/service.js';
 import type { Assurance } from '../sessions/state.js';
 import { allowedRedirect, normalizeEmail } from '../validate.js';
 
-/** Loaded at the first passkey request, not at start: 0.3–0.4 s of a start's module loading (issue 32). */
-const webauthn = () => import('@simplewebauthn/server');
+import { challengeGone, createRelyingParty, invalid, isCredential, uuidBytes, webauthn } from './webauthn.js';
 
 const CHALLENGE_TTL_MS = 5 * 60_000;
 /** A user may hold this many passkeys. */
 export const MAX_PASSKEYS = 20;
 const PASSKEY_COLUMNS = `k.id, k.name, ${isoSql('k.created_at')} as created_at, ${isoSql('k.last_used_at')} as last_used_at, k.backed_up`;
 
-const invalid = (why: string) => new ApiError('passkey_invalid', why);
 const notFound = () => new ApiError('passkey_not_found', 'No passkey with this id belongs to the signed-in user.');
-
-/** The 16 bytes of a uuid: the WebAuthn user handle of a Plinth user. */
-const uuidBytes = (id: string) => new Uint8Array(Buffer.from(id.replace(/-/g, ''), 'hex'));
 
 /** The challenge a browser signed, read from its clientDataJSON (never trusted: the library checks it against ours). */
 function signedChallenge(credential: unknown): string | null {
@@ -38,13 +32,6 @@ function signedChallenge(credential: unknown): string | null {
   }
 }
 
-const isCredential = (c: unknown): c is { id: string; rawId: string; response: Record<string, unknown>; type: string } =>
-  typeof c === 'object' &&
-  c !== null &&
-  typeof (c as { id?: unknown }).id === 'string' &&
-  (c as { id: string }).id.length <= 1024 &&
-  typeof (c as { response?: unknown }).response === 'object';
-
 /**
  * Passkeys (WebAuthn, docs/securing-accounts.md): registration for a signed-in user, sign-in
  * with discoverable credentials (no username), sign-up with a passkey alone under the proof
@@ -55,17 +42,8 @@ const isCredential = (c: unknown): c is { id: string; rawId: string; response: R
  */
 export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
   const { db, clock, settings, accounts, outbox, limits } = deps;
-  const publicUrl = new URL(deps.tokens.issuer);
-
-  function party() {
-    const s = settings.auth();
-    if (!s.passkey_enabled) throw new ApiError('provider_disabled', 'Passkeys are off for this project (passkey_enabled).');
-    return {
-      rpID: s.passkey_rp_id ?? publicUrl.hostname,
-      origins: [publicUrl.origin, ...s.passkey_origins],
-      rpName: settings.project().name,
-    };
-  }
+  const rp = createRelyingParty(deps);
+  const party = rp.party;
 
   /** Stores a ceremony's challenge: 5 minutes, single use. */
   async function saveChallenge(
@@ -73,7 +51,7 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
     kind: 'register' | 'signin' | 'signup',
     challenge: string,
     who: { userId?: string; sessionId?: string | null; email?: string | null; payload?: Record<string, unknown> },
-  ): Promise<string> {
+  ): Promise<{ id: string; expires_at: number }> {
     const now = clock.now();
     // Ceremonies nobody finished are dropped as new ones start (5 minutes is their whole life).
     await q.query('delete from auth.passkey_challenges where expires_at < $1::timestamptz', [iso(now - CHALLENGE_TTL_MS)]);
@@ -91,7 +69,7 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
         iso(now + CHALLENGE_TTL_MS),
       ],
     );
-    return rows[0].id;
+    return { id: rows[0].id, expires_at: Math.floor((now + CHALLENGE_TTL_MS) / 1000) };
   }
 
   /** Consumes a live challenge (atomically: of two uses one wins). */
@@ -114,25 +92,7 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
     return { ...r, payload: (payload ?? {}) as Record<string, unknown> };
   }
 
-  /** Checks a registration answer against the stored challenge; the new credential, or 400 passkey_invalid. */
-  async function verifyNew(credential: unknown, expectedChallenge: string) {
-    const { rpID, origins } = party();
-    if (!isCredential(credential)) throw invalid('credential must be the JSON of the PublicKeyCredential the browser created.');
-    try {
-      const result = await (await webauthn()).verifyRegistrationResponse({
-        response: credential as unknown as RegistrationResponseJSON,
-        expectedChallenge,
-        expectedOrigin: origins,
-        expectedRPID: rpID,
-        requireUserVerification: false,
-      });
-      if (!result.verified) throw invalid('The passkey could not be verified.');
-      return result.registrationInfo;
-    } catch (err) {
-      if (err instanceof ApiError) throw err;
-      throw invalid(`The passkey could not be verified: ${(err as Error).message}`);
-    }
-  }
+  const verifyNew = rp.verifyRegistration;
 
   async function insertPasskey(tx: Queryable, userId: string, info: Awaited<ReturnType<typeof verifyNew>>, name: string, now: number) {
     const { rows } = await tx.query<Passkey>(
@@ -157,8 +117,13 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
   const nameOf = (name: unknown) => (typeof name === 'string' && name.trim() ? name.trim().slice(0, 100) : 'Passkey');
 
   return {
-    /** POST /v1/auth/passkeys/register/options (signed in; aal2 when the user has factors). */
+    /** POST /v1/auth/passkeys/register/options (signed in; aal2 when the user has factors): the creation options. */
     async registerOptions(who: SignedIn) {
+      return (await this.startRegistration(who)).options;
+    },
+
+    /** The registration ceremony's start: `{challenge_id, options, expires_at}` (epoch seconds; /auth/v1's shape). */
+    async startRegistration(who: SignedIn) {
       const { rpID, rpName } = party();
       const { rows: users } = await db.query<{ label: string; name: string | null }>(
         'select coalesce(email, phone, id::text) as label, name from auth.users where id = $1',
@@ -180,16 +145,26 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
         excludeCredentials: existing.map((k) => ({ id: k.credential_id })),
         authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
       });
-      await saveChallenge(db, 'register', options.challenge, { userId: who.userId, sessionId: who.sessionId });
-      return options;
+      const saved = await saveChallenge(db, 'register', options.challenge, { userId: who.userId, sessionId: who.sessionId });
+      return { challenge_id: saved.id, options, expires_at: saved.expires_at };
     },
 
-    /** POST /v1/auth/passkeys/register/verify `{credential, name?}` → the passkey. */
-    async registerVerify(who: SignedIn, input: { credential?: unknown; name?: unknown }): Promise<Passkey> {
+    /**
+     * POST /v1/auth/passkeys/register/verify `{credential, name?, challenge_id?}` → the passkey.
+     * The challenge is the one the credential signed (or `challenge_id`), and only the caller's:
+     * another user's challenge is unknown here and stays usable by its owner.
+     */
+    async registerVerify(who: SignedIn, input: { credential?: unknown; name?: unknown; challenge_id?: unknown }): Promise<Passkey> {
       party();
-      const signed = signedChallenge(input.credential);
-      const used = signed ? await useChallenge(db, { challenge: signed, userId: who.userId }, 'register') : null;
-      if (!used) throw invalid('The registration challenge is unknown, expired or used; start again.');
+      const byId = input.challenge_id !== undefined && input.challenge_id !== null;
+      const signed = byId ? null : signedChallenge(input.credential);
+      const used =
+        byId && typeof input.challenge_id === 'string'
+          ? await useChallenge(db, { id: input.challenge_id, userId: who.userId }, 'register')
+          : signed
+            ? await useChallenge(db, { challenge: signed, userId: who.userId }, 'register')
+            : null;
+      if (!used) throw challengeGone('The registration challenge is unknown, expired or used; start again.');
       const info = await verifyNew(input.credential, used.challenge);
       return db.transaction((tx) => insertPasskey(tx, who.userId, info, nameOf(input.name), clock.now()));
     },
@@ -231,8 +206,8 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
       const { rpID } = party();
       const email = input.email === undefined || input.email === null || input.email === '' ? null : normalizeEmail(input.email);
       const options = await (await webauthn()).generateAuthenticationOptions({ rpID, userVerification: 'preferred', allowCredentials: [] });
-      const challengeId = await saveChallenge(db, 'signin', options.challenge, { email });
-      return { challenge_id: challengeId, options };
+      const saved = await saveChallenge(db, 'signin', options.challenge, { email });
+      return { challenge_id: saved.id, options, expires_at: saved.expires_at };
     },
 
     /**
@@ -242,11 +217,11 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
      * two sign-ins racing with one counter value cannot both pass.
      */
     async signInVerify(input: { challenge_id?: unknown; credential?: unknown }, client: ClientInfo): Promise<Session> {
-      const { rpID, origins } = party();
+      party();
       const credential = input.credential;
       if (!isCredential(credential)) throw invalid('credential must be the JSON of the PublicKeyCredential the browser returned.');
       const used = typeof input.challenge_id === 'string' ? await useChallenge(db, { id: input.challenge_id }, 'signin') : null;
-      if (!used) throw invalid('The sign-in challenge is unknown, expired or used; start again.');
+      if (!used) throw challengeGone('The sign-in challenge is unknown, expired or used; start again.');
       const { rows } = await db.query<{
         id: string;
         user_id: string;
@@ -262,29 +237,14 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
       );
       const key = rows[0];
       if (!key || (used.email !== null && key.email !== used.email)) throw invalid('This passkey is not registered here (or was removed).');
-      const transports = typeof key.transports === 'string' ? JSON.parse(key.transports) : key.transports;
-      let result: VerifiedAuthenticationResponse;
-      try {
-        result = await (await webauthn()).verifyAuthenticationResponse({
-          response: credential as unknown as AuthenticationResponseJSON,
-          expectedChallenge: used.challenge,
-          expectedOrigin: origins,
-          expectedRPID: rpID,
-          credential: {
-            id: credential.id,
-            publicKey: new Uint8Array(Buffer.from(key.public_key, 'base64url')),
-            counter: Number(key.counter),
-            transports,
-          },
-          requireUserVerification: false,
-        });
-      } catch (err) {
-        throw invalid(`The passkey could not be verified: ${(err as Error).message}`);
-      }
-      if (!result.verified) throw invalid('The passkey could not be verified.');
+      const info = await rp.verifyAssertion(credential, used.challenge, {
+        id: credential.id,
+        publicKey: key.public_key,
+        counter: Number(key.counter),
+        transports: key.transports,
+      });
       if (settings.auth().require_email_confirmation && key.email && !key.confirmed)
         throw new ApiError('email_not_confirmed', 'Confirm the email address first: follow the link in the verification email.');
-      const info = result.authenticationInfo;
       const now = clock.now();
       const level: Assurance = {
         aal: info.userVerified ? 'aal2' : 'aal1',
@@ -321,8 +281,8 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
         attestationType: 'none',
         authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
       });
-      const challengeId = await saveChallenge(db, 'signup', options.challenge, { email, payload: { user_id: userId, page } });
-      return { challenge_id: challengeId, options };
+      const saved = await saveChallenge(db, 'signup', options.challenge, { email, payload: { user_id: userId, page } });
+      return { challenge_id: saved.id, options, expires_at: saved.expires_at };
     },
 
     /**
@@ -336,7 +296,7 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
     async signUpVerify(input: { challenge_id?: unknown; credential?: unknown; name?: unknown }, client: ClientInfo) {
       party();
       const used = typeof input.challenge_id === 'string' ? await useChallenge(db, { id: input.challenge_id }, 'signup') : null;
-      if (!used?.email) throw invalid('The sign-up challenge is unknown, expired or used; start again.');
+      if (!used?.email) throw challengeGone('The sign-up challenge is unknown, expired or used; start again.');
       const info = await verifyNew(input.credential, used.challenge);
       const email = used.email;
       const s = settings.auth();

@@ -27,6 +27,8 @@ export interface ErrorContext {
   sendsEmail?: boolean;
   /** `invalid_code` of a factor's verification is GoTrue's `mfa_verification_failed`. */
   mfa?: boolean;
+  /** `provider_disabled` (no relying party: passkey_enabled off) on a passkey route is GoTrue's `passkey_disabled` (404). */
+  passkey?: boolean;
 }
 
 declare module 'fastify' {
@@ -71,6 +73,7 @@ const CODES: Record<string, Mapped> = {
   user_not_found: [404, 'user_not_found', 'User not found'],
   route_not_found: [404, 'not_found'],
   factor_not_found: [404, 'mfa_factor_not_found'],
+  passkey_not_found: [404, 'validation_failed', 'Passkey not found'],
   challenge_invalid: [422, 'mfa_verification_failed'],
   too_many_factors: [422, 'too_many_enrolled_mfa_factors'],
   sms_not_configured: [500, 'sms_send_failed'],
@@ -98,6 +101,15 @@ export function goTrueErrorOf(err: unknown, ctx: ErrorContext = {}): GoTrueError
     if (err.code === 'invalid_code' && ctx.mfa)
       return new GoTrueError(422, 'mfa_verification_failed', 'Invalid TOTP code entered', {}, headers);
     if (err.code === 'rate_limited' && ctx.sendsEmail) return new GoTrueError(429, 'over_email_send_rate_limit', err.message, {}, headers);
+    if (err.code === 'provider_disabled' && ctx.passkey)
+      return new GoTrueError(404, 'passkey_disabled', 'Passkeys are disabled', {}, headers);
+    if (err.code === 'passkey_invalid') {
+      // The challenge (unknown, expired, used, another user's) or the credential itself.
+      const challenge = Array.isArray(err.details) && err.details.some((d) => (d as { field?: unknown })?.field === 'challenge_id');
+      return challenge
+        ? new GoTrueError(400, 'webauthn_challenge_not_found', 'Challenge not found or already used', {}, headers)
+        : new GoTrueError(400, 'webauthn_verification_failed', 'Credential verification failed', {}, headers);
+    }
     if (err.code === 'weak_password') {
       // GoTrue's sentence, which apps and auth-js's tests match; the bound is Plinth's setting.
       const min = (err.details as { min_length?: unknown } | undefined)?.min_length;

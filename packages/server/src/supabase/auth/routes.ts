@@ -7,6 +7,7 @@ import type { Clock } from '../../lib/index.js';
 import type { SettingsStore } from '../../settings/index.js';
 import type { AdminHandlers } from './admin.js';
 import { GoTrueError, goTrueErrorOf } from './errors.js';
+import { createPasskeyFace } from './passkeys.js';
 import { toGoTrueSession, toGoTrueUser } from './shapes.js';
 
 export interface FaceDeps {
@@ -130,6 +131,9 @@ export function createFaceHandlers(deps: FaceDeps) {
   }
 
   return {
+    /** GoTrue's /passkeys… and /admin/users/{id}/passkeys… (passkeys.ts). */
+    passkeys: createPasskeyFace(deps, session),
+
     /** The keys that verify this project's access tokens (auth-js's getClaims reads them here). */
     jwks: async () => s.public.jwks(),
 
@@ -284,9 +288,20 @@ export function createFaceHandlers(deps: FaceDeps) {
       return reply.code(303).header('location', url.toString()).header('cache-control', 'no-store').send();
     },
 
-    /** POST /factors: a TOTP factor (GoTrue's `type` and raw SVG `qr_code`, which auth-js wraps as a data URL). */
+    /**
+     * POST /factors: a TOTP factor (GoTrue's `type` and raw SVG `qr_code`, which auth-js wraps
+     * as a data URL), or a WebAuthn one (`factor_type: 'webauthn'`: `{id, type, friendly_name}`).
+     */
     enroll: async (req: FastifyRequest) => {
       const b = bodyOf(req);
+      if (b.factor_type === 'webauthn') {
+        const w = await s.mfa.enrollWebAuthn(signedIn(req), { friendly_name: b.friendly_name }).catch((err) => {
+          if (err instanceof ApiError && err.code === 'provider_disabled')
+            throw new GoTrueError(422, 'mfa_webauthn_enroll_not_enabled', 'MFA enroll is disabled for WebAuthn');
+          throw err;
+        });
+        return { id: w.id, type: 'webauthn', friendly_name: w.friendly_name ?? '' };
+      }
       const f = await s.mfa.enroll(signedIn(req), { factor_type: b.factor_type, friendly_name: b.friendly_name });
       const svg = f.totp.qr_code.startsWith('data:image/svg+xml;base64,')
         ? Buffer.from(f.totp.qr_code.slice('data:image/svg+xml;base64,'.length), 'base64').toString()
@@ -299,18 +314,39 @@ export function createFaceHandlers(deps: FaceDeps) {
       };
     },
 
+    /**
+     * POST /factors/{id}/challenge: a WebAuthn factor's carries GoTrue's `webauthn: {type,
+     * credential_options: {publicKey}}`; the relying party is the project's, not the
+     * `webauthn.rp_id`/`rp_origins` a client sends (GoTrue too reads its own configuration).
+     */
     challenge: async (req: FastifyRequest) => {
       const c = await s.mfa.challenge(signedIn(req), (req.params as { id: string }).id);
-      return { id: c.id, type: 'totp', expires_at: c.expires_at };
+      if (!c.webauthn) return { id: c.id, type: 'totp', expires_at: c.expires_at };
+      return {
+        id: c.id,
+        type: 'webauthn',
+        expires_at: c.expires_at,
+        webauthn: { type: c.webauthn.type, credential_options: { publicKey: c.webauthn.options } },
+      };
     },
 
-    /** POST /factors/{id}/verify: an aal2 session through mfa's verify (its attempt limit and signInWith). */
+    /**
+     * POST /factors/{id}/verify: an aal2 session through mfa's verify (its attempt limit and
+     * signInWith); a WebAuthn factor's answer is `webauthn: {type, credential_response}`.
+     */
     verifyFactor: async (req: FastifyRequest) => {
       const b = bodyOf(req);
+      const w = b.webauthn as { type?: unknown; credential_response?: unknown } | undefined | null;
+      if (w !== undefined && w !== null) {
+        if (w.type !== 'create' && w.type !== 'request')
+          throw new GoTrueError(400, 'validation_failed', 'WebAuthn type must be create or request');
+        if (w.credential_response === undefined || w.credential_response === null)
+          throw new GoTrueError(400, 'validation_failed', 'credential_response required');
+      }
       const set = await s.mfa.verify(
         signedIn(req),
         (req.params as { id: string }).id,
-        { challenge_id: b.challenge_id, code: b.code },
+        { challenge_id: b.challenge_id, code: b.code, credential: w?.credential_response },
         clientOf(req),
       );
       return session(set);
@@ -381,6 +417,17 @@ export function registerFaceRoutes(
   app.post('/auth/v1/factors/:id/verify', { preHandler: stepUp, config: { goTrue: { mfa: true } } }, h.verifyFactor);
   app.delete('/auth/v1/factors/:id', { preHandler: user }, h.unenroll);
 
+  // Passkeys (Plinth's passkeys/: the same guards as /v1/auth/passkeys).
+  const pk = h.passkeys;
+  const passkey = { goTrue: { passkey: true } };
+  app.post('/auth/v1/passkeys/registration/options', { preHandler: user, config: passkey }, pk.registrationOptions);
+  app.post('/auth/v1/passkeys/registration/verify', { preHandler: user, config: passkey }, pk.registrationVerify);
+  app.post('/auth/v1/passkeys/authentication/options', { preHandler: apikey, config: passkey }, pk.authenticationOptions);
+  app.post('/auth/v1/passkeys/authentication/verify', { preHandler: apikey, config: passkey }, pk.authenticationVerify);
+  app.get('/auth/v1/passkeys', { preHandler: user, config: passkey }, pk.list);
+  app.patch('/auth/v1/passkeys/:id', { preHandler: user, config: passkey }, pk.update);
+  app.delete('/auth/v1/passkeys/:id', { preHandler: user, config: passkey }, pk.remove);
+
   // The admin API: the secret key only (a user's token is 403 not_admin); its writes go to the
   // audit log under the console's actions (the face is mounted after admin/, whose hook it takes).
   app.get('/auth/v1/admin/users', { preHandler: service }, admin.list);
@@ -391,6 +438,12 @@ export function registerFaceRoutes(
   app.get('/auth/v1/admin/users/:id/factors', { preHandler: service }, admin.factors);
   app.post('/auth/v1/invite', { preHandler: service, config: { audit: 'user.create', goTrue: { sendsEmail: true } } }, admin.invite);
   app.post('/auth/v1/admin/generate_link', { preHandler: service, config: { audit: 'user.generate_link' } }, admin.generateLink);
+  app.get('/auth/v1/admin/users/:id/passkeys', { preHandler: service }, pk.adminList);
+  app.delete(
+    '/auth/v1/admin/users/:id/passkeys/:passkeyId',
+    { preHandler: service, config: { audit: 'user.passkey_remove' } },
+    pk.adminRemove,
+  );
   app.delete(
     '/auth/v1/admin/users/:id/factors/:factorId',
     { preHandler: service, config: { audit: 'user.factors_reset' } },

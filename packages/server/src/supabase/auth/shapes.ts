@@ -36,7 +36,7 @@ export interface GoTrueIdentity {
 export interface GoTrueFactor {
   id: string;
   friendly_name?: string;
-  factor_type: 'totp';
+  factor_type: 'totp' | 'webauthn';
   status: 'verified' | 'unverified';
   created_at: string;
   updated_at: string;

@@ -20,11 +20,12 @@ export function resolveColumn(table: TableInfo, name: string): ColumnInfo {
  * @example resolveField(todos, 'meta->>kind') // { column: meta, path: [{ key: 'kind', text: true }] }
  */
 export function resolveField(table: TableInfo, text: string): { column: ColumnInfo; path: JsonStep[] } {
-  const exact = table.columns.get(text);
+  // A computed field (`f(tbl)`, catalog.ts) reads like a column; reads only (never a write's target).
+  const exact = table.columns.get(text) ?? table.computed?.get(text);
   if (exact) return { column: exact, path: [] };
   const parts = text.split(/(->>?)/);
   if (parts.length === 1) return { column: resolveColumn(table, text), path: [] };
-  const column = resolveColumn(table, parts[0]);
+  const column = table.computed?.get(parts[0]) ?? resolveColumn(table, parts[0]);
   if (!JSON_TYPES.has(column.udt)) {
     throw new ApiError(
       'invalid_parameter',

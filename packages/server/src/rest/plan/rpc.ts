@@ -4,7 +4,7 @@ import type { FunctionArg, FunctionInfo, SchemaSnapshot, TableInfo } from '../sc
 import { aggregateKeys } from './select.js';
 import { planOrder } from './fields.js';
 import { DEFAULT_LIMIT, planRows } from './rows.js';
-import type { RpcPlan, RpcRequest } from './types.js';
+import type { RpcBodyMedia, RpcPlan, RpcRequest } from './types.js';
 
 export interface RpcPlanOptions {
   maxRows: number;
@@ -12,33 +12,68 @@ export interface RpcPlanOptions {
 
 const JSON_TYPES = new Set(['json', 'jsonb']);
 
+/** Which unnamed argument type each body media type fits (PostgREST's single unnamed parameter). */
+const UNNAMED_FITS: Record<RpcBodyMedia, Set<string>> = {
+  json: new Set(['json', 'jsonb']),
+  text: new Set(['text']),
+  xml: new Set(['xml']),
+  bytea: new Set(['bytea']),
+};
+
+/** The argument lists of overloads as `[name, type]` pairs, in PostgREST's order (by parameters). */
+function parameterLists(fns: FunctionInfo[]): Array<Array<[string, string]>> {
+  const lists = fns.map((f) => f.args.map((a): [string, string] => [a.name, a.type]));
+  const key = (l: Array<[string, string]>) => l.map(([n, t]) => `${n}\u0001${t}`).join('\u0002');
+  return lists.sort((x, y) => (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : 0));
+}
+
+export interface OverloadOptions {
+  /** The POST body's media type, when a function with one unnamed argument could take it whole. */
+  media?: RpcBodyMedia;
+  /** `postgrest`: several fitting overloads are ambiguous even when one fits exactly. */
+  overloads?: 'prefer-exact' | 'postgrest';
+}
+
 /**
  * The overload whose argument names are the ones given (arguments with a default may be left
- * out). Unknown name or names: 404 `function_not_found` with the known signatures.
+ * out); failing that, the one whose only argument has no name and whose type fits the POST body
+ * (json/jsonb for JSON, text, xml, bytea: PostgREST's rule). None: 404 `function_not_found` with
+ * the known signatures; several: 300 `ambiguous_function`.
  * @example pickOverload(schema, 'add', ['a', 'b']) // the add(a integer, b integer)
  */
-export function pickOverload(schema: SchemaSnapshot, name: string, given: string[]): FunctionInfo {
+export function pickOverload(schema: SchemaSnapshot, name: string, given: string[], options: OverloadOptions = {}): FunctionInfo {
   const overloads = schema.functions.get(name) ?? [];
   const signatures = overloads.map((f) => f.signature);
-  const fits = overloads.filter(
-    (f) => given.every((n) => f.args.some((a) => a.name === n)) && f.args.every((a) => a.hasDefault || given.includes(a.name)),
-  );
+  const rawBody = options.media !== undefined && options.media !== 'json';
+  const fitsNames = (f: FunctionInfo) =>
+    f.args.length === 0
+      ? given.length === 0 && !rawBody
+      : given.every((n) => f.args.some((a) => a.name === n)) && f.args.every((a) => a.hasDefault || given.includes(a.name));
+  const takesBody = (f: FunctionInfo) =>
+    options.media !== undefined && f.args.length === 1 && f.args[0].name === '' && UNNAMED_FITS[options.media].has(f.args[0].udt);
+  const named = overloads.filter(fitsNames);
+  const fits = named.length > 0 ? named : overloads.filter(takesBody);
   if (fits.length === 0) {
     const message =
       overloads.length === 0
-        ? `No function "${name}" in the public schema that the API can call (every argument needs a name).`
+        ? `No function "${name}" in the public schema that the API can call (every argument needs a name, or its one argument is json, jsonb, text, xml or bytea).`
         : `No function "${name}" takes the arguments ${given.length ? given.join(', ') : '(none)'}; its signatures: ${signatures.join('; ')}.`;
-    throw new ApiError('function_not_found', message, { function: name, arguments: given, signatures });
+    throw new ApiError('function_not_found', message, {
+      function: name,
+      arguments: given,
+      signatures,
+      parameters: overloads.map((f) => f.args.map((a) => a.name)),
+    });
   }
-  // f(a) and f(a, b default 1) both take {a}: the one without arguments left to defaults wins.
-  const exact = fits.filter((f) => f.args.length === given.length);
+  // f(a) and f(a, b default 1) both take {a}: the one without arguments left to defaults wins (not in PostgREST's rule).
+  const exact = options.overloads === 'postgrest' ? [] : fits.filter((f) => f.args.length === given.length);
   const chosen = exact.length > 0 ? exact : fits;
   if (chosen.length > 1) {
     throw new ApiError(
       'ambiguous_function',
       `Several functions "${name}" take the arguments ${given.join(', ') || '(none)'}: ${chosen.map((f) => f.signature).join('; ')}. ` +
         'Rename an argument, or drop an overload.',
-      { function: name, signatures: chosen.map((f) => f.signature) },
+      { function: name, signatures: chosen.map((f) => f.signature), parameters: parameterLists(chosen) },
     );
   }
   return chosen[0];
@@ -75,7 +110,10 @@ function argumentText(fn: FunctionInfo, arg: FunctionArg, value: unknown): strin
  * @example planRpc({ function: 'add', method: 'POST', query, prefer, args: { a: 1, b: 2 } }, schema, { maxRows: 1000 })
  */
 export function planRpc(req: RpcRequest, schema: SchemaSnapshot, options: RpcPlanOptions): RpcPlan {
-  const fn = pickOverload(schema, req.function, Object.keys(req.args));
+  const fn = pickOverload(schema, req.function, Object.keys(req.args), {
+    ...(req.method === 'POST' ? { media: req.body?.media ?? 'json' } : {}),
+    overloads: req.overloads ?? 'prefer-exact',
+  });
   if (req.method === 'GET' && fn.volatility === 'volatile') {
     throw new ApiError(
       'method_not_allowed',
@@ -83,9 +121,11 @@ export function planRpc(req: RpcRequest, schema: SchemaSnapshot, options: RpcPla
       { function: fn.name },
     );
   }
-  const args = fn.args
-    .filter((arg) => Object.hasOwn(req.args, arg.name))
-    .map((arg) => ({ arg, value: argumentText(fn, arg, req.args[arg.name]) }));
+  // One argument without a name: it is given the whole body (PostgREST's rule), as sent.
+  const unnamed = fn.args.length === 1 && fn.args[0].name === '';
+  const args = unnamed
+    ? [{ arg: fn.args[0], value: req.body?.text ?? JSON.stringify(req.args) }]
+    : fn.args.filter((arg) => Object.hasOwn(req.args, arg.name)).map((arg) => ({ arg, value: argumentText(fn, arg, req.args[arg.name]) }));
   const q = req.query;
   const r = fn.returns;
   const set = r.kind !== 'void' && r.set;

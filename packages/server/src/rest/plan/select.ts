@@ -1,7 +1,15 @@
 /** `select=` against the schema: output keys, aggregates and embedded relations by foreign key. */
 import { ApiError } from '../../http/index.js';
 import type { EmbeddedParams, SelectItem } from '../request/index.js';
-import { candidates, describeRelation, type Relation, type SchemaSnapshot, spelling, type TableInfo } from '../schema-cache/index.js';
+import {
+  type ComputedRelation,
+  candidates,
+  describeRelation,
+  type Relation,
+  type SchemaSnapshot,
+  spelling,
+  type TableInfo,
+} from '../schema-cache/index.js';
 import { fieldKey, planConditions, planOrder, resolveColumn, resolveField } from './fields.js';
 import type { EmbedPlan, OutputItem, PlannedCondition } from './types.js';
 
@@ -151,14 +159,20 @@ function planEmbed(ctx: SelectContext, parent: TableInfo, item: Extract<SelectIt
 
 /**
  * The one relation `name` (and `hint`) addresses from `table`: 400 `relation_not_found` when
- * none, 400 `ambiguous_relation` with the candidates and how to write each when several.
+ * none, 400 `ambiguous_relation` with the candidates and how to write each when several. A name
+ * no foreign key gives may be a computed relationship: a function of `table`'s row (no hint).
  * @example resolveRelation(schema, posts, 'author', null) // { kind: 'many-to-one', target: 'authors', … }
  */
-export function resolveRelation(schema: SchemaSnapshot, table: TableInfo, name: string, hint: string | null): Relation {
+export function resolveRelation(schema: SchemaSnapshot, table: TableInfo, name: string, hint: string | null): Relation | ComputedRelation {
   const all = relationsOf(schema, table);
   const found = candidates(all, name, hint);
   const written = hint === null ? name : `${name}!${hint}`;
   if (found.length === 1) return found[0];
+  const computed =
+    found.length === 0 && hint === null && schema.tables.get(table.name) === table
+      ? (schema.computedRelations.get(table.name) ?? []).find((r) => r.function === name)
+      : undefined;
+  if (computed) return computed;
   if (found.length === 0) {
     const known = [...new Set(all.map((r) => spelling(all, r)))];
     throw new ApiError(

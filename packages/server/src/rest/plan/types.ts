@@ -1,6 +1,6 @@
 import type { AggregateFunction } from '@plinth/shared';
 import type { IsValue, Preferences, QuantifiableOperator, QueryAst, ScalarOperator, TextQueryMode } from '../request/index.js';
-import type { ColumnInfo, FunctionArg, FunctionInfo, Relation, TableInfo } from '../schema-cache/index.js';
+import type { ColumnInfo, ComputedRelation, FunctionArg, FunctionInfo, Relation, TableInfo } from '../schema-cache/index.js';
 
 /** What the client asked for, after parsing and before the schema is consulted. */
 export interface RestRequest {
@@ -21,7 +21,21 @@ export interface RpcRequest {
   prefer: Preferences;
   /** The named arguments: the JSON body (POST) or the query's arguments as strings (GET). */
   args: Record<string, unknown>;
+  /**
+   * A POST's body as sent and its media type: what a function whose one argument has no name
+   * (`f(json)`, `f(text)`…) is given whole, PostgREST's rule. Without it such a function gets
+   * the JSON of `args`.
+   */
+  body?: { media: RpcBodyMedia; text: string };
+  /**
+   * How overloads that all fit are told apart: `prefer-exact` (the default, /api/v1) takes the
+   * one whose arguments are exactly the given names; `postgrest` refuses them as ambiguous.
+   */
+  overloads?: 'prefer-exact' | 'postgrest';
 }
+
+/** The media types of a body a function with one unnamed argument may be given (json also fits jsonb). */
+export type RpcBodyMedia = 'json' | 'text' | 'xml' | 'bytea';
 
 /** One step of a JSON path: `->key` (json) or `->>key` (text); a key of digits is an array index. */
 export interface JsonStep {
@@ -63,7 +77,8 @@ export type OutputItem =
 
 /** An embedded relation: its rows under its own filters and paging, joined to the parent's row. */
 export interface EmbedPlan {
-  relation: Relation;
+  /** By foreign key (or join table), or a computed relationship: a function of the parent's row. */
+  relation: Relation | ComputedRelation;
   table: TableInfo;
   /** Keys of each embedded object; empty for a relation that only filters (`author!inner()`). */
   output: OutputItem[];

@@ -25,7 +25,7 @@ select
    where cl.relnamespace = 'public'::regnamespace and i.indisunique and i.indisvalid and i.indpred is null and i.indexprs is null) as uniques,
   (select coalesce(json_agg(json_build_object(
       'oid', p.oid::int8, 'name', p.proname, 'volatility', p.provolatile, 'retset', p.proretset,
-      'ndefaults', p.pronargdefaults, 'comment', obj_description(p.oid, 'pg_proc'),
+      'ndefaults', p.pronargdefaults, 'rows', p.prorows, 'comment', obj_description(p.oid, 'pg_proc'),
       'ret', json_build_object('type', format_type(p.prorettype, null), 'udt', rt.typname, 'typtype', rt.typtype,
                                'category', rt.typcategory),
       'retTable', (select c.relname from pg_class c where c.oid = rt.typrelid and c.relnamespace = 'public'::regnamespace
@@ -37,7 +37,9 @@ select
                      where rt.typrelid <> 0 and a.attrelid = rt.typrelid and a.attnum > 0 and not a.attisdropped),
       'args', (select json_agg(json_build_object('name', coalesce(p.proargnames[a.i], ''), 'mode', coalesce(p.proargmodes[a.i]::text, 'i'),
                  'type', format_type(a.t, null), 'cast', format_type(a.t, null), 'udt', t.typname, 'category', t.typcategory,
-                 'typtype', t.typtype) order by a.i)
+                 'typtype', t.typtype,
+                 'rel', (select c.relname from pg_class c where c.oid = t.typrelid and c.relnamespace = 'public'::regnamespace
+                         and c.relkind in ('r', 'p', 'v', 'm', 'f'))) order by a.i)
                from unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) with ordinality a(t, i) join pg_type t on t.oid = a.t))
     order by p.proname, p.oid), '[]')::text
    from pg_proc p join pg_type rt on rt.oid = p.prorettype
@@ -51,6 +53,7 @@ export interface CatalogRow {
 }
 
 export interface FunctionArg {
+  /** '' for an unnamed argument: the one argument of `f(json)`, given the whole body (PostgREST's rule). */
   name: string;
   /** `format_type` of the type, which is also what a value is cast to (`integer`, `text[]`). */
   type: string;
@@ -92,6 +95,8 @@ interface RawType {
 interface RawArg extends RawType {
   name: string;
   mode: string;
+  /** The relation of public whose row type this is, if any (a computed field's or relationship's argument). */
+  rel?: string | null;
 }
 interface RawColumn extends RawType {
   name: string;
@@ -102,6 +107,7 @@ interface RawFunction {
   volatility: string;
   retset: boolean;
   ndefaults: number;
+  rows?: number;
   comment: string | null;
   ret: RawType;
   retTable: string | null;
@@ -131,21 +137,70 @@ function resultTable(name: string, columns: ColumnInfo[]): TableInfo {
   return { name, kind: 'view', columns: new Map(columns.map((c) => [c.name, c])), columnList: columns, pk: [], comment: null };
 }
 
+/** The types a function's one unnamed argument may have to be callable: it is given the whole body (PostgREST's rule). */
+const UNNAMED_TYPES = new Set(['json', 'jsonb', 'text', 'xml', 'bytea']);
+
 /**
- * The functions the REST API can call, by name. Left out: functions with an unnamed or
- * pseudo-typed (`anyelement`, `internal`) argument, and those returning a trigger, a pseudo type
- * or a `record` without OUT parameters — no call by name could be written for them.
- * @example readFunctions(row.functions, tables).get('search_posts') // [{ name: 'search_posts', args: [...], returns: { kind: 'row', set: true, … } }]
+ * A function `f(tbl)` of one argument of a table's (or view's) row type returning another
+ * relation's rows: `select=…,f(…)` on `tbl` embeds its rows like a relationship (PostgREST's
+ * computed relationship): one row (or null) when it returns a row or `setof … rows 1`, an array
+ * otherwise.
  */
-export function readFunctions(json: string, tables: Map<string, TableInfo>): Map<string, FunctionInfo[]> {
+export interface ComputedRelation {
+  kind: 'computed';
+  function: string;
+  source: string;
+  target: string;
+  cardinality: 'one' | 'many';
+}
+
+export interface FunctionCatalog {
+  /** The functions the API can call, by name (overloads in one list). */
+  functions: Map<string, FunctionInfo[]>;
+  /**
+   * Computed fields by table: `f(tbl)` returning one scalar is selectable (and filterable,
+   * sortable) on `tbl` as the column `f`, never part of `*`. The ColumnInfo's `computed` says
+   * which function.
+   */
+  computedFields: Map<string, Map<string, ColumnInfo>>;
+  /** Computed relationships by source table. */
+  computedRelations: Map<string, ComputedRelation[]>;
+}
+
+/**
+ * The functions of public as the API sees them. Callable: every input argument named, or one
+ * unnamed argument of type json, jsonb, text, xml or bytea (PostgREST's rule; it is handed the
+ * whole body). Left out: pseudo-typed (`anyelement`, `internal`) arguments, and results of a
+ * trigger, a pseudo type or a `record` without OUT parameters — no call could be written.
+ * @example readFunctions(row.functions, tables).functions.get('search_posts') // [{ name: 'search_posts', args: [...], … }]
+ */
+export function readFunctions(json: string, tables: Map<string, TableInfo>): FunctionCatalog {
   const out = new Map<string, FunctionInfo[]>();
+  const computedFields = new Map<string, Map<string, ColumnInfo>>();
+  const computedRelations = new Map<string, ComputedRelation[]>();
   for (const f of JSON.parse(json) as RawFunction[]) {
     const all = f.args ?? [];
     const inputs = all.filter((a) => a.mode === 'i' || a.mode === 'b' || a.mode === 'v');
     const outputs = all.filter((a) => a.mode === 'o' || a.mode === 'b' || a.mode === 't');
-    if (inputs.some((a) => a.name === '' || a.typtype === 'p')) continue;
+    if (inputs.some((a) => a.typtype === 'p')) continue;
     const returns = result(f, outputs, tables);
     if (returns === null) continue;
+    const only = inputs.length === 1 ? inputs[0] : null;
+    if (only?.rel && tables.has(only.rel) && outputs.length === 0) {
+      const source = only.rel;
+      if (returns.kind === 'scalar' && !returns.set) {
+        const fields = computedFields.get(source) ?? new Map<string, ColumnInfo>();
+        fields.set(f.name, { ...returns.column, name: f.name, computed: { function: f.name, table: source } });
+        computedFields.set(source, fields);
+      } else if (returns.kind === 'row' && f.retTable && tables.get(f.retTable) === returns.table) {
+        const one = !returns.set || Number(f.rows) === 1;
+        const rels = computedRelations.get(source) ?? [];
+        rels.push({ kind: 'computed', function: f.name, source, target: f.retTable, cardinality: one ? 'one' : 'many' });
+        computedRelations.set(source, rels);
+      }
+    }
+    const unnamed = inputs.filter((a) => a.name === '');
+    if (unnamed.length > 1 || (unnamed.length === 1 && !UNNAMED_TYPES.has(inputs[0].udt))) continue;
     const firstDefault = inputs.length - f.ndefaults;
     const args: FunctionArg[] = inputs.map((a, i) => ({
       name: a.name,
@@ -162,12 +217,12 @@ export function readFunctions(json: string, tables: Map<string, TableInfo>): Map
       args,
       volatility: VOLATILITY[f.volatility as keyof typeof VOLATILITY] ?? 'volatile',
       returns,
-      signature: `${f.name}(${args.map((a) => `${a.name} ${a.type}${a.hasDefault ? ' default' : ''}`).join(', ')})`,
+      signature: `${f.name}(${args.map((a) => `${a.name ? `${a.name} ` : ''}${a.type}${a.hasDefault ? ' default' : ''}`).join(', ')})`,
       comment: f.comment,
     };
     out.set(f.name, [...(out.get(f.name) ?? []), info]);
   }
-  return out;
+  return { functions: out, computedFields, computedRelations };
 }
 
 function result(f: RawFunction, outputs: RawArg[], tables: Map<string, TableInfo>): FunctionResult | null {

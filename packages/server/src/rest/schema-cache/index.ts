@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../db/index.js';
 import { singleFlight } from '../../lib/index.js';
-import { CATALOG_SQL, type CatalogRow, type FunctionInfo, readFunctions, readKeys } from './catalog.js';
+import { CATALOG_SQL, type CatalogRow, type ComputedRelation, type FunctionInfo, readFunctions, readKeys } from './catalog.js';
 import { type ForeignKey, type Relation, relationsOf } from './relations.js';
 
-export type { FunctionArg, FunctionInfo, FunctionResult } from './catalog.js';
+export type { ComputedRelation, FunctionArg, FunctionInfo, FunctionResult } from './catalog.js';
 export { addressableRelations, candidates, describeRelation, spelling, type ForeignKey, type Relation } from './relations.js';
 
 export interface ColumnInfo {
@@ -26,6 +26,8 @@ export interface ColumnInfo {
   generated: boolean;
   enumValues: string[] | null;
   comment: string | null;
+  /** A computed field: the value of `function(row)` for the row of `table`, read only (catalog.ts). */
+  computed?: { function: string; table: string };
 }
 
 export interface TableInfo {
@@ -36,6 +38,8 @@ export interface TableInfo {
   columnList: ColumnInfo[];
   pk: string[];
   comment: string | null;
+  /** Computed fields (`f(tbl)` returning a scalar), by name: selectable, filterable and sortable, not in `*`, not writable. */
+  computed?: Map<string, ColumnInfo>;
 }
 
 export interface SchemaSnapshot {
@@ -48,6 +52,8 @@ export interface SchemaSnapshot {
   relations: Map<string, Relation[]>;
   /** Functions of public the API can call, by name (overloads in one list). */
   functions: Map<string, FunctionInfo[]>;
+  /** Computed relationships (`f(tbl)` returning rows of another relation), by source table. */
+  computedRelations: Map<string, ComputedRelation[]>;
   loadedAt: number;
   version: number;
 }
@@ -134,12 +140,19 @@ export async function loadSchema(db: Db, version = 0): Promise<SchemaSnapshot> {
   }
   const { fks, uniqueKeys } = readKeys(catalog);
   const primaryKeys = new Map([...tables.values()].map((t) => [t.name, t.pk]));
+  const { functions, computedFields, computedRelations } = readFunctions(catalog.functions, tables);
+  for (const [name, fields] of computedFields) {
+    const t = tables.get(name);
+    // A column of the same name wins, as in PostgreSQL's `tbl.name`.
+    if (t) t.computed = new Map([...fields].filter(([field]) => !t.columns.has(field)));
+  }
   return {
     tables,
     foreignKeys: fks,
     uniqueKeys,
     relations: relationsOf(fks, uniqueKeys, primaryKeys),
-    functions: readFunctions(catalog.functions, tables),
+    functions,
+    computedRelations,
     loadedAt: Date.now(),
     version,
   };

@@ -154,6 +154,8 @@ function rpc(p: RpcPlan): SqlStatement {
         : arg.composite
           ? `json_populate_record(null::${arg.type}, ${b.bind(value)}::text::json)`
           : `${b.bind(value)}::text::${arg.type}`;
+    // An unnamed argument is the only one (catalog.ts): passed by position.
+    if (arg.name === '') return v;
     return `${arg.variadic ? 'variadic ' : ''}${quoteIdent(arg.name)} => ${v}`;
   });
   const call = `"public".${quoteIdent(p.fn.name)}(${args.join(', ')})`;

@@ -55,8 +55,19 @@ const TSQUERY = { websearch: 'websearch_to_tsquery', plain: 'plainto_tsquery', p
 const IS = { null: 'null', true: 'true', false: 'false', unknown: 'unknown' } as const;
 const AGGREGATE = { count: 'count', sum: 'sum', avg: 'avg', min: 'min', max: 'max' } as const;
 
-/** A column, qualified by its table's alias when the statement has several tables. */
-export const ref = (qual: string | null, column: ColumnInfo) => (qual ? `${qual}.${quoteIdent(column.name)}` : quoteIdent(column.name));
+/**
+ * The parent's row as its table's row type, for a computed field's or relationship's function:
+ * `row(_1.*)::"public"."tbl"` (the cast picks the overload, and makes a write's CTE record that
+ * type; `.*` never reads a column named like the table).
+ */
+const rowOf = (qual: string, table: string) => `row(${qual}.*)::"public".${quoteIdent(table)}`;
+
+/** A column, qualified by its table's alias when the statement has several tables; a computed field is its function of the row. */
+export const ref = (qual: string | null, column: ColumnInfo) => {
+  const c = column.computed;
+  if (c) return `"public".${quoteIdent(c.function)}(${rowOf(qual ?? quoteIdent(c.table), c.table)})`;
+  return qual ? `${qual}.${quoteIdent(column.name)}` : quoteIdent(column.name);
+};
 
 /** A column or a JSON path into it; path keys are bound values, digits an array index. */
 export function field(qual: string | null, column: ColumnInfo, path: JsonStep[] | undefined, b: Binder): string {
@@ -81,7 +92,8 @@ function outputItem(item: OutputItem, qual: string | null, b: Binder): string {
   const f = field(qual, item.column, item.path, b);
   // The cast's type name was checked by the plan stage (plan/select.ts CAST_TYPE): letters, digits, _ and spaces.
   const e = item.cast ? `(${f})::${item.cast}` : f;
-  return item.path.length === 0 && !item.cast && item.key === item.column.name ? e : `${e} as ${quoteIdent(item.key)}`;
+  const bare = item.path.length === 0 && !item.cast && item.key === item.column.name && !item.column.computed;
+  return bare ? e : `${e} as ${quoteIdent(item.key)}`;
 }
 
 /** `group by 1, 3`: the output's plain columns, when it has aggregates. */
@@ -122,7 +134,7 @@ export function paging(limit: number | null, offset: number | null, b: Binder): 
 export function condition(c: PlannedCondition, qual: string | null, b: Binder): string {
   if (c.op === 'exists') {
     const s = embedSource(c.embed, qual ?? '', b);
-    return `exists (select 1 from ${s.from} where ${s.conditions.join(' and ')})`;
+    return `exists (select 1 from ${s.from}${conditionsOf(s.conditions)})`;
   }
   if ('items' in c) {
     return `${c.negate ? 'not ' : ''}(${c.items.map((i) => condition(i, qual, b)).join(` ${c.op} `)})`;
@@ -169,18 +181,29 @@ function filter(f: PlannedFilter, qual: string | null, b: Binder): string {
   }
 }
 
-/** The embedded table (and its join table) with the conditions that tie it to the parent row and its own filters. */
+const conditionsOf = (conditions: string[]) => (conditions.length ? ` where ${conditions.join(' and ')}` : '');
+
+/**
+ * The embedded table (and its join table) with the conditions that tie it to the parent row and
+ * its own filters; for a computed relationship, the function called with the parent's row.
+ */
 function embedSource(e: EmbedPlan, parent: string, b: Binder): { from: string; alias: string; conditions: string[] } {
   const a = b.alias();
-  let from = `"public".${quoteIdent(e.table.name)} ${a}`;
+  const r = e.relation;
   const conditions: string[] = [];
-  const via = e.relation.via;
+  if (r.kind === 'computed') {
+    const from = `"public".${quoteIdent(r.function)}(${rowOf(parent, r.source)}) ${a}`;
+    for (const c of e.filters) conditions.push(condition(c, a, b));
+    return { from, alias: a, conditions };
+  }
+  let from = `"public".${quoteIdent(e.table.name)} ${a}`;
+  const via = r.via;
   if (via) {
     const j = b.alias();
     from += ` join "public".${quoteIdent(via.table)} ${j} on ${via.on.map(([jc, tc]) => `${j}.${quoteIdent(jc)} = ${a}.${quoteIdent(tc)}`).join(' and ')}`;
-    for (const [sc, jc] of e.relation.on) conditions.push(`${j}.${quoteIdent(jc)} = ${parent}.${quoteIdent(sc)}`);
+    for (const [sc, jc] of r.on) conditions.push(`${j}.${quoteIdent(jc)} = ${parent}.${quoteIdent(sc)}`);
   } else {
-    for (const [sc, tc] of e.relation.on) conditions.push(`${a}.${quoteIdent(tc)} = ${parent}.${quoteIdent(sc)}`);
+    for (const [sc, tc] of r.on) conditions.push(`${a}.${quoteIdent(tc)} = ${parent}.${quoteIdent(sc)}`);
   }
   for (const c of e.filters) conditions.push(condition(c, a, b));
   return { from, alias: a, conditions };
@@ -191,7 +214,7 @@ function embedValue(e: EmbedPlan, parent: string, b: Binder): string {
   const s = embedSource(e, parent, b);
   const list = outputList(e.output, s.alias, b);
   const rows =
-    `select ${list} from ${s.from} where ${s.conditions.join(' and ')}${groupBy(e.output)}` +
+    `select ${list} from ${s.from}${conditionsOf(s.conditions)}${groupBy(e.output)}` +
     `${orderBy(e.order, s.alias, b)}${paging(e.limit, e.offset, b)}`;
   const r = b.alias();
   return e.relation.cardinality === 'one'

@@ -4,8 +4,10 @@
  * PostgREST sends them, which its clients compare) with PostgREST's SQLSTATE → status map
  * (its `Error.hs`); rest/'s own refusals become the PGRST code PostgREST gives the same case.
  */
-import { DbError, DbUnavailableError } from '../../db/index.js';
+import { type Db, DbError, DbUnavailableError } from '../../db/index.js';
 import { ApiError, type Principal } from '../../http/index.js';
+import { functionAccess, type SchemaSnapshot } from '../../rest/index.js';
+import { fuzzyBest } from './fuzzy.js';
 
 export interface PostgrestErrorBody {
   code: string;
@@ -154,43 +156,6 @@ export function toPostgrestError(err: unknown, ctx: ErrorContext): PostgrestErro
         `Try changing '${relation}' to one of the following: ${candidates.map((c) => `'${String(c.embed)}'`).join(', ')}. Find the desired relationship in the 'details' key.`,
       );
     }
-    case 'function_not_found': {
-      const fn = String(d.function ?? '');
-      const args = (d.arguments ?? []) as string[];
-      const sigs = (d.signatures ?? []) as string[];
-      const message = args.length
-        ? `Could not find the function public.${fn}(${args.join(', ')}) in the schema cache`
-        : `Could not find the function public.${fn} without parameters in the schema cache`;
-      const details = args.length
-        ? `Searched for the function public.${fn} with parameters ${args.join(', ')} or with a single unnamed json/jsonb parameter, but no matches were found in the schema cache.`
-        : `Searched for the function public.${fn} without parameters or with a single unnamed json/jsonb parameter, but no matches were found in the schema cache.`;
-      return pgrst(404, 'PGRST202', message, details, sigs.length ? `Perhaps you meant to call the function public.${sigs[0]}` : null);
-    }
-    case 'ambiguous_function': {
-      const sigs = (d.signatures ?? []) as string[];
-      // `f(a integer, b text)` as PostgREST writes it: `public.f(a => integer, b => text)`, in order.
-      const named = sigs
-        .map(
-          (sig) =>
-            `public.${sig.replace(
-              /\(([^)]*)\)/,
-              (_m, args: string) =>
-                `(${args
-                  .split(', ')
-                  .filter(Boolean)
-                  .map((a) => a.replace(/^(\S+) /, '$1 => '))
-                  .join(', ')})`,
-            )}`,
-        )
-        .sort();
-      return pgrst(
-        300,
-        'PGRST203',
-        `Could not choose the best candidate function between: ${named.join(', ')}`,
-        null,
-        'Try renaming the parameters or the function itself in the database so function overloading can be resolved',
-      );
-    }
     case 'filter_required':
       // Supabase's PostgREST runs pg-safeupdate: a whole-table write is this error there too.
       return pgrst(400, '21000', `${err.message.startsWith('PATCH') ? 'UPDATE' : 'DELETE'} requires a WHERE clause`);
@@ -214,4 +179,68 @@ export function toPostgrestError(err: unknown, ctx: ErrorContext): PostgrestErro
     default:
       return pgrst(err.status, err.code, err.message, err.details ?? null);
   }
+}
+
+export interface RpcErrorContext {
+  db: Db;
+  schema: SchemaSnapshot;
+  principal: Principal;
+  /** A POST (a body a function with one unnamed argument could take), and the body's media type. */
+  post: boolean;
+  media: 'json' | 'text' | 'xml' | 'bytea';
+}
+
+/**
+ * A function call's `function_not_found` and `ambiguous_function` as PostgREST's PGRST202 and
+ * PGRST203, word for word (its Error.hs), with its "Perhaps you meant" hint: the closest name
+ * among the functions the caller may execute (a function not granted is never named), or, when
+ * the function exists, the closest list of its parameters. Any other error as it is.
+ * @example throw await rpcError(err, { db, schema, principal, post: true, media: 'json' })
+ */
+export async function rpcError(err: unknown, ctx: RpcErrorContext): Promise<unknown> {
+  if (!(err instanceof ApiError)) return err;
+  const d = (err.details ?? {}) as Record<string, unknown>;
+  const fn = `public.${String(d.function ?? '')}`;
+  if (err.code === 'ambiguous_function') {
+    const lists = (d.parameters ?? []) as Array<Array<[string, string]>>;
+    const named = lists.map((l) => `${fn}(${l.map(([n, t]) => `${n} => ${t}`).join(', ')})`);
+    return pgrst(
+      300,
+      'PGRST203',
+      `Could not choose the best candidate function between: ${named.join(', ')}`,
+      null,
+      'Try renaming the parameters or the function itself in the database so function overloading can be resolved',
+    );
+  }
+  if (err.code !== 'function_not_found') return err;
+  const args = (d.arguments ?? []) as string[];
+  const raw = ctx.post && ctx.media !== 'json';
+  const list = args.length === 0 ? ' without parameters' : null;
+  const message = `Could not find the function ${fn}${raw ? '' : (list ?? `(${args.join(', ')})`)} in the schema cache`;
+  const searched = list ?? ` with parameter${args.length > 1 ? 's' : ''} ${args.join(', ')}`;
+  const how = !ctx.post
+    ? searched
+    : ctx.media === 'json'
+      ? `${searched} or with a single unnamed json/jsonb parameter`
+      : ` with a single unnamed ${ctx.media} parameter`;
+  const details = `Searched for the function ${fn}${how}, but no matches were found in the schema cache.`;
+  return pgrst(404, 'PGRST202', message, details, raw ? null : await rpcHint(ctx, String(d.function ?? ''), args));
+}
+
+async function rpcHint(ctx: RpcErrorContext, name: string, args: string[]): Promise<string | null> {
+  const granted = ctx.principal.role === 'service' ? null : await functionAccess(ctx.db, ctx.principal.role).catch(() => new Set<number>());
+  const visible = (f: { oid: number }) => granted === null || granted.has(f.oid);
+  const overloads = (ctx.schema.functions.get(name) ?? []).filter(visible);
+  const asText = (names: string[]) => `(${[...names].sort().join(', ')})`;
+  if (overloads.length > 0) {
+    const best = fuzzyBest(
+      overloads.map((f) => asText(f.args.map((a) => a.name))),
+      asText(args),
+      0.33,
+    );
+    return best === null ? null : `Perhaps you meant to call the function public.${name}${best}`;
+  }
+  const names = [...ctx.schema.functions.entries()].filter(([, fns]) => fns.some(visible)).map(([n]) => n);
+  const best = fuzzyBest(names, name, 0.75);
+  return best === null ? null : `Perhaps you meant to call the function public.${best}`;
 }

@@ -12,12 +12,13 @@ import {
   type Plan,
   type Preferences,
   type RestEngine,
+  type RpcRequest,
   type RunOptions,
   type SchemaCache,
   contentRange,
   createRestEngine,
 } from '../../rest/index.js';
-import { PostgrestError, pgrst, toPostgrestError } from './errors.js';
+import { PostgrestError, pgrst, rpcError, toPostgrestError } from './errors.js';
 import {
   type PostgrestPrefs,
   type Representation,
@@ -85,6 +86,10 @@ export function mountSupabaseRest(app: App, deps: SupabaseRestDeps): void {
     }
   });
 
+  // A function with one unnamed xml or bytea argument takes the body whole (PostgREST's rule; text/plain is Fastify's own).
+  app.addContentTypeParser('text/xml', { parseAs: 'string' }, (_req, text, done) => done(null, String(text)));
+  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_req, bytes, done) => done(null, bytes));
+
   app.setErrorHandler((err, req, reply) => {
     const ctx = (req as FastifyRequest & { pgrstContext?: Parameters<typeof toPostgrestError>[1] }).pgrstContext;
     const e = toPostgrestError(frameworkError(err), ctx ?? { principal: req.principal ?? null });
@@ -128,6 +133,19 @@ function frameworkError(err: unknown): unknown {
   return err;
 }
 
+/** A POST body PostgREST hands whole to a function's one unnamed argument: text, xml or bytes (as `\x…` hex). */
+function rawBody(req: FastifyRequest): RpcRequest['body'] | undefined {
+  const type = String(req.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
+  const b = req.body;
+  if (type === 'application/octet-stream') return { media: 'bytea', text: `\\x${Buffer.isBuffer(b) ? b.toString('hex') : ''}` };
+  if (type === 'text/plain') return { media: 'text', text: typeof b === 'string' ? b : '' };
+  if (type === 'text/xml') return { media: 'xml', text: typeof b === 'string' ? b : '' };
+  return undefined;
+}
+
 function setContext(req: FastifyRequest, ctx: Parameters<typeof toPostgrestError>[1]) {
   (req as FastifyRequest & { pgrstContext?: typeof ctx }).pgrstContext = ctx;
 }
@@ -157,6 +175,10 @@ async function handleTable(engine: RestEngine, deps: SupabaseRestDeps, req: Fast
   };
   let action: 'read' | 'create' | 'update' | 'delete';
   let body = req.body;
+  // text/plain, text/xml and bytes are bodies for functions only.
+  if (!read && (typeof body === 'string' || Buffer.isBuffer(body))) {
+    throw pgrst(415, 'PGRST107', `Content-Type not acceptable: ${String(req.headers['content-type'] ?? '').split(';')[0]}`);
+  }
   if (read) {
     action = 'read';
     const range = rangeOf(req.headers.range);
@@ -295,18 +317,33 @@ async function handleRpc(engine: RestEngine, deps: SupabaseRestDeps, req: Fastif
     await deps.schema.reload();
     overloads = deps.schema.get().functions.get(name) ?? [];
   }
-  const argNames = new Set(overloads.flatMap((f) => f.args.map((a) => a.name)));
+  const argNames = new Set(overloads.flatMap((f) => f.args.map((a) => a.name).filter((n) => n !== '')));
   const { ast, args: queryArgs } = parsePostgrestQuery(queryOf(req.url), { maxRows: deps.maxRows, argNames: read ? argNames : new Set() });
   let args: Record<string, unknown>;
+  let body: RpcRequest['body'];
   if (read) {
     args = queryArgs;
   } else {
-    const body = req.body;
-    const single = overloads.find((f) => f.args.length === 1 && (f.args[0].udt === 'json' || f.args[0].udt === 'jsonb'));
-    if (prefs.singleObject && single) args = { [single.args[0].name]: body ?? {} };
-    else if (body === undefined || body === null || body === '') args = {};
-    else if (typeof body === 'object' && !Array.isArray(body)) args = body as Record<string, unknown>;
-    else throw pgrst(400, 'PGRST102', 'The body of a function call must be a JSON object of argument names to values');
+    const raw = rawBody(req);
+    if (raw) {
+      // text/plain, text/xml, application/octet-stream: only for a function whose one argument has no name.
+      args = {};
+      body = raw;
+    } else {
+      const json = req.body;
+      body = { media: 'json', text: json === undefined || json === null || json === '' ? '{}' : JSON.stringify(json) };
+      const single = overloads.find(
+        (f) => f.args.length === 1 && f.args[0].name !== '' && (f.args[0].udt === 'json' || f.args[0].udt === 'jsonb'),
+      );
+      const unnamedJson = overloads.some(
+        (f) => f.args.length === 1 && f.args[0].name === '' && (f.args[0].udt === 'json' || f.args[0].udt === 'jsonb'),
+      );
+      if (prefs.singleObject && single) args = { [single.args[0].name]: json ?? {} };
+      else if (json === undefined || json === null || json === '') args = {};
+      else if (typeof json === 'object' && !Array.isArray(json)) args = json as Record<string, unknown>;
+      else if (unnamedJson) args = {};
+      else throw pgrst(400, 'PGRST102', 'The body of a function call must be a JSON object of argument names to values');
+    }
   }
   const sets = overloads.length > 0 && overloads.every((f) => f.returns.kind !== 'void' && f.returns.set);
   if (sets) {
@@ -323,8 +360,12 @@ async function handleRpc(engine: RestEngine, deps: SupabaseRestDeps, req: Fastif
     query: ast,
     prefer: { count: prefs.count !== null, minimal: false },
     args,
+    ...(body ? { body } : {}),
+    overloads: 'postgrest' as const,
   };
-  const { plan, outcome } = await engine.call(request, principal, runOptions(prefs));
+  const { plan, outcome } = await engine.call(request, principal, runOptions(prefs)).catch(async (err) => {
+    throw await rpcError(err, { db: deps.db, schema: deps.schema.get(), principal, post: !read, media: body?.media ?? 'json' });
+  });
   if (accept === 'object' && plan.kind === 'rpc' && plan.single && plan.fn.returns.kind !== 'void') {
     // One value or row already: as it is.
     reply.code(200);

@@ -1,4 +1,9 @@
-import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import type {
+  AuthenticationResponseJSON,
+  RegistrationResponseJSON,
+  VerifiedAuthenticationResponse,
+  VerifiedRegistrationResponse,
+} from '@simplewebauthn/server';
 import { ApiError } from '../../http/index.js';
 import type { AuthDeps } from '../deps.js';
 
@@ -22,6 +27,11 @@ export const isCredential = (c: unknown): c is { id: string; rawId: string; resp
   typeof (c as { id?: unknown }).id === 'string' &&
   (c as { id: string }).id.length <= 1024 &&
   typeof (c as { response?: unknown }).response === 'object';
+
+/** A verified registration: the new credential, its AAGUID and backup state. */
+export type NewCredential = NonNullable<VerifiedRegistrationResponse['registrationInfo']>;
+/** A verified assertion: the new counter, whether the user was verified. */
+export type Assertion = VerifiedAuthenticationResponse['authenticationInfo'];
 
 /** A stored credential: what an assertion is checked against. */
 export interface StoredCredential {
@@ -56,7 +66,7 @@ export function createRelyingParty(deps: Pick<AuthDeps, 'settings' | 'tokens'>) 
     party,
 
     /** Checks a registration answer against the stored challenge; the new credential, or 400 passkey_invalid. */
-    async verifyRegistration(credential: unknown, expectedChallenge: string) {
+    async verifyRegistration(credential: unknown, expectedChallenge: string): Promise<NewCredential> {
       const { rpID, origins } = party();
       if (!isCredential(credential)) throw invalid('credential must be the JSON of the PublicKeyCredential the browser created.');
       try {
@@ -76,7 +86,7 @@ export function createRelyingParty(deps: Pick<AuthDeps, 'settings' | 'tokens'>) 
     },
 
     /** Checks an assertion by a stored credential against the stored challenge; its info, or 400 passkey_invalid. */
-    async verifyAssertion(credential: unknown, expectedChallenge: string, key: StoredCredential) {
+    async verifyAssertion(credential: unknown, expectedChallenge: string, key: StoredCredential): Promise<Assertion> {
       const { rpID, origins } = party();
       if (!isCredential(credential) || credential.id !== key.id)
         throw invalid('credential must be the JSON of the PublicKeyCredential the browser returned.');

@@ -131,12 +131,26 @@ export function planRpc(req: RpcRequest, schema: SchemaSnapshot, options: RpcPla
   const set = r.kind !== 'void' && r.set;
   const aliasColumns = r.kind !== 'row' || schema.tables.get(r.table.name) !== r.table;
   const base = { kind: 'rpc' as const, fn, args, aliasColumns, single: !set, count: false, order: [], limit: 0, offset: 0 };
+  if (
+    !set &&
+    r.kind === 'row' &&
+    (q.select !== null || q.filters.length > 0) &&
+    q.order.length === 0 &&
+    q.limit === null &&
+    q.offset === null
+  ) {
+    // One row: select (with embeddings) and filters apply as to a table of one row; the answer is it, or null.
+    const rows = planRows(schema, r.table, q, true);
+    return { ...base, table: r.table, filters: [...rows.filters, ...rows.inner], returning: rows.returning ?? [], result: 'row' };
+  }
   if (!set) {
     const extra = q.select !== null || q.filters.length > 0 || q.order.length > 0 || q.limit !== null || q.offset !== null;
     if (extra || q.embedded.size > 0) {
       throw new ApiError(
         'invalid_parameter',
-        `The function "${fn.name}" returns ${r.kind === 'void' ? 'nothing' : 'one value'}: select, filters, order, limit and offset apply to functions that return a set.`,
+        r.kind === 'row'
+          ? `The function "${fn.name}" returns one row: select and filters apply to it, order, limit and offset to functions that return a set.`
+          : `The function "${fn.name}" returns ${r.kind === 'void' ? 'nothing' : 'one value'}: select, filters, order, limit and offset apply to functions that return a set.`,
         { function: fn.name },
       );
     }

@@ -164,10 +164,19 @@ function rpc(p: RpcPlan): SqlStatement {
     values: b.values,
   });
   if (p.result === 'value') return one(`to_json(${call})`);
-  if (p.result === 'row') return one(`row_to_json(${call})`);
+  if (p.result === 'row' && p.returning.length === 0) return one(`row_to_json(${call})`);
   const qual = b.alias();
   const names = p.aliasColumns ? `(${p.table.columnList.map((c) => quoteIdent(c.name)).join(', ')})` : '';
   let from = `${call} as ${qual}${names}`;
+  if (p.result === 'row') {
+    // One row with select and filters: read as a table of one row; filtered out, the answer is null.
+    const { inner } = rows(p, from, qual, b);
+    const alias = rowAlias(keysOf(p.returning));
+    return {
+      text: `select coalesce(string_agg(row_to_json(${alias})::text, ','), 'null') as body, count(*) as n, null::int8 as total from (${inner}) ${alias}`,
+      values: b.values,
+    };
+  }
   let cte = '';
   if (p.count) {
     cte = `with _s as (select * from ${from}) `;

@@ -36,6 +36,7 @@ create function shelf_books(s shelves) returns setof books language sql stable a
 create function first_book(s shelves) returns setof books rows 1 language sql stable as $$ select * from books where shelf_id = s.id order by id limit 1 $$;
 create function the_shelf(b books) returns shelves language sql stable as $$ select * from shelves where id = b.shelf_id $$;
 create function shelf_books(s long_books) returns setof books language sql stable as $$ select * from books where id = s.id $$;
+create function book_by_title(t text) returns books language sql stable as $$ select * from books where title = t $$;
 create function lonely() returns setof books language sql stable as 'select * from books';
 create function hidden(shelves) returns text language sql stable as $$ select 'secret' $$;
 grant execute on all functions in schema public to anon, authenticated;
@@ -111,6 +112,18 @@ describe('overloaded functions', () => {
     expect(res.status).toBe(404);
     expect(res.error?.code).toBe('PGRST202');
     expect(res.error?.message).toBe('Could not find the function public.unnamed_int() in the schema cache');
+  });
+});
+
+describe('a function returning one row', () => {
+  it('takes select (with embeddings) and filters; filtered out, the answer is null', async () => {
+    const found = await anon.rpc('book_by_title', { t: 'Odes' }).select('title, shelf:shelves(label)').eq('pages', 90);
+    expect(found.error).toBeNull();
+    expect(found.data).toEqual({ title: 'Odes', shelf: { label: 'poetry' } });
+    const gone = await anon.rpc('book_by_title', { t: 'Odes' }).eq('pages', 1).select('title');
+    expect(gone.status).toBe(200);
+    expect(gone.error).toBeNull();
+    expect(gone.data).toBeNull();
   });
 });
 

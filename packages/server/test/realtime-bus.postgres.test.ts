@@ -1,3 +1,4 @@
+import { RealtimeClient } from '@supabase/realtime-js';
 import postgres from 'postgres';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -162,6 +163,38 @@ describe('two instances joined by Redis (REDIS_URL)', () => {
     } finally {
       alice.close();
       bob.close();
+    }
+  });
+
+  it("Supabase's face is the same hub: a realtime-js client on B hears a Plinth client on A, and A sees its presence", async () => {
+    const onA = await connect(a);
+    const sb = new RealtimeClient(`${b.url.replace('http', 'ws')}/realtime/v1`, {
+      params: { apikey: PK },
+      vsn: '2.0.0',
+      transport: WebSocket as unknown as typeof globalThis.WebSocket,
+    });
+    try {
+      const heard: unknown[] = [];
+      const ch = sb.channel('phx-room', { config: { presence: { key: 'supa' } } });
+      ch.on('broadcast', { event: 'msg' }, (m) => heard.push(m.payload));
+      let status = '';
+      ch.subscribe((st) => {
+        status = st;
+      });
+      await expect.poll(() => status).toBe('SUBSCRIBED');
+      await onA.join('phx-room', { presenceKey: 'plinth' });
+      await expect
+        .poll(() => {
+          onA.send({ type: 'broadcast', channel: 'phx-room', event: 'msg', payload: { from: 'A' } });
+          return heard.length;
+        })
+        .toBeGreaterThan(0);
+      expect(heard[0]).toEqual({ from: 'A' });
+      await ch.track({ online: true });
+      await expect.poll(() => onA.present('phx-room')).toEqual(['supa']);
+    } finally {
+      sb.disconnect();
+      onA.close();
     }
   });
 

@@ -44,12 +44,23 @@ select
     order by p.proname, p.oid), '[]')::text
    from pg_proc p join pg_type rt on rt.oid = p.prorettype
    where p.pronamespace = 'public'::regnamespace and p.prokind = 'f'
-     and not exists (select 1 from pg_depend d where d.classid = 'pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e')) as functions`;
+     and not exists (select 1 from pg_depend d where d.classid = 'pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e')) as functions,
+  (select coalesce(json_agg(distinct jsonb_build_object('view', v.relname, 'column', va.attname, 'source', src.relname, 'sourceColumn', sa.attname)), '[]')::text
+   from pg_class v
+   join pg_rewrite r on r.ev_class = v.oid and r.rulename = '_RETURN'
+   cross join lateral regexp_matches(r.ev_action::text,
+     ':resno ([0-9]+) :resname ([^ ]+) :ressortgroupref [0-9]+ :resorigtbl ([0-9]+) :resorigcol ([0-9]+)', 'g') m
+   join pg_attribute va on va.attrelid = v.oid and va.attnum = m[1]::int and va.attname = m[2] and not va.attisdropped
+   join pg_class src on src.oid = m[3]::oid and src.relnamespace = 'public'::regnamespace
+   join pg_attribute sa on sa.attrelid = src.oid and sa.attnum = m[4]::int
+   where v.relnamespace = 'public'::regnamespace and v.relkind in ('v', 'm')) as view_columns`;
 
 export interface CatalogRow {
   fks: string;
   uniques: string;
   functions: string;
+  /** Which column of a table (or view) each column of a view of public shows as it is (the view's rule). */
+  view_columns: string;
 }
 
 export interface FunctionArg {
@@ -268,4 +279,51 @@ export function readKeys(row: CatalogRow): { fks: ForeignKey[]; uniqueKeys: Map<
     uniqueKeys.set(u.table, [...(uniqueKeys.get(u.table) ?? []), u.columns]);
   }
   return { fks, uniqueKeys };
+}
+
+interface ViewColumn {
+  view: string;
+  column: string;
+  source: string;
+  sourceColumn: string;
+}
+
+/**
+ * The foreign keys views inherit (PostgREST's view relationships): a view that shows all of a
+ * key's columns as they are (`select * from t where …`, through views of views too) has the key
+ * on those columns, from it or to it. Marked `derived`: named by the tables only, never by column.
+ * @example viewForeignKeys(fks, row.view_columns) // [{ name: 'messages_username_fkey', table: 'recent_messages', refTable: 'users', … }]
+ */
+export function viewForeignKeys(fks: ForeignKey[], json: string): ForeignKey[] {
+  const direct = new Map<string, Map<string, [string, string]>>();
+  for (const c of JSON.parse(json) as ViewColumn[]) {
+    const m = direct.get(c.view) ?? new Map<string, [string, string]>();
+    m.set(c.column, [c.source, c.sourceColumn]);
+    direct.set(c.view, m);
+  }
+  /** A view's column down to a table's (through views of views, at most 16 deep). */
+  const base = (view: string, column: string): [string, string] | null => {
+    let at: [string, string] | undefined = direct.get(view)?.get(column);
+    for (let i = 0; at && direct.has(at[0]) && i < 16; i++) at = direct.get(at[0])?.get(at[1]);
+    return at && !direct.has(at[0]) ? at : null;
+  };
+  /** Each relation (the table itself, and every view showing all `columns` of it) with the columns' names there. */
+  const showing = (table: string, columns: string[]): Array<[string, string[]]> => {
+    const out: Array<[string, string[]]> = [[table, columns]];
+    for (const [view, cols] of direct) {
+      const names = columns.map((c) => [...cols.keys()].find((vc) => base(view, vc)?.[0] === table && base(view, vc)?.[1] === c));
+      if (names.every((n) => n !== undefined)) out.push([view, names as string[]]);
+    }
+    return out;
+  };
+  const out: ForeignKey[] = [];
+  for (const fk of fks) {
+    for (const [table, columns] of showing(fk.table, fk.columns)) {
+      for (const [refTable, refColumns] of showing(fk.refTable, fk.refColumns)) {
+        if (table === fk.table && refTable === fk.refTable) continue;
+        out.push({ name: fk.name, table, columns, refTable, refColumns, derived: true });
+      }
+    }
+  }
+  return out;
 }

@@ -1,7 +1,15 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../db/index.js';
 import { singleFlight } from '../../lib/index.js';
-import { CATALOG_SQL, type CatalogRow, type ComputedRelation, type FunctionInfo, readFunctions, readKeys } from './catalog.js';
+import {
+  CATALOG_SQL,
+  type CatalogRow,
+  type ComputedRelation,
+  type FunctionInfo,
+  readFunctions,
+  readKeys,
+  viewForeignKeys,
+} from './catalog.js';
 import { type ForeignKey, type Relation, relationsOf } from './relations.js';
 
 export type { ComputedRelation, FunctionArg, FunctionInfo, FunctionResult } from './catalog.js';
@@ -150,7 +158,7 @@ export async function loadSchema(db: Db, version = 0): Promise<SchemaSnapshot> {
     tables,
     foreignKeys: fks,
     uniqueKeys,
-    relations: relationsOf(fks, uniqueKeys, primaryKeys),
+    relations: relationsOf([...fks, ...viewForeignKeys(fks, catalog.view_columns)], uniqueKeys, primaryKeys),
     functions,
     computedRelations,
     loadedAt: Date.now(),

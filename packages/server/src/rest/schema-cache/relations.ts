@@ -10,7 +10,8 @@
  * - a join table J with keys to A and to C whose columns are all in J's primary key makes C
  *   many-to-many from A (and A from C), named `C`, through J.
  * A hint (`author!posts_author_id_fkey`) keeps the candidates with that constraint name, that
- * column (one-column keys) or that join table.
+ * column (one-column keys) or that join table. A view inherits the keys of the columns it shows
+ * as they are (catalog.ts, viewForeignKeys: `derived`), named by the tables only.
  */
 
 export interface ForeignKey {
@@ -19,6 +20,8 @@ export interface ForeignKey {
   columns: string[];
   refTable: string;
   refColumns: string[];
+  /** A key a view inherits from its table (catalog.ts, viewForeignKeys): named by the tables only. */
+  derived?: boolean;
 }
 
 export interface Relation {
@@ -72,7 +75,7 @@ export function relationsOf(
   for (const fk of fks) {
     const self = fk.table === fk.refTable;
     const col = fk.columns.length === 1 ? fk.columns[0] : null;
-    const byColumn = col === null ? [] : col.length > 3 && col.endsWith('_id') ? [col.slice(0, -3), col] : [col];
+    const byColumn = col === null || fk.derived ? [] : col.length > 3 && col.endsWith('_id') ? [col.slice(0, -3), col] : [col];
     add({
       kind: 'many-to-one',
       cardinality: 'one',
@@ -99,7 +102,7 @@ export function relationsOf(
   }
   // Join tables: two keys of one table, to A and to C, all their columns in its primary key.
   const byTable = new Map<string, ForeignKey[]>();
-  for (const fk of fks) byTable.set(fk.table, [...(byTable.get(fk.table) ?? []), fk]);
+  for (const fk of fks) if (!fk.derived) byTable.set(fk.table, [...(byTable.get(fk.table) ?? []), fk]);
   for (const [join, keys] of byTable) {
     const pk = primaryKeys.get(join) ?? [];
     const inPk = keys.filter((k) => k.refTable !== join && k.columns.every((c) => pk.includes(c)));

@@ -37,6 +37,9 @@ create function first_book(s shelves) returns setof books rows 1 language sql st
 create function the_shelf(b books) returns shelves language sql stable as $$ select * from shelves where id = b.shelf_id $$;
 create function shelf_books(s long_books) returns setof books language sql stable as $$ select * from books where id = s.id $$;
 create function book_by_title(t text) returns books language sql stable as $$ select * from books where title = t $$;
+create view book_titles as select title, shelf_id + 0 as shelf_id from books;
+grant select on book_titles to anon;
+create function long_ones() returns setof long_books language sql stable as 'select * from long_books';
 create function lonely() returns setof books language sql stable as 'select * from books';
 create function hidden(shelves) returns text language sql stable as $$ select 'secret' $$;
 grant execute on all functions in schema public to anon, authenticated;
@@ -259,6 +262,30 @@ describe('computed relationships', () => {
     });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().data ?? res.json()).toEqual([{ id: 2, shelf_key: 'POETRY-2', first_book: { title: 'Odes' } }]);
+  });
+});
+
+describe('views inherit the keys of the columns they show as they are', () => {
+  it("a view's rows embed its table's relations both ways, and a function's rows of that view too", async () => {
+    const fromView = await anon.from('long_books').select('title, shelves(label)').order('id');
+    expect(fromView.error).toBeNull();
+    expect(fromView.data).toEqual([
+      { title: 'Dune', shelves: { label: 'fiction' } },
+      { title: 'Ulysses', shelves: { label: 'fiction' } },
+    ]);
+    const toView = await anon.from('shelves').select('id, long_books(title)').in('id', [1, 2]).order('id');
+    expect(toView.data).toEqual([
+      { id: 1, long_books: [{ title: 'Dune' }, { title: 'Ulysses' }] },
+      { id: 2, long_books: [] },
+    ]);
+    const rpc = await anon.rpc('long_ones').select('title, shelves(label)').eq('id', 4);
+    expect(rpc.error).toBeNull();
+    expect(rpc.data).toEqual([{ title: 'Ulysses', shelves: { label: 'fiction' } }]);
+  });
+
+  it('a view that renames or computes the key column inherits nothing', async () => {
+    const res = await anon.from('book_titles').select('title, shelves(label)');
+    expect(res.error?.code).toBe('PGRST200');
   });
 });
 

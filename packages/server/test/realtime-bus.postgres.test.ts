@@ -93,6 +93,13 @@ const httpBroadcast = (i: Instance, channel: string, event: string, payload: unk
     body: JSON.stringify({ channel, event, payload }),
   });
 
+/** plinth_realtime_bus_up of an instance's GET /metrics. */
+async function busUp(i: Instance): Promise<number> {
+  const text = await (await fetch(`${i.url}/metrics`, { headers: { authorization: `Bearer ${SK}` } })).text();
+  const line = text.split('\n').find((l) => l.startsWith('plinth_realtime_bus_up '));
+  return line ? Number(line.split(' ')[1]) : Number.NaN;
+}
+
 describe('two instances joined by Redis (REDIS_URL)', () => {
   let a: Instance;
   let b: Instance;
@@ -231,6 +238,7 @@ describe('two instances joined by Redis (REDIS_URL)', () => {
       await expect.poll(() => y.broadcasts('local')).toEqual([1, 2]);
       expect((await fetch(`${a.url}/health`)).status).toBe(200);
       await expect.poll(() => a.stdout() + a.stderr()).toMatch(/realtime: Redis at 127\.0\.0\.1:\d+ is unavailable/);
+      await expect.poll(() => busUp(a)).toBe(0);
       await redis.start();
       // Back: messages cross again (ioredis reconnects within half a second of Redis answering).
       await expect
@@ -239,6 +247,7 @@ describe('two instances joined by Redis (REDIS_URL)', () => {
           return onB.broadcasts('again').length;
         })
         .toBeGreaterThan(0);
+      await expect.poll(() => busUp(a)).toBe(1);
     } finally {
       for (const cl of [x, y, onB]) cl.close();
     }

@@ -24,6 +24,7 @@ function network() {
       return {
         kind: 'redis',
         id: node.id,
+        up: () => !cut,
         publish(m) {
           if (cut) return;
           const text = JSON.stringify(m);

@@ -38,6 +38,8 @@ export interface Bus {
   readonly kind: 'redis' | 'postgres' | 'none';
   /** This instance's id on the bus. */
   readonly id: string;
+  /** False while the carrier is known to be down (metrics: plinth_realtime_bus_up). */
+  up(): boolean;
   /** Sends to every other instance; never throws, never waits (a carrier down drops it). */
   publish(m: BusMessage): void;
   /** Messages of the other instances (never this one's own). */
@@ -66,6 +68,7 @@ export function noBus(): Bus {
   return {
     kind: 'none',
     id: newId(),
+    up: () => true,
     publish: () => undefined,
     onMessage: () => undefined,
     onReconnect: () => undefined,
@@ -198,6 +201,7 @@ export function redisBus(url: string, channel: string, log: Logger, where: strin
   return {
     kind: 'redis',
     id,
+    up: () => !h.isDown(),
     publish(m) {
       if (closed) return;
       const text = JSON.stringify({ f: id, m });
@@ -340,6 +344,7 @@ export async function postgresBus(db: Db, log: Logger): Promise<Bus> {
   return {
     kind: 'postgres',
     id,
+    up: () => !h.isDown(),
     publish(m) {
       if (closed) return;
       if (queue.length >= MAX_QUEUED) {

@@ -357,6 +357,9 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
   });
   m?.gauge('plinth_realtime_connections', 'Open realtime WebSockets (every face)', () => sessions.size);
   m?.gauge('plinth_realtime_subscriptions', 'Realtime subscriptions', () => hub?.count() ?? 0);
+  m?.gauge('plinth_realtime_bus_up', 'Broadcast and presence reach the other instances (0: the bus is down; 1 without one)', () =>
+    bus.up() ? 1 : 0,
+  );
 
   let closing: Promise<void> | null = null;
   return {

@@ -171,11 +171,30 @@ export const AUTH_DOCS = {
   listFactors: route("The signed-in user's second factors (an aal1 token may call this)", USER, {
     200: Type.Object({ factors: Type.Array(Factor) }),
   }),
-  enrollFactor: route('Enrol a TOTP factor (aal2 when the user has a verified factor)', USER, { 200: EnrolledFactor }),
-  challengeFactor: route('Start a challenge of a factor (5 minutes, 5 wrong codes)', USER, {
-    200: Type.Object({ id: Type.String({ format: 'uuid' }), expires_at: Type.Integer({ description: 'Epoch seconds.' }) }),
+  enrollFactor: route('Enrol a TOTP or WebAuthn factor (aal2 when the user has a verified factor)', USER, {
+    200: Type.Union([
+      EnrolledFactor,
+      Type.Object(
+        { ...Factor.properties, passkeys: EnrolledFactor.properties.passkeys },
+        { description: 'A WebAuthn factor: answer its first challenge with the credential the authenticator creates.' },
+      ),
+    ]),
   }),
-  verifyFactor: route('Verify a challenge with a code: a new session at aal2', USER, { 200: Session }),
+  challengeFactor: route('Start a challenge of a factor (5 minutes, 5 wrong codes)', USER, {
+    200: Type.Object({
+      id: Type.String({ format: 'uuid' }),
+      expires_at: Type.Integer({ description: 'Epoch seconds.' }),
+      webauthn: Type.Optional(
+        Type.Object(
+          { type: Type.Union([Type.Literal('create'), Type.Literal('request')]), options: Json },
+          { description: "A WebAuthn factor's: creation options while unverified, request options after." },
+        ),
+      ),
+    }),
+  }),
+  verifyFactor: route('Verify a challenge with a code (or a WebAuthn factor with `credential`): a new session at aal2', USER, {
+    200: Session,
+  }),
   unenrollFactor: route('Remove a factor (aal2 when the user has a verified factor)', USER, {
     200: Type.Object({ id: Type.String({ format: 'uuid' }) }),
   }),

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asUser, call, code, createAuthServer, email, lastToken, setAuth, signIn, signUp } from '../../../test/auth.js';
 import type { TestServer } from '../../../test/harness.js';
 import { rtConnect } from '../../../test/realtime.js';
+import { TestAuthenticator } from '../../../test/webauthn.js';
 import { totpCode } from './totp.js';
 
 // Issue 27, TOTP and enforcement: on PGlite and PostgreSQL (PLINTH_TEST_DB), in-process.
@@ -421,5 +422,75 @@ describe('the proof rule', () => {
       400,
       'recovery_code_invalid',
     ]);
+  });
+});
+
+describe('WebAuthn factors (factor_type webauthn)', () => {
+  const ORIGIN = 'http://localhost:5173';
+  beforeAll(() => setAuth(t, { passkey_enabled: true, passkey_rp_id: 'localhost', passkey_origins: [ORIGIN] }));
+
+  it('enrol → creation options → the new credential verifies (aal2); a later session answers request options for that credential only, from its own challenge', async () => {
+    const addr = email();
+    const { session } = await signUp(t, addr);
+    const h = asUser(t, session.access_token);
+    const enrol = await call(t, 'POST', 'factors', { factor_type: 'webauthn', friendly_name: 'YubiKey' }, h);
+    expect(enrol.statusCode, enrol.body).toBe(200);
+    expect(enrol.json()).toMatchObject({ factor_type: 'webauthn', status: 'unverified', friendly_name: 'YubiKey', passkeys: [] });
+    expect(enrol.json().totp).toBeUndefined();
+    const id = enrol.json().id;
+    const created = await call(t, 'POST', `factors/${id}/challenge`, {}, h);
+    expect(created.json().webauthn).toMatchObject({ type: 'create', options: { rp: { id: 'localhost' } } });
+    // A code is no answer to a WebAuthn challenge, and spends it.
+    const asCode = await call(t, 'POST', `factors/${id}/verify`, { challenge_id: created.json().id, code: '123456' }, h);
+    expect(code(asCode)).toEqual([400, 'passkey_invalid']);
+    const fresh = await call(t, 'POST', `factors/${id}/challenge`, {}, h);
+    const key = new TestAuthenticator({ rpId: 'localhost', origin: ORIGIN });
+    const first = await call(
+      t,
+      'POST',
+      `factors/${id}/verify`,
+      { challenge_id: fresh.json().id, credential: key.create(fresh.json().webauthn.options) },
+      h,
+    );
+    expect(first.statusCode, first.body).toBe(200);
+    expect(claims(first.json().access_token).aal).toBe('aal2');
+    expect(claims(first.json().access_token).amr.map((m) => m.method)).toContain('webauthn');
+
+    const later = await signIn(t, addr);
+    const h2 = asUser(t, later.access_token);
+    expect(code(await rest(later.access_token))).toEqual([403, 'mfa_required']);
+    const ch = await call(t, 'POST', `factors/${id}/challenge`, {}, h2);
+    expect(ch.json().webauthn.type).toBe('request');
+    expect(ch.json().webauthn.options.allowCredentials.map((c: { id: string }) => c.id)).toEqual([key.id]);
+    // The challenge is bound to the session that asked: the aal2 session cannot answer it (nor spend it).
+    const elsewhere = await call(
+      t,
+      'POST',
+      `factors/${id}/verify`,
+      { challenge_id: ch.json().id, credential: key.get(ch.json().webauthn.options) },
+      asUser(t, first.json().access_token),
+    );
+    expect(code(elsewhere)).toEqual([400, 'challenge_invalid']);
+    // Another authenticator, even with the right challenge, is not this factor's.
+    const other = new TestAuthenticator({ rpId: 'localhost', origin: ORIGIN });
+    other.create({ challenge: 'x' });
+    const wrongKey = await call(
+      t,
+      'POST',
+      `factors/${id}/verify`,
+      { challenge_id: ch.json().id, credential: other.get(ch.json().webauthn.options) },
+      h2,
+    );
+    expect(code(wrongKey)).toEqual([400, 'passkey_invalid']);
+    const ch2 = await call(t, 'POST', `factors/${id}/challenge`, {}, h2);
+    const ok = await call(
+      t,
+      'POST',
+      `factors/${id}/verify`,
+      { challenge_id: ch2.json().id, credential: key.get(ch2.json().webauthn.options) },
+      h2,
+    );
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(claims(ok.json().access_token).aal).toBe('aal2');
   });
 });

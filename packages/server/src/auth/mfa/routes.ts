@@ -5,10 +5,15 @@ import { clientOf, type SignedIn } from '../guards.js';
 import type { MfaService } from './service.js';
 
 export const EnrollBody = Type.Object({
-  factor_type: Type.String({ maxLength: 16, description: '`totp`' }),
+  factor_type: Type.String({ maxLength: 16, description: '`totp` or `webauthn`' }),
   friendly_name: Type.Optional(Type.String({ maxLength: 200 })),
 });
-export const VerifyFactorBody = Type.Object({ challenge_id: Type.String({ maxLength: 64 }), code: Type.String({ maxLength: 16 }) });
+export const VerifyFactorBody = Type.Object({
+  challenge_id: Type.String({ maxLength: 64 }),
+  code: Type.Optional(Type.String({ maxLength: 16 })),
+  /** A WebAuthn factor's answer: the PublicKeyCredential's JSON (checked by the WebAuthn library). */
+  credential: Type.Optional(Type.Object({}, { additionalProperties: true })),
+});
 export const RecoverBody = Type.Object({ code: Type.String({ maxLength: 64 }) });
 export const FactorParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
@@ -23,7 +28,8 @@ function signedIn(req: FastifyRequest): SignedIn {
 export function createMfaHandlers(mfa: MfaService) {
   return {
     list: (req: FastifyRequest) => mfa.list(signedIn(req).userId),
-    enroll: (req: FastifyRequest<{ Body: typeof EnrollBody.static }>) => mfa.enroll(signedIn(req), req.body),
+    enroll: (req: FastifyRequest<{ Body: typeof EnrollBody.static }>) =>
+      req.body.factor_type === 'webauthn' ? mfa.enrollWebAuthn(signedIn(req), req.body) : mfa.enroll(signedIn(req), req.body),
     challenge: (req: WithId) => mfa.challenge(signedIn(req), req.params.id),
     verify: (req: FastifyRequest<{ Params: typeof FactorParams.static; Body: typeof VerifyFactorBody.static }>) =>
       mfa.verify(signedIn(req), req.params.id, req.body, clientOf(req)),

@@ -132,7 +132,9 @@ export function createMfaService(deps: AuthDeps, sessions: SessionService) {
       if (!settings.auth().mfa_totp_enabled)
         throw new ApiError('provider_disabled', 'Authenticator-app factors are off for this project (mfa_totp_enabled).');
       if (input.factor_type !== 'totp')
-        throw new ApiError('invalid_request', 'factor_type must be "totp".', [{ field: 'body.factor_type', message: 'must be "totp"' }]);
+        throw new ApiError('invalid_request', 'factor_type must be "totp" or "webauthn".', [
+          { field: 'body.factor_type', message: 'must be "totp" or "webauthn"' },
+        ]);
       const { rows: users } = await db.query<{ label: string }>(
         'select coalesce(email, phone, id::text) as label from auth.users where id = $1',
         [who.userId],
@@ -162,7 +164,7 @@ export function createMfaService(deps: AuthDeps, sessions: SessionService) {
     async challenge(
       who: SignedIn,
       factorId: string,
-    ): Promise<{ id: string; expires_at: number; webauthn?: { type: WebAuthnCeremony; options: unknown } }> {
+    ): Promise<{ id: string; expires_at: number; webauthn?: { type: WebAuthnCeremony; options: object } }> {
       if (!isUuid(factorId) || !who.sessionId) throw notFound();
       const { rows: factors } = await db.query<{ factor_type: string; status: string; credential_id: string | null; transports: unknown }>(
         'select factor_type, status, credential_id, transports from auth.mfa_factors where id = $1 and user_id = $2',

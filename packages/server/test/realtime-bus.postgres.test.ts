@@ -2,7 +2,7 @@ import { RealtimeClient } from '@supabase/realtime-js';
 import postgres from 'postgres';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, type Instance, type RedisServer, startInstance, startRedis } from './cluster.js';
+import { cleanup, type Instance, type RedisServer, startInstance, startPgCluster, startRedis } from './cluster.js';
 import { freshDbTarget, type TestDbTarget } from './db.js';
 
 // docs/realtime.md, "Across instances": real Plinth processes on one PostgreSQL, their channels
@@ -303,6 +303,44 @@ describe('two instances without Redis: PostgreSQL NOTIFY', () => {
     } finally {
       onD.close();
       onE.close();
+    }
+  });
+});
+
+describe('PostgreSQL restarted under two instances without Redis (NOTIFY)', () => {
+  it('meanwhile each instance serves its own clients (no 5xx); once it is back, broadcasts cross again', async () => {
+    const pg = stack.add(await startPgCluster(), (c) => c.destroy());
+    const own = { ...env, DATABASE_URL: pg.url };
+    const p = stack.add(await startInstance(own), (i) => i.kill());
+    const q = stack.add(await startInstance(own), (i) => i.kill());
+    const [onP, onP2, onQ] = [await connect(p), await connect(p), await connect(q)];
+    try {
+      for (const c of [onP, onP2, onQ]) await c.join('pg-outage');
+      await expect
+        .poll(() => {
+          onP.send({ type: 'broadcast', channel: 'pg-outage', event: 'before', payload: 0 });
+          return onQ.broadcasts('before').length;
+        })
+        .toBeGreaterThan(0);
+      await pg.stop();
+      onP.send({ type: 'broadcast', channel: 'pg-outage', event: 'during', payload: 1 });
+      await expect.poll(() => onP2.broadcasts('during')).toEqual([1]);
+      // The secret key needs no database: the HTTP broadcast answers 202 and reaches P's clients.
+      expect((await httpBroadcast(p, 'pg-outage', 'during', 2)).status).toBe(202);
+      await expect.poll(() => onP2.broadcasts('during')).toEqual([1, 2]);
+      await pg.start();
+      // LISTEN is taken up again on the new connection: P's messages reach Q.
+      await expect
+        .poll(
+          () => {
+            onP.send({ type: 'broadcast', channel: 'pg-outage', event: 'after', payload: 3 });
+            return onQ.broadcasts('after').length;
+          },
+          { timeout: 60_000 },
+        )
+        .toBeGreaterThan(0);
+    } finally {
+      for (const c of [onP, onP2, onQ]) c.close();
     }
   });
 });

@@ -10,7 +10,8 @@
  * - tables: auth.users, passwords, identities, sessions, refresh_tokens, one_time_tokens
  *   (migration 0003_auth.sql), phone_codes (0005), oauth_flows (0009), oidc_tests (0090), reauth_codes and
  *   users.banned_until (0010), mfa_factors, mfa_challenges, recovery_codes, passkeys,
- *   passkey_challenges and sessions.aal/amr (0130), and the SQL runner's role `plinth_sql`.
+ *   passkey_challenges and sessions.aal/amr (0130), WebAuthn factors' credentials (0150), and the
+ *   SQL runner's role `plinth_sql`.
  * - accounts/: the one home of every credential write and of the proof rule; sessions/state.ts
  *   the one home of session state (open, revoked, banned), which the gate (sessions/gate.ts)
  *   caches for the REST API, storage and every area that resolves a token.

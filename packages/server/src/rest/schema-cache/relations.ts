@@ -127,9 +127,15 @@ export function relationsOf(
   return out;
 }
 
-/** The candidates a name (and an optional hint) addresses. */
+/**
+ * The candidates a name (and an optional hint) addresses. Without a hint, a foreign key's
+ * constraint name addresses its relation too (`best_friends_first_user_fkey(*)`, PostgREST's
+ * embedding by constraint), in either direction; it is not one of the names a relation is listed by.
+ */
 export function candidates(relations: Relation[], name: string, hint: string | null): Relation[] {
-  return relations.filter((r) => r.names.includes(name) && (hint === null || r.hints.includes(hint)));
+  const named = relations.filter((r) => r.names.includes(name) && (hint === null || r.hints.includes(hint)));
+  if (named.length > 0 || hint !== null) return named;
+  return relations.filter((r) => r.via === null && !r.fk.derived && r.fk.name === name);
 }
 
 /**

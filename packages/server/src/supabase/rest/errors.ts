@@ -131,13 +131,14 @@ export function toPostgrestError(err: unknown, ctx: ErrorContext): PostgrestErro
       return pgrst(400, '42703', `column ${table}.${column} does not exist`);
     }
     case 'relation_not_found': {
-      const relation = String(d.relation ?? '').split('!')[0];
+      const [relation, hint] = String(d.relation ?? '').split('!');
       const table = String(d.table ?? ctx.table ?? '');
+      const using = hint ? ` using the hint '${hint}'` : '';
       return pgrst(
         400,
         'PGRST200',
         `Could not find a relationship between '${table}' and '${relation}' in the schema cache`,
-        `Searched for a foreign key relationship between '${table}' and '${relation}' in the schema 'public', but no matches were found.`,
+        `Searched for a foreign key relationship between '${table}' and '${relation}'${using} in the schema 'public', but no matches were found.`,
       );
     }
     case 'ambiguous_relation': {
@@ -153,7 +154,8 @@ export function toPostgrestError(err: unknown, ctx: ErrorContext): PostgrestErro
           embedding: `${table} with ${String(c.relation ?? relation)}`,
           relationship: String(c.using ?? c.constraint ?? ''),
         })),
-        `Try changing '${relation}' to one of the following: ${candidates.map((c) => `'${String(c.embed)}'`).join(', ')}. Find the desired relationship in the 'details' key.`,
+        // PostgREST's spelling: the target with the constraint (a join table for many-to-many).
+        `Try changing '${relation}' to one of the following: ${candidates.map((c) => `'${String(c.relation)}!${String(c.via ?? c.constraint)}'`).join(', ')}. Find the desired relationship in the 'details' key.`,
       );
     }
     case 'filter_required':

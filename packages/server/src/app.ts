@@ -42,6 +42,8 @@ export interface AppOptions {
   /** An already open database (tests); otherwise opened from config. */
   db?: Db;
   clock?: Clock;
+  /** Tests: how often function schedules look for due runs (null: only when a test calls `functions.schedules.tick()`). */
+  schedulePollMs?: number | null;
   /** Tests: an email transport of their own instead of SMTP_URL. */
   emailTransport?: EmailTransport;
   /** GET /metrics also reports Node's own (CPU, memory, event loop, GC): `plinth start` only. */
@@ -305,7 +307,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     });
 
     // Functions (docs/functions.md): the project's own code in worker threads, at /api/v1/functions and Supabase's /functions/v1.
-    const functions = await registerFunctions(app, { config, callers, keys, log });
+    const functions = await registerFunctions(app, { config, callers, keys, log, db, clock, schedulePollMs: options.schedulePollMs });
     await registerSupabaseFunctions(app, { functions, bodyLimit: config.bodyLimit });
 
     app.get('/sdk/plinth.js', async (_req, reply) => {

@@ -3,11 +3,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pino from 'pino';
 import { buildApp, type Plinth } from '../src/app.js';
-import { DEFAULT_PROJECT, loadConfig, supabaseProject } from '../src/config/index.js';
+import { DEFAULT_PROJECT, loadConfig, type ProjectSettings, supabaseProject } from '../src/config/index.js';
+import type { Clock } from '../src/lib/index.js';
 import { freshDbTarget } from './db.js';
 import { capturingLogger } from './harness.js';
 
 export interface FunctionsServer extends Plinth {
+  /** The database's URL (PostgreSQL), for a second instance on it; null on PGlite. */
+  databaseUrl: string | null;
   /** The project folder the files were written in. */
   root: string;
   /** Writes a file of the project (folders made as needed). */
@@ -28,7 +31,18 @@ export interface FunctionsServer extends Plinth {
  */
 export async function functionsServer(
   files: Record<string, string>,
-  options: { supabase?: boolean; env?: Record<string, string> } = {},
+  options: {
+    supabase?: boolean;
+    env?: Record<string, string>;
+    /** plinth.json settings beside the defaults (`functions` schedules). */
+    settings?: Partial<ProjectSettings>;
+    /** The clock the server runs on (schedules). */
+    clock?: Clock;
+    /** How often schedules look for due runs (null: only on `functions.schedules.tick()`). */
+    schedulePollMs?: number | null;
+    /** A second instance: the database of this PostgreSQL URL (left in place by `stop`). */
+    databaseUrl?: string;
+  } = {},
 ): Promise<FunctionsServer> {
   const root = mkdtempSync(join(tmpdir(), 'plinth-fn-project-'));
   const write = (path: string, text: string) => {
@@ -39,8 +53,10 @@ export async function functionsServer(
   for (const [path, text] of Object.entries(files)) write(path, text);
   const project = options.supabase
     ? supabaseProject(root, {})
-    : { root, file: join(root, 'plinth.json'), settings: { ...DEFAULT_PROJECT } };
-  const target = await freshDbTarget({ migrated: true });
+    : { root, file: join(root, 'plinth.json'), settings: { ...DEFAULT_PROJECT, ...options.settings } };
+  const target = options.databaseUrl
+    ? { dataDir: mkdtempSync(join(tmpdir(), 'plinth-test-')), databaseUrl: options.databaseUrl, cleanup: async () => undefined }
+    : await freshDbTarget({ migrated: true });
   const config = loadConfig(
     { LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'info', PUBLIC_URL: 'http://localhost:8080', ...options.env },
     { dataDir: target.dataDir, databaseUrl: target.databaseUrl, port: 0, project },
@@ -49,6 +65,8 @@ export async function functionsServer(
   const logs: string[] = [];
   const plinth = await buildApp({
     config,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.schedulePollMs !== undefined ? { schedulePollMs: options.schedulePollMs } : {}),
     logger: options.env?.NO_LOG_CAPTURE ? pino({ level: 'silent' }) : capturingLogger(config.logLevel, logs),
   });
   return {
@@ -56,6 +74,7 @@ export async function functionsServer(
     root,
     write,
     logs,
+    databaseUrl: target.databaseUrl ?? null,
     anon: { apikey: plinth.keys.publicKey },
     service: { authorization: `Bearer ${plinth.keys.secretKey}` },
     user: (t) => ({ apikey: plinth.keys.publicKey, authorization: `Bearer ${t}` }),

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { CronError, parseCron } from '../lib/index.js';
 import { ConfigError, type Env } from './parse.js';
 import { parseSupabaseConfig, projectSettingsOf, SUPABASE_CONFIG, type SupabaseSettings } from './supabase.js';
 
@@ -31,6 +32,8 @@ export interface ProjectSettings {
   realtime?: { tables: string[] };
   /** Seed files (relative to the project folder) run after the migrations on a fresh database; default `seed.sql` when present. */
   db?: { seed?: string[] };
+  /** Per function: `schedule`, a cron expression (UTC) it runs on (functions/schedules.ts). */
+  functions?: Record<string, { schedule?: string }>;
 }
 
 export interface ProjectBucket {
@@ -121,6 +124,26 @@ function parseRealtime(value: unknown, file: string): { tables: string[] } {
   return { tables: [...new Set(tables as string[])] };
 }
 
+function parseFunctions(value: unknown, file: string): Record<string, { schedule?: string }> {
+  if (!isObject(value)) throw new ConfigError(`${file}: "functions" must be {"<function name>": {"schedule": "*/5 * * * *"}}`);
+  for (const [name, f] of Object.entries(value)) {
+    const bad = (what: string) => new ConfigError(`${file}: functions.${name}${what}`);
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) throw bad(' is not a function name (letters, digits, - and _)');
+    if (!isObject(f)) throw bad(' must be an object such as {"schedule": "0 3 * * *"}');
+    for (const [k, v] of Object.entries(f)) {
+      if (k !== 'schedule') throw bad(`.${k} is not a function setting (schedule)`);
+      if (typeof v !== 'string') throw bad('.schedule must be a cron expression such as "*/5 * * * *"');
+      try {
+        parseCron(v);
+      } catch (err) {
+        if (err instanceof CronError) throw bad(`.schedule: ${err.message}`);
+        throw err;
+      }
+    }
+  }
+  return value as Record<string, { schedule?: string }>;
+}
+
 function parseDb(value: unknown, file: string): { seed?: string[] } {
   if (!isObject(value) || Object.keys(value).some((k) => k !== 'seed'))
     throw new ConfigError(`${file}: "db" must be {"seed": ["seed.sql", …]}`);
@@ -150,7 +173,7 @@ export const DEFAULT_PROJECT: ProjectSettings = {
 };
 
 /** Every top-level key the parser knows (the JSON Schema names each: plinth.schema.json). */
-export const PROJECT_KEYS = ['$schema', 'name', ...Object.keys(DEFAULT_PROJECT), 'auth', 'storage', 'realtime', 'db'];
+export const PROJECT_KEYS = ['$schema', 'name', ...Object.keys(DEFAULT_PROJECT), 'auth', 'storage', 'realtime', 'db', 'functions'];
 
 /** What `"$schema"` points at in the files `plinth init` writes (the schema ships in the npm package). */
 export const PROJECT_SCHEMA_REF = './node_modules/plinth/plinth.schema.json';
@@ -198,6 +221,9 @@ export function parseProjectFile(text: string, file: string): ProjectSettings {
         break;
       case 'db':
         out.db = parseDb(value, file);
+        break;
+      case 'functions':
+        out.functions = parseFunctions(value, file);
         break;
       case '$schema':
       case 'name':

@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import type { Db } from '../db/index.js';
+import { type Clock, iso } from '../lib/index.js';
 import { ApiError, type App, type CallerGuards, type ProjectKeys } from '../http/index.js';
 import { BundleError, bundleFunction, prepareRuntime } from './bundle.js';
 import { findFunction, functionsFolder, listFunctions, type FunctionsFolder } from './discover.js';
@@ -26,9 +28,11 @@ import {
   servicePlaceholder,
 } from './pool.js';
 import { registerFunctionRoutes } from './routes.js';
+import { createScheduler, type Scheduler } from './schedules.js';
 import type { FunctionCaller } from './runtime.js';
 import { readSecrets } from './secrets.js';
 
+export { SCHEDULE_LEASE_MS, type ScheduleState, type Scheduler } from './schedules.js';
 export { DEFAULT_LIMITS, type CallOutcome, type FunctionLimits, type FunctionSettings } from './pool.js';
 export { FUNCTION_METHODS, sendAnswer } from './routes.js';
 export { FUNCTION_NAME, findFunction, functionsFolder, listFunctions, type FunctionsFolder } from './discover.js';
@@ -45,6 +49,11 @@ export interface FunctionsDeps {
   callers: CallerGuards;
   keys: ProjectKeys;
   log: Logger;
+  /** For schedules (schedules.ts): their state, and the time they run on. */
+  db: Db;
+  clock: Clock;
+  /** Tests: how often schedules look for due runs (null: only on `schedules.tick()`). */
+  schedulePollMs?: number | null;
 }
 
 export interface Functions {
@@ -57,6 +66,14 @@ export interface Functions {
    * @example const out = await functions.dispatch(req, 'hello', 'http://localhost:8080/hello');
    */
   dispatch(req: FastifyRequest, name: string, url: string): Promise<CallOutcome>;
+  /**
+   * Runs one call of `name` as the service (the caller is the project itself: a schedule), with
+   * a JSON body; not through verify_jwt. Throws ApiError `function_not_found` or `function_error`
+   * (did not build or start); the function's own failures are in the outcome.
+   */
+  invokeAsService(name: string, body: unknown, headers?: Record<string, string>): Promise<CallOutcome>;
+  /** The project file's schedules (`functions.<name>.schedule`), or null when it has none. */
+  schedules: Scheduler | null;
   /** Every loaded function is bundled again on its next call (in-flight calls finish on the old version). */
   reload(): void;
   /**
@@ -83,6 +100,7 @@ export async function registerFunctions(app: App, deps: FunctionsDeps): Promise<
   await registerFunctionRoutes(app, functions, deps.config.bodyLimit);
   app.decorate('functions', functions);
   app.addHook('onClose', () => functions.close());
+  await functions.schedules?.start();
   return functions;
 }
 
@@ -171,32 +189,71 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
     return { role: 'authenticated', user: { id: principal.sub, email: str(claims.email), phone: str(claims.phone) }, claims };
   };
 
+  /** The function's running version and its settings; function_not_found, or function_error when it does not build or start. */
+  const ready = async (name: string): Promise<{ entry: Loaded; settings: FunctionSettings }> => {
+    // config.toml's [functions.<name>] enabled = false: as if there were no such function.
+    // A loaded function is not looked for again (up to 8 stat calls); a reload forgets them all.
+    const known = loaded.has(name) ? files.get(name) : undefined;
+    const file = known ?? (folder && !closed && tomlFunctions[name]?.enabled !== false ? findFunction(folder, name) : null);
+    if (!file || !folder) {
+      const where =
+        folder?.layout === 'supabase' ? `supabase/functions/${name}/index.ts` : `functions/${name}.ts or functions/${name}/index.ts`;
+      throw new ApiError('function_not_found', `No function "${name}" in this project (write ${where}).`);
+    }
+    let entry: Loaded;
+    try {
+      entry = await load(name, file);
+    } catch (err) {
+      log.warn({ fn: name, err: err instanceof BundleError ? err.message : err }, `function ${name} did not build`);
+      throw new ApiError('function_error', `The function ${name} did not build; the server's log has the cause.`);
+    }
+    try {
+      return { entry, settings: await entry.runner.settings() };
+    } catch (err) {
+      log.warn({ fn: name, err }, `function ${name} did not start: ${(err as Error).message}`);
+      throw new ApiError('function_error', `The function ${name} did not start; the server's log has the cause.`);
+    }
+  };
+
+  const declared: Record<string, string> = {};
+  for (const [name, f] of Object.entries(project?.settings.functions ?? {})) if (f.schedule) declared[name] = f.schedule;
+  const schedules = Object.keys(declared).length
+    ? createScheduler({
+        db: deps.db,
+        clock: deps.clock,
+        log,
+        declared,
+        pollMs: deps.schedulePollMs,
+        async run(name, scheduledAt) {
+          const out = await functions.invokeAsService(
+            name,
+            { schedule: name, scheduled_at: iso(scheduledAt) },
+            { 'x-plinth-schedule': name },
+          );
+          if (!out.ok) return { status: 'failed', detail: `${out.code}: ${out.message}` };
+          return out.status < 400 ? { status: 'ok', detail: null } : { status: 'failed', detail: `the function answered ${out.status}` };
+        },
+      })
+    : null;
+
   const functions: Functions = {
     folder,
+    schedules,
+    async invokeAsService(name, body, extra = {}) {
+      const { entry } = await ready(name);
+      const headers: Array<[string, string]> = [['content-type', 'application/json'], ...Object.entries(extra)];
+      return entry.runner.call({
+        method: 'POST',
+        url: `${selfOrigin}/api/v1/functions/${name}`,
+        headers,
+        body: Buffer.from(JSON.stringify(body)),
+        caller: { role: 'service', user: null, claims: { role: 'service' } },
+        // ctx.client acts as the caller, here the service; the key stays in this thread (the bridge adds it).
+        credentials: { apikey: keys.secretKey, authorization: `Bearer ${keys.secretKey}` },
+      });
+    },
     async dispatch(req, name, url) {
-      // config.toml's [functions.<name>] enabled = false: as if there were no such function.
-      // A loaded function is not looked for again (up to 8 stat calls); a reload forgets them all.
-      const known = loaded.has(name) ? files.get(name) : undefined;
-      const file = known ?? (folder && !closed && tomlFunctions[name]?.enabled !== false ? findFunction(folder, name) : null);
-      if (!file || !folder) {
-        const where =
-          folder?.layout === 'supabase' ? `supabase/functions/${name}/index.ts` : `functions/${name}.ts or functions/${name}/index.ts`;
-        throw new ApiError('function_not_found', `No function "${name}" in this project (write ${where}).`);
-      }
-      let entry: Loaded;
-      try {
-        entry = await load(name, file);
-      } catch (err) {
-        log.warn({ fn: name, err: err instanceof BundleError ? err.message : err }, `function ${name} did not build`);
-        throw new ApiError('function_error', `The function ${name} did not build; the server's log has the cause.`);
-      }
-      let settings: FunctionSettings;
-      try {
-        settings = await entry.runner.settings();
-      } catch (err) {
-        log.warn({ fn: name, err }, `function ${name} did not start: ${(err as Error).message}`);
-        throw new ApiError('function_error', `The function ${name} did not start; the server's log has the cause.`);
-      }
+      const { entry, settings } = await ready(name);
       const caller = await callerOf(req, settings.verify_jwt);
       const credentials: Record<string, string> = {};
       for (const k of ['apikey', 'authorization'] as const) {
@@ -246,6 +303,7 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
     async close() {
       if (closed) return;
       closed = true;
+      await schedules?.close();
       const all = [...loaded.values()];
       loaded.clear();
       await Promise.all(
@@ -256,6 +314,8 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
           ),
         ),
       );
+      // Scheduled runs cut short by the close end with function_error, written before the database closes.
+      await schedules?.settled();
       if (outDir) rmSync(outDir, { recursive: true, force: true });
     },
   };

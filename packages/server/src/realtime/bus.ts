@@ -193,7 +193,10 @@ export function redisBus(url: string, channel: string, log: Logger, where: strin
   sub.on('ready', () => {
     sub.subscribe(channel).then(ready, (err: Error) => h.down(err.message));
   });
+  const mine = `{"f":${JSON.stringify(id)},`;
   sub.on('message', (_ch: string, text: string) => {
+    // Its own messages come back: dropped before parsing.
+    if (text.startsWith(mine)) return;
     const env = parse(text) as { f?: unknown; m?: BusMessage } | undefined;
     if (!env || typeof env.f !== 'string' || env.f === id || !env.m) return;
     h.deliver(env.f, env.m);
@@ -316,7 +319,10 @@ export async function postgresBus(db: Db, log: Logger): Promise<Bus> {
   let flushing: Promise<void> | null = null;
   let closed = false;
   let dropped = 0;
+  const mine = `{"f":${JSON.stringify(id)},`;
   const unlisten = await db.listen(NOTIFY_CHANNEL, (payload) => {
+    // Its own notifications come back: dropped before parsing.
+    if (payload.startsWith(mine)) return;
     const env = parse(payload) as { f?: unknown; x?: unknown } | undefined;
     if (!env || typeof env.f !== 'string' || env.f === id || !Array.isArray(env.x)) return;
     for (const item of env.x as Item[]) {

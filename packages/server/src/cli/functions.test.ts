@@ -33,6 +33,13 @@ describe('plinth functions', () => {
       'hook  functions/hook/index.ts  /api/v1/functions/hook',
       'send-email  functions/send-email.ts  /api/v1/functions/send-email',
     ]);
+    // The project file's schedules, with their next run; one naming no file is shown as such.
+    const now = Date.parse('2026-06-01T10:07:00Z');
+    expect(functionLines(folder, root, { 'send-email': '*/15 * * * *', cleanup: '0 3 * * *' }, now)).toEqual([
+      'hook  functions/hook/index.ts  /api/v1/functions/hook',
+      'send-email  functions/send-email.ts  /api/v1/functions/send-email  schedule "*/15 * * * *" (next 2026-06-01T10:15:00.000Z)',
+      'cleanup  (no file: its runs fail until one is written)  schedule "0 3 * * *" (next 2026-06-02T03:00:00.000Z)',
+    ]);
     expect(() => newFunction(folder, 'send-email')).toThrow(/exists already/);
     expect(() => newFunction(folder, '../etc')).toThrow(/not a function name/);
   });

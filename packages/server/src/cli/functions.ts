@@ -1,11 +1,12 @@
 /**
  * `plinth functions new <name>`: a function to start from (`functions/<name>.ts`, or
  * `supabase/functions/<name>/index.ts` in a Supabase folder, Supabase's own template);
- * `plinth functions list`: the project's functions with their files and URLs (docs/functions.md).
+ * `plinth functions list`: the project's functions with their files, URLs and schedules (docs/functions.md).
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { FUNCTION_NAME, type FunctionsFolder, functionsFolder, listFunctions } from '../functions/index.js';
+import { iso, nextRun, parseCron } from '../lib/index.js';
 import { type CommandContext, shown } from './context.js';
 import { fail } from './output.js';
 
@@ -72,9 +73,21 @@ export function newFunction(folder: FunctionsFolder, name: string): string {
  * One line per function: its name, file and path.
  * @example functionLines({ dir: '/app/functions', layout: 'plinth' }, '/app') // ['hello  functions/hello.ts  /api/v1/functions/hello']
  */
-export function functionLines(folder: FunctionsFolder, cwd: string): string[] {
+export function functionLines(folder: FunctionsFolder, cwd: string, schedules: Record<string, string> = {}, now = Date.now()): string[] {
   const prefix = folder.layout === 'supabase' ? '/functions/v1/' : '/api/v1/functions/';
-  return listFunctions(folder).map((f) => `${f.name}  ${shown(f.file, cwd)}  ${prefix}${f.name}`);
+  // A schedule's expression and its next run (from the project file; the runs' state is the server's).
+  const when = (name: string) => {
+    const cron = schedules[name];
+    if (!cron) return '';
+    const next = nextRun(parseCron(cron), now);
+    return `  schedule "${cron}" (next ${next === null ? 'never' : iso(next)})`;
+  };
+  const found = listFunctions(folder);
+  const lines = found.map((f) => `${f.name}  ${shown(f.file, cwd)}  ${prefix}${f.name}${when(f.name)}`);
+  // A schedule whose function has no file fails each run (function_not_found): say so here.
+  for (const name of Object.keys(schedules).sort())
+    if (!found.some((f) => f.name === name)) lines.push(`${name}  (no file: its runs fail until one is written)${when(name)}`);
+  return lines;
 }
 
 export async function run({ args, config, cwd }: CommandContext): Promise<void> {
@@ -91,7 +104,9 @@ export async function run({ args, config, cwd }: CommandContext): Promise<void> 
       throw err;
     }
   } else if (sub === 'list' || sub === undefined) {
-    const lines = functionLines(folder, cwd);
+    const schedules: Record<string, string> = {};
+    for (const [n, f] of Object.entries(project.settings.functions ?? {})) if (f.schedule) schedules[n] = f.schedule;
+    const lines = functionLines(folder, cwd, schedules);
     process.stdout.write(
       lines.length ? `${lines.join('\n')}\n` : `no functions in ${shown(folder.dir, cwd)}: plinth functions new <name> writes one\n`,
     );

@@ -44,6 +44,8 @@ create function lonely() returns setof books language sql stable as 'select * fr
 create function hidden(shelves) returns text language sql stable as $$ select 'secret' $$;
 grant execute on all functions in schema public to anon, authenticated;
 revoke execute on function hidden(shelves) from anon, authenticated;
+create function reveal_key(k text) returns text language sql stable as 'select k';
+revoke execute on function reveal_key(text) from anon, authenticated;
 `;
 
 beforeAll(async () => {
@@ -108,6 +110,14 @@ describe('overloaded functions', () => {
       hint: null,
       message: 'Could not find the function public.zzzz_nothing without parameters in the schema cache',
     });
+  });
+
+  it('the hint never names a function the caller may not execute; the secret key hears of it', async () => {
+    const asAnon = await anon.rpc('reveal_kex', { k: 'x' });
+    expect(asAnon.error?.code).toBe('PGRST202');
+    expect(asAnon.error?.hint).toBeNull();
+    const asService = await restClient(t, t.as.service).rpc('reveal_kex', { k: 'x' });
+    expect(asService.error?.hint).toBe('Perhaps you meant to call the function public.reveal_key');
   });
 
   it('a function with one unnamed argument of another type is not callable', async () => {

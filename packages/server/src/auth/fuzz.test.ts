@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAuthServer, email, signUp } from '../../test/auth.js';
+import { asUser, call, createAuthServer, email, signUp } from '../../test/auth.js';
 import type { TestServer } from '../../test/harness.js';
+import { TestAuthenticator } from '../../test/webauthn.js';
 
 // Property tests: whatever a client sends to the auth and settings endpoints — any unicode,
 // NUL characters, wrong types, extra fields — the answer is never a 500 and always the error shape.
@@ -15,6 +16,7 @@ beforeAll(async () => {
     AUTH_RATE_SMS_PHONE_MINUTE: '100000/60',
     AUTH_RATE_SMS_PHONE_HOUR: '100000/60',
     AUTH_RATE_SMS_IP: '100000/60',
+    AUTH_RATE_MFA_USER: '100000/60',
   });
   await t.settings.updateProject({ plan: 'pro' });
   await t.settings.updateAuth({
@@ -113,6 +115,49 @@ const ENDPOINTS: Array<{ method: 'POST' | 'PATCH'; url: string; auth: 'anon' | '
   { method: 'PATCH', url: '/api/v1/project', auth: 'service' },
   { method: 'POST', url: '/api/v1/email/test', auth: 'service' },
 ];
+
+describe('WebAuthn answers never answer 500', () => {
+  it('any credential JSON to a WebAuthn factor (its create and request ceremonies) and to /auth/v1’s passkey sign-in', async () => {
+    const { session } = await signUp(t, email('fuzz-wa'));
+    const h = asUser(t, session.access_token);
+    const enrol = async (as: Record<string, string>) =>
+      (await call(t, 'POST', 'factors', { factor_type: 'webauthn' }, as)).json().id as string;
+    // A factor verified with a real authenticator (its challenges are request ceremonies), then an
+    // unverified one (creation ceremonies), enrolled at aal2: the first verification removes earlier ones.
+    const verified = await enrol(h);
+    const key = new TestAuthenticator({ rpId: 'localhost', origin: 'http://localhost:8080' });
+    const first = (await call(t, 'POST', `factors/${verified}/challenge`, {}, h)).json();
+    const done = await call(
+      t,
+      'POST',
+      `factors/${verified}/verify`,
+      { challenge_id: first.id, credential: key.create(first.webauthn.options) },
+      h,
+    );
+    expect(done.statusCode, done.body).toBe(200);
+    const aal2 = asUser(t, done.json().access_token);
+    const fresh = await enrol(aal2);
+    await fc.assert(
+      fc.asyncProperty(credential, async (c) => {
+        for (const factor of [fresh, verified]) {
+          const ch = (await call(t, 'POST', `factors/${factor}/challenge`, {}, aal2)).json();
+          expect(ch.webauthn.type).toBe(factor === fresh ? 'create' : 'request');
+          const res = await call(t, 'POST', `factors/${factor}/verify`, { challenge_id: ch.id, credential: c }, aal2);
+          expect(res.statusCode, `${res.statusCode} ${res.body}`).toBeLessThan(500);
+        }
+        const start = (await t.app.inject({ method: 'POST', url: '/auth/v1/passkeys/authentication/options', headers: t.as.anon })).json();
+        const res = await t.app.inject({
+          method: 'POST',
+          url: '/auth/v1/passkeys/authentication/verify',
+          headers: t.as.anon,
+          payload: { challenge_id: start.challenge_id, credential: c },
+        });
+        expect(res.statusCode, `${res.statusCode} ${res.body}`).toBeLessThan(500);
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
 
 describe('auth and management endpoints never answer 500', () => {
   it.each(ENDPOINTS)('$method $url', async ({ method, url, auth }) => {

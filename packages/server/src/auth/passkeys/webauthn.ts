@@ -21,11 +21,15 @@ export const invalid = (why: string, details?: unknown) => new ApiError('passkey
  */
 export const challengeGone = (why: string) => invalid(why, [{ field: 'challenge_id', message: 'unknown, expired or used' }]);
 
+/**
+ * A credential's JSON with a base64url id (the id is looked up in the database: a NUL or other
+ * text there is refused here as a 400, not by PostgreSQL as a 500).
+ */
 export const isCredential = (c: unknown): c is { id: string; rawId: string; response: Record<string, unknown>; type: string } =>
   typeof c === 'object' &&
   c !== null &&
   typeof (c as { id?: unknown }).id === 'string' &&
-  (c as { id: string }).id.length <= 1024 &&
+  /^[A-Za-z0-9_-]{1,1024}$/.test((c as { id: string }).id) &&
   typeof (c as { response?: unknown }).response === 'object';
 
 /** A verified registration: the new credential, its AAGUID and backup state. */

@@ -29,7 +29,7 @@ export { memoryStorage } from './auth/storage.js';
 // The one request function every SDK call goes through, for management tools (the console).
 export { send, normalizeUrl, type HttpConfig, type HttpRequest, type HttpResponse } from './fetch.js';
 export { FilterBuilder, RestRequest, type FilterOperator, type ReferencedTable } from './rest/builder.js';
-export { QueryBuilder, type UpsertOptions } from './rest/query-builder.js';
+export { QueryBuilder, type UpsertOptions, WriteRequest } from './rest/query-builder.js';
 export { RpcBuilder, type RpcOptions } from './rest/rpc.js';
 export type { RpcCall } from './client.js';
 export type { CheckSelectOf, FilterColumns, JsonValue, SelectErrors, SelectResult } from './rest/select.js';

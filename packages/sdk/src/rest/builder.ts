@@ -45,6 +45,15 @@ export class RestRequest<R> implements PromiseLike<RestResult<R>> {
    * @example const { data, error } = await client.from('todos').select().execute();
    */
   async execute(): Promise<RestResult<R>> {
+    // `.single()` on a write of several rows: refused before the write, not after it committed.
+    if (this.state.expect !== 'as-is' && Array.isArray(this.state.body) && this.state.body.length > 1) {
+      const error = clientError(
+        'too_many_rows',
+        `Expected one row from "${this.state.table}", but ${this.state.body.length} are written.`,
+        400,
+      );
+      return { data: null, error, count: null, status: 400 };
+    }
     let token = await this.ctx.accessToken();
     let res = await this.sendOnce(token);
     if (res.error?.code === 'token_expired' && token) {
@@ -71,6 +80,11 @@ export class RestRequest<R> implements PromiseLike<RestResult<R>> {
   /** `single()` / `maybeSingle()` are decided here, on the rows the server sent. */
   private shape(data: unknown, count: number | null, status: number): RestResult<R> {
     const { expect } = this.state;
+    if (expect === 'one' && data === null && this.state.method !== 'GET') {
+      // A single upsert that skipped its row (ignoreDuplicates) has none to give.
+      const error = clientError('not_found', `Expected one row from "${this.state.table}", got none.`, 404);
+      return { data: null, error, count: null, status };
+    }
     if (expect === 'as-is' || !Array.isArray(data)) return { data: data as R, error: null, count, status };
     if (data.length > 1) {
       const error = clientError('too_many_rows', `Expected one row from "${this.state.table}", got several.`, 400);

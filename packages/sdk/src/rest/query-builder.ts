@@ -44,10 +44,10 @@ export class QueryBuilder<Schema extends GenericSchema, Name extends string, Tab
    */
   insert(values: Table['Insert'][], options: WriteOptions & { returning: 'minimal' }): RestRequest<null>;
   insert(values: Table['Insert'], options: WriteOptions & { returning: 'minimal' }): RestRequest<null>;
-  insert(values: Table['Insert'][], options?: WriteOptions): RestRequest<Table['Row'][]>;
-  insert(values: Table['Insert'], options?: WriteOptions): RestRequest<Table['Row']>;
+  insert(values: Table['Insert'][], options?: WriteOptions): WriteRequest<Schema, Name, Table['Row'][], true>;
+  insert(values: Table['Insert'], options?: WriteOptions): WriteRequest<Schema, Name, Table['Row'], false>;
   insert(values: Table['Insert'] | Table['Insert'][], options: WriteOptions = {}): RestRequest<unknown> {
-    return new RestRequest(this.ctx, this.write('POST', values, options));
+    return new WriteRequest(this.ctx, this.write('POST', values, options));
   }
 
   /**
@@ -58,13 +58,13 @@ export class QueryBuilder<Schema extends GenericSchema, Name extends string, Tab
    * @example await client.from('tags').upsert([{ name: 'pg' }], { onConflict: 'name', ignoreDuplicates: true });
    */
   upsert(values: Table['Insert'] | Table['Insert'][], options: UpsertOptions & { returning: 'minimal' }): RestRequest<null>;
-  upsert(values: Table['Insert'][], options?: UpsertOptions): RestRequest<Table['Row'][]>;
-  upsert(values: Table['Insert'], options?: UpsertOptions): RestRequest<Table['Row'] | null>;
+  upsert(values: Table['Insert'][], options?: UpsertOptions): WriteRequest<Schema, Name, Table['Row'][], true>;
+  upsert(values: Table['Insert'], options?: UpsertOptions): WriteRequest<Schema, Name, Table['Row'] | null, false>;
   upsert(values: Table['Insert'] | Table['Insert'][], options: UpsertOptions = {}): RestRequest<unknown> {
     const state = this.write('POST', values, options);
     state.resolution = options.ignoreDuplicates ? 'ignore' : 'merge';
     state.onConflict = options.onConflict?.replace(/\s+/g, '') ?? null;
-    return new RestRequest(this.ctx, state);
+    return new WriteRequest(this.ctx, state);
   }
 
   /**
@@ -96,3 +96,38 @@ export class QueryBuilder<Schema extends GenericSchema, Name extends string, Tab
     return state;
   }
 }
+
+/**
+ * An insert or upsert: awaitable as it is (the written row, or rows), or with supabase-js's
+ * chain: `.select(columns)` picks the columns written back (typed as a `select()` is), and
+ * `.single()` / `.maybeSingle()` resolve to one row. An array of several rows with `.single()` is
+ * refused before anything is sent (`too_many_rows`), so an error never follows a committed write.
+ * @example const { data } = await client.from('todos').insert({ title: 'milk' }).select('id, title').single();
+ */
+export class WriteRequest<Schema extends GenericSchema, Name extends string, R, Many extends boolean> extends RestRequest<R> {
+  select<Q extends string = '*'>(
+    columns?: CheckSelectOf<Schema, Name, Q>,
+  ): WriteRequest<Schema, Name, Many extends true ? SelectResult<Schema, Name, Q>[] : SelectResult<Schema, Name, Q>, Many> {
+    this.state.select = formatSelect(columns);
+    return this as unknown as WriteRequest<
+      Schema,
+      Name,
+      Many extends true ? SelectResult<Schema, Name, Q>[] : SelectResult<Schema, Name, Q>,
+      Many
+    >;
+  }
+
+  /** One row: an array of one is unwrapped; zero rows (an upsert that skipped) is `not_found`. */
+  single(): RestRequest<WrittenRow<R>> {
+    this.state.expect = 'one';
+    return this as unknown as RestRequest<WrittenRow<R>>;
+  }
+
+  /** Like `single()`, but zero rows resolves to `data: null`. */
+  maybeSingle(): RestRequest<WrittenRow<R> | null> {
+    this.state.expect = 'maybe-one';
+    return this as unknown as RestRequest<WrittenRow<R> | null>;
+  }
+}
+
+type WrittenRow<R> = R extends ReadonlyArray<infer E> ? E : Exclude<R, null>;

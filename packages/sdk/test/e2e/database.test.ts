@@ -72,6 +72,47 @@ describe('writes and reads under RLS', () => {
     ]);
   });
 
+  it("supabase-js's chain: insert(…).select(columns).single() gives the row with those columns; single() of several is refused before writing", async () => {
+    const one = await bob.from('todos').insert({ title: 'bob chained', tag: 'x' }).select('id, title').single();
+    expect(one.error).toBeNull();
+    expect(Object.keys(one.data ?? {}).sort()).toEqual(['id', 'title']);
+    expect(one.data?.title).toBe('bob chained');
+    const arr = await bob
+      .from('todos')
+      .insert([{ title: 'bob array of one' }])
+      .select('title')
+      .single();
+    expect(arr.data).toEqual({ title: 'bob array of one' });
+    const two = await bob
+      .from('todos')
+      .insert([{ title: 'never 1' }, { title: 'never 2' }])
+      .single();
+    expect(two.error?.code).toBe('too_many_rows');
+    expect((await bob.from('todos').select('title').like('title', 'never%')).data).toEqual([]);
+    // An upsert that skips its row (ignoreDuplicates): single() is not_found, maybeSingle() null.
+    const skipped = await bob
+      .from('todos')
+      .upsert({ title: 'bob chained', user_id: bobId }, { onConflict: 'user_id,title', ignoreDuplicates: true });
+    expect(skipped.error).toBeNull();
+    expect(
+      (
+        await bob
+          .from('todos')
+          .upsert({ title: 'bob chained', user_id: bobId }, { onConflict: 'user_id,title', ignoreDuplicates: true })
+          .single()
+      ).error?.code,
+    ).toBe('not_found');
+    expect(
+      (
+        await bob
+          .from('todos')
+          .upsert({ title: 'bob chained', user_id: bobId }, { onConflict: 'user_id,title', ignoreDuplicates: true })
+          .maybeSingle()
+      ).data,
+    ).toBeNull();
+    await bob.from('todos').delete().in('title', ['bob chained', 'bob array of one']);
+  });
+
   it('anon sees no rows and cannot write (rls_violation)', async () => {
     const read = await anon.from('todos').select();
     expect(read.error).toBeNull();

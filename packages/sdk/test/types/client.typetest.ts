@@ -62,6 +62,15 @@ export async function writes() {
   if (many.data) expectType<number>(many.data[1].id);
   const minimal = await client.from('todos').insert({ title: 'c' }, { returning: 'minimal' });
   expectType<null>(minimal.data);
+  const chained = await client.from('todos').insert({ title: 'd' }).select('id, title').single();
+  assert<Equal<typeof chained.data, { id: number; title: string } | null>>();
+  const chainedMany = await client
+    .from('todos')
+    .insert([{ title: 'e' }])
+    .select('id');
+  assert<Equal<typeof chainedMany.data, { id: number }[] | null>>();
+  // @ts-expect-error not a column of todos
+  client.from('todos').insert({ title: 'f' }).select('colour');
   // @ts-expect-error `title` is required on insert
   client.from('todos').insert({ done: true });
   // @ts-expect-error unknown column on insert

@@ -9,7 +9,7 @@ export interface Outcome {
   body: string | null;
   /** Rows returned or affected. */
   rows: number;
-  /** `count(*)` of the filters, when `Prefer: count=exact` asked for it. */
+  /** `count(*)` of the filters, when `Prefer: count=exact` asked for it; for an upsert that returns rows, how many it inserted. */
   total: number | null;
 }
 

@@ -46,6 +46,8 @@ export interface TableInfo {
   columnList: ColumnInfo[];
   pk: string[];
   comment: string | null;
+  /** An ordinary table (relkind r), whose rows have system columns (`xmax`): not a partitioned or foreign one. */
+  ordinary?: boolean;
   /** Computed fields (`f(tbl)` returning a scalar), by name: selectable, filterable and sortable, not in `*`, not writable. */
   computed?: Map<string, ColumnInfo>;
 }
@@ -121,6 +123,7 @@ export async function loadSchema(db: Db, version = 0): Promise<SchemaSnapshot> {
       t = {
         name: r.table_name,
         kind: RELKIND[r.relkind] ?? 'table',
+        ...(r.relkind === 'r' ? { ordinary: true } : {}),
         columns: new Map(),
         columnList: [],
         pk: [],

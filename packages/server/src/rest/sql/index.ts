@@ -108,7 +108,26 @@ function insert(p: InsertPlan): SqlStatement {
     stmt = `insert into ${t} (${cols}) select ${cols} from json_populate_recordset(null::${t}, ${b.bind(p.payload)}::text::json)`;
   }
   if (p.conflict) stmt += onConflict(p);
+  if (p.conflict?.action === 'merge' && p.returning !== null && p.table.ordinary) return { text: upsertWrap(p, stmt, b), values: b.values };
   return { text: wrap(p, stmt, b), values: b.values };
+}
+
+/**
+ * An upsert that returns rows, as `wrap` does, with `total` the number of rows it inserted
+ * rather than updated (`xmax = 0` on a row version this statement created): PostgREST answers
+ * 200, not 201, to a merge that inserted nothing. Ordinary tables only: a partitioned or
+ * foreign table has no `xmax` to read (its upserts stay 201).
+ */
+function upsertWrap(p: InsertPlan, statement: string, b: Binder): string {
+  const flag = '"_plinth_inserted"';
+  const cols = columnList(p.table.columnList);
+  const w = '_w';
+  const alias = rowAlias(keysOf(p.returning ?? []));
+  const list = outputList(p.returning ?? [], w, b);
+  return (
+    `with _u as (${statement} returning *, (xmax = 0) as ${flag}), ${w} as (select ${cols} from _u) ` +
+    aggregate(p.single, alias, `(select ${list} from ${w}) ${alias}`, `(select count(*) from _u where ${flag})`)
+  );
 }
 
 /**

@@ -286,7 +286,8 @@ function send(reply: FastifyReply, req: FastifyRequest, plan: Plan, outcome: Out
     body = body.slice(1, -1);
   }
   let status = 200;
-  if (plan.kind === 'insert') status = o.method === 'PUT' ? 200 : 201;
+  // A merge that inserted nothing (every row was there, and updated) is 200, as in PostgREST.
+  if (plan.kind === 'insert') status = o.method === 'PUT' || (plan.conflict?.action === 'merge' && outcome.total === 0) ? 200 : 201;
   if (write && (body === null || !o.prefs.representation)) {
     body = null;
     if (o.method !== 'POST') status = 204;

@@ -110,6 +110,7 @@ export function planRequest(req: RestRequest, schema: SchemaSnapshot, options: P
         target: p.target,
         payload: payloadText(p.rows),
         rows: p.rows.length,
+        ...(req.prefer.missingDefault ? { perRow: p.rows.map((r) => ({ json: payloadText(r), keys: Object.keys(r) })) } : {}),
         conflict: conflict(table, schema, req, q),
       };
     }

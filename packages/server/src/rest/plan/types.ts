@@ -115,6 +115,11 @@ export interface InsertPlan extends PlanBase {
   /** The rows as JSON text of an array, bound as one parameter. */
   payload: string;
   rows: number;
+  /**
+   * `missing=default`: each object's JSON and keys, so a target column an object lacks takes its
+   * default (`DEFAULT` in that row of a VALUES list) rather than null.
+   */
+  perRow?: Array<{ json: string; keys: string[] }>;
   /** An upsert (`Prefer: resolution=…`): on which key, and what a conflict does. No columns: any key (ignore only). */
   conflict: { columns: ColumnInfo[]; action: 'merge' | 'ignore' } | null;
 }

@@ -135,4 +135,6 @@ export interface Preferences {
   minimal: boolean;
   /** `resolution=merge-duplicates` / `ignore-duplicates`: a create is an upsert. */
   resolution?: 'merge' | 'ignore';
+  /** PostgREST's `missing=default`: an object of a create that lacks a target column gives it the column's default, not null. */
+  missingDefault?: boolean;
 }

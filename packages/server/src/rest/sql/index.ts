@@ -102,6 +102,15 @@ function insert(p: InsertPlan): SqlStatement {
   let stmt: string;
   if (p.target.length === 0) {
     stmt = `insert into ${t} default values`;
+  } else if (p.perRow) {
+    // missing=default: a VALUES row per object, DEFAULT where it lacks the column, each value read
+    // from its object with the column's own type (json_populate_record, as below).
+    const rows = p.perRow.map((r) => {
+      const record = `json_populate_record(null::${t}, ${b.bind(r.json)}::text::json)`;
+      const cells = p.target.map((c) => (r.keys.includes(c.name) ? `(${record}).${quoteIdent(c.name)}` : 'DEFAULT'));
+      return `(${cells.join(', ')})`;
+    });
+    stmt = `insert into ${t} (${columnList(p.target)}) values ${rows.join(', ')}`;
   } else {
     const cols = columnList(p.target);
     // Keys map to columns by name and each value is read with the column's own type.

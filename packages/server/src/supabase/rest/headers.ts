@@ -66,6 +66,7 @@ export function parsePostgrestPrefer(header: string | string[] | undefined): Pos
       prefs.applied.push(t);
     } else if (k === 'missing') {
       prefs.missingDefault = true;
+      prefs.applied.push(t);
     } else if (k === 'handling') {
       prefs.strict = v === 'strict';
       prefs.applied.push(t);

@@ -190,6 +190,7 @@ async function handleTable(engine: RestEngine, deps: SupabaseRestDeps, req: Fast
     if (ast.limit === null) ast.limit = deps.maxRows;
   } else if (method === 'POST') {
     action = 'create';
+    if (prefs.missingDefault) prefer.missingDefault = true;
   } else if (method === 'PATCH') {
     action = 'update';
   } else if (method === 'DELETE') {

@@ -33,7 +33,7 @@ import { createSettingsStore, loadOrCreateKeys, type SettingsStore } from './set
 import { registerStorage, type Storage } from './storage/index.js';
 import { registerSupabaseAuth, registerSupabaseRealtime, registerSupabaseRest, registerSupabaseStorage } from './supabase/index.js';
 import { registerWebhooks, type Webhooks } from './webhooks/index.js';
-import { registerFunctions } from './functions/index.js';
+import { type Functions, registerFunctions } from './functions/index.js';
 import { registerSupabaseFunctions } from './supabase/index.js';
 
 export interface AppOptions {
@@ -295,6 +295,8 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     // Database webhooks (docs/webhooks.md): changes of the change log POSTed, signed, to the project's
     // endpoints. Management as the other management routes (admin's guard; docs/webhooks.md says
     // which admin roles may change them).
+    // Functions are mounted after webhooks; a `function:<name>` target reaches them through this holder.
+    let fns: Functions | null = null;
     webhooks = await registerWebhooks(app, {
       db,
       schema,
@@ -304,10 +306,21 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
       clock,
       log,
       metrics,
+      functions: {
+        exists: (name) => fns?.exists(name) ?? false,
+        async deliver(name, headers, body) {
+          if (!fns) return { status: null, response: 'the functions are not started yet' };
+          const out = await fns.invokeAsService(name, body, headers);
+          return out.ok
+            ? { status: out.status, response: out.body ? out.body.subarray(0, 4000).toString('utf8') : '' }
+            : { status: null, response: `${out.code}: ${out.message}` };
+        },
+      },
     });
 
     // Functions (docs/functions.md): the project's own code in worker threads, at /api/v1/functions and Supabase's /functions/v1.
     const functions = await registerFunctions(app, { config, callers, keys, log, db, clock, schedulePollMs: options.schedulePollMs });
+    fns = functions;
     await registerSupabaseFunctions(app, { functions, bodyLimit: config.bodyLimit });
 
     app.get('/sdk/plinth.js', async (_req, reply) => {

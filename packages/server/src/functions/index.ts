@@ -67,11 +67,14 @@ export interface Functions {
    */
   dispatch(req: FastifyRequest, name: string, url: string): Promise<CallOutcome>;
   /**
-   * Runs one call of `name` as the service (the caller is the project itself: a schedule), with
-   * a JSON body; not through verify_jwt. Throws ApiError `function_not_found` or `function_error`
+   * Runs one call of `name` as the service (the caller is the project itself: a schedule, a
+   * webhook delivery), with the body as given (content-type JSON unless `headers` says); not
+   * through verify_jwt. Throws ApiError `function_not_found` or `function_error`
    * (did not build or start); the function's own failures are in the outcome.
    */
-  invokeAsService(name: string, body: unknown, headers?: Record<string, string>): Promise<CallOutcome>;
+  invokeAsService(name: string, body: string, headers?: Record<string, string>): Promise<CallOutcome>;
+  /** Whether the project has a function of that name (a file, not switched off in config.toml). */
+  exists(name: string): boolean;
   /** The project file's schedules (`functions.<name>.schedule`), or null when it has none. */
   schedules: Scheduler | null;
   /** Every loaded function is bundled again on its next call (in-flight calls finish on the old version). */
@@ -225,11 +228,8 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
         declared,
         pollMs: deps.schedulePollMs,
         async run(name, scheduledAt) {
-          const out = await functions.invokeAsService(
-            name,
-            { schedule: name, scheduled_at: iso(scheduledAt) },
-            { 'x-plinth-schedule': name },
-          );
+          const body = JSON.stringify({ schedule: name, scheduled_at: iso(scheduledAt) });
+          const out = await functions.invokeAsService(name, body, { 'x-plinth-schedule': name });
           if (!out.ok) return { status: 'failed', detail: `${out.code}: ${out.message}` };
           return out.status < 400 ? { status: 'ok', detail: null } : { status: 'failed', detail: `the function answered ${out.status}` };
         },
@@ -239,14 +239,18 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
   const functions: Functions = {
     folder,
     schedules,
+    exists(name) {
+      if (!folder || closed || tomlFunctions[name]?.enabled === false) return false;
+      return loaded.has(name) || findFunction(folder, name) !== null;
+    },
     async invokeAsService(name, body, extra = {}) {
       const { entry } = await ready(name);
-      const headers: Array<[string, string]> = [['content-type', 'application/json'], ...Object.entries(extra)];
+      const headers = Object.entries({ 'content-type': 'application/json', ...extra });
       return entry.runner.call({
         method: 'POST',
         url: `${selfOrigin}/api/v1/functions/${name}`,
         headers,
-        body: Buffer.from(JSON.stringify(body)),
+        body: Buffer.from(body),
         caller: { role: 'service', user: null, claims: { role: 'service' } },
         // ctx.client acts as the caller, here the service; the key stays in this thread (the bridge adds it).
         credentials: { apikey: keys.secretKey, authorization: `Bearer ${keys.secretKey}` },

@@ -26,11 +26,11 @@ import type { SchemaCache } from '../rest/index.js';
 import type { LookupFunction } from './address.js';
 import { createDeliveryLog } from './deliveries.js';
 import { openFanout } from './fanout.js';
-import { createPoster } from './post.js';
+import { createPoster, type Poster } from './post.js';
 import { deliveryQuery, registerWebhookRoutes, type WebhookGuards } from './routes.js';
 import { openSender } from './sender.js';
 import { createWebhookStore } from './store.js';
-import { checkFields } from './validate.js';
+import { checkFields, FUNCTION_TARGET } from './validate.js';
 
 export { isBlockedAddress } from './address.js';
 export { retryDelayMs } from './sender.js';
@@ -52,6 +52,18 @@ export interface WebhooksOptions {
   lookup?: LookupFunction;
   /** Tests: how often the fan-out and the sender look for work without a wake-up (1 s). */
   pollMs?: number;
+  /**
+   * The project's functions, for `function:<name>` targets (app.ts hands them over: this area
+   * does not import functions). Absent: such a target is refused at save.
+   */
+  functions?: FunctionTargets;
+}
+
+/** What deliveries to functions need of the functions area. */
+export interface FunctionTargets {
+  exists(name: string): boolean;
+  /** One call as the service with the delivery's exact body and headers: the answer's status and start, or the failure. */
+  deliver(name: string, headers: Record<string, string>, body: string): Promise<{ status: number | null; response: string }>;
 }
 
 export interface Webhooks {
@@ -95,7 +107,21 @@ export async function registerWebhooks(app: App, o: WebhooksOptions): Promise<We
 
   const store = createWebhookStore(db, clock);
   const deliveries = createDeliveryLog(db, clock);
-  const poster = createPoster({ allowPrivate: o.config.allowPrivate, timeoutMs: o.config.timeoutMs, lookup: o.lookup });
+  const http = createPoster({ allowPrivate: o.config.allowPrivate, timeoutMs: o.config.timeoutMs, lookup: o.lookup });
+  // `function:<name>` targets: the same queue, order, retries and log; the attempt is a call, not a POST.
+  const poster: Poster = {
+    async post(url, headers, body) {
+      const fn = FUNCTION_TARGET.exec(url);
+      if (!fn) return http.post(url, headers, body);
+      const started = performance.now();
+      const r = o.functions
+        ? await o.functions.deliver(fn[1], headers, body).catch((err: Error) => ({ status: null, response: err.message }))
+        : { status: null, response: 'this server has no functions' };
+      const ok = r.status !== null && r.status >= 200 && r.status < 300;
+      return { ok, status: r.status, response: r.response.slice(0, 1000), durationMs: Math.round(performance.now() - started) };
+    },
+    close: () => http.close(),
+  };
   // The embedded database belongs to this one process (its data dir is locked): a lease left by a
   // process that died is no one's, and waiting for it to run out would only delay the restart.
   if (db.kind === 'pglite')
@@ -122,7 +148,17 @@ export async function registerWebhooks(app: App, o: WebhooksOptions): Promise<We
   prune.unref();
 
   const check = (input: Record<string, unknown>, base: Awaited<ReturnType<typeof store.fields>> | null) =>
-    checkFields({ db, schema: o.schema, allowPrivate: o.config.allowPrivate, lookup: o.lookup }, input, base);
+    checkFields(
+      {
+        db,
+        schema: o.schema,
+        allowPrivate: o.config.allowPrivate,
+        lookup: o.lookup,
+        hasFunction: o.functions ? (n) => o.functions?.exists(n) ?? false : undefined,
+      },
+      input,
+      base,
+    );
 
   registerWebhookRoutes(app, o.guards, {
     list: async () => store.list(),

@@ -12,6 +12,9 @@ import type { SchemaCache } from '../rest/index.js';
 import { checkHost, type LookupFunction, RefusedAddressError } from './address.js';
 import { compileFilter, FilterError } from './filter.js';
 
+/** `function:<name>`: the delivery goes to a function of the project (functions/<name>.ts), not over HTTP. */
+export const FUNCTION_TARGET = /^function:([A-Za-z0-9_-]{1,64})$/;
+
 export interface WebhookFields {
   name: string;
   table: string;
@@ -47,7 +50,14 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
  * @example const fields = await checkFields({ db, schema, allowPrivate: false }, body, null);
  */
 export async function checkFields(
-  deps: { db: Queryable; schema: SchemaCache; allowPrivate: boolean; lookup?: LookupFunction },
+  deps: {
+    db: Queryable;
+    schema: SchemaCache;
+    allowPrivate: boolean;
+    lookup?: LookupFunction;
+    /** Whether the project has a function of that name (a `function:<name>` target); absent: none is accepted. */
+    hasFunction?: (name: string) => boolean;
+  },
   input: Record<string, unknown>,
   base: WebhookFields | null,
 ): Promise<WebhookFields> {
@@ -88,7 +98,13 @@ export async function checkFields(
   let url: URL | null = null;
   if (has('url')) {
     const v = input.url;
-    if (!isText(v) || v.length > 2048) bad('url', 'must be an http(s) URL of at most 2048 characters');
+    const fn = isText(v) ? FUNCTION_TARGET.exec(v) : null;
+    if (fn) {
+      // A function of the project (docs/webhooks.md, "A function as the target"): no HTTP, no address to check.
+      if (!deps.hasFunction) bad('url', 'names a function, but this project has no functions folder');
+      else if (!deps.hasFunction(fn[1])) bad('url', `names no function of this project (write functions/${fn[1]}.ts)`);
+      else out.url = v as string;
+    } else if (!isText(v) || v.length > 2048) bad('url', 'must be an http(s) URL of at most 2048 characters, or function:<name>');
     else {
       try {
         url = new URL(v);

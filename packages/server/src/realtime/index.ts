@@ -4,6 +4,8 @@
  *   `POST /api/v1/realtime/broadcast` (a message to a channel's members, channels.ts) and
  *   `GET /api/v1/realtime/tables`, `PUT|DELETE /api/v1/realtime/tables/{table}` (secret key or
  *   a console admin, a viewer lists only; a switch is in the admin audit log);
+ * - broadcast from SQL (migration 0153_realtime_send.sql, sql-broadcast.ts): realtime.send and
+ *   realtime.broadcast_changes, delivered to the channel's members after commit;
  * - tables and functions (migration 0080_realtime.sql): the change log realtime.changes fed by a
  *   trigger on each enabled table, realtime.enable/disable, the numbering (realtime.sequence),
  *   retention (realtime.trim), the batched policy check (realtime.authorize), and
@@ -30,6 +32,7 @@ import { type Bus, noBus, postgresBus, redisBus } from './bus.js';
 import { Channels } from './channels.js';
 import { Connection } from './connection.js';
 import { Hub } from './hub.js';
+import { openSqlBroadcasts } from './sql-broadcast.js';
 import type { Session, SessionDeps } from './session.js';
 import { type ChangeLog, openChangeLog } from '../changes/index.js';
 import { loadAccess, type TableAccess } from './policies.js';
@@ -277,6 +280,8 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
 
   const bus = await openBus(o, db, logger);
   const channels = new Channels((who, topic) => channelRights(db, who, topic), { bus, heartbeatMs: config.heartbeatMs });
+  // realtime.send and realtime.broadcast_changes (migration 0153): delivered after their commit.
+  const sqlBroadcasts = await openSqlBroadcasts(db, channels, { pollMs: POLL_MS * 4, onError: onError('broadcast from SQL') });
   const connectionDeps: SessionDeps = {
     db,
     hub,
@@ -374,6 +379,7 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
         clearInterval(sessionCheck);
         if (policyPoll) clearInterval(policyPoll);
         for (const conn of sessions) conn.close(1001, 'server closing');
+        await sqlBroadcasts.close().catch(() => undefined);
         await channels.close().catch(() => undefined);
         await unlistenSchema().catch(() => undefined);
         await tables.close().catch(() => undefined);

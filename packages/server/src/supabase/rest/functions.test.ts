@@ -120,6 +120,17 @@ describe('overloaded functions', () => {
     expect(asService.error?.hint).toBe('Perhaps you meant to call the function public.reveal_key');
   });
 
+  it('by GET, an argument no overload has: 404 PGRST202 for the function with that argument', async () => {
+    const res = await t.app.inject({ url: '/rest/v1/rpc/choose?w=1', headers: t.as.anon });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({
+      code: 'PGRST202',
+      details: 'Searched for the function public.choose with parameter w, but no matches were found in the schema cache.',
+      hint: null,
+      message: 'Could not find the function public.choose(w) in the schema cache',
+    });
+  });
+
   it('a function with one unnamed argument of another type is not callable', async () => {
     const res = await anon.rpc('unnamed_int', { '': 1 } as never);
     expect(res.status).toBe(404);

@@ -320,7 +320,17 @@ async function handleRpc(engine: RestEngine, deps: SupabaseRestDeps, req: Fastif
     overloads = deps.schema.get().functions.get(name) ?? [];
   }
   const argNames = new Set(overloads.flatMap((f) => f.args.map((a) => a.name).filter((n) => n !== '')));
-  const { ast, args: queryArgs } = parsePostgrestQuery(queryOf(req.url), { maxRows: deps.maxRows, argNames: read ? argNames : new Set() });
+  let parsed: ReturnType<typeof parsePostgrestQuery>;
+  try {
+    parsed = parsePostgrestQuery(queryOf(req.url), { maxRows: deps.maxRows, argNames: read ? argNames : new Set() });
+  } catch (err) {
+    // A GET argument no overload has: PostgREST's PGRST202 for the function with that argument.
+    if (!(err instanceof ApiError) || err.code !== 'function_not_found') throw err;
+    const argument = String((err.details as { argument?: unknown } | undefined)?.argument ?? '');
+    const notFound = new ApiError('function_not_found', err.message, { function: name, arguments: [argument] });
+    throw await rpcError(notFound, { db: deps.db, schema: deps.schema.get(), principal, post: false, media: 'json' });
+  }
+  const { ast, args: queryArgs } = parsed;
   let args: Record<string, unknown>;
   let body: RpcRequest['body'];
   if (read) {

@@ -281,7 +281,16 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
   const bus = await openBus(o, db, logger);
   const channels = new Channels((who, topic) => channelRights(db, who, topic), { bus, heartbeatMs: config.heartbeatMs });
   // realtime.send and realtime.broadcast_changes (migration 0153): delivered after their commit.
-  const sqlBroadcasts = await openSqlBroadcasts(db, channels, { pollMs: POLL_MS * 4, onError: onError('broadcast from SQL') });
+  const sqlBroadcasts = await openSqlBroadcasts(db, channels, {
+    pollMs: POLL_MS * 4,
+    onError: onError('broadcast from SQL'),
+    maxBytes: config.maxMessageBytes,
+    onTooLarge: (topic, bytes) =>
+      logger.warn(
+        { topic: topic.slice(0, 200), bytes },
+        `realtime: a message sent from SQL was larger than REALTIME_MAX_MESSAGE_SIZE (${config.maxMessageBytes} bytes) and was not sent; raise it or send less`,
+      ),
+  });
   const connectionDeps: SessionDeps = {
     db,
     hub,

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDb } from '../../test/db.js';
 import { migrateSystem } from '../db/index.js';
 import { openPostgres } from '../db/postgres.js';
@@ -24,15 +24,22 @@ beforeAll(async () => {
   await migrateSystem(db);
   other = t.target.databaseUrl ? await openPostgres(t.target.databaseUrl, { max: 2 }) : db;
 });
+// Every instance's worker claims from the one queue: a test's instances stop with it.
+afterEach(async () => {
+  for (const w of open.splice(0)) await w.close();
+});
 afterAll(async () => {
-  for (const w of open) await w.close();
   for (const h of hubs) await h.close();
   if (other !== db) await other?.close();
   await cleanup?.();
 });
 
 /** One instance: a hub with one public member of `topic`, and a worker on `on`. */
-async function instance(on: Db, topic: string, o: { batch: number; pollMs: number }) {
+async function instance(
+  on: Db,
+  topic: string,
+  o: { batch: number; pollMs: number; maxBytes?: number; onTooLarge?(topic: string, bytes: number): void },
+) {
   const got: Array<{ event: string; payload: unknown }> = [];
   const member: ChannelMember = {
     topic,
@@ -79,6 +86,17 @@ describe('broadcast from SQL: the queue', () => {
       await tx.query('alter table realtime.messages enable trigger wake_broadcasts');
     });
     await expect.poll(() => c.got.map((m) => m.payload)).toEqual([{ late: true, id: expect.any(String) }]);
+    expect(await queued()).toBe(0);
+  });
+
+  it('a payload over REALTIME_MAX_MESSAGE_SIZE is not sent, is reported and leaves no row; the next one goes', async () => {
+    const tooLarge: Array<[string, number]> = [];
+    const d = await instance(db, 'q3', { batch: 100, pollMs: 60_000, maxBytes: 1000, onTooLarge: (t, n) => tooLarge.push([t, n]) });
+    await db.query("select realtime.send(jsonb_build_object('big', repeat('x', 2000)), 'e', 'q3', false)");
+    await db.query(`select realtime.send('{"small":true}'::jsonb, 'e', 'q3', false)`);
+    await expect.poll(() => d.got.map((m) => m.payload)).toEqual([{ small: true, id: expect.any(String) }]);
+    expect(tooLarge).toEqual([['q3', expect.any(Number)]]);
+    expect(tooLarge[0][1]).toBeGreaterThan(2000);
     expect(await queued()).toBe(0);
   });
 });

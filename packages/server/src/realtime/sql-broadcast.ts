@@ -37,7 +37,14 @@ export interface SqlBroadcasts {
 export async function openSqlBroadcasts(
   db: Db,
   channels: Channels,
-  o: { pollMs: number; onError(err: unknown): void; batch?: number },
+  o: {
+    pollMs: number;
+    onError(err: unknown): void;
+    batch?: number;
+    /** REALTIME_MAX_MESSAGE_SIZE: a larger payload is not sent (its row is deleted) and reported. */
+    maxBytes?: number;
+    onTooLarge?(topic: string, bytes: number): void;
+  },
 ): Promise<SqlBroadcasts> {
   const batch = o.batch ?? SEND_BATCH;
   const run = async () => {
@@ -52,6 +59,11 @@ export async function openSqlBroadcasts(
     rows.sort((a, b) => Number(a.seq) - Number(b.seq));
     for (const r of rows) {
       if (r.event === null) continue;
+      const bytes = r.payload === null ? 0 : Buffer.byteLength(r.payload);
+      if (o.maxBytes !== undefined && bytes > o.maxBytes) {
+        o.onTooLarge?.(r.topic, bytes);
+        continue;
+      }
       channels.broadcast(r.topic, null, r.event, withId(r.payload === null ? null : JSON.parse(r.payload), r.id), r.private === true);
     }
     return rows.length === batch;

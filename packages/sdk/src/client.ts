@@ -16,6 +16,7 @@ import type { RestContext } from './rest/builder.js';
 import { QueryBuilder } from './rest/query-builder.js';
 import { type RpcBuilder, type RpcOptions, rpcBuilder } from './rest/rpc.js';
 import type { FunctionDef, FunctionName, FunctionResult, GenericDatabase, TableDef, TableName, UntypedDatabase } from './rest/types.js';
+import { FunctionsClient } from './functions.js';
 import { StorageClient } from './storage/index.js';
 import type { LockFunction, SupportedStorage } from './types.js';
 
@@ -97,6 +98,11 @@ export interface PlinthClient<DB extends GenericDatabase = UntypedDatabase> {
    * @example const { data, error } = await client.storage.from('avatars').upload(`${userId}/me.png`, file, { upsert: true });
    */
   storage: StorageClient;
+  /**
+   * The project's functions (docs/functions.md), called as the signed-in user (else with the public key).
+   * @example const { data, error } = await client.functions.invoke('hello', { body: { name: 'Ada' } });
+   */
+  functions: FunctionsClient;
   /** Changes of tables as they happen (docs/realtime.md). */
   realtime: RealtimeApi<DB>;
   /**
@@ -175,5 +181,6 @@ export function createClient<DB extends GenericDatabase = UntypedDatabase>(
     rpc: (fn, args, options = {}) => rpcBuilder(rest, fn, args ?? {}, options) as never,
     // The same token and refresh as the database: storage requests are decided by RLS too.
     storage: new StorageClient(rest),
+    functions: new FunctionsClient(http, rest.accessToken, rest.refresh),
   };
 }

@@ -30,6 +30,7 @@ export { memoryStorage } from './auth/storage.js';
 export { send, normalizeUrl, type HttpConfig, type HttpRequest, type HttpResponse } from './fetch.js';
 export { FilterBuilder, RestRequest, type FilterOperator, type ReferencedTable } from './rest/builder.js';
 export { QueryBuilder, type UpsertOptions, WriteRequest } from './rest/query-builder.js';
+export { FunctionsClient, type InvokeOptions, type InvokeResult } from './functions.js';
 export { RpcBuilder, type RpcOptions } from './rest/rpc.js';
 export type { RpcCall } from './client.js';
 export type { CheckSelectOf, FilterColumns, JsonValue, SelectErrors, SelectResult } from './rest/select.js';

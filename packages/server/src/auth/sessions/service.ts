@@ -99,9 +99,11 @@ export function createSessionService(deps: Deps) {
     const { token, exp } = await deps.tokens.sign(
       {
         sub: user.id,
-        email: user.email,
+        // An absent address is no claim at all (GoTrue's tokens carry strings only: auth-js's
+        // getClaims types them so), and auth.jwt()->>'email' reads null either way.
+        ...(user.email !== null ? { email: user.email } : {}),
         email_verified: user.email !== null && user.email_confirmed_at !== null,
-        phone: user.phone,
+        ...(user.phone !== null ? { phone: user.phone } : {}),
         phone_verified: user.phone !== null && user.phone_confirmed_at !== null,
         session_id: sessionId,
         aal: level.aal,

@@ -166,12 +166,15 @@ export function createAdminHandlers(deps: FaceDeps) {
           'type must be signup, invite, magiclink or recovery (email changes are asked for by the user)',
         );
       }
-      const to = typeof b.redirect_to === 'string' && b.redirect_to ? b.redirect_to : undefined;
-      if (to !== undefined && !settings.isRedirectAllowed(to)) {
-        throw new ApiError('redirect_not_allowed', 'redirect_to is not in the allowed redirect URLs of the project.');
-      }
+      // A redirect_to the project does not allow is dropped (GoTrue falls back to its site URL):
+      // the link's page, else the first allowed redirect URL (a Supabase folder's site_url).
+      const asked = typeof b.redirect_to === 'string' && b.redirect_to ? b.redirect_to : undefined;
+      const to = asked !== undefined && settings.isRedirectAllowed(asked) ? asked : undefined;
       const a = settings.auth();
-      const page = to ?? (type === 'magiclink' ? a.magic_link_url : type === 'recovery' ? a.password_reset_url : a.email_verification_url);
+      const page =
+        to ??
+        (type === 'magiclink' ? a.magic_link_url : type === 'recovery' ? a.password_reset_url : a.email_verification_url) ??
+        a.allowed_redirect_urls[0];
       const { userId, token } = await auth.adminLinks.generate({ type, email: b.email, password: b.password, data: b.data });
       const action = new URL('/auth/v1/verify', deps.publicUrl);
       action.searchParams.set('token', token);
@@ -191,10 +194,21 @@ export function createAdminHandlers(deps: FaceDeps) {
     async invite(req: FastifyRequest) {
       const b = bodyOf(req);
       const q = (req.query as Record<string, string | undefined>).redirect_to;
-      if (q && !settings.isRedirectAllowed(q))
-        throw new ApiError('redirect_not_allowed', 'redirect_to is not in the allowed redirect URLs of the project.');
-      const { userId } = await auth.adminLinks.invite({ email: b.email, data: b.data, page: q || settings.auth().email_verification_url });
-      return userOut(userId);
+      // Not allowed: dropped for the project's verification page, as generate_link does.
+      const to = q && settings.isRedirectAllowed(q) ? q : undefined;
+      const a = settings.auth();
+      // Without a verification page, GoTrue's own link: this face's GET /verify, which lands on
+      // the first allowed redirect URL (a Supabase folder's site_url) with the session.
+      let page = to || a.email_verification_url;
+      if (!page && a.allowed_redirect_urls[0]) {
+        const verify = new URL('/auth/v1/verify', deps.publicUrl);
+        verify.searchParams.set('type', 'invite');
+        verify.searchParams.set('redirect_to', a.allowed_redirect_urls[0]);
+        page = verify.toString();
+      }
+      const { userId } = await auth.adminLinks.invite({ email: b.email, data: b.data, page });
+      // `invited_at`: the invitation's time, in this answer (Plinth keeps no such column).
+      return { ...(await userOut(userId)), invited_at: new Date(clock.now()).toISOString() };
     },
 
     factors: async (req: FastifyRequest) => {

@@ -291,10 +291,15 @@ describe('links: magic link, recovery, GET /verify', () => {
     expect(decodeJwt(data.session!.access_token).amr).toEqual([{ method: 'magic_link', timestamp: expect.any(Number) }]);
   });
 
-  it('a redirect outside the allowlist is refused, and a second mail within the minute is 429 over_email_send_rate_limit', async () => {
+  it('attacker: a redirect outside the allowlist is dropped (GoTrue’s fallback): the link lands on the project’s page; a second mail within the minute is 429 over_email_send_rate_limit', async () => {
     const addr = email('otp-limit');
     const bad = await authClient(t).signInWithOtp({ email: addr, options: { emailRedirectTo: 'https://evil.example.com/' } });
-    expect([bad.error?.status, bad.error?.code]).toEqual([400, 'validation_failed']);
+    expect(bad.error).toBeNull();
+    const links = (await mailsTo(t, addr)).map((m) => m.link);
+    expect(links).toHaveLength(1);
+    expect(links[0]).toMatch(/^https:\/\/app\.example\.com\/auth\/magic\?/);
+    expect(links.join(' ')).not.toContain('evil.example.com');
+    t.clock.advance(61_000);
     expect((await authClient(t).signInWithOtp({ email: addr })).error).toBeNull();
     const again = await authClient(t).signInWithOtp({ email: addr });
     expect([again.error?.status, again.error?.code]).toEqual([429, 'over_email_send_rate_limit']);
@@ -330,7 +335,9 @@ describe('links: magic link, recovery, GET /verify', () => {
       method: 'GET',
       url: `/auth/v1/verify?token=${token}&type=magiclink&redirect_to=https://evil.example.com/`,
     });
-    expect(evil.statusCode).toBe(400);
+    // attacker: a redirect outside the allowlist is never followed: the first allowed URL instead.
+    expect(evil.statusCode).toBe(303);
+    expect(String(evil.headers.location).startsWith(`${PAGE}#`)).toBe(true);
   });
 });
 
@@ -404,6 +411,14 @@ describe('PKCE (flowType pkce)', () => {
 });
 
 describe('public endpoints', () => {
+  it('getClaims: a user without a phone has no phone claim (never null); email is a string', async () => {
+    const { client } = await signedUp();
+    const { data, error } = await client.getClaims();
+    expect(error).toBeNull();
+    expect(data?.claims).not.toHaveProperty('phone');
+    expect(typeof data?.claims.email).toBe('string');
+  });
+
   it('getClaims verifies the access token against /auth/v1/.well-known/jwks.json', async () => {
     const { client, user } = await signedUp();
     const jwks = await t.app.inject({ method: 'GET', url: '/auth/v1/.well-known/jwks.json' });
@@ -551,6 +566,40 @@ describe('admin API (secret key)', () => {
     expect((await authClient(t).admin.inviteUserByEmail(email('x'))).error?.code).toBe('not_admin');
   });
 
+  it('inviteUserByEmail with a redirectTo outside the allowlist mails the project’s page instead, and answers invited_at', async () => {
+    const addr = email('invited-elsewhere');
+    const invited = await admin().inviteUserByEmail(addr, { redirectTo: 'https://evil.example.com/welcome' });
+    expect(invited.error).toBeNull();
+    expect(invited.data.user?.invited_at).toEqual(expect.any(String));
+    const links = (await mailsTo(t, addr)).map((m) => m.link);
+    expect(links).toHaveLength(1);
+    expect(links[0]).toMatch(/^https:\/\/app\.example\.com\/auth\/verify\?token=/);
+  });
+
+  it('generateLink with a redirectTo outside the allowlist: action_link redirects to the project’s page, never the one asked', async () => {
+    const { data, error } = await admin().generateLink({
+      type: 'magiclink',
+      email: (await signedUp()).addr,
+      options: { redirectTo: 'https://evil.example.com/' },
+    });
+    expect(error).toBeNull();
+    expect(data.properties?.redirect_to).toBe(`${PAGE}/magic`);
+    expect(new URL(data.properties!.action_link).searchParams.get('redirect_to')).toBe(`${PAGE}/magic`);
+  });
+
+  it('admin signOut(jwt) ends that token’s session (its refresh token too); a token that is none is 403 bad_jwt', async () => {
+    const { client, session } = await signedUp();
+    expect((await admin().signOut(session.access_token)).error).toBeNull();
+    const user = await client.getUser();
+    expect(user.error).not.toBeNull();
+    expect(user.data.user).toBeNull();
+    const refreshed = await authClient(t).refreshSession({ refresh_token: session.refresh_token });
+    expect(refreshed.error).not.toBeNull();
+    const bad = await admin().signOut('this-is-a-bad-token');
+    expect([bad.error?.status, bad.error?.code]).toEqual([403, 'bad_jwt']);
+    expect(bad.error?.message).toMatch(/^invalid JWT/);
+  });
+
   it('mfa.listFactors lists a user’s factors in GoTrue’s shape; deleteFactor removes one', async () => {
     const { user, session } = await signedUp();
     const enrolled = await t.app.inject({
@@ -615,6 +664,26 @@ describe('second factors (auth.mfa)', () => {
     const nonce = /\b(\d{6})\b/.exec(mail?.text ?? '')?.[1];
     expect(nonce).toEqual(expect.any(String));
     expect((await client.updateUser({ password: 'needs a nonce now', nonce })).error).toBeNull();
+  });
+
+  it('reauthenticate of a user with no confirmed address is refused in GoTrue’s words, and nothing is mailed', async () => {
+    const { client, addr } = await signedUp();
+    const { error } = await client.reauthenticate();
+    expect([error?.status, error?.code]).toEqual([400, 'validation_failed']);
+    expect(error?.message).toContain('Reauthentication requires the user to have an email or a phone number');
+    expect((await mailsTo(t, addr)).filter((m) => m.kind !== 'verification')).toEqual([]);
+  });
+});
+
+describe('verifyOtp by phone', () => {
+  it('a number that is not E.164 is 400 in GoTrue’s words; one with no code (phone sign-in off) is 403 otp_expired', async () => {
+    const bad = await authClient(t).verifyOtp({ phone: '1555-invalid', token: '123456', type: 'sms' });
+    expect([bad.error?.status, bad.error?.message]).toEqual([400, 'Invalid phone number format (E.164 required)']);
+    for (const type of ['sms', 'phone_change'] as const) {
+      const none = await authClient(t).verifyOtp({ phone: '14155550123', token: '123456', type });
+      expect([none.error?.status, none.error?.code, none.error?.message]).toEqual([403, 'otp_expired', 'Token has expired or is invalid']);
+      expect(none.data.session).toBeNull();
+    }
   });
 });
 

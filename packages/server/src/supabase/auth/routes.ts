@@ -71,7 +71,19 @@ export function createFaceHandlers(deps: FaceDeps) {
     const type = str(b.type) ?? '';
     const client = clientOf(req);
     if (PHONE_TYPES.has(type)) {
-      return s.phone.verify({ phone: b.phone, code: b.token }, client);
+      // GoTrue's number: E.164 digits, the `+` optional.
+      const phone = typeof b.phone === 'string' ? b.phone.trim() : '';
+      if (!/^\+?[1-9]\d{1,14}$/.test(phone))
+        throw new GoTrueError(400, 'validation_failed', 'Invalid phone number format (E.164 required)');
+      try {
+        return await s.phone.verify({ phone: phone.startsWith('+') ? phone : `+${phone}`, code: b.token }, client);
+      } catch (err) {
+        // No code was sent to a number Plinth does not take, nor while phone sign-in is off:
+        // GoTrue's answer for a code that matches nothing.
+        if (err instanceof ApiError && ['invalid_phone', 'paid_plan_required', 'provider_disabled'].includes(err.code))
+          throw new GoTrueError(403, 'otp_expired', 'Token has expired or is invalid');
+        throw err;
+      }
     }
     if (!EMAIL_TYPES.has(type)) throw new GoTrueError(400, 'validation_failed', `Verify requires a verification type (got "${type}")`);
     // The link's token: `token_hash` (the `?token=` of the mailed link), or `token` with `email`.
@@ -121,13 +133,14 @@ export function createFaceHandlers(deps: FaceDeps) {
     throw new GoTrueError(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found');
   }
 
-  /** `redirect_to` when the project allows it (GoTrue's `?redirect_to=`), else 400. */
+  /**
+   * `redirect_to` when the project allows it (GoTrue's `?redirect_to=`); one it does not allow
+   * is dropped, as GoTrue falls back to its site URL: the mail then lands on the project's own
+   * page for it, never on the URL asked for (Plinth's /v1/auth refuses it with 400 instead).
+   */
   function redirectTo(req: FastifyRequest): string | undefined {
     const to = str(q(req, 'redirect_to'));
-    if (to === undefined) return undefined;
-    if (!settings.isRedirectAllowed(to))
-      throw new ApiError('redirect_not_allowed', 'redirect_to is not in the allowed redirect URLs of the project.');
-    return to;
+    return to !== undefined && settings.isRedirectAllowed(to) ? to : undefined;
   }
 
   return {
@@ -267,7 +280,7 @@ export function createFaceHandlers(deps: FaceDeps) {
      * link settings here); a 303 to `redirect_to` with the session in the fragment, or the error.
      */
     verifyGet: async (req: FastifyRequest, reply: FastifyReply) => {
-      const to = redirectTo(req);
+      const to = redirectTo(req) ?? settings.auth().allowed_redirect_urls[0];
       if (!to) throw new GoTrueError(400, 'validation_failed', 'redirect_to is required and must be an allowed redirect URL');
       const url = new URL(to);
       try {
@@ -356,7 +369,15 @@ export function createFaceHandlers(deps: FaceDeps) {
 
     /** GET /reauthenticate: a code (the `nonce` of PUT /user) to the confirmed email or phone. */
     reauthenticate: async (req: FastifyRequest) => {
-      await s.users.reauthenticate(signedIn(req).userId, clientOf(req));
+      await s.users.reauthenticate(signedIn(req).userId, clientOf(req)).catch((err) => {
+        if (err instanceof ApiError && err.code === 'invalid_request')
+          throw new GoTrueError(
+            400,
+            'validation_failed',
+            'Reauthentication requires the user to have an email or a phone number, confirmed (else send current_password)',
+          );
+        throw err;
+      });
       return {};
     },
 
@@ -382,6 +403,37 @@ export function createFaceHandlers(deps: FaceDeps) {
 
 export type FaceHandlers = ReturnType<typeof createFaceHandlers>;
 
+/**
+ * POST /logout's guard: the user's token (`stepUp`), or GoTrue's admin `signOut(jwt)`, which
+ * sends the secret key as `apikey` and the user's access token as the Bearer: that token's
+ * session is the one signed out (a Bearer that is no valid token: 403 bad_jwt).
+ */
+function logoutGuard(stepUp: Auth['guards']['stepUp'], service: CallerGuards['service']) {
+  return async (req: FastifyRequest) => {
+    const apikey = typeof req.headers.apikey === 'string' ? req.headers.apikey.trim() : '';
+    const bearer = /^bearer\s+(.+)$/i.exec(req.headers.authorization?.trim() ?? '')?.[1]?.trim();
+    const asAdmin =
+      apikey !== '' &&
+      bearer !== undefined &&
+      bearer !== apikey &&
+      (await service(req).then(
+        () => true,
+        () => false,
+      ));
+    if (!asAdmin) return stepUp(req);
+    // The token alone decides whose session ends: resolved again without the key.
+    delete req.headers.apikey;
+    req.principal = null;
+    try {
+      await stepUp(req);
+    } catch (err) {
+      if (err instanceof ApiError && (err.code === 'unauthorized' || err.code === 'invalid_token') && !/session/i.test(err.message))
+        throw new GoTrueError(403, 'bad_jwt', 'invalid JWT: unable to parse or verify signature, token is malformed');
+      throw err;
+    }
+  };
+}
+
 /** The route table of /auth/v1 (docs/supabase.md): one line per endpoint, guard on the line (auth's guards). */
 export function registerFaceRoutes(
   app: App,
@@ -399,7 +451,7 @@ export function registerFaceRoutes(
   app.post('/auth/v1/token', { preHandler: apikey }, h.token);
   app.get('/auth/v1/user', { preHandler: stepUp }, h.getUser);
   app.put('/auth/v1/user', { preHandler: user, config: email }, h.putUser);
-  app.post('/auth/v1/logout', { preHandler: stepUp }, h.logout);
+  app.post('/auth/v1/logout', { preHandler: logoutGuard(stepUp, service) }, h.logout);
   app.post('/auth/v1/recover', { preHandler: apikey, config: email }, h.recover);
   app.post('/auth/v1/otp', { preHandler: apikey, config: email }, h.otp);
   app.post('/auth/v1/verify', { preHandler: apikey }, h.verifyPost);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { realtimeJsServer, subscribed } from '../../../test/realtime-js.js';
 
 // Broadcast from SQL (issue 37, migration 0153): realtime.send and realtime.broadcast_changes as a
@@ -49,6 +50,26 @@ describe('realtime.send', () => {
     await expect
       .poll(async () => (await rt.t.db.query<{ n: number }>('select count(*)::int as n from realtime.messages')).rows[0].n)
       .toBe(0);
+  });
+
+  it("reaches a member on Plinth's own protocol (/api/v1/realtime) too: one hub", async () => {
+    const ws = new WebSocket(`${rt.url.replace(/\/realtime\/v1$/, '')}/api/v1/realtime?apikey=${rt.t.keys.publicKey}`);
+    const got: Array<Record<string, unknown>> = [];
+    ws.on('message', (data) => got.push(JSON.parse(String(data))));
+    try {
+      await new Promise((resolve, reject) => {
+        ws.once('open', resolve);
+        ws.once('error', reject);
+      });
+      ws.send(JSON.stringify({ type: 'join', channel: 'plaza' }));
+      await expect.poll(() => got.some((m) => m.type === 'joined' && m.channel === 'plaza')).toBe(true);
+      await send({ text: 'hello' }, 'chat', 'plaza', false);
+      await expect
+        .poll(() => got.filter((m) => m.type === 'broadcast'))
+        .toEqual([{ type: 'broadcast', channel: 'plaza', event: 'chat', payload: { text: 'hello', id: expect.any(String) } }]);
+    } finally {
+      ws.close();
+    }
   });
 
   it('sends nothing for a rolled-back transaction; a later committed send arrives alone', async () => {

@@ -80,7 +80,7 @@ export type { PasswordHasher } from './password/hasher.js';
 export { createArgon2Hasher } from './password/hasher.js';
 export { type Accounts, findUserClaims, USER_COLUMNS } from './accounts/index.js';
 export type { UserClaims } from './sessions/claims.js';
-export { checkPassword, normalizeEmail } from './validate.js';
+export { checkPassword, checkUserData, normalizeEmail } from './validate.js';
 export { normalizePhone } from './phone/service.js';
 export { type PkceChallenge, pkceChallenge } from './one-time.js';
 

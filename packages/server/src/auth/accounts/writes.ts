@@ -299,6 +299,22 @@ export function createAccountWrites(sessions: SessionState) {
       );
     },
 
+    /**
+     * Merges the admin's `app_metadata` into auth.users.raw_app_meta_data (a key set to null is
+     * removed); `provider` and `providers` are never stored (the claims derive them). Only the
+     * secret key's admin API calls this: users cannot write it.
+     * @example await accounts.mergeAppData(tx, id, { roles: ['editor'] }, now);
+     */
+    async mergeAppData(tx: Queryable, userId: string, patch: Record<string, unknown>, now: number): Promise<void> {
+      const { provider: _p, providers: _ps, ...rest } = patch;
+      await tx.query(
+        `update auth.users set raw_app_meta_data = (coalesce(raw_app_meta_data, '{}'::jsonb) || $2::jsonb)
+           - coalesce((select array_agg(key) from jsonb_each($2::jsonb) where value = 'null'::jsonb), '{}'::text[]),
+         updated_at = $3::timestamptz where id = $1`,
+        [userId, JSON.stringify(rest), iso(now)],
+      );
+    },
+
     /** Fills the name and picture a provider sent where the user has none; touches nothing else. */
     async fillProfile(tx: Queryable, userId: string, profile: { name: string | null; avatar: string | null }, now: number): Promise<void> {
       await tx.query(

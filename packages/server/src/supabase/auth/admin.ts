@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { checkPassword, findUserClaims, normalizeEmail, normalizePhone } from '../../auth/index.js';
+import { checkPassword, checkUserData, findUserClaims, normalizeEmail, normalizePhone } from '../../auth/index.js';
 import { ApiError, fromDbError } from '../../http/index.js';
 import { isUuid } from '../../lib/index.js';
 import { GoTrueError } from './errors.js';
@@ -19,16 +19,17 @@ function conflict(err: unknown): never {
   });
 }
 
-/** GoTrue's `app_metadata` beyond what Plinth derives (`provider`, `providers`) has no place to live: refused, not dropped. */
-function refuseAppMetadata(v: unknown): void {
-  if (v === undefined || v === null) return;
-  const keys = typeof v === 'object' && !Array.isArray(v) ? Object.keys(v).filter((k) => k !== 'provider' && k !== 'providers') : ['?'];
-  if (keys.length) {
-    throw new GoTrueError(
-      400,
-      'validation_failed',
-      'app_metadata is derived by Plinth (provider, providers) and not stored: keep roles in a table of your own',
-    );
+/**
+ * GoTrue's `app_metadata` of the admin API, checked as user data is (an object, its size and
+ * depth): kept in auth.users.raw_app_meta_data beside the derived `provider` and `providers`.
+ */
+function appMetadataOf(v: unknown): Record<string, unknown> | undefined {
+  if (v === undefined || v === null) return undefined;
+  try {
+    return checkUserData(v);
+  } catch (err) {
+    if (err instanceof ApiError) throw new GoTrueError(400, 'validation_failed', err.message.replace(/^data /, 'app_metadata '));
+    throw err;
   }
 }
 
@@ -89,7 +90,7 @@ export function createAdminHandlers(deps: FaceDeps) {
     /** POST /admin/users: email and/or phone, password, email_confirm, phone (confirmed by the admin), user_metadata. */
     async create(req: FastifyRequest) {
       const b = bodyOf(req);
-      refuseAppMetadata(b.app_metadata);
+      const app = appMetadataOf(b.app_metadata);
       if (b.email === undefined && b.phone === undefined)
         throw new GoTrueError(400, 'validation_failed', 'Unable to validate email address: invalid format');
       const email = b.email === undefined ? null : normalizeEmail(b.email);
@@ -105,6 +106,7 @@ export function createAdminHandlers(deps: FaceDeps) {
           if (phone) await accounts.setPhone(tx, userId, phone, now);
           if (hash) await accounts.setPassword(tx, userId, hash, now);
           if (email) await accounts.linkEmail(tx, userId, email, now);
+          if (app) await accounts.mergeAppData(tx, userId, app, now);
           return userId;
         })
         .catch(conflict);
@@ -115,7 +117,7 @@ export function createAdminHandlers(deps: FaceDeps) {
     async update(req: FastifyRequest) {
       const id = idOf(req);
       const b = bodyOf(req);
-      refuseAppMetadata(b.app_metadata);
+      const app = appMetadataOf(b.app_metadata);
       const current = await accounts.findUser(db, id);
       if (!current) throw notFound();
       const email = b.email === undefined ? undefined : normalizeEmail(b.email);
@@ -131,6 +133,7 @@ export function createAdminHandlers(deps: FaceDeps) {
           if (b.user_metadata && typeof b.user_metadata === 'object') {
             await accounts.mergeUserData(tx, id, b.user_metadata as Record<string, unknown>, now);
           }
+          if (app) await accounts.mergeAppData(tx, id, app, now);
           if (ban !== undefined) await accounts.setBan(tx, id, ban, now);
           if (hash) {
             await accounts.setPassword(tx, id, hash, now);

@@ -496,9 +496,33 @@ describe('admin API (secret key)', () => {
     expect(create.error?.code).toBe('not_admin');
   });
 
-  it('app_metadata beyond provider/providers is refused (400), not silently dropped', async () => {
-    const { error } = await admin().createUser({ email: email('roles'), password: PASSWORD, app_metadata: { roles: ['admin'] } });
-    expect([error?.status, error?.code]).toEqual([400, 'validation_failed']);
+  it('app_metadata set by the admin API is kept beside the derived provider/providers, merged on update (null removes a key), and in the next token', async () => {
+    const addr = email('roles');
+    const made = await admin().createUser({
+      email: addr,
+      password: PASSWORD,
+      email_confirm: true,
+      app_metadata: { roles: ['admin'], tier: 'gold', provider: 'forged', providers: ['forged'] },
+    });
+    expect(made.error).toBeNull();
+    expect(made.data.user?.app_metadata).toEqual({ roles: ['admin'], tier: 'gold', provider: 'email', providers: ['email'] });
+    const id = made.data.user!.id;
+    const updated = await admin().updateUserById(id, { app_metadata: { roles: ['editor'], tier: null } });
+    expect(updated.error).toBeNull();
+    expect(updated.data.user?.app_metadata).toEqual({ roles: ['editor'], provider: 'email', providers: ['email'] });
+    const client = authClient(t);
+    const signed = await client.signInWithPassword({ email: addr, password: PASSWORD });
+    expect(decodeJwt(signed.data.session!.access_token).app_metadata).toEqual({
+      roles: ['editor'],
+      provider: 'email',
+      providers: ['email'],
+    });
+    expect((await client.getUser()).data.user?.app_metadata).toMatchObject({ roles: ['editor'] });
+    // attacker: the user cannot write it (updateUser's data is user_metadata only).
+    await client.updateUser({ data: { app_metadata: { roles: ['owner'] }, roles: ['owner'] } });
+    expect((await admin().getUserById(id)).data.user?.app_metadata.roles).toEqual(['editor']);
+    const bad = await admin().updateUserById(id, { app_metadata: ['not', 'an', 'object'] as unknown as Record<string, unknown> });
+    expect([bad.error?.status, bad.error?.code]).toEqual([400, 'validation_failed']);
   });
 
   it('a taken email is 422 email_exists; ban_duration bans the user (sign-in refused) and "none" lifts it', async () => {

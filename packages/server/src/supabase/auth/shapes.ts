@@ -48,6 +48,13 @@ export interface UserExtras {
   factors: Factor[];
 }
 
+/** The admin-set keys of the claims' app_metadata (provider and providers are derived below). */
+function appKept(app: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!app) return {};
+  const { provider: _p, providers: _ps, ...rest } = app;
+  return rest;
+}
+
 /**
  * Plinth's user (packages/shared) in GoTrue's shape: `email`/`phone` '' when absent as GoTrue
  * sends them, timestamps left out when null, `confirmed_at` the first proof, metadata from the
@@ -69,7 +76,7 @@ export function toGoTrueUser(user: User, extras: UserExtras): GoTrueUser {
     ...opt('phone_confirmed_at', user.phone_confirmed_at),
     ...opt('confirmed_at', user.email_confirmed_at ?? user.phone_confirmed_at),
     ...opt('last_sign_in_at', user.last_sign_in_at),
-    app_metadata: { ...(provider ? { provider } : {}), providers },
+    app_metadata: { ...appKept(claims?.app_metadata), ...(provider ? { provider } : {}), providers },
     user_metadata: claims?.user_metadata ?? {},
     identities: user.identities.map((i) => {
       // GoTrue names the email identity by the user id; a provider's by its account id,

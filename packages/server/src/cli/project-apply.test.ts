@@ -130,3 +130,66 @@ describe('plinth.json auth and buckets on a server', () => {
     );
   });
 });
+
+describe('plinth.json webhooks on a server', () => {
+  const HOOKS = {
+    webhooks: {
+      'paid orders': {
+        table: 'orders',
+        url: 'https://hooks.example.com/orders',
+        events: ['insert', 'update'],
+        filter: 'eq.status=paid',
+        headers: { Authorization: 'env(HOOK_TOKEN)' },
+      },
+    },
+  };
+  const apply = (s: TestServer, project: unknown, env: Record<string, string> = { HOOK_TOKEN: 'Bearer t0ken' }) =>
+    applyProjectSettings(s, parseProjectFile(JSON.stringify(project), FILE), FILE, env);
+
+  it('creates the webhook once, updates it to the file at the next start, holds it against the API and frees it when dropped', async () => {
+    t = await createTestServer({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+    const s = t;
+    expect((await s.sql('create table orders (id serial primary key, status text)')).statusCode).toBe(200);
+    expect((await apply(s, HOOKS)).webhooks).toEqual(['paid orders']);
+    await apply(s, HOOKS); // a second start: still one
+    const list = async () => (await call(s, 'GET', '/api/v1/webhooks')).json() as Array<Record<string, unknown>>;
+    expect(await list()).toHaveLength(1);
+    const [hook] = await list();
+    expect(hook).toMatchObject({
+      name: 'paid orders',
+      table: 'orders',
+      events: ['insert', 'update'],
+      filter: 'eq.status=paid',
+      headers: { Authorization: MASK },
+    });
+    // The header's value came from the environment (kept, answered masked).
+    expect((await s.db.query<{ headers: Record<string, string> }>('select headers from plinth.webhooks')).rows[0].headers).toEqual({
+      Authorization: 'Bearer t0ken',
+    });
+
+    const patch = await call(s, 'PATCH', `/api/v1/webhooks/${hook.id}`, { enabled: false });
+    expect([patch.statusCode, patch.json().code]).toEqual([409, 'managed_by_config']);
+    expect(patch.json().message).toBe(`The webhook paid orders is managed by ${FILE}; change it there.`);
+    const del = await s.app.inject({ method: 'DELETE', url: `/api/v1/webhooks/${hook.id}`, headers: s.as.service });
+    expect(del.statusCode).toBe(409);
+
+    // The file changes the events: the same webhook (same id, same secret) follows.
+    await apply(s, { webhooks: { 'paid orders': { ...HOOKS.webhooks['paid orders'], events: ['insert'] } } });
+    expect(await list()).toMatchObject([{ id: hook.id, events: ['insert'] }]);
+    // Dropped from the file: kept, and editable again.
+    await apply(s, {});
+    const freed = await call(s, 'PATCH', `/api/v1/webhooks/${hook.id}`, { enabled: false });
+    expect(freed.statusCode).toBe(200);
+  });
+
+  it('a value the API refuses, or a header variable that is not set, is one config: line naming the key', async () => {
+    t = await createTestServer();
+    const s = t;
+    await expect(apply(s, { webhooks: { x: { table: 'nope', url: 'https://hooks.example.com/' } } })).rejects.toThrow(
+      `${FILE}: webhooks.x.table `,
+    );
+    await expect(apply(s, HOOKS, {})).rejects.toThrow(
+      `${FILE}: webhooks.paid orders.headers.Authorization reads the variable HOOK_TOKEN, which is not set`,
+    );
+  });
+});

@@ -1,5 +1,5 @@
 /**
- * The project file's managed sections (plinth.json `auth`, `storage.buckets`, `realtime.tables`), applied at every
+ * The project file's managed sections (plinth.json `auth`, `storage.buckets`, `realtime.tables`, `webhooks`), applied at every
  * start after the migrations and by `plinth dev` when the file is saved. The auth section goes
  * through the settings store's own merge and validation (the rules of PATCH
  * /api/v1/settings/auth); buckets are created or updated, never deleted.
@@ -7,7 +7,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Plinth } from '../app.js';
-import { ConfigError, parseDotenv, parseProjectFile, type ProjectSettings, resolveAuthSecrets } from '../config/index.js';
+import {
+  ConfigError,
+  parseDotenv,
+  parseProjectFile,
+  type ProjectSettings,
+  resolveAuthSecrets,
+  resolveWebhookHeaders,
+} from '../config/index.js';
 
 /** A refusal of the API (invalid_settings, paid_plan_required) as one `config:` line naming the key. */
 function asConfigError(err: unknown, file: string, section: string): never {
@@ -23,11 +30,11 @@ function asConfigError(err: unknown, file: string, section: string): never {
  * @example await applyProjectSettings(plinth, project.settings, project.file)
  */
 export async function applyProjectSettings(
-  plinth: Pick<Plinth, 'settings' | 'storage' | 'realtime'>,
+  plinth: Pick<Plinth, 'settings' | 'storage' | 'realtime' | 'webhooks'>,
   settings: ProjectSettings,
   file: string,
   env: Record<string, string | undefined> = process.env,
-): Promise<{ auth: string[]; buckets: string[]; realtime: string[] }> {
+): Promise<{ auth: string[]; buckets: string[]; realtime: string[]; webhooks: string[] }> {
   const auth = settings.auth ? resolveAuthSecrets(settings.auth, env, file) : {};
   try {
     await plinth.settings.applyManaged(auth, file);
@@ -56,7 +63,14 @@ export async function applyProjectSettings(
     }
   }
   plinth.realtime.tables.setManaged(file, tables);
-  return { auth: plinth.settings.managed()?.keys ?? [], buckets: Object.keys(buckets), realtime: tables };
+  // Webhooks: created or updated by name with the API's checks, held; header values from the environment.
+  let webhooks: string[] = [];
+  try {
+    webhooks = await plinth.webhooks.applyManaged(file, resolveWebhookHeaders(settings.webhooks ?? {}, env, file));
+  } catch (err) {
+    asConfigError(err, file, 'webhooks');
+  }
+  return { auth: plinth.settings.managed()?.keys ?? [], buckets: Object.keys(buckets), realtime: tables, webhooks };
 }
 
 /** The variables `env(NAME)` reads: the environment over the project's `.env`, as the rest of the config. */
@@ -72,17 +86,22 @@ function projectEnv(file: string): Record<string, string | undefined> {
 export async function applyProjectFile(plinth: Plinth): Promise<void> {
   const project = plinth.config.project;
   if (!project) return;
-  const { auth, buckets, realtime } = await applyProjectSettings(plinth, project.settings, project.file, projectEnv(project.file));
+  const { auth, buckets, realtime, webhooks } = await applyProjectSettings(
+    plinth,
+    project.settings,
+    project.file,
+    projectEnv(project.file),
+  );
   // A Supabase folder: one line for what Plinth keeps its own way, one for what it does not act on.
   if (project.supabase) {
     for (const note of project.supabase.notes) plinth.log.info(`${project.file}: ${note}`);
     if (project.supabase.settings.notActedOn.length)
       plinth.log.info(`${project.file}: not acted on by Plinth: ${project.supabase.settings.notActedOn.join(', ')}`);
   }
-  if (auth.length || buckets.length || realtime.length)
+  if (auth.length || buckets.length || realtime.length || webhooks.length)
     plinth.log.info(
-      { auth, buckets, realtime },
-      `${project.file}: ${auth.length} auth settings, ${buckets.length} buckets and ${realtime.length} realtime tables applied`,
+      { auth, buckets, realtime, webhooks },
+      `${project.file}: ${auth.length} auth settings, ${buckets.length} buckets and ${realtime.length} realtime tables applied${webhooks.length ? `, ${webhooks.length} webhooks` : ''}`,
     );
 }
 
@@ -93,8 +112,8 @@ export async function applyProjectFile(plinth: Plinth): Promise<void> {
 export async function reapplyProjectFile(plinth: Plinth, file: string): Promise<void> {
   try {
     const settings = parseProjectFile(readFileSync(file, 'utf8'), file);
-    const { auth, buckets, realtime } = await applyProjectSettings(plinth, settings, file, projectEnv(file));
-    plinth.log.info({ auth, buckets, realtime }, `${file} applied`);
+    const { auth, buckets, realtime, webhooks } = await applyProjectSettings(plinth, settings, file, projectEnv(file));
+    plinth.log.info({ auth, buckets, realtime, webhooks }, `${file} applied`);
   } catch (err) {
     plinth.log.error(`config: ${(err as Error).message}`);
   }

@@ -29,6 +29,7 @@ export {
   parseProjectFile,
   projectFileText,
   resolveAuthSecrets,
+  resolveWebhookHeaders,
   supabaseProject,
 } from './project.js';
 export {

@@ -96,8 +96,16 @@ describe('plinth.json sections', () => {
     expect(refusal({ realtime: { tables: 'notes' } })).toMatch(/"realtime" must be \{"tables": \["<table of public>", …\]\}/);
     expect(refusal({ realtime: { tables: ['notes', ''] } })).toMatch(/"realtime" must be/);
     expect(refusal({ realtime: { channels: [] } })).toMatch(/"realtime" must be/);
-    expect(refusal({ webhooks: [] })).toMatch(
-      /unknown key "webhooks"; it takes \$schema, name, data_dir, port, database_url_env, migrations_dir, auth, storage, realtime, db/,
+    expect(refusal({ hooks: [] })).toMatch(
+      /unknown key "hooks"; it takes \$schema, name, data_dir, port, database_url_env, migrations_dir, auth, storage, realtime, db, functions, webhooks/,
+    );
+    expect(refusal({ webhooks: [] })).toMatch(/"webhooks" must be \{"<name>": \{"table", "url"/);
+    expect(refusal({ webhooks: { orders: { table: 'orders' } } })).toMatch(/webhooks\.orders needs "table" and "url"/);
+    expect(refusal({ webhooks: { orders: { table: 'orders', url: 'https://x.test', secret: 'y' } } })).toMatch(
+      /webhooks\.orders\.secret is not a webhook field/,
+    );
+    expect(refusal({ webhooks: { orders: { table: 'orders', url: 'https://x.test', headers: { Authorization: 'Bearer abc' } } } })).toMatch(
+      /webhooks\.orders\.headers\.Authorization must not hold its value itself; write "env\(NAME\)"/,
     );
   });
 });

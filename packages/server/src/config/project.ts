@@ -34,6 +34,8 @@ export interface ProjectSettings {
   db?: { seed?: string[] };
   /** Per function: `schedule`, a cron expression (UTC) it runs on (functions/schedules.ts). */
   functions?: Record<string, { schedule?: string }>;
+  /** Database webhooks by name (the fields of POST /api/v1/webhooks but `name`); header values only as `"env(NAME)"`. */
+  webhooks?: Record<string, Record<string, unknown>>;
 }
 
 export interface ProjectBucket {
@@ -85,6 +87,55 @@ export function resolveAuthSecrets(
     s.set(v);
   }
   return out;
+}
+
+/**
+ * The webhooks of plinth.json with their header values read from `env` (they may carry
+ * credentials, so the file holds only `"env(NAME)"`).
+ * @example resolveWebhookHeaders({ orders: { headers: { Authorization: 'env(HOOK_TOKEN)' } } }, process.env, file)
+ */
+export function resolveWebhookHeaders(
+  webhooks: Record<string, Record<string, unknown>>,
+  env: Record<string, string | undefined>,
+  file: string,
+): Record<string, Record<string, unknown>> {
+  const out = structuredClone(webhooks);
+  for (const [name, w] of Object.entries(out)) {
+    if (!isObject(w.headers)) continue;
+    for (const [h, v] of Object.entries(w.headers)) {
+      const m = ENV_REF.exec(String(v));
+      const value = m ? env[m[1]] : undefined;
+      if (!m || value === undefined || value === '')
+        throw new ConfigError(
+          `${file}: webhooks.${name}.headers.${h} reads the variable ${m?.[1]}, which is not set; set it in the environment or the project's .env`,
+        );
+      w.headers[h] = value;
+    }
+  }
+  return out;
+}
+
+const WEBHOOK_FIELDS = ['table', 'events', 'url', 'filter', 'headers', 'enabled'];
+function parseWebhooks(value: unknown, file: string): Record<string, Record<string, unknown>> {
+  if (!isObject(value))
+    throw new ConfigError(`${file}: "webhooks" must be {"<name>": {"table", "url", "events", "filter", "headers", "enabled"}}`);
+  for (const [name, w] of Object.entries(value)) {
+    const bad = (what: string) => new ConfigError(`${file}: webhooks.${name}${what}`);
+    if (!name.trim() || name.length > 100) throw bad(' is not a webhook name (1–100 characters)');
+    if (!isObject(w)) throw bad(' must be an object with table, url, events, filter, headers, enabled');
+    for (const k of Object.keys(w))
+      if (!WEBHOOK_FIELDS.includes(k)) throw bad(`.${k} is not a webhook field (${WEBHOOK_FIELDS.join(', ')})`);
+    if (typeof w.table !== 'string' || typeof w.url !== 'string') throw bad(' needs "table" and "url"');
+    if (w.headers !== undefined) {
+      if (!isObject(w.headers)) throw bad('.headers must be an object of header names and "env(NAME)" values');
+      for (const [h, v] of Object.entries(w.headers))
+        if (!(typeof v === 'string' && ENV_REF.test(v)))
+          throw bad(
+            `.headers.${h} must not hold its value itself; write "env(NAME)" and set NAME in the environment or the project's .env`,
+          );
+    }
+  }
+  return value as Record<string, Record<string, unknown>>;
 }
 
 function parseAuth(value: unknown, file: string): Record<string, unknown> {
@@ -173,7 +224,17 @@ export const DEFAULT_PROJECT: ProjectSettings = {
 };
 
 /** Every top-level key the parser knows (the JSON Schema names each: plinth.schema.json). */
-export const PROJECT_KEYS = ['$schema', 'name', ...Object.keys(DEFAULT_PROJECT), 'auth', 'storage', 'realtime', 'db', 'functions'];
+export const PROJECT_KEYS = [
+  '$schema',
+  'name',
+  ...Object.keys(DEFAULT_PROJECT),
+  'auth',
+  'storage',
+  'realtime',
+  'db',
+  'functions',
+  'webhooks',
+];
 
 /** What `"$schema"` points at in the files `plinth init` writes (the schema ships in the npm package). */
 export const PROJECT_SCHEMA_REF = './node_modules/plinth/plinth.schema.json';
@@ -224,6 +285,9 @@ export function parseProjectFile(text: string, file: string): ProjectSettings {
         break;
       case 'functions':
         out.functions = parseFunctions(value, file);
+        break;
+      case 'webhooks':
+        out.webhooks = parseWebhooks(value, file);
         break;
       case '$schema':
       case 'name':

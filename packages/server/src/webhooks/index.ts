@@ -71,6 +71,12 @@ export interface Webhooks {
   drain(): Promise<void>;
   /** Wakes the fan-out and the sender. */
   kick(): void;
+  /**
+   * plinth.json's `webhooks`, by name: each is created, or updated to what the file says, with the
+   * API's own checks; the named ones are held (409 managed_by_config on a PATCH or DELETE) and a
+   * name the file no longer has is freed, never deleted. Returns the names.
+   */
+  applyManaged(file: string, defs: Record<string, Record<string, unknown>>): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -160,6 +166,17 @@ export async function registerWebhooks(app: App, o: WebhooksOptions): Promise<We
       base,
     );
 
+  /** The webhooks plinth.json names (by name), and the file. */
+  let managed: { file: string; names: Set<string> } | null = null;
+  const refuseManaged = async (id: string) => {
+    if (!managed) return;
+    const w = await store.get(id);
+    if (managed.names.has(w.name))
+      throw new ApiError('managed_by_config', `The webhook ${w.name} is managed by ${managed.file}; change it there.`, [
+        { field: 'name', message: `is managed by ${managed.file}` },
+      ]);
+  };
+
   registerWebhookRoutes(app, o.guards, {
     list: async () => store.list(),
     async create(req, reply) {
@@ -171,12 +188,14 @@ export async function registerWebhooks(app: App, o: WebhooksOptions): Promise<We
     get: async (req) => store.get((req.params as Id).id),
     async update(req) {
       const { id } = req.params as Id;
+      await refuseManaged(id);
       const updated = await store.update(id, await check(body(req), await store.fields(id)));
       fanout.kick();
       sender.kick();
       return updated;
     },
     async remove(req, reply) {
+      await refuseManaged((req.params as Id).id);
       await store.remove((req.params as Id).id);
       reply.code(204);
       return reply.send();
@@ -217,6 +236,31 @@ export async function registerWebhooks(app: App, o: WebhooksOptions): Promise<We
     kick() {
       fanout.kick();
       sender.kick();
+    },
+    async applyManaged(file, defs) {
+      const all = await store.list();
+      for (const [name, def] of Object.entries(defs)) {
+        const input = { ...def, name };
+        // By name; of several with the name (made through the API), the oldest is the file's.
+        const found = all.filter((w) => w.name === name).sort((a, b) => a.created_at.localeCompare(b.created_at))[0];
+        try {
+          if (found) await store.update(found.id, await check(input, await store.fields(found.id)));
+          else await store.create(await check(input, null));
+        } catch (err) {
+          // The refusal names the webhook: `<name>.<field>`.
+          if (err instanceof ApiError && Array.isArray(err.details))
+            throw new ApiError(
+              err.code,
+              err.message,
+              (err.details as Array<{ field: string; message: string }>).map((d) => ({ ...d, field: `${name}.${d.field}` })),
+            );
+          throw err;
+        }
+      }
+      managed = Object.keys(defs).length ? { file, names: new Set(Object.keys(defs)) } : null;
+      fanout.kick();
+      sender.kick();
+      return Object.keys(defs);
     },
     close() {
       closing ??= (async () => {

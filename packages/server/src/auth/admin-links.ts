@@ -6,13 +6,14 @@ import { issueOneTimeToken, type OneTimeKind } from './one-time.js';
 import { checkPassword, checkUserData, normalizeEmail } from './validate.js';
 
 /** The links an admin may make for a user: GoTrue's `generate_link` types. */
-export type AdminLinkType = 'signup' | 'invite' | 'magiclink' | 'recovery';
+export type AdminLinkType = 'signup' | 'invite' | 'magiclink' | 'recovery' | 'email_change';
 
 const KIND: Record<AdminLinkType, OneTimeKind> = {
   signup: 'verification',
   invite: 'verification',
   magiclink: 'magic_link',
   recovery: 'reset',
+  email_change: 'email_change',
 };
 
 /**
@@ -71,8 +72,11 @@ export function createAdminLinks(deps: AuthDeps) {
       email: unknown;
       password?: unknown;
       data?: unknown;
+      /** `email_change`: the address the user moves to (the link proves it, as the user's own change). */
+      newEmail?: unknown;
     }): Promise<{ userId: string; token: string }> {
       const email = normalizeEmail(input.email);
+      const newEmail = input.type === 'email_change' ? normalizeEmail(input.newEmail) : null;
       const kind = KIND[input.type];
       const hash =
         input.type === 'signup' && input.password !== undefined
@@ -93,6 +97,16 @@ export function createAdminLinks(deps: AuthDeps) {
             const found = await findCredentials(tx, email);
             if (!found) throw new ApiError('user_not_found', 'No user has this email address.');
             userId = found.id;
+          }
+          if (newEmail) {
+            const { rows } = await tx.query('select 1 from auth.users where email = $1', [newEmail]);
+            if (rows.length) throw new ApiError('email_exists', 'A user with this email address has already been registered.');
+            const token = await issueOneTimeToken(
+              tx,
+              { kind, userId, email: newEmail, ttlMs: deps.config.verificationTtlMs, payload: { email: newEmail } },
+              now,
+            );
+            return { userId, token };
           }
           const ttlMs =
             kind === 'reset' ? deps.config.resetTtlMs : kind === 'magic_link' ? deps.config.magicLinkTtlMs : deps.config.verificationTtlMs;

@@ -153,7 +153,7 @@ export function createAdminHandlers(deps: FaceDeps) {
     },
 
     /**
-     * POST /admin/generate_link: a `signup`, `invite`, `magiclink` or `recovery` link made instead
+     * POST /admin/generate_link: a `signup`, `invite`, `magiclink`, `recovery` or email-change link made instead
      * of mailed (auth's adminLinks). `action_link` is GoTrue's: this face's GET /verify, which
      * redirects to `redirect_to` (an allowed URL; else the link setting's page) with the session;
      * `hashed_token` is what `verifyOtp({ token_hash, type })` takes. No `email_otp` (Plinth mails
@@ -161,30 +161,44 @@ export function createAdminHandlers(deps: FaceDeps) {
      */
     async generateLink(req: FastifyRequest) {
       const b = bodyOf(req);
-      const type = b.type;
-      if (type !== 'signup' && type !== 'invite' && type !== 'magiclink' && type !== 'recovery') {
+      // GoTrue's two email-change links are one here: the link to the new address, which proves it
+      // and moves the user there (as the user's own change; no second link to the current address).
+      const type = b.type === 'email_change_current' || b.type === 'email_change_new' ? 'email_change' : b.type;
+      if (type !== 'signup' && type !== 'invite' && type !== 'magiclink' && type !== 'recovery' && type !== 'email_change') {
         throw new GoTrueError(
           400,
           'validation_failed',
-          'type must be signup, invite, magiclink or recovery (email changes are asked for by the user)',
+          'type must be signup, invite, magiclink, recovery, email_change_current or email_change_new',
         );
       }
+      if (type === 'email_change' && (typeof b.new_email !== 'string' || !b.new_email))
+        throw new GoTrueError(400, 'validation_failed', 'The new email address is required for an email change link');
       // A redirect_to the project does not allow is dropped (GoTrue falls back to its site URL):
       // the link's page, else the first allowed redirect URL (a Supabase folder's site_url).
-      const asked = typeof b.redirect_to === 'string' && b.redirect_to ? b.redirect_to : undefined;
+      // auth-js sends it as `?redirect_to=` (and `redirectTo` in the body); older clients in the body.
+      const query = (req.query as Record<string, unknown> | undefined)?.redirect_to;
+      const raw = typeof query === 'string' && query ? query : b.redirect_to;
+      const asked = typeof raw === 'string' && raw ? raw : undefined;
       const to = asked !== undefined && settings.isRedirectAllowed(asked) ? asked : undefined;
       const a = settings.auth();
       const page =
         to ??
         (type === 'magiclink' ? a.magic_link_url : type === 'recovery' ? a.password_reset_url : a.email_verification_url) ??
         a.allowed_redirect_urls[0];
-      const { userId, token } = await auth.adminLinks.generate({ type, email: b.email, password: b.password, data: b.data });
+      const { userId, token } = await auth.adminLinks.generate({
+        type,
+        email: b.email,
+        password: b.password,
+        data: b.data,
+        newEmail: b.new_email,
+      });
       const action = new URL('/auth/v1/verify', deps.publicUrl);
       action.searchParams.set('token', token);
       action.searchParams.set('type', type);
       if (page) action.searchParams.set('redirect_to', page);
       return {
         ...(await userOut(userId)),
+        ...(type === 'email_change' ? { new_email: normalizeEmail(b.new_email) } : {}),
         action_link: action.toString(),
         email_otp: '',
         hashed_token: token,

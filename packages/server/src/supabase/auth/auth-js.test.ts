@@ -609,6 +609,23 @@ describe('admin API (secret key)', () => {
     expect(error).toBeNull();
     expect(data.properties?.redirect_to).toBe(`${PAGE}/magic`);
     expect(new URL(data.properties!.action_link).searchParams.get('redirect_to')).toBe(`${PAGE}/magic`);
+    const allowed = await admin().generateLink({ type: 'magiclink', email: (await signedUp()).addr, options: { redirectTo: PAGE } });
+    expect(new URL(allowed.data.properties!.action_link).searchParams.get('redirect_to')).toBe(PAGE);
+  });
+
+  it('generateLink email_change_current/new: the link to the new address moves the user there (confirmed); a taken address is 422', async () => {
+    const { addr } = await signedUp();
+    const to = email('moved');
+    const { data, error } = await admin().generateLink({ type: 'email_change_current', email: addr, newEmail: to });
+    expect(error).toBeNull();
+    expect(data.user?.new_email).toBe(to);
+    expect(data.properties?.verification_type).toBe('email_change');
+    expect(new URL(data.properties!.action_link).searchParams.get('type')).toBe('email_change');
+    const verified = await authClient(t).verifyOtp({ token_hash: data.properties!.hashed_token, type: 'email_change' });
+    expect(verified.error).toBeNull();
+    expect(verified.data.user).toMatchObject({ email: to, email_confirmed_at: expect.any(String) });
+    const taken = await admin().generateLink({ type: 'email_change_new', email: to, newEmail: (await signedUp()).addr });
+    expect([taken.error?.status, taken.error?.code]).toEqual([422, 'email_exists']);
   });
 
   it('admin signOut(jwt) ends that token’s session (its refresh token too); a token that is none is 403 bad_jwt', async () => {

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { PostgrestClient } from '@supabase/postgrest-js';
-import type { TestServer } from './harness.js';
+import { createTestServer, type TestServer } from './harness.js';
 
 /**
  * A fetch that hands each request to the test server in-process (`app.inject`), with the
@@ -40,4 +40,19 @@ export function restFetch(t: TestServer): typeof fetch {
  */
 export function restClient(t: TestServer, headers: Record<string, string>, schema?: string) {
   return new PostgrestClient('http://localhost:8080/rest/v1', { headers, fetch: restFetch(t), ...(schema ? { schema } : {}) });
+}
+
+/**
+ * A test server with `schema` run by the SQL runner, and postgrest-js as anon on it: one test
+ * file's setup (stop `t` after).
+ * @example let s: Awaited<ReturnType<typeof restServer>>; beforeAll(async () => { s = await restServer(SCHEMA); });
+ */
+export async function restServer(schema: string): Promise<{ t: TestServer; anon: ReturnType<typeof restClient> }> {
+  const t = await createTestServer();
+  const res = await t.sql(schema);
+  if (res.statusCode !== 200) {
+    await t.stop();
+    throw new Error(`the test schema answered ${res.statusCode}: ${res.body}`);
+  }
+  return { t, anon: restClient(t, t.as.anon) };
 }

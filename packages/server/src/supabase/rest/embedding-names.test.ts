@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/harness.js';
-import { restClient } from '../../../test/supabase-rest.js';
+import type { TestServer } from '../../../test/harness.js';
+import { type restClient, restServer } from '../../../test/supabase-rest.js';
 
 // How /rest/v1 names an embedding the way PostgREST does: by a foreign key's constraint name,
 // and its PGRST200/PGRST201 texts (the hint spelled target!constraint, the hint searched for).
@@ -18,10 +18,7 @@ insert into matches values (1, 'ann', 'ben'), (2, 'cat', 'ann');
 `;
 
 beforeAll(async () => {
-  t = await createTestServer();
-  const res = await t.sql(SCHEMA);
-  expect(res.statusCode, res.body).toBe(200);
-  anon = restClient(t, t.as.anon);
+  ({ t, anon } = await restServer(SCHEMA));
 });
 afterAll(() => t?.stop());
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/harness.js';
-import { restClient } from '../../../test/supabase-rest.js';
+import type { TestServer } from '../../../test/harness.js';
+import { restClient, restServer } from '../../../test/supabase-rest.js';
 import { fuzzyBest } from './fuzzy.js';
 
 // Functions on /rest/v1 the way PostgREST resolves them: overloads picked by the names of the
@@ -49,10 +49,7 @@ revoke execute on function reveal_key(text) from anon, authenticated;
 `;
 
 beforeAll(async () => {
-  t = await createTestServer();
-  const res = await t.sql(SCHEMA);
-  expect(res.statusCode, res.body).toBe(200);
-  anon = restClient(t, t.as.anon);
+  ({ t, anon } = await restServer(SCHEMA));
 });
 afterAll(() => t?.stop());
 

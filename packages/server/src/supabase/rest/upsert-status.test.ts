@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestServer, type TestServer } from '../../../test/harness.js';
-import { restClient } from '../../../test/supabase-rest.js';
+import type { TestServer } from '../../../test/harness.js';
+import { type restClient, restServer } from '../../../test/supabase-rest.js';
 
 // An upsert's status on /rest/v1, as PostgREST's: 201 when it inserted a row, 200 when every row
 // was there already and updated. A partitioned table has no xmax to tell: its upserts work, 201.
@@ -19,10 +19,7 @@ insert into parts values (1, '2025-03-01', 1);
 `;
 
 beforeAll(async () => {
-  t = await createTestServer();
-  const res = await t.sql(SCHEMA);
-  expect(res.statusCode, res.body).toBe(200);
-  anon = restClient(t, t.as.anon);
+  ({ t, anon } = await restServer(SCHEMA));
 });
 afterAll(() => t?.stop());
 

@@ -73,6 +73,12 @@ begin
 end
 $$;
 
+-- Known to 0070's bookkeeping, so that without event triggers (owner mode) the securing run after
+-- this migration does not give them PostgreSQL's default (execute for public) over the revokes.
+insert into plinth.known_functions (oid)
+select p.oid from pg_proc p
+where p.pronamespace = 'realtime'::regnamespace and p.proname in ('send', 'broadcast_changes', 'wake_broadcasts')
+on conflict do nothing;
 revoke all on function realtime.send(jsonb, text, text, boolean) from public;
 revoke all on function realtime.broadcast_changes(text, text, text, text, text, record, record, text) from public;
 grant execute on function realtime.send(jsonb, text, text, boolean) to authenticated, service, service_role, plinth_sql;

@@ -122,6 +122,16 @@ describe('realtime.send', () => {
     await expect.poll(() => priv.map((m) => m.event)).toEqual(['e', 'shout']);
     expect(priv[1].payload).toEqual({ from: 'ada', id: expect.any(String) });
   });
+  it('anon may not call realtime.send or realtime.broadcast_changes', async () => {
+    const asAnon = (stmt: string) =>
+      rt.t.db.transaction((tx) =>
+        tx.query('select n from plinth.run_as($1, $2, $3, $4, $5::text[], false)', ['anon', '{"role":"anon"}', '-', stmt, []]),
+      );
+    await expect(asAnon(`select realtime.send('{}'::jsonb, 'e', 'lobby', false)`)).rejects.toThrow(/permission denied for function send/);
+    await expect(
+      asAnon(`select realtime.broadcast_changes('lobby', 'e', 'INSERT', 't', 'public', null::record, null::record)`),
+    ).rejects.toThrow(/permission denied for function broadcast_changes/);
+  });
 });
 
 describe('realtime.broadcast_changes', () => {

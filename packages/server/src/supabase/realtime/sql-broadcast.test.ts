@@ -132,6 +132,15 @@ describe('realtime.send', () => {
       asAnon(`select realtime.broadcast_changes('lobby', 'e', 'INSERT', 't', 'public', null::record, null::record)`),
     ).rejects.toThrow(/permission denied for function broadcast_changes/);
   });
+
+  it("after a securing run (owner mode's catalog poll), anon still may call none of realtime's functions but realtime.topic()", async () => {
+    await rt.t.db.query('select plinth.secure_new_relations()');
+    const { rows } = await rt.t.db.query<{ f: string }>(
+      `select p.proname as f from pg_proc p
+       where p.pronamespace = 'realtime'::regnamespace and has_function_privilege('anon', p.oid, 'execute') order by 1`,
+    );
+    expect(rows.map((r) => r.f)).toEqual(['topic']);
+  });
 });
 
 describe('realtime.broadcast_changes', () => {

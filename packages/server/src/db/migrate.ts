@@ -59,6 +59,22 @@ export async function migrateSystem(db: Db, migrations = systemMigrations()): Pr
   return applied;
 }
 
+/**
+ * Whether this database has no event triggers (a database owner without superuser) but has 0070's
+ * plinth.secure_new_functions(): then a system migration runs it after each statement, as the
+ * event trigger does elsewhere. Otherwise a function a migration makes outside public and then
+ * revokes would be new to the next securing run, which gives new functions outside public
+ * PostgreSQL's default (execute for public), and reopen it (migration 0154 closes the realtime
+ * functions that were reopened so).
+ */
+async function securesFunctionsByHand(tx: Queryable): Promise<boolean> {
+  const { rows } = await tx.query<{ ok: boolean }>(
+    `select to_regprocedure('plinth.secure_new_functions()') is not null and to_regprocedure('plinth.ddl_mode()') is not null as ok`,
+  );
+  if (!rows[0]?.ok) return false;
+  return (await tx.query<{ mode: string }>('select plinth.ddl_mode() as mode')).rows[0]?.mode === 'poll';
+}
+
 /** The migrations not recorded yet, in one transaction under the lock. */
 async function applyMissing(db: Db, migrations: Migration[]): Promise<number[]> {
   let current = '';
@@ -76,7 +92,11 @@ async function applyMissing(db: Db, migrations: Migration[]): Promise<number[]> 
       for (const m of migrations) {
         if (done.has(m.version)) continue;
         current = m.name;
-        for (const stmt of splitStatements(m.sql)) await tx.query(stmt);
+        const secure = await securesFunctionsByHand(tx);
+        for (const stmt of splitStatements(m.sql)) {
+          await tx.query(stmt);
+          if (secure) await tx.query('select plinth.secure_new_functions()');
+        }
         await tx.query('insert into plinth.schema_migrations (version, name) values ($1, $2)', [m.version, m.name]);
         applied.push(m.version);
       }

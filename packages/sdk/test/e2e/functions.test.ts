@@ -36,7 +36,9 @@ afterAll(async () => {
 
 describe('client.functions.invoke', () => {
   it('sends JSON by default and the caller with it: anon with the public key, a user with their token', async () => {
-    const asAnon = await anon.functions.invoke<{ role: string; user: string | null; body: string; type: string }>('whoami', { body: { n: 1 } });
+    const asAnon = await anon.functions.invoke<{ role: string; user: string | null; body: string; type: string }>('whoami', {
+      body: { n: 1 },
+    });
     expect(asAnon.error).toBeNull();
     expect(asAnon.data).toMatchObject({ method: 'POST', role: 'anon', user: null, body: '{"n":1}', type: 'application/json' });
     const me = (await ada.auth.getUser()).data?.user.id;
@@ -45,7 +47,10 @@ describe('client.functions.invoke', () => {
   });
 
   it('a string goes as text; the answer is read by its type (JSON, text, bytes)', async () => {
-    expect((await anon.functions.invoke('whoami', { body: 'hello' })).data).toMatchObject({ body: 'hello', type: 'text/plain;charset=UTF-8' });
+    expect((await anon.functions.invoke('whoami', { body: 'hello' })).data).toMatchObject({
+      body: 'hello',
+      type: 'text/plain;charset=UTF-8',
+    });
     expect((await anon.functions.invoke('text')).data).toBe('plain words');
     const bytes = (await anon.functions.invoke<Blob>('bytes')).data;
     expect(bytes).toBeInstanceOf(Blob);

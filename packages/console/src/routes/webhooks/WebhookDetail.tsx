@@ -30,8 +30,11 @@ export function WebhookDetail(props: {
     mutationFn: () => api.deleteWebhook(hook.id),
     onSuccess: async () => {
       setConfirmDelete(false);
-      await refresh();
+      // Away from the webhook first: its delivery log stops polling before the list is read again
+      // (a poll of a deleted webhook's log is a 404).
       props.onDeleted();
+      queryClient.removeQueries({ queryKey: ['webhook-deliveries', hook.id] });
+      await refresh();
     },
   });
   const rotate = useMutation({

@@ -54,6 +54,9 @@ describe('cron expressions', () => {
     expect(refusal('@often')).toMatch(/not a macro/);
     expect(refusal('1,,2 * * * *')).toMatch(/is not a value/);
     expect(refusal('x'.repeat(101))).toMatch(/at most 100 characters/);
+    // A name of Object.prototype is no macro (a property test found "__proto__" throwing a TypeError).
+    expect(refusal('__proto__')).toMatch(/has 1 fields; a schedule has five/);
+    expect(refusal('constructor')).toMatch(/has 1 fields/);
   });
 
   const part = (min: number, max: number) =>

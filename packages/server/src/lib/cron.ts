@@ -103,7 +103,8 @@ function field(text: string, f: FieldSpec): { set: Set<number>; star: boolean } 
 export function parseCron(source: string): Cron {
   if (typeof source !== 'string' || source.length > 100) throw new CronError('a schedule is a cron expression of at most 100 characters');
   const text = source.trim();
-  const expanded = MACROS[text.toLowerCase()] ?? text;
+  // Own keys only: `__proto__` or `constructor` is text, not a macro.
+  const expanded = Object.hasOwn(MACROS, text.toLowerCase()) ? MACROS[text.toLowerCase()] : text;
   if (expanded.startsWith('@')) throw new CronError(`"${text}" is not a macro (${Object.keys(MACROS).join(', ')})`);
   const parts = expanded.split(/\s+/);
   if (parts.length !== 5)

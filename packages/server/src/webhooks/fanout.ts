@@ -37,7 +37,16 @@ interface ChangeRow {
   op: 'insert' | 'update' | 'delete';
   row_text: string | null;
   old_text: string | null;
+  /** The webhooks (of those asked about) switched on after this change's transaction committed. */
+  seen: string[] | string;
 }
+
+/**
+ * SQL: whether change `c` (a row of realtime.read) had committed when webhook `w` was switched on.
+ * Such a change can be numbered after w.from_seq (an older transaction was still open), and is
+ * not for `w` (migration 0155).
+ */
+const seenAtStartSql = (c: string, w: string) => `coalesce(pg_visible_in_snapshot(${c}.xid, ${w}.from_snapshot), false)`;
 
 const textArray = (v: string[] | string): string[] =>
   Array.isArray(v)
@@ -105,6 +114,7 @@ export async function fanoutOnce(o: FanoutOptions, compiled: Compiled): Promise<
        m as (
          select w.id as webhook_id, c.seq, null::text as failed from c
          join plinth.webhooks w on w.id = any($4::uuid[]) and w.table_name = c.table_name and c.op = any(w.events) and c.seq > w.from_seq
+           and not ${seenAtStartSql('c', 'w')}
          union all
          select x.w::uuid, x.s::int8, x.f from unnest($5::text[], $6::text[], $7::text[]) as x(w, s, f)),
        made as (
@@ -161,15 +171,18 @@ async function filtered(
     byTable.set(h.table_name, list);
   }
   const { rows } = await tx.query<ChangeRow>(
-    `select seq, table_name, op, "row"::text as row_text, old::text as old_text from (${changesOfTablesSql('$1', '$2', '$3')}) c`,
-    [after, upto, [...byTable.keys()]],
+    `select seq, table_name, op, "row"::text as row_text, old::text as old_text,
+       array(select w.id::text from plinth.webhooks w where w.id = any($4::uuid[]) and ${seenAtStartSql('c', 'w')}) as seen
+     from (${changesOfTablesSql('$1', '$2', '$3')}) c`,
+    [after, upto, [...byTable.keys()], hooks.map((h) => h.id)],
   );
   const out: Array<{ webhook: string; seq: number; failed: string | null }> = [];
   for (const r of rows) {
     const seq = Number(r.seq);
+    const seen = textArray(r.seen);
     let fields: Map<string, string> | null | undefined;
     for (const h of byTable.get(r.table_name) ?? []) {
-      if (!h.events.has(r.op) || seq <= h.from) continue;
+      if (!h.events.has(r.op) || seq <= h.from || seen.includes(h.id)) continue;
       if (h.filter instanceof FilterError) {
         out.push({ webhook: h.id, seq, failed: `not sent: the webhook's filter no longer fits the table (${h.filter.message})` });
         continue;

@@ -104,10 +104,12 @@ async function releaseUnlessWatched(tx: Queryable, table: string, except: string
 }
 
 /**
- * Where a webhook starts: the last seq once every change committed so far is numbered. Reading
- * realtime.state alone would let a change committed a moment ago, numbered only at the next poll,
- * count as after the webhook was made (or switched back on) and be delivered. Holds the numbering
- * lock until this transaction ends (other instances' polls skip meanwhile).
+ * Where a webhook starts: the last seq after a numbering run. Reading realtime.state alone would
+ * let a change committed a moment ago, numbered only at the next poll, count as after the webhook
+ * was made (or switched back on) and be delivered. Holds the numbering lock until this transaction
+ * ends (other instances' polls skip meanwhile). A change committed already but not numbered yet
+ * (an older transaction is still open) gets a seq above this one: the snapshot stored beside it
+ * (from_snapshot, migration 0155) is what leaves those out in the fan-out.
  */
 const lastSeq = async (tx: Queryable) =>
   Number((await tx.query<{ s: number | string }>('select last_seq as s from realtime.sequence()')).rows[0]?.s ?? 0);
@@ -160,8 +162,9 @@ export function createWebhookStore(db: Db, clock: Clock): WebhookStore {
       const row = await locked(async (tx) => {
         if (f.enabled) await capture(tx, f.table);
         const { rows } = await tx.query<{ id: string }>(
-          `insert into plinth.webhooks (name, table_name, events, url, filter, headers, secret, enabled, from_seq, created_at, updated_at)
-           values ($1, $2, $3::text[], $4, $5, $6::jsonb, $7, $8, $9, $10::timestamptz, $10::timestamptz) returning id::text as id`,
+          `insert into plinth.webhooks (name, table_name, events, url, filter, headers, secret, enabled, from_seq, from_snapshot, created_at, updated_at)
+           values ($1, $2, $3::text[], $4, $5, $6::jsonb, $7, $8, $9, pg_current_snapshot(), $10::timestamptz, $10::timestamptz)
+           returning id::text as id`,
           [f.name, f.table, f.events, f.url, f.filter, JSON.stringify(f.headers), secret, f.enabled, await lastSeq(tx), now()],
         );
         return one(tx, rows[0].id);
@@ -179,7 +182,9 @@ export function createWebhookStore(db: Db, clock: Clock): WebhookStore {
         if (before.enabled && (moved || !f.enabled)) await releaseUnlessWatched(tx, before.table, id);
         await tx.query(
           `update plinth.webhooks set name = $2, table_name = $3, events = $4::text[], url = $5, filter = $6, headers = $7::jsonb,
-             enabled = $8, from_seq = coalesce($9::int8, from_seq), updated_at = $10::timestamptz where id = $1`,
+             enabled = $8, from_seq = coalesce($9::int8, from_seq),
+             from_snapshot = case when $9::int8 is null then from_snapshot else pg_current_snapshot() end, updated_at = $10::timestamptz
+           where id = $1`,
           [id, f.name, f.table, f.events, f.url, f.filter, JSON.stringify(f.headers), f.enabled, restart ? await lastSeq(tx) : null, now()],
         );
         return one(tx, id);

@@ -321,6 +321,12 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     // Functions (docs/functions.md): the project's own code in worker threads, at /api/v1/functions and Supabase's /functions/v1.
     const functions = await registerFunctions(app, { config, callers, keys, log, db, clock, schedulePollMs: options.schedulePollMs });
     fns = functions;
+    // Auth hooks of function:<name> (auth/hooks.ts): called as the service with the hook's event.
+    auth.useFunctionHooks(async (name, body) => {
+      const out = await functions.invokeAsService(name, body);
+      if (!out.ok) throw new Error(`${out.code}: ${out.message}`);
+      return { status: out.status, body: out.body ? out.body.toString('utf8') : '' };
+    });
     await registerSupabaseFunctions(app, { functions, bodyLimit: config.bodyLimit });
 
     app.get('/sdk/plinth.js', async (_req, reply) => {

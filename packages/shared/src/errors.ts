@@ -109,6 +109,10 @@ export const ERROR_STATUS = {
   passkey_invalid: 400,
   /** No passkey with this id belongs to the user. */
   passkey_not_found: 404,
+  /** An auth hook (docs/auth.md, "Auth hooks") threw, timed out or answered something else than its contract: the sign-in, refresh or sign-up is refused. */
+  hook_failed: 500,
+  /** An auth hook refused the request with its own message (`{error: {http_code, message}}`; the status is its http_code). */
+  hook_refused: 403,
   // console admins and end-user administration (docs/api.md §4)
   /** A change made with the admin cookie without `X-Plinth-Admin: 1`, or from another origin. */
   csrf_rejected: 403,

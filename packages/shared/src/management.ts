@@ -123,6 +123,19 @@ export interface AuthSettings {
    * upgraded in place by adding one; at most 30 an hour per IP.
    */
   anonymous_sign_in_enabled: boolean;
+  /**
+   * Auth hooks (docs/auth.md, "Auth hooks"): each `pg-functions://postgres/<schema>/<function>`
+   * (a SQL function taking and returning jsonb), `function:<name>` (a project function), or null.
+   */
+  hooks: AuthHookSettings;
+}
+
+/** The auth hooks of the settings; null: none. */
+export interface AuthHookSettings {
+  /** Given `{user_id, claims, authentication_method}` before each access token is signed; returns `{claims}`. */
+  custom_access_token: string | null;
+  /** Given `{metadata, user}` before a user is inserted; returns `{}` or `{error: {http_code, message}}` to refuse. */
+  before_user_created: string | null;
 }
 
 /** The mask a stored secret is read as. */

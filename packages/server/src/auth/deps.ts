@@ -12,6 +12,7 @@ import type { AuthLimits } from './limits/index.js';
 import type { PasswordHasher } from './password/hasher.js';
 import type { TokenService } from './sessions/jwt.js';
 import type { OidcDiscovery } from './oauth/oidc/discovery.js';
+import type { AuthHooks } from './hooks.js';
 
 /** What the composition root hands the auth area (registerAuth). */
 export interface AuthOptions {
@@ -45,6 +46,8 @@ export interface AuthDeps extends Omit<AuthOptions, 'callers' | 'gate' | 'oauth'
   accounts: Accounts;
   /** Opening and ending sessions (sessions/state.ts). */
   sessionState: SessionState;
+  /** The project's auth hooks (hooks.ts): the access token's claims, a new user. */
+  hooks: AuthHooks;
   /**
    * Work done after the answer is sent (so known and unknown emails answer alike): each
    * promise is tracked, so tests and shutdown can wait for it.

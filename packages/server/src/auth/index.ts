@@ -67,6 +67,8 @@ import { createMfaService } from './mfa/service.js';
 import { createPasskeyService } from './passkeys/service.js';
 import { type AdminLinks, createAdminLinks } from './admin-links.js';
 import { createAnonymousService } from './anonymous/service.js';
+import { createAuthHooks, createHookRunner, type FunctionHookRunner } from './hooks.js';
+export { type FunctionHookRunner, hookTarget } from './hooks.js';
 export type { AdminLinkType } from './admin-links.js';
 
 export { AUTH_DOCS, enabledProviders } from './responses.js';
@@ -122,6 +124,8 @@ export interface Auth {
    * request limit as /v1/auth (one count for both).
    */
   mountFace(register: (scope: App) => void | Promise<void>): Promise<void>;
+  /** How `function:<name>` hooks are called (the functions area's invokeAsService); until then such a hook fails. */
+  useFunctionHooks(runner: FunctionHookRunner): void;
   /** Resolves once the work done after answers (forgot-password, resend, magic links) is done. */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -202,9 +206,16 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     while (pending.size) await Promise.all([...pending]);
   };
   const state = createSessionState(options.gate);
-  const accounts = createAccounts(state);
+  let functionHooks: FunctionHookRunner | null = null;
+  const hooks = createAuthHooks(
+    createHookRunner(options.db, () => functionHooks),
+    () => options.settings.auth().hooks,
+    options.clock,
+    options.log,
+  );
+  const accounts = createAccounts(state, hooks);
   const limits = createAuthLimits(counter, config);
-  const deps: AuthDeps = { ...options, config, hasher, limits, accounts, sessionState: state, later };
+  const deps: AuthDeps = { ...options, config, hasher, limits, accounts, sessionState: state, hooks, later };
   const sessions = createSessionService(deps);
   const services: AuthServices = {
     sessions,
@@ -244,6 +255,9 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
     guards,
     adminLinks: createAdminLinks(deps),
     mountFace: limited,
+    useFunctionHooks(runner) {
+      functionHooks = runner;
+    },
     async rotateSigningKey(o) {
       const rotation = await rotateSigningKey(options.db, options.clock, o, state);
       await options.tokens.reloadKeys(o.revoke);

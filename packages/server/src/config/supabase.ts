@@ -67,6 +67,8 @@ export interface SupabaseSettings {
     external: Record<string, SupabaseExternalProvider>;
     mfa: { totp_enroll_enabled: boolean; totp_verify_enabled: boolean; max_enrolled_factors: number };
     passkey: { enabled: boolean; rp_id: string | null; rp_origins: string[] };
+    /** `[auth.hook.<name>] enabled, uri`: the enabled hooks Plinth runs (custom_access_token, before_user_created). */
+    hook: { custom_access_token: string | null; before_user_created: string | null };
   };
   storage: {
     enabled: boolean;
@@ -240,6 +242,15 @@ export function parseSupabaseConfig(
     buckets[name] = bucket;
   }
 
+  const hook = { custom_access_token: null as string | null, before_user_created: null as string | null };
+  for (const [name, h] of Object.entries(sub(auth, 'auth', 'hook'))) {
+    if (!isTable(h)) throw r.bad(`auth.hook.${name}`, 'a table ([auth.hook.<name>])');
+    const at = `auth.hook.${name}`;
+    if (!r.bool(h, at, 'enabled', false)) continue;
+    if (name === 'custom_access_token' || name === 'before_user_created') hook[name] = r.str(h, at, 'uri', null) || null;
+    else notActedOn.push(at);
+  }
+
   const functions: Record<string, { enabled: boolean; verify_jwt: boolean }> = {};
   for (const [name, f] of Object.entries(section('functions'))) {
     if (!isTable(f)) throw r.bad(`functions.${name}`, 'a table ([functions.<name>])');
@@ -305,6 +316,7 @@ export function parseSupabaseConfig(
         rp_id: r.str(webauthn, 'auth.webauthn', 'rp_id', null) || null,
         rp_origins: r.strings(webauthn, 'auth.webauthn', 'rp_origins', []),
       },
+      hook,
     },
     storage: {
       enabled: r.bool(storage, 'storage', 'enabled', true),
@@ -348,6 +360,13 @@ export function projectSettingsOf(s: SupabaseSettings): { settings: ProjectSetti
     auth.magic_link_url = a.site_url;
   } else auth.magic_link_enabled = false;
   auth.anonymous_sign_in_enabled = a.enable_anonymous_sign_ins;
+  // Supabase's pg-functions:// hooks run here as SQL functions; an http(s) hook is not served.
+  const hooks: Record<string, string | null> = { custom_access_token: null, before_user_created: null };
+  for (const [name, uri] of Object.entries(a.hook)) {
+    if (uri?.startsWith('pg-functions://')) hooks[name] = uri;
+    else if (uri) notes.push(`auth.hook.${name}: only pg-functions:// hooks run on Plinth (${uri.split('://')[0]} is not served)`);
+  }
+  auth.hooks = hooks;
   if (a.passkey.enabled && a.passkey.rp_id) {
     auth.passkey_enabled = true;
     auth.passkey_rp_id = a.passkey.rp_id;

@@ -33,6 +33,7 @@ export function defaultAuthSettings(): AuthSettings {
     passkey_rp_id: null,
     passkey_origins: [],
     anonymous_sign_in_enabled: false,
+    hooks: { custom_access_token: null, before_user_created: null },
   };
 }
 

@@ -38,7 +38,12 @@ const TOP_LEVEL = new Set<string>([
   'mfa_enforcement',
   'passkey_rp_id',
   'passkey_origins',
+  'hooks',
 ]);
+const HOOKS = ['custom_access_token', 'before_user_created'] as const;
+/** What auth/hooks.ts's hookTarget reads: a SQL function of the project's own schemas, or a project function. */
+const HOOK_URI =
+  /^(?:pg-functions:\/\/postgres\/(?!(?:auth|plinth|pg_catalog|information_schema|realtime|storage)\/)[A-Za-z_][A-Za-z0-9_]{0,62}\/[A-Za-z_][A-Za-z0-9_]{0,62}|function:[A-Za-z0-9][A-Za-z0-9_-]{0,63})$/;
 const OIDC_FIELDS = new Set(['id', 'name', 'issuer', 'client_id', 'client_secret', 'scopes', 'token_endpoint_auth_method', 'enabled']);
 const OIDC_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
 /** RFC 6749 §3.3 scope-token characters. */
@@ -82,6 +87,21 @@ export function mergeAuthPatch(current: AuthSettings, patch: unknown): { merged:
             if (!Object.hasOwn(stored, f)) problems.push({ field: `providers.${name}.${f}`, message: 'is not a field of this provider' });
             else if (!(SECRET_FIELDS.has(f) && v === MASK)) stored[f] = v;
           }
+      }
+    } else if (key === 'hooks') {
+      if (!isObject(value)) {
+        problems.push({ field: 'hooks', message: 'must be an object keyed by hook (custom_access_token, before_user_created)' });
+        continue;
+      }
+      for (const [name, uri] of Object.entries(value)) {
+        if (!(HOOKS as readonly string[]).includes(name))
+          problems.push({ field: `hooks.${name}`, message: `is not a hook (${HOOKS.join(', ')})` });
+        else if (uri !== null && (typeof uri !== 'string' || !HOOK_URI.test(uri)))
+          problems.push({
+            field: `hooks.${name}`,
+            message: 'must be pg-functions://postgres/<schema>/<function> (a schema of the project), function:<name>, or null',
+          });
+        else merged.hooks = { ...merged.hooks, [name]: uri };
       }
     } else if (key === 'oidc_providers') {
       if (!Array.isArray(value)) problems.push({ field: 'oidc_providers', message: 'must be an array of providers' });

@@ -7,6 +7,7 @@
  * Sessions are opened and ended by the session state (sessions/state.ts), which this module
  * uses (a proof ends sessions) and which never uses it.
  */
+import type { AuthHooks } from '../hooks.js';
 import type { SessionState } from '../sessions/state.js';
 import { type AccountWrites, createAccountWrites } from './writes.js';
 
@@ -25,6 +26,6 @@ export type Accounts = AccountWrites;
 /**
  * @example const accounts = createAccounts(createSessionState(gate)); await db.transaction((tx) => accounts.proveEmail(tx, id, email, {}, clock.now()));
  */
-export function createAccounts(sessions: SessionState): Accounts {
-  return createAccountWrites(sessions);
+export function createAccounts(sessions: SessionState, hooks?: Pick<AuthHooks, 'beforeUserCreated'>): Accounts {
+  return createAccountWrites(sessions, hooks);
 }

@@ -1,5 +1,7 @@
 import type { Queryable } from '../../db/index.js';
 import { iso } from '../../lib/index.js';
+import { randomUUID } from 'node:crypto';
+import type { AuthHooks } from '../hooks.js';
 import type { SessionState } from '../sessions/state.js';
 import { findUser } from './repo.js';
 
@@ -58,7 +60,7 @@ export type ProofOutcome = 'first' | 'already' | 'moved';
  * ("a credential attached while the address was unproven never survives the first proof
  * of the address"), in one place.
  */
-export function createAccountWrites(sessions: SessionState) {
+export function createAccountWrites(sessions: SessionState, hooks?: Pick<AuthHooks, 'beforeUserCreated'>) {
   /** Drops what a proof does not keep: passwords, provider identities, sessions, pending links and codes. */
   async function dropUnproven(tx: Queryable, userId: string, email: string, keep: ProofKeeps, now: number) {
     await tx.query('delete from auth.passwords where user_id = $1', [userId]);
@@ -99,6 +101,19 @@ export function createAccountWrites(sessions: SessionState) {
      */
     async createUser(tx: Queryable, u: NewUser, now: number): Promise<string | null> {
       const at = iso(now);
+      const id = u.id ?? randomUUID();
+      // The before-user-created hook (hooks.ts) sees the user as GoTrue shows it, and may refuse.
+      await hooks?.beforeUserCreated(tx, {
+        id,
+        aud: 'authenticated',
+        role: 'authenticated',
+        email: u.email ?? '',
+        phone: u.phone ?? '',
+        app_metadata: {},
+        user_metadata: u.data ?? {},
+        is_anonymous: !u.email && !u.phone,
+        created_at: at,
+      });
       const { rows } = await tx.query<{ id: string }>(
         `insert into auth.users (id, email, email_confirmed_at, phone, name, avatar, data, created_at, updated_at)
          values (coalesce($8::uuid, gen_random_uuid()), $1, case when $2 then $7::timestamptz end, $3, $4, $5, $6::jsonb, $7::timestamptz, $7::timestamptz)
@@ -111,7 +126,7 @@ export function createAccountWrites(sessions: SessionState) {
           u.avatar ?? null,
           JSON.stringify(u.data ?? {}),
           at,
-          u.id ?? null,
+          id,
         ],
       );
       return rows[0]?.id ?? null;

@@ -115,7 +115,7 @@ export function createPasswordService(deps: AuthDeps, sessions: SessionService) 
       if (!user) throw new ApiError('internal_error', 'The new user could not be read back.');
       return {
         user,
-        session: result.session ? await sessions.tokenSet(user, result.session.sessionId, result.session.refreshToken) : null,
+        session: result.session ? await sessions.issue(user.id, result.session.sessionId, result.session.refreshToken) : null,
       };
     },
 

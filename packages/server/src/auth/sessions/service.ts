@@ -17,7 +17,8 @@ interface Level extends Assurance {
   user: UserClaims;
 }
 
-type Deps = Pick<AuthDeps, 'db' | 'tokens' | 'clock' | 'settings' | 'config' | 'accounts' | 'sessionState'>;
+type Deps = Pick<AuthDeps, 'db' | 'tokens' | 'clock' | 'settings' | 'config' | 'accounts' | 'sessionState'> &
+  Partial<Pick<AuthDeps, 'hooks'>>;
 
 interface StateRow {
   session_id: string;
@@ -91,27 +92,36 @@ export function createSessionService(deps: Deps) {
     return { aal: r?.aal === 'aal2' ? 'aal2' : 'aal1', amr: Array.isArray(amr) ? amr : [], mfa: r?.mfa === true, user: userClaims(r) };
   }
 
-  /** An access token for `sessionId` that lives `session_duration_seconds`, at the session's level. */
-  async function signAccess(user: User, sessionId: string, level: Level): Promise<SignedAccess> {
+  /**
+   * An access token for `sessionId` that lives `session_duration_seconds`, at the session's
+   * level, with the claims the custom access-token hook returned (hooks.ts). `method`: how the
+   * token came about (`token_refresh`, else the session's newest method), as the hook is told.
+   */
+  async function signAccess(user: User, sessionId: string, level: Level, method?: string): Promise<SignedAccess> {
     const ttl = deps.settings.auth().session_duration_seconds;
     // `email_verified` / `phone_verified`: a policy on auth.jwt()->>'email' must be able to tell
     // an address the user proved from one they only typed.
-    const { token, exp } = await deps.tokens.sign(
-      {
-        sub: user.id,
-        // An absent address is no claim at all (GoTrue's tokens carry strings only: auth-js's
-        // getClaims types them so), and auth.jwt()->>'email' reads null either way.
-        ...(user.email !== null ? { email: user.email } : {}),
-        email_verified: user.email !== null && user.email_confirmed_at !== null,
-        ...(user.phone !== null ? { phone: user.phone } : {}),
-        phone_verified: user.phone !== null && user.phone_confirmed_at !== null,
-        session_id: sessionId,
-        aal: level.aal,
-        amr: level.amr,
-        ...level.user,
-      },
-      ttl,
-    );
+    const claims = {
+      sub: user.id,
+      // An absent address is no claim at all (GoTrue's tokens carry strings only: auth-js's
+      // getClaims types them so), and auth.jwt()->>'email' reads null either way.
+      ...(user.email !== null ? { email: user.email } : {}),
+      email_verified: user.email !== null && user.email_confirmed_at !== null,
+      ...(user.phone !== null ? { phone: user.phone } : {}),
+      phone_verified: user.phone !== null && user.phone_confirmed_at !== null,
+      session_id: sessionId,
+      aal: level.aal,
+      amr: level.amr,
+      ...level.user,
+    };
+    const hooked = deps.hooks
+      ? await deps.hooks.accessToken(
+          user.id,
+          { aud: 'authenticated', role: 'authenticated', ...claims },
+          method ?? level.amr[level.amr.length - 1]?.method ?? 'password',
+        )
+      : claims;
+    const { token, exp } = await deps.tokens.sign({ ...hooked, sub: user.id }, ttl);
     return { token, exp, ttl };
   }
 
@@ -220,7 +230,13 @@ export function createSessionService(deps: Deps) {
     async issue(userId: string, sessionId: string, refreshToken: string): Promise<Session> {
       const user = await deps.accounts.findUser(db, userId);
       if (!user) throw invalid();
-      return tokenSet(user, sessionId, refreshToken);
+      try {
+        return await tokenSet(user, sessionId, refreshToken);
+      } catch (err) {
+        // No token for it (a custom access-token hook refused): the session just opened is ended.
+        await db.transaction((tx) => deps.sessionState.revokeSessions(tx, userId, { only: sessionId }, clock.now()));
+        throw err;
+      }
     },
 
     /**
@@ -264,7 +280,7 @@ export function createSessionService(deps: Deps) {
           case 'rotate': {
             const user = await deps.accounts.findUser(db, row.user_id);
             if (!user) throw invalid();
-            const access = await signAccess(user, row.session_id, await levelOf(row.session_id));
+            const access = await signAccess(user, row.session_id, await levelOf(row.session_id), 'token_refresh');
             const next = await rotate(raw, hash, row.session_id, access);
             if (next === null) continue; // another request rotated it first: decide again
             return tokenSet(user, row.session_id, next, access);

@@ -14,6 +14,11 @@ export interface ChannelOptions {
   self?: boolean;
   /** The key your presence is listed under (a user id, a name). Default: a random one per join. */
   presenceKey?: string;
+  /**
+   * A private channel: joining and sending are decided by the project's policies on
+   * `realtime.messages` (with `realtime.topic()`), at the join and again at each new token. Default false.
+   */
+  private?: boolean;
 }
 
 /** What a channel needs of the connection (client.ts). */
@@ -114,6 +119,7 @@ export class RealtimeChannel {
       type: 'join',
       channel: this.name,
       ...(this.options.self ? { self: true } : {}),
+      ...(this.options.private ? { private: true } : {}),
       ...(this.options.presenceKey ? { presence_key: this.options.presenceKey } : {}),
     });
   }
@@ -151,6 +157,13 @@ export class RealtimeChannel {
         this.emitPresence(joins, leaves);
         return;
       }
+      case 'left':
+        // Put out by the server (a new token's policies refuse this private channel): its error came first.
+        if (!this.joining) return;
+        this.joining = false;
+        this.host.forget(this);
+        this.setStatus('CLOSED');
+        return;
       case 'error': {
         const error: PlinthError = {
           code: ((m.code as string) ?? 'invalid_response') as PlinthErrorCode,

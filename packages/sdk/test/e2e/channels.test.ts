@@ -2,7 +2,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type PlinthClient, type RealtimeStatus, type WebSocketLike } from '../../src/index.js';
-import { type E2eServer, startServer } from './server.js';
+import { type E2eServer, email, startServer } from './server.js';
 
 // client.channel(name) against the real server (issue 37): broadcast and presence between two
 // SDK clients, and a dropped connection rejoining by itself with its presence tracked again.
@@ -76,5 +76,25 @@ describe('client.channel', () => {
     await roomA.unsubscribe();
     await expect.poll(() => Object.keys(roomB.presenceState())).toEqual([]);
     expect(roomA.send('message', { text: 'gone' })).toBe(false);
+  });
+
+  it('a private channel: joined as its policies allow, and left by itself when the user signs out', async () => {
+    await s.t.db.query(`create policy "members read members" on realtime.messages for select to authenticated
+      using (realtime.topic() = 'members')`);
+    const anon = sdk(s.url);
+    const refused: Array<[RealtimeStatus, string | undefined]> = [];
+    anon.channel('members', { private: true }).subscribe((st, err) => refused.push([st, err?.code]));
+    await expect.poll(() => refused).toEqual([['ERROR', 'forbidden']]);
+
+    const user = sdk(s.url);
+    expect((await user.auth.signUp({ email: email('private-channel'), password: 'correct horse battery staple' })).error).toBeNull();
+    const statuses: RealtimeStatus[] = [];
+    const room = user.channel('members', { private: true });
+    room.subscribe((st) => statuses.push(st));
+    await expect.poll(() => room.status).toBe('SUBSCRIBED');
+    // Signed out, the connection takes the public key's role, whose policies refuse the channel.
+    await user.auth.signOut();
+    await expect.poll(() => room.status).toBe('CLOSED');
+    expect(statuses).toEqual(['SUBSCRIBED', 'ERROR', 'CLOSED']);
   });
 });

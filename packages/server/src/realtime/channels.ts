@@ -45,6 +45,11 @@ export interface ChannelMember {
    * its members are apart from a public channel of the same name.
    */
   readonly private?: boolean;
+  /**
+   * May send (broadcast, presence) on its private channel, as the policies said at the join or at
+   * the last new token (session.ts decides it again then); a public channel's member always may.
+   */
+  write?: boolean;
   /** Its tracked presence (null: not tracked); the hub sets it. */
   meta: Record<string, unknown> | null;
   /** Writes a message on the member's wire. */

@@ -112,6 +112,24 @@ export class Connection extends Session {
     return m;
   }
 
+  /** The membership of a channel this connection joined and may send on, or `forbidden`. */
+  private writable(channel: string): ChannelMember {
+    const m = this.member(channel);
+    if (m.write === false)
+      throw new ApiError(
+        'forbidden',
+        `You may not send on the private channel ${channel}: no policy on realtime.messages lets you insert.`,
+      );
+    return m;
+  }
+
+  /** Put out of a private channel by a new token's policies: an error naming it, then `left`. */
+  protected channelLost(m: ChannelMember, err: ApiError): void {
+    const body = JSON.parse(errorMessage(err)) as Record<string, unknown>;
+    this.send(JSON.stringify({ type: 'error', channel: m.topic, ...Object.fromEntries(Object.entries(body).slice(1)) }));
+    this.send(JSON.stringify({ type: 'left', channel: m.topic }));
+  }
+
   protected report(err: ApiError, id?: string): void {
     this.send(errorMessage(err, id));
   }
@@ -140,8 +158,19 @@ export class Connection extends Session {
           return;
         case 'join': {
           const channel = msg.channel;
+          // A private channel: the caller's policies on realtime.messages decide at the join (and
+          // again at each new token, session.ts): reading is joining, inserting is sending.
+          const rights = msg.private ? await this.d.channels.rights(this.principal, channel) : { read: true, write: true };
+          if (!rights.read)
+            throw new ApiError(
+              'forbidden',
+              `You may not join the private channel ${channel}: no policy on realtime.messages lets you read it.`,
+            );
+          if (this.closed) return;
           const member: ChannelMember = {
             topic: channel,
+            private: msg.private,
+            write: rights.write,
             ip: this.ip,
             presenceKey: msg.presenceKey ?? randomUUID(),
             self: msg.self,
@@ -149,7 +178,15 @@ export class Connection extends Session {
             deliver: (message: ChannelMessage) => this.send(channelText(channel, message)),
           };
           const presence = this.joinChannel(member);
-          this.send(JSON.stringify({ type: 'joined', channel, presence_key: member.presenceKey, presence }));
+          this.send(
+            JSON.stringify({
+              type: 'joined',
+              channel,
+              presence_key: member.presenceKey,
+              presence,
+              ...(msg.private ? { private: true, write: rights.write } : {}),
+            }),
+          );
           return;
         }
         case 'leave':
@@ -157,19 +194,19 @@ export class Connection extends Session {
           this.send(JSON.stringify({ type: 'left', channel: msg.channel }));
           return;
         case 'broadcast': {
-          const member = this.member(msg.channel);
+          const member = this.writable(msg.channel);
           this.takeBroadcastToken();
           this.d.channels.broadcast(msg.channel, member, msg.event, msg.payload);
           return;
         }
         case 'track': {
-          const member = this.member(msg.channel);
+          const member = this.writable(msg.channel);
           this.takeBroadcastToken();
           this.d.channels.track(member, msg.meta);
           return;
         }
         case 'untrack': {
-          const member = this.member(msg.channel);
+          const member = this.writable(msg.channel);
           this.takeBroadcastToken();
           this.d.channels.untrack(member);
           return;

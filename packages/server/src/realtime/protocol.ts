@@ -24,7 +24,7 @@ export type ClientMessage =
     }
   | { type: 'unsubscribe'; id: string }
   | { type: 'ping' }
-  | { type: 'join'; channel: string; self: boolean; presenceKey: string | null }
+  | { type: 'join'; channel: string; self: boolean; presenceKey: string | null; private: boolean }
   | { type: 'leave'; channel: string }
   | { type: 'broadcast'; channel: string; event: string; payload: unknown }
   | { type: 'track'; channel: string; meta: Record<string, unknown> }
@@ -43,7 +43,7 @@ const FIELDS: Record<string, ReadonlySet<string>> = {
   subscribe: new Set(['type', 'id', 'table', 'events', 'filter', 'since']),
   unsubscribe: new Set(['type', 'id']),
   ping: new Set(['type']),
-  join: new Set(['type', 'channel', 'self', 'presence_key']),
+  join: new Set(['type', 'channel', 'self', 'presence_key', 'private']),
   leave: new Set(['type', 'channel']),
   broadcast: new Set(['type', 'channel', 'event', 'payload']),
   track: new Set(['type', 'channel', 'meta']),
@@ -69,7 +69,14 @@ function channelMessage(m: Record<string, unknown>): ClientMessage {
       if (key !== undefined && key !== null && (typeof key !== 'string' || !NAME.test(key))) {
         throw invalid('"presence_key" must be 1 to 255 characters.', undefined, 'presence_key');
       }
-      return { type: 'join', channel, self: m.self === true, presenceKey: typeof key === 'string' ? key : null };
+      if (m.private !== undefined && typeof m.private !== 'boolean') throw invalid('"private" must be a boolean.', undefined, 'private');
+      return {
+        type: 'join',
+        channel,
+        self: m.self === true,
+        presenceKey: typeof key === 'string' ? key : null,
+        private: m.private === true,
+      };
     }
     case 'broadcast':
       if (typeof m.event !== 'string' || !NAME.test(m.event))

@@ -18,6 +18,7 @@ import type { ColumnInfo, SchemaCache } from '../rest/index.js';
 import { type CompiledFilter, compileFilter } from './filter.js';
 import { type ChangeFormat, type Hub, PLINTH_FORMAT, type Subscriber, type Subscription } from './hub.js';
 import type { ChangeLog } from '../changes/index.js';
+import type { ChannelRights } from './channel-rights.js';
 import type { ChannelMember, Channels, PresenceState } from './channels.js';
 import type { TableAccess } from './policies.js';
 import type { ChangeEvent } from './protocol.js';
@@ -109,6 +110,8 @@ export abstract class Session implements Subscriber {
   protected abstract report(err: ApiError, id?: string): void;
   /** Ends the client's wire (the subscriptions are already gone). */
   protected abstract shut(code: number, reason: string): void;
+  /** Tells the client it was put out of a channel it had joined (already left: no more messages). */
+  protected abstract channelLost(m: ChannelMember, err: ApiError): void;
 
   /** The token expired: deliveries wait (cursors stay) until a fresh one arrives. */
   get paused(): boolean {
@@ -215,7 +218,26 @@ export abstract class Session implements Subscriber {
         if (!cols || cols.size === 0 || sub.filter.columns.some((c) => !cols.has(c))) lost.push(sub);
       }
     }
+    // Private channels: the new token's policies decide again (the same token's would say the same).
+    const rights = new Map<ChannelMember, ChannelRights>();
+    if (token !== this.token || next.role !== this.principal.role) {
+      for (const m of this.joined.values()) if (m.private) rights.set(m, await this.d.channels.rights(next, m.topic));
+    }
     if (this.closed) return;
+    for (const [m, r] of rights) {
+      if (this.joined.get(m.topic) !== m) continue;
+      if (r.read) {
+        m.write = r.write;
+        continue;
+      }
+      this.leaveChannel(m.topic);
+      this.channelLost(
+        m,
+        new ApiError('forbidden', `You may no longer read the private channel ${m.topic}: the new token's policies refuse it.`, {
+          channel: m.topic,
+        }),
+      );
+    }
     const resumed = this.expiredNow;
     for (const sub of lost) {
       this.end(

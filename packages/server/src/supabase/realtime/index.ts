@@ -69,7 +69,7 @@ interface Member extends ChannelMember {
   readonly changes: string[];
   readonly ack: boolean;
   /** May send (broadcast, presence): a public channel's member always; a private one's as its policies say. */
-  readonly write: boolean;
+  write: boolean;
 }
 
 const PREFIX = 'realtime:';
@@ -283,6 +283,22 @@ class Client extends Session {
     }
     // The presence state of the topic, as Supabase sends it after a join.
     this.frame({ join_ref: joinRef, ref: null, topic: phxTopic, event: 'presence_state', payload: state });
+  }
+
+  /**
+   * A new token's policies no longer let the member read its private channel (session.ts left it):
+   * as Supabase's server does, a `system` error on the channel, then `phx_close`; its
+   * postgres_changes bindings end with it.
+   */
+  protected channelLost(lost: ChannelMember, err: ApiError): void {
+    for (const [phxTopic, m] of this.members) {
+      if (m !== lost) continue;
+      this.members.delete(phxTopic);
+      for (const id of m.changes) this.unsubscribe(id);
+      const payload = { status: 'error', extension: 'system', channel: m.topic, message: err.message, code: err.code };
+      this.frame({ join_ref: m.joinRef, ref: null, topic: phxTopic, event: 'system', payload });
+      this.frame({ join_ref: m.joinRef, ref: null, topic: phxTopic, event: 'phx_close', payload: {} });
+    }
   }
 
   private leave(phxTopic: string): void {

@@ -6,7 +6,9 @@ import { realtimeJsServer, subscribed, type Vsn } from '../../../test/realtime-j
 // supabase-js's own test project's, narrowed: anyone signed in reads team-*, only team-write
 // takes messages.
 const ADA = '00000000-0000-4000-8000-00000000a0a0';
+const BOB = '00000000-0000-4000-8000-00000000b0b0';
 let adaToken: string;
+let bobToken: string;
 const rt = realtimeJsServer(async (t) => {
   // As a Supabase folder's migration runs them: the database's owner (realtime.messages is not the SQL runner's).
   await t.db.query(`
@@ -15,7 +17,11 @@ const rt = realtimeJsServer(async (t) => {
   await t.db.query(`
     create policy "signed in writes team-write" on realtime.messages for insert to authenticated
       with check (realtime.topic() = 'team-write')`);
+  await t.db.query(`
+    create policy "ada alone reads ada-only" on realtime.messages for select to authenticated
+      using (realtime.topic() = 'ada-only' and auth.uid() = '${ADA}'::uuid)`);
   adaToken = await t.mintToken(ADA, { email: 'ada@example.com' });
+  bobToken = await t.mintToken(BOB, { email: 'bob@example.com' });
 });
 
 /** A client; with `token`, signed in before it joins. */
@@ -36,6 +42,40 @@ describe.each(['1.0.0', '2.0.0'] as const)('private channels, vsn %s', (vsn) => 
     const reader = (await client(vsn, adaToken)).channel('team-read', { config: privately });
     expect(await subscribed(reader)).toBe('SUBSCRIBED');
     expect(await reader.send({ type: 'broadcast', event: 'e', payload: { n: 2 } })).toBe('error');
+  });
+
+  it('a new token whose policies refuse the channel ends it (system error, then phx_close); a broadcast after it does not arrive', async () => {
+    const c = await client(vsn, adaToken);
+    const ch = c.channel('ada-only', { config: { private: true } });
+    const got: unknown[] = [];
+    const system: Array<{ status?: string; message?: string }> = [];
+    ch.on('broadcast', { event: 'e' }, (m) => got.push(m.payload));
+    ch.on('system', {}, (m) => system.push(m));
+    expect(await subscribed(ch)).toBe('SUBSCRIBED');
+    // Another member, still Ada: it shows what went out.
+    const witness = (await client(vsn, adaToken)).channel('ada-only', { config: { private: true } });
+    const heard: unknown[] = [];
+    witness.on('broadcast', { event: 'e' }, (m) => heard.push(m.payload));
+    expect(await subscribed(witness)).toBe('SUBSCRIBED');
+    const send = async (n: number) => {
+      const res = await rt.t.app.inject({
+        method: 'POST',
+        url: '/realtime/v1/api/broadcast',
+        headers: { authorization: `Bearer ${rt.t.keys.secretKey}` },
+        payload: { messages: [{ topic: 'ada-only', event: 'e', payload: { n }, private: true }] },
+      });
+      expect(res.statusCode).toBe(202);
+    };
+    await send(1);
+    await expect.poll(() => got).toEqual([{ n: 1 }]);
+
+    // The same client now signed in as another user: its policies do not let it read ada-only.
+    await c.setAuth(bobToken);
+    await expect.poll(() => ch.state).toBe('closed');
+    expect(system).toMatchObject([{ status: 'error', message: expect.stringContaining('ada-only') }]);
+    await send(2);
+    await expect.poll(() => heard).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(got).toEqual([{ n: 1 }]);
   });
 
   it('anon, and a user on a topic no policy names, are refused at the join', async () => {

@@ -84,10 +84,13 @@ export const COMMANDS: Record<string, CommandSpec> = {
     load: () => import('./migration.js'),
   },
   functions: {
-    flags: { ...DATA_DIR },
+    flags: { url: 'value', key: 'value', to: 'value', port: 'value', ...DATA_DIR },
     positional: 2,
     project: 'existing',
-    help: ['functions new <name> | functions list', "a new function from a template (functions/<name>.ts), or the project's functions"],
+    help: [
+      'functions new|list|serve|deploy|rollback|delete|versions|logs [name] [--url U --key K] [--to N]',
+      'write, list, serve, deploy and roll back functions (docs/functions.md)',
+    ],
     load: () => import('./functions.js'),
   },
   secrets: {

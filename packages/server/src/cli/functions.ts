@@ -2,13 +2,18 @@
  * `plinth functions new <name>`: a function to start from (`functions/<name>.ts`, or
  * `supabase/functions/<name>/index.ts` in a Supabase folder, Supabase's own template);
  * `plinth functions list`: the project's functions with their files, URLs and schedules (docs/functions.md).
+ * `deploy [name]`, `rollback <name> [--to N]`, `delete <name>`, `versions <name>`, `logs <name>`:
+ * the admin API of a running server (functions/routes.ts), this project's own or `--url` with
+ * `--key` (the secret key); `serve`: `plinth dev` (functions served and reloaded on save).
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { FUNCTION_NAME, type FunctionsFolder, functionsFolder, listFunctions } from '../functions/index.js';
 import { iso, nextRun, parseCron } from '../lib/index.js';
+import { flagValue } from './args.js';
 import { type CommandContext, shown } from './context.js';
 import { fail } from './output.js';
+import { projectKeys, serverOf } from './running.js';
 
 /** A refused `new` (bad name, existing function): one line, and the exit code. */
 export class UsageProblem extends Error {
@@ -90,8 +95,143 @@ export function functionLines(folder: FunctionsFolder, cwd: string, schedules: R
   return lines;
 }
 
-export async function run({ args, config, cwd }: CommandContext): Promise<void> {
+/** The server the admin subcommands talk to, and its secret key; one line when there is none. */
+async function target(ctx: CommandContext): Promise<{ url: string; key: string }> {
+  const url = flagValue(ctx.args, 'url');
+  const key = flagValue(ctx.args, 'key') ?? process.env.PLINTH_SECRET_KEY ?? ctx.config.secretKey ?? undefined;
+  if (url !== undefined) {
+    if (!/^https?:\/\/[^/]+/.test(url)) fail(`--url must be the server's base URL (e.g. --url https://api.example.com), not "${url}"`, 2);
+    if (!key) fail(`--url needs the server's secret key: add --key sk_… (or set PLINTH_SECRET_KEY)`, 2);
+    return { url: url.replace(/\/+$/, ''), key };
+  }
+  const running = serverOf(ctx.config);
+  if (!running)
+    fail(
+      `no server is running on ${shown(ctx.config.dataDir, ctx.cwd)}: start it (plinth dev) or name one with --url https://… --key sk_…`,
+    );
+  return { url: running.url, key: key ?? (await projectKeys(ctx.config)).secretKey };
+}
+
+/** One admin request; an error answer is one line naming its cause and the fix. */
+async function admin(t: { url: string; key: string }, method: string, path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${t.url}/api/v1/admin/functions${path}`, {
+    method,
+    headers: { authorization: `Bearer ${t.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  }).catch((err: Error) => fail(`${t.url} does not answer (${err.message}): is the server running, and the URL right?`));
+  if (res.status === 204) return null;
+  const text = await res.text();
+  let parsed: unknown = null;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    fail(`${t.url} answered ${res.status} without JSON: is it a Plinth server (with functions deploy, 0.x or later)?`);
+  }
+  if (res.ok) return parsed;
+  const e = parsed as { code?: string; message?: string };
+  if (res.status === 401 || res.status === 403)
+    fail(
+      `${t.url} refused the key (${res.status} ${e.code}): functions are managed with the secret key (--key sk_…, or PLINTH_SECRET_KEY)`,
+    );
+  if (res.status === 404 && e.code === 'route_not_found') fail(`${t.url} has no functions admin API: upgrade that server's Plinth`);
+  fail(`${e.message ?? `${t.url} answered ${res.status}`} (${e.code ?? res.status})`);
+}
+
+/** `plinth functions deploy [name]`: each function (or the one named) bundled here and sent as its next version. */
+async function deploy(ctx: CommandContext, folder: FunctionsFolder, name: string | undefined): Promise<void> {
+  const all = listFunctions(folder);
+  const chosen = name === undefined ? all : all.filter((f) => f.name === name);
+  if (chosen.length === 0)
+    fail(
+      name === undefined
+        ? `no functions in ${shown(folder.dir, ctx.cwd)} to deploy: plinth functions new <name> writes one`
+        : `no function ${name} in ${shown(folder.dir, ctx.cwd)} (plinth functions list names them)`,
+    );
+  const t = await target(ctx);
+  const { BundleError, bundleCode, DEPLOYED_RUNTIME } = await import('../functions/index.js');
+  for (const f of chosen) {
+    let code: Uint8Array;
+    try {
+      ({ code } = await bundleCode(f.file, f.name, DEPLOYED_RUNTIME));
+    } catch (err) {
+      if (err instanceof BundleError) fail(`${f.name} did not build: ${err.message.split('\n')[0]} (fix it, then deploy again)`);
+      throw err;
+    }
+    const out = (await admin(t, 'PUT', `/${f.name}`, { bundle: Buffer.from(code).toString('utf8'), layout: folder.layout })) as {
+      version: number;
+      started: boolean;
+    };
+    process.stdout.write(`${f.name}  version ${out.version}  deployed to ${t.url}\n`);
+    if (!out.started)
+      fail(
+        `${f.name} version ${out.version} is live but did not start (its calls answer 500 function_error): the server's log has the cause; fix it and deploy again, or plinth functions rollback ${f.name}`,
+      );
+  }
+}
+
+interface CallRow {
+  at: string;
+  version: number | null;
+  trigger: string;
+  status: number;
+  code: string | null;
+  duration_ms: number;
+  logs: string;
+}
+
+/**
+ * The lines of `plinth functions logs`: one per call, oldest first, its console output indented.
+ * @example callLines([{ at: '2026-01-01T00:00:00.000Z', version: 2, trigger: 'request', status: 200, code: null, duration_ms: 3.1, logs: 'hi' }])
+ */
+export function callLines(calls: CallRow[]): string[] {
+  const out: string[] = [];
+  for (const c of [...calls].reverse()) {
+    out.push(
+      `${c.at}  ${c.version === null ? 'file' : `v${c.version}`}  ${c.status}${c.code ? ` ${c.code}` : ''}  ${c.duration_ms} ms  ${c.trigger}`,
+    );
+    for (const line of c.logs ? c.logs.split('\n') : []) out.push(`    ${line}`);
+  }
+  return out;
+}
+
+async function manage(ctx: CommandContext, sub: string, name: string | undefined): Promise<void> {
+  if (name === undefined) fail(`plinth functions ${sub} needs a function's name: plinth functions ${sub} hello`, 2);
+  if (!FUNCTION_NAME.test(name)) fail(`"${name}" is not a function name: letters, digits, - and _ (plinth functions list names them)`, 2);
+  const t = await target(ctx);
+  if (sub === 'rollback') {
+    const raw = flagValue(ctx.args, 'to');
+    const to = raw === undefined ? undefined : Number(raw);
+    if (to !== undefined && (!Number.isInteger(to) || to < 1))
+      fail(`--to is a version number, not "${raw}" (plinth functions versions ${name})`, 2);
+    const out = (await admin(t, 'POST', `/${name}/rollback`, to === undefined ? {} : { to })) as { version: number; from: number };
+    process.stdout.write(`${name}  version ${out.version} is live (was ${out.from})\n`);
+  } else if (sub === 'delete') {
+    await admin(t, 'DELETE', `/${name}`);
+    process.stdout.write(`${name}  deployed versions deleted (a file of the project folder of that name serves again)\n`);
+  } else if (sub === 'versions') {
+    const rows = (await admin(t, 'GET', `/${name}/versions`)) as Array<{
+      version: number;
+      created_at: string;
+      size: number;
+      live: boolean;
+    }>;
+    if (rows.length === 0) process.stdout.write(`${name} has no deployed versions (plinth functions deploy ${name})\n`);
+    for (const r of rows) process.stdout.write(`v${r.version}  ${r.created_at}  ${r.size} bytes${r.live ? '  live' : ''}\n`);
+  } else {
+    const calls = (await admin(t, 'GET', `/${name}/calls`)) as CallRow[];
+    const lines = callLines(calls);
+    process.stdout.write(lines.length ? `${lines.join('\n')}\n` : `no calls of ${name} on ${t.url} since it started\n`);
+  }
+}
+
+export async function run(ctx: CommandContext): Promise<void> {
+  const { args, config, cwd } = ctx;
   const [sub, name] = args.positional;
+  if (sub === 'serve') {
+    // The simplest honest serve: plinth dev serves the folder's functions and reloads them on save.
+    const dev = await import('./dev.js');
+    return dev.run(ctx);
+  }
   const project = config.project;
   if (!project) fail('plinth functions needs a project folder (plinth.json, or a Supabase folder): run it there, or plinth init first', 2);
   const folder = functionsFolder(project.root, Boolean(project.supabase));
@@ -110,5 +250,8 @@ export async function run({ args, config, cwd }: CommandContext): Promise<void> 
     process.stdout.write(
       lines.length ? `${lines.join('\n')}\n` : `no functions in ${shown(folder.dir, cwd)}: plinth functions new <name> writes one\n`,
     );
-  } else fail(`plinth functions knows new and list, not "${sub}" (plinth functions new hello, plinth functions list)`, 2);
+  } else if (sub === 'deploy') await deploy(ctx, folder, name);
+  else if (sub === 'rollback' || sub === 'delete' || sub === 'versions' || sub === 'logs') await manage(ctx, sub, name);
+  else
+    fail(`plinth functions knows new, list, serve, deploy, rollback, delete, versions and logs, not "${sub}" (plinth help lists them)`, 2);
 }

@@ -53,10 +53,37 @@ export interface Bundle {
 }
 
 /**
+ * What a deployed bundle imports the runtime as (`plinth functions deploy`): the server that
+ * stores it puts its own runtime's URL there (`withRuntime`).
+ */
+export const DEPLOYED_RUNTIME = 'plinth:functions-runtime';
+
+/**
+ * A deployed bundle made loadable by this server: its runtime import pointed at this server's runtime.
+ * @example writeFileSync(path, withRuntime(code, await prepareRuntime(dir)));
+ */
+export function withRuntime(code: string, runtime: string): string {
+  return code.split(JSON.stringify(DEPLOYED_RUNTIME)).join(JSON.stringify(pathToFileURL(runtime).href));
+}
+
+/**
  * Bundles the function `file` into `outDir`.
  * @example const { path } = await bundleFunction('/app/functions/hello.ts', 'hello', '/tmp/plinth-fn');
  */
 export async function bundleFunction(file: string, name: string, outDir: string, runtime: string): Promise<Bundle> {
+  const { code, inputs } = await bundleCode(file, name, pathToFileURL(runtime).href);
+  const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
+  const path = join(outDir, `${name}-${hash}.mjs`);
+  writeFileSync(path, code);
+  return { path, inputs };
+}
+
+/**
+ * The function `file` bundled in memory, its runtime imported from `runtimeUrl` (a file URL, or
+ * DEPLOYED_RUNTIME for a bundle sent to a server).
+ * @example const { code } = await bundleCode('/app/functions/hello.ts', 'hello', DEPLOYED_RUNTIME);
+ */
+export async function bundleCode(file: string, name: string, runtimeUrl: string): Promise<{ code: Uint8Array; inputs: string[] }> {
   const esbuild = await import('esbuild');
   const workDir = dirname(file);
   let result: Awaited<ReturnType<typeof esbuild.build>>;
@@ -64,7 +91,7 @@ export async function bundleFunction(file: string, name: string, outDir: string,
     result = await esbuild.build({
       stdin: {
         // The runtime first: it installs Deno's shim before the function's module runs.
-        contents: `import { start } from ${JSON.stringify(pathToFileURL(runtime).href)};\nimport * as mod from ${JSON.stringify(file)};\nstart(mod);\n`,
+        contents: `import { start } from ${JSON.stringify(runtimeUrl)};\nimport * as mod from ${JSON.stringify(file)};\nstart(mod);\n`,
         resolveDir: workDir,
         sourcefile: `${name}.entry.js`,
         loader: 'js',
@@ -83,7 +110,7 @@ export async function bundleFunction(file: string, name: string, outDir: string,
       banner: {
         js: "import { createRequire as __plinthCreateRequire } from 'node:module'; const require = __plinthCreateRequire(import.meta.url);",
       },
-      plugins: [denoSpecifiers(), external(pathToFileURL(runtime).href)],
+      plugins: [denoSpecifiers(), external(runtimeUrl)],
     });
   } catch (err) {
     const errors = (err as { errors?: Array<{ text: string; location?: { file: string; line: number; column: number } | null }> }).errors;
@@ -94,14 +121,11 @@ export async function bundleFunction(file: string, name: string, outDir: string,
   }
   const code = result.outputFiles?.[0]?.contents;
   if (!code) throw new BundleError('esbuild wrote no output');
-  const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
-  const path = join(outDir, `${name}-${hash}.mjs`);
-  writeFileSync(path, code);
   const inputs = Object.keys(result.metafile?.inputs ?? {})
     .filter((p) => !p.includes(':') || isAbsolute(p))
     .map((p) => resolve(workDir, p))
     .filter((p) => !p.includes(`${sep}node_modules${sep}`));
-  return { path, inputs };
+  return { code, inputs };
 }
 
 /** The runtime's URL stays an import (the worker loads it from the server's files). */

@@ -7,16 +7,17 @@
  * codes `function_error`, `function_timeout` and `function_busy`, and `dispatch` for
  * Supabase's face (`/functions/v1`). A project without a functions folder loads nothing more.
  */
-import { mkdtempSync, rmSync, watch } from 'node:fs';
+import { mkdtempSync, rmSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { Db } from '../db/index.js';
 import { type Clock, iso } from '../lib/index.js';
 import { ApiError, type App, type CallerGuards, type ProjectKeys } from '../http/index.js';
-import { BundleError, bundleFunction, prepareRuntime } from './bundle.js';
+import { BundleError, bundleFunction, prepareRuntime, withRuntime } from './bundle.js';
+import { createDeployed, type Deployed, type LiveVersion } from './deployed.js';
 import { findFunction, functionsFolder, listFunctions, type FunctionsFolder } from './discover.js';
 import {
   type Bridge,
@@ -27,11 +28,13 @@ import {
   type Runner,
   servicePlaceholder,
 } from './pool.js';
-import { registerFunctionRoutes } from './routes.js';
+import { registerFunctionAdminRoutes, registerFunctionRoutes } from './routes.js';
 import { createScheduler, type Scheduler } from './schedules.js';
 import type { FunctionCaller } from './runtime.js';
 import { readSecrets } from './secrets.js';
 
+export { BundleError, DEPLOYED_RUNTIME, bundleCode } from './bundle.js';
+export { DEPLOYED_TTL_MS, MAX_BUNDLE_BYTES, type VersionRow } from './deployed.js';
 export { SCHEDULE_LEASE_MS, type ScheduleState, type Scheduler } from './schedules.js';
 export { DEFAULT_LIMITS, type CallOutcome, type FunctionLimits, type FunctionSettings } from './pool.js';
 export { FUNCTION_METHODS, sendAnswer } from './routes.js';
@@ -77,6 +80,17 @@ export interface Functions {
   exists(name: string): boolean;
   /** The project file's schedules (`functions.<name>.schedule`), or null when it has none. */
   schedules: Scheduler | null;
+  /** Deployed versions (docs/functions.md "Deploying"): stored in the database, one live per function. */
+  deployed: Deployed;
+  /** The recent calls of `name` on this instance, newest first (at most CALLS_KEPT). */
+  calls(name: string): FunctionCall[];
+  /**
+   * Loads the live version of `name` and starts its worker now (after a deploy or rollback on this
+   * instance), so that its first call does not pay for it; false when it does not build or start.
+   */
+  warm(name: string): Promise<boolean>;
+  /** Every function this instance knows: the folder's files and the deployed ones. */
+  list(): Promise<FunctionListing[]>;
   /** Every loaded function is bundled again on its next call (in-flight calls finish on the old version). */
   reload(): void;
   /**
@@ -92,6 +106,36 @@ interface Loaded {
   file: string;
 }
 
+/** How many calls per function an instance keeps for `plinth functions logs` and the console. */
+export const CALLS_KEPT = 100;
+
+/** One call of a function, as its log shows it. */
+export interface FunctionCall {
+  at: string;
+  /** The deployed version that ran, or null for the project folder's file. */
+  version: number | null;
+  /** What called it: a request, a schedule or a webhook/auth hook (the service). */
+  trigger: 'request' | 'service';
+  /** The HTTP status it answered (its own, or the error's: 500, 503, 504). */
+  status: number;
+  /** `function_error`, `function_timeout` or `function_busy` when it failed. */
+  code: string | null;
+  duration_ms: number;
+  /** Its console output, at most 50 lines and 4,000 characters. */
+  logs: string;
+}
+
+export interface FunctionListing {
+  name: string;
+  /** The live deployed version (it overrides the file), or null. */
+  version: number | null;
+  /** The project folder's file, relative to the project root, or null. */
+  file: string | null;
+  schedule: string | null;
+}
+
+const FAILURE_STATUS = { function_error: 500, function_timeout: 504, function_busy: 503 } as const;
+
 const DROP_HEADERS = new Set(['host', 'content-length', 'connection', 'transfer-encoding', 'keep-alive']);
 
 /**
@@ -101,8 +145,10 @@ const DROP_HEADERS = new Set(['host', 'content-length', 'connection', 'transfer-
 export async function registerFunctions(app: App, deps: FunctionsDeps): Promise<Functions> {
   const functions = createFunctions(app, deps);
   await registerFunctionRoutes(app, functions, deps.config.bodyLimit);
+  registerFunctionAdminRoutes(app, deps.callers.operator(), functions);
   app.decorate('functions', functions);
   app.addHook('onClose', () => functions.close());
+  await functions.deployed.live();
   await functions.schedules?.start();
   return functions;
 }
@@ -116,6 +162,10 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
   const placeholder = servicePlaceholder();
   const loaded = new Map<string, Promise<Loaded>>();
   const files = new Map<string, string>();
+  /** The deployed version each loaded function runs (absent: the folder's file). */
+  const versions = new Map<string, number>();
+  const deployed = createDeployed(deps.db);
+  const recent = new Map<string, FunctionCall[]>();
   let outDir: string | null = null;
   let runtime: Promise<string> | null = null;
   let closed = false;
@@ -143,34 +193,59 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
     return { status: res.statusCode, headers: out, body: res.rawPayload };
   };
 
-  const load = (name: string, file: string): Promise<Loaded> => {
+  const prepared = async (): Promise<{ dir: string; runtime: string }> => {
+    outDir ??= mkdtempSync(join(tmpdir(), 'plinth-functions-'));
+    const dir = outDir;
+    runtime ??= prepareRuntime(dir);
+    runtime.catch(() => {
+      runtime = null;
+    });
+    return { dir, runtime: await runtime };
+  };
+
+  const runnerOf = (name: string, bundle: string, layout: 'plinth' | 'supabase'): Runner => {
+    const env: Record<string, string> = readSecrets(project?.root ?? '', folder?.dir ?? '', config.databaseUrlVariable);
+    if (layout === 'supabase') {
+      // What Supabase's runtime gives every function, without the server's secrets: the URL and
+      // the public key, and a stand-in for the service key that only this server's bridge accepts.
+      env.SUPABASE_URL ??= selfOrigin;
+      env.SUPABASE_ANON_KEY ??= keys.publicKey;
+      env.SUPABASE_SERVICE_ROLE_KEY ??= placeholder;
+    }
+    const defaults: FunctionSettings = { verify_jwt: tomlFunctions[name]?.verify_jwt ?? true, limits: DEFAULT_LIMITS };
+    return createRunner({ name, bundle, layout, env, selfOrigin, servicePlaceholder: placeholder, bridge, log }, defaults);
+  };
+
+  /** Forgets the loaded version of `name` (its calls in flight finish on it). */
+  const unload = (name: string) => {
+    const p = loaded.get(name);
+    loaded.delete(name);
+    files.delete(name);
+    versions.delete(name);
+    p?.then(
+      (l) => l.runner.close(),
+      () => undefined,
+    );
+  };
+
+  const load = (name: string, file: string, live?: LiveVersion): Promise<Loaded> => {
     let p = loaded.get(name);
     if (p) return p;
     p = (async () => {
-      outDir ??= mkdtempSync(join(tmpdir(), 'plinth-functions-'));
-      const dir = outDir;
-      runtime ??= prepareRuntime(dir);
-      runtime.catch(() => {
-        runtime = null;
-      });
-      const bundle = await bundleFunction(file, name, dir, await runtime);
-      const env: Record<string, string> = readSecrets(project?.root ?? '', folder?.dir ?? '', config.databaseUrlVariable);
-      if (folder?.layout === 'supabase') {
-        // What Supabase's runtime gives every function, without the server's secrets: the URL and
-        // the public key, and a stand-in for the service key that only this server's bridge accepts.
-        env.SUPABASE_URL ??= selfOrigin;
-        env.SUPABASE_ANON_KEY ??= keys.publicKey;
-        env.SUPABASE_SERVICE_ROLE_KEY ??= placeholder;
+      const { dir, runtime: rt } = await prepared();
+      if (live) {
+        // A deployed version: its stored bundle, its runtime import pointed at this server's runtime.
+        const code = await deployed.code(name, live.version);
+        const path = join(dir, `${name}-v${live.version}-${live.sha256.slice(0, 16)}.mjs`);
+        writeFileSync(path, withRuntime(code, rt));
+        return { runner: runnerOf(name, path, live.layout), file };
       }
-      const defaults: FunctionSettings = { verify_jwt: tomlFunctions[name]?.verify_jwt ?? true, limits: DEFAULT_LIMITS };
-      const runner = createRunner(
-        { name, bundle: bundle.path, layout: folder?.layout ?? 'plinth', env, selfOrigin, servicePlaceholder: placeholder, bridge, log },
-        defaults,
-      );
-      return { runner, file };
+      const bundle = await bundleFunction(file, name, dir, rt);
+      return { runner: runnerOf(name, bundle.path, folder?.layout ?? 'plinth'), file };
     })();
     loaded.set(name, p);
     files.set(name, file);
+    if (live) versions.set(name, live.version);
     // A function that did not build is bundled again on its next call (after the fix).
     p.catch(() => {
       if (loaded.get(name) === p) loaded.delete(name);
@@ -193,9 +268,16 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
   };
 
   /** The function's running version and its settings; function_not_found, or function_error when it does not build or start. */
-  const ready = async (name: string): Promise<{ entry: Loaded; settings: FunctionSettings }> => {
+  const ready = async (name: string): Promise<{ entry: Loaded; settings: FunctionSettings; version: number | null }> => {
     // config.toml's [functions.<name>] enabled = false: as if there were no such function.
     // A loaded function is not looked for again (up to 8 stat calls); a reload forgets them all.
+    // A deployed version overrides the folder's file; a rollback or delete shows here within DEPLOYED_TTL_MS.
+    const live = closed ? undefined : (await deployed.live()).get(name);
+    if (loaded.has(name) && versions.get(name) !== live?.version) unload(name);
+    if (live) {
+      const entry = await loadOrFail(name, `deployed:${name}@${live.version}`, live);
+      return started(name, entry);
+    }
     const known = loaded.has(name) ? files.get(name) : undefined;
     const file = known ?? (folder && !closed && tomlFunctions[name]?.enabled !== false ? findFunction(folder, name) : null);
     if (!file || !folder) {
@@ -203,19 +285,47 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
         folder?.layout === 'supabase' ? `supabase/functions/${name}/index.ts` : `functions/${name}.ts or functions/${name}/index.ts`;
       throw new ApiError('function_not_found', `No function "${name}" in this project (write ${where}).`);
     }
-    let entry: Loaded;
+    return started(name, await loadOrFail(name, file));
+  };
+
+  const loadOrFail = async (name: string, file: string, live?: LiveVersion): Promise<Loaded> => {
     try {
-      entry = await load(name, file);
+      return await load(name, file, live);
     } catch (err) {
+      if (err instanceof ApiError) throw err;
       log.warn({ fn: name, err: err instanceof BundleError ? err.message : err }, `function ${name} did not build`);
       throw new ApiError('function_error', `The function ${name} did not build; the server's log has the cause.`);
     }
+  };
+
+  const started = async (name: string, entry: Loaded): Promise<{ entry: Loaded; settings: FunctionSettings; version: number | null }> => {
+    const version = versions.get(name) ?? null;
     try {
-      return { entry, settings: await entry.runner.settings() };
+      return { entry, settings: await entry.runner.settings(), version };
     } catch (err) {
       log.warn({ fn: name, err }, `function ${name} did not start: ${(err as Error).message}`);
       throw new ApiError('function_error', `The function ${name} did not start; the server's log has the cause.`);
     }
+  };
+
+  /** Runs one call and keeps it in the function's recent calls (status, duration, console output). */
+  const timed = async (name: string, version: number | null, trigger: FunctionCall['trigger'], run: () => Promise<CallOutcome>) => {
+    const t0 = performance.now();
+    const at = iso(deps.clock.now());
+    const out = await run();
+    const list = recent.get(name) ?? [];
+    list.unshift({
+      at,
+      version,
+      trigger,
+      status: out.ok ? out.status : FAILURE_STATUS[out.code],
+      code: out.ok ? null : out.code,
+      duration_ms: Math.round((performance.now() - t0) * 10) / 10,
+      logs: out.logs ?? '',
+    });
+    if (list.length > CALLS_KEPT) list.length = CALLS_KEPT;
+    recent.set(name, list);
+    return out;
   };
 
   const declared: Record<string, string> = {};
@@ -239,25 +349,48 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
   const functions: Functions = {
     folder,
     schedules,
+    deployed,
+    calls: (name) => [...(recent.get(name) ?? [])],
+    warm: (name) =>
+      ready(name).then(
+        () => true,
+        () => false,
+      ),
+    async list() {
+      const live = await deployed.live();
+      const out = new Map<string, FunctionListing>();
+      const schedule = (name: string) => declared[name] ?? null;
+      if (folder && project)
+        for (const f of listFunctions(folder))
+          if (tomlFunctions[f.name]?.enabled !== false)
+            out.set(f.name, { name: f.name, version: null, file: relative(project.root, f.file), schedule: schedule(f.name) });
+      for (const [name, v] of live)
+        out.set(name, { name, version: v.version, file: out.get(name)?.file ?? null, schedule: schedule(name) });
+      return [...out.values()].sort((a, b) => a.name.localeCompare(b.name));
+    },
     exists(name) {
-      if (!folder || closed || tomlFunctions[name]?.enabled === false) return false;
+      if (closed) return false;
+      if (deployed.peek().has(name)) return true;
+      if (!folder || tomlFunctions[name]?.enabled === false) return false;
       return loaded.has(name) || findFunction(folder, name) !== null;
     },
     async invokeAsService(name, body, extra = {}) {
-      const { entry } = await ready(name);
+      const { entry, version } = await ready(name);
       const headers = Object.entries({ 'content-type': 'application/json', ...extra });
-      return entry.runner.call({
-        method: 'POST',
-        url: `${selfOrigin}/api/v1/functions/${name}`,
-        headers,
-        body: Buffer.from(body),
-        caller: { role: 'service', user: null, claims: { role: 'service' } },
-        // ctx.client acts as the caller, here the service; the key stays in this thread (the bridge adds it).
-        credentials: { apikey: keys.secretKey, authorization: `Bearer ${keys.secretKey}` },
-      });
+      return timed(name, version, 'service', () =>
+        entry.runner.call({
+          method: 'POST',
+          url: `${selfOrigin}/api/v1/functions/${name}`,
+          headers,
+          body: Buffer.from(body),
+          caller: { role: 'service', user: null, claims: { role: 'service' } },
+          // ctx.client acts as the caller, here the service; the key stays in this thread (the bridge adds it).
+          credentials: { apikey: keys.secretKey, authorization: `Bearer ${keys.secretKey}` },
+        }),
+      );
     },
     async dispatch(req, name, url) {
-      const { entry, settings } = await ready(name);
+      const { entry, settings, version } = await ready(name);
       const caller = await callerOf(req, settings.verify_jwt);
       const credentials: Record<string, string> = {};
       for (const k of ['apikey', 'authorization'] as const) {
@@ -270,11 +403,12 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
         for (const one of Array.isArray(v) ? v : [v]) headers.push([k, one]);
       }
       const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : null;
-      return entry.runner.call({ method: req.method, url, headers, body, caller, credentials });
+      return timed(name, version, 'request', () => entry.runner.call({ method: req.method, url, headers, body, caller, credentials }));
     },
     reload() {
       const old = [...loaded.values()];
       loaded.clear();
+      versions.clear();
       for (const p of old)
         p.then(
           (l) => l.runner.close(),

@@ -46,9 +46,10 @@ export interface CallRequest {
   credentials: Record<string, string>;
 }
 
+/** `logs`: the call's console output, bounded (runtime.ts LOG_LINES, LOG_CHARS); absent when the worker never answered. */
 export type CallOutcome =
-  | { ok: true; status: number; headers: Array<[string, string]>; body: Buffer | null }
-  | { ok: false; code: 'function_error' | 'function_timeout' | 'function_busy'; message: string };
+  | { ok: true; status: number; headers: Array<[string, string]>; body: Buffer | null; logs?: string }
+  | { ok: false; code: 'function_error' | 'function_timeout' | 'function_busy'; message: string; logs?: string };
 
 /** A request of a function's client or of its fetch of the project's URL, made by the parent. */
 export interface BridgeRequest {
@@ -160,10 +161,12 @@ export function createRunner(options: RunnerOptions, defaults: FunctionSettings)
           finish(me, msg.id);
           if (msg.t === 'answer') {
             const body = msg.body ? Buffer.from(msg.body as ArrayBuffer) : null;
-            p.resolve({ ok: true, status: msg.status as number, headers: msg.headers as Array<[string, string]>, body });
+            const logs = msg.logs as string | undefined;
+            p.resolve({ ok: true, status: msg.status as number, headers: msg.headers as Array<[string, string]>, body, logs });
           } else {
             log.warn({ fn: name, err: msg.stack }, `function ${name} threw: ${msg.message}`);
-            p.resolve({ ok: false, code: 'function_error', message: `The function ${name} failed; the server's log has the cause.` });
+            const logs = msg.logs as string | undefined;
+            p.resolve({ ok: false, code: 'function_error', message: `The function ${name} failed; the server's log has the cause.`, logs });
           }
         } else if (msg.t === 'pong') {
           me.pongs.get(msg.id)?.();

@@ -6,6 +6,9 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type App } from '../http/index.js';
+import { DEPLOYED_RUNTIME } from './bundle.js';
+import { MAX_BUNDLE_BYTES } from './deployed.js';
+import { FUNCTION_NAME } from './discover.js';
 import type { Functions } from './index.js';
 import type { CallOutcome } from './pool.js';
 
@@ -54,4 +57,89 @@ export async function registerFunctionRoutes(app: App, functions: Functions, bod
     for (const url of ['/api/v1/functions/:name', '/api/v1/functions/:name/*'])
       scope.route({ method: [...FUNCTION_METHODS], url, handler });
   });
+}
+
+/**
+ * THE route table of functions' management (docs/functions.md "Deploying"), under the
+ * management guard (the secret key or a console admin; an end-user's token is refused 403):
+ *
+ * - `GET    /api/v1/admin/functions`                   the functions: `[{name, version, file, schedule}]`
+ * - `PUT    /api/v1/admin/functions/:name`             deploy `{bundle, layout?}` → 201 `{name, version, sha256, started}`
+ * - `GET    /api/v1/admin/functions/:name/versions`    `[{version, sha256, size, created_at, live}]`, newest first
+ * - `POST   /api/v1/admin/functions/:name/rollback`    `{to?}` → `{name, version, from}`
+ * - `DELETE /api/v1/admin/functions/:name`             every deployed version → 204
+ * - `GET    /api/v1/admin/functions/:name/calls`       this instance's recent calls, newest first
+ * - `GET    /api/v1/admin/function-schedules`          the schedules' state
+ *
+ * They live under /api/v1/admin because /api/v1/functions/:name is the functions' own URL (any method).
+ * @example registerFunctionAdminRoutes(app, callers.operator(), functions);
+ */
+export function registerFunctionAdminRoutes(app: App, guard: (req: FastifyRequest) => Promise<void>, functions: Functions): void {
+  const base = '/api/v1/admin/functions';
+  type Named = FastifyRequest;
+  const named = (req: Named): string => {
+    const { name } = req.params as { name: string };
+    if (!FUNCTION_NAME.test(name))
+      throw new ApiError('invalid_request', `"${name}" is not a function name: letters, digits, - and _, starting with a letter or digit.`);
+    return name;
+  };
+  const audit = (action: string) => ({ onRequest: guard, config: { audit: `function.${action}` } });
+  app.get(base, { onRequest: guard, schema: { summary: 'The functions: the folder’s and the deployed' } }, () => functions.list());
+  app.put(
+    `${base}/:name`,
+    { ...audit('deploy'), bodyLimit: Math.ceil(MAX_BUNDLE_BYTES * 1.2), schema: { summary: 'Deploy a bundle as the next version' } },
+    async (req: Named, reply) => {
+      const name = named(req);
+      const body = (req.body ?? {}) as { bundle?: unknown; layout?: unknown };
+      if (typeof body.bundle !== 'string' || !body.bundle.includes(JSON.stringify(DEPLOYED_RUNTIME)))
+        throw new ApiError(
+          'invalid_request',
+          'The body is {"bundle": "<code>", "layout": "plinth" | "supabase"}, the bundle made by plinth functions deploy.',
+        );
+      if (Buffer.byteLength(body.bundle) > MAX_BUNDLE_BYTES)
+        throw new ApiError('payload_too_large', `The bundle is over ${MAX_BUNDLE_BYTES / 1024 / 1024} MB.`);
+      const layout = body.layout ?? 'plinth';
+      if (layout !== 'plinth' && layout !== 'supabase') throw new ApiError('invalid_request', 'layout is "plinth" or "supabase".');
+      const out = await functions.deployed.deploy(name, layout, body.bundle);
+      // This instance starts the new version before answering; `started: false` says it did not start (its log has why).
+      const started = await functions.warm(name);
+      reply.code(201);
+      return { name, ...out, started };
+    },
+  );
+  app.get(`${base}/:name/versions`, { onRequest: guard, schema: { summary: "A function's deployed versions" } }, (req: Named) =>
+    functions.deployed.versions(named(req)),
+  );
+  app.post(
+    `${base}/:name/rollback`,
+    { ...audit('rollback'), schema: { summary: 'Make an older version live (the previous one, or `to`)' } },
+    async (req: Named) => {
+      const name = named(req);
+      const to = (req.body as { to?: unknown } | undefined)?.to;
+      if (to !== undefined && (typeof to !== 'number' || !Number.isInteger(to) || to < 1))
+        throw new ApiError('invalid_request', '"to" is a version number (plinth functions versions <name> lists them).');
+      const out = await functions.deployed.rollback(name, to);
+      await functions.warm(name);
+      return { name, ...out };
+    },
+  );
+  app.delete(
+    `${base}/:name`,
+    { ...audit('delete'), schema: { summary: "Delete a function's deployed versions" } },
+    async (req: Named, reply) => {
+      const name = named(req);
+      if (!(await functions.deployed.remove(name)))
+        throw new ApiError(
+          'function_not_found',
+          `The function ${name} has no deployed version (a file of the project folder is deleted there).`,
+        );
+      return reply.code(204).send();
+    },
+  );
+  app.get(`${base}/:name/calls`, { onRequest: guard, schema: { summary: "A function's recent calls on this instance" } }, (req: Named) =>
+    functions.calls(named(req)),
+  );
+  app.get('/api/v1/admin/function-schedules', { onRequest: guard, schema: { summary: 'The schedules and their state' } }, async () =>
+    functions.schedules ? functions.schedules.list() : [],
+  );
 }

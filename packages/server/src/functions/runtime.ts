@@ -7,7 +7,9 @@
  * `fetch` of the project's own URL go through the parent (`fetch` messages), which adds the
  * caller's or the service's credentials there.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createRequire } from 'node:module';
+import { format } from 'node:util';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createClient } from '@plinth/sdk';
 
@@ -92,6 +94,36 @@ if (!('WebSocket' in globalThis)) {
   });
 }
 
+/** A call's console output, kept for its log (admin API): at most LOG_LINES lines and LOG_CHARS characters. */
+export const LOG_LINES = 50;
+export const LOG_CHARS = 4000;
+interface CallLog {
+  lines: string[];
+  chars: number;
+  cut: boolean;
+}
+const callLogs = new AsyncLocalStorage<CallLog>();
+function record(buf: CallLog, line: string): void {
+  if (buf.cut) return;
+  if (buf.lines.length >= LOG_LINES || buf.chars + line.length > LOG_CHARS) {
+    const room = LOG_CHARS - buf.chars;
+    if (buf.lines.length < LOG_LINES && room > 0) buf.lines.push(line.slice(0, room));
+    buf.lines.push('[more output cut]');
+    buf.cut = true;
+  } else {
+    buf.lines.push(line);
+    buf.chars += line.length;
+  }
+}
+for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
+  const original = console[level].bind(console);
+  console[level] = (...args: unknown[]) => {
+    const buf = callLogs.getStore();
+    if (buf) record(buf, `${level === 'log' ? '' : `${level}: `}${format(...args)}`);
+    original(...args);
+  };
+}
+
 const pending = new Set<Promise<unknown>>();
 function waitUntil(promise: Promise<unknown>): void {
   const p = Promise.resolve(promise).catch((err) => console.error(`[${setup.name}] waitUntil:`, err));
@@ -137,7 +169,12 @@ function clientFor(as: 'caller' | 'service', call: number) {
   });
 }
 
-async function handle(handler: Handler, msg: CallMessage): Promise<void> {
+function handle(handler: Handler, msg: CallMessage): Promise<void> {
+  const buf: CallLog = { lines: [], chars: 0, cut: false };
+  return callLogs.run(buf, () => handleIn(handler, msg, buf));
+}
+
+async function handleIn(handler: Handler, msg: CallMessage, buf: CallLog): Promise<void> {
   const abort = new AbortController();
   aborts.set(msg.id, abort);
   try {
@@ -162,10 +199,14 @@ async function handle(handler: Handler, msg: CallMessage): Promise<void> {
     const res = await handler(req, ctx);
     if (!(res instanceof Response)) throw new TypeError(`the handler answered ${res === null ? 'null' : typeof res}, not a Response`);
     const body = res.body === null ? null : await res.arrayBuffer();
-    port.postMessage({ t: 'answer', id: msg.id, status: res.status, headers: [...res.headers], body }, body ? [body] : []);
+    port.postMessage(
+      { t: 'answer', id: msg.id, status: res.status, headers: [...res.headers], body, logs: buf.lines.join('\n') },
+      body ? [body] : [],
+    );
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
-    port.postMessage({ t: 'failed', id: msg.id, message: e.message, stack: e.stack ?? e.message });
+    record(buf, `error: ${e.stack ?? e.message}`);
+    port.postMessage({ t: 'failed', id: msg.id, message: e.message, stack: e.stack ?? e.message, logs: buf.lines.join('\n') });
   } finally {
     aborts.delete(msg.id);
   }

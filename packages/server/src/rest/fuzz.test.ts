@@ -206,12 +206,13 @@ const selectItem: fc.Arbitrary<string> = fc.letrec<{ item: string }>((tie) => ({
     {
       arbitrary: fc
         .tuple(
-          fc.option(name, { nil: undefined }),
+          // `...`: a spread (with an alias, a refusal).
+          fc.oneof(fc.option(name, { nil: undefined }), fc.constant('...'), fc.constant('...x:')),
           rel,
           fc.constantFrom('', '!inner', '!left', '!x!y'),
           fc.array(tie('item'), { maxLength: 3 }),
         )
-        .map(([alias, r, mod, inner]) => `${alias ? `${alias}:` : ''}${r}${mod}(${inner.join(',')})`),
+        .map(([alias, r, mod, inner]) => `${alias?.startsWith('...') ? alias : alias ? `${alias}:` : ''}${r}${mod}(${inner.join(',')})`),
       weight: 2,
     },
   ),
@@ -273,6 +274,9 @@ describe('the relation, logic, search, aggregate and function grammar', () => {
           ['fz', [['select', 'id,fz_child(nope)']]],
           ['fz', [['or', '(zz.t.1)']]],
           ['fz', [['select', 'id,t']]],
+          ['fz', [['select', 'id,...fz_child(t,...fz(n),fz_child(id))']]],
+          ['fz_child', [['select', 'count(),...fz!fz_child_fz_id_fkey(t)']]],
+          ['fz', [['select', 'id,...fz_child(count())']]],
         ],
       },
     );

@@ -110,7 +110,17 @@ export function planOutput(
       case 'embed': {
         const key = item.alias ?? item.relation;
         const embed = planEmbed(ctx, table, item, [...path, key]);
-        if (embed.output.length > 0 || item.select === null) add({ kind: 'embed', key, embed });
+        if (item.spread) {
+          // `...author(name)`: the relation's keys join this level's (PostgREST's spread).
+          if (embed.output.some((o) => o.kind === 'aggregate')) {
+            throw new ApiError(
+              'invalid_parameter',
+              `"select": "...${key}(…)" spreads aggregates, which Plinth does not support; aggregate in ${key}(…) without the spread.`,
+              { parameter: 'select' },
+            );
+          }
+          for (const o of embed.output) add({ kind: 'spread', key: o.key, embed, item: o });
+        } else if (embed.output.length > 0 || item.select === null) add({ kind: 'embed', key, embed });
         if (item.inner) inner.push({ op: 'exists', embed });
         break;
       }

@@ -73,7 +73,13 @@ export type OutputItem =
   /** `cast`: a type name checked by the plan stage (`select=id::text`). */
   | { kind: 'column'; key: string; column: ColumnInfo; path: JsonStep[]; cast?: string }
   | { kind: 'aggregate'; key: string; fn: AggregateFunction; column: ColumnInfo | null }
-  | { kind: 'embed'; key: string; embed: EmbedPlan };
+  | { kind: 'embed'; key: string; embed: EmbedPlan }
+  /**
+   * One key of a spread relation (`...author(name)`): `item` is planned against the relation's
+   * table; the value is that item of the one related row (null when none), or for a to-many
+   * relation the array of its values over the related rows.
+   */
+  | { kind: 'spread'; key: string; embed: EmbedPlan; item: OutputItem };
 
 /** An embedded relation: its rows under its own filters and paging, joined to the parent's row. */
 export interface EmbedPlan {

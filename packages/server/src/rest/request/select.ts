@@ -97,6 +97,14 @@ function item(raw: string, depth: number): SelectItem {
   let body = raw.trim();
   if (body === '') fail('"select" has an empty column name.');
   if (body === '*') return { kind: 'star' };
+  // `...author(name)`: a spread of an embedded relation's keys into this level.
+  if (body.startsWith('...')) {
+    const spread = item(body.slice(3), depth);
+    if (spread.kind !== 'embed' || spread.alias !== null) {
+      fail(`"select": "${body}" spreads no relation; write ...relation(columns) without an alias.`);
+    }
+    return { ...spread, spread: true };
+  }
   let alias: string | null = null;
   const colon = aliasColon(body);
   const paren = indexOutside(body, '(');

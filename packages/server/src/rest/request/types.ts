@@ -75,7 +75,19 @@ export type SelectItem =
    * relation by foreign key. `select` null is `*`; an empty list embeds nothing (the relation
    * then only filters, with `!inner`).
    */
-  | { kind: 'embed'; alias: string | null; relation: string; hint: string | null; inner: boolean; select: SelectItem[] | null };
+  | {
+      kind: 'embed';
+      alias: string | null;
+      relation: string;
+      hint: string | null;
+      inner: boolean;
+      select: SelectItem[] | null;
+      /**
+       * `...author(name)`: a spread. A to-one relation's keys go into the parent's object; a
+       * to-many relation's keys too, each an array of that key's values (PostgREST 13).
+       */
+      spread?: boolean;
+    };
 
 /** What applies to one embedded relation: `comments.eq.approved=true`, `comments.order=…`, `comments.limit=3`. */
 export interface EmbeddedParams<F = Filter> {

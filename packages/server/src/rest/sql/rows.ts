@@ -89,6 +89,7 @@ export function outputList(items: OutputItem[], qual: string | null, b: Binder):
 function outputItem(item: OutputItem, qual: string | null, b: Binder): string {
   if (item.kind === 'aggregate') return `${AGGREGATE[item.fn]}(${item.column ? ref(qual, item.column) : '*'}) as ${quoteIdent(item.key)}`;
   if (item.kind === 'embed') return `${embedValue(item.embed, qual ?? '', b)} as ${quoteIdent(item.key)}`;
+  if (item.kind === 'spread') return `${spreadValue(item, qual ?? '', b)} as ${quoteIdent(item.key)}`;
   const f = field(qual, item.column, item.path, b);
   // The cast's type name was checked by the plan stage (plan/select.ts CAST_TYPE): letters, digits, _ and spaces.
   const e = item.cast ? `(${f})::${item.cast}` : f;
@@ -99,14 +100,16 @@ function outputItem(item: OutputItem, qual: string | null, b: Binder): string {
 /** `group by 1, 3`: the output's plain columns, when it has aggregates. */
 export function groupBy(items: OutputItem[]): string {
   if (!items.some((i) => i.kind === 'aggregate')) return '';
-  const positions = items.flatMap((item, i) => (item.kind === 'column' ? [String(i + 1)] : []));
+  const positions = items.flatMap((item, i) => (item.kind === 'column' || item.kind === 'spread' ? [String(i + 1)] : []));
   return positions.length ? ` group by ${positions.join(', ')}` : '';
 }
 
 /** The grouping expressions themselves (for a count of groups, whose select list is not the output). */
 export function groupExpressions(items: OutputItem[], qual: string | null, b: Binder): string[] {
   if (!items.some((i) => i.kind === 'aggregate')) return [];
-  return items.flatMap((item) => (item.kind === 'column' ? [field(qual, item.column, item.path, b)] : []));
+  return items.flatMap((item) =>
+    item.kind === 'column' ? [field(qual, item.column, item.path, b)] : item.kind === 'spread' ? [spreadValue(item, qual ?? '', b)] : [],
+  );
 }
 
 export function where(conditions: PlannedCondition[], qual: string | null, b: Binder): string {
@@ -222,9 +225,24 @@ function embedValue(e: EmbedPlan, parent: string, b: Binder): string {
     : `(select coalesce(json_agg(${r}.*), '[]') from (${rows}) ${r})`;
 }
 
+/**
+ * One key of a spread relation: a scalar subquery of that item over the related row (at most
+ * one: a to-one relation), or the array of its values over the related rows, in the relation's
+ * order and page (a to-many relation; `[]` when none).
+ */
+function spreadValue(item: Extract<OutputItem, { kind: 'spread' }>, parent: string, b: Binder): string {
+  const e = item.embed;
+  const s = embedSource(e, parent, b);
+  const inner = outputItem(item.item, s.alias, b);
+  if (e.relation.cardinality === 'one') return `(select ${inner} from ${s.from}${conditionsOf(s.conditions)} limit 1)`;
+  const rows = `select ${inner} from ${s.from}${conditionsOf(s.conditions)}${orderBy(e.order, s.alias, b)}${paging(e.limit, e.offset, b)}`;
+  const r = b.alias();
+  return `(select coalesce(json_agg(${r}.${quoteIdent(item.item.key)}), '[]') from (${rows}) ${r})`;
+}
+
 /** Whether a level refers to its table from subqueries, so its columns need the table's alias. */
 export function needsAlias(output: OutputItem[] | null, conditions: PlannedCondition[]): boolean {
-  return (output ?? []).some((o) => o.kind === 'embed') || conditions.some(hasExists);
+  return (output ?? []).some((o) => o.kind === 'embed' || o.kind === 'spread') || conditions.some(hasExists);
 }
 
 function hasExists(c: PlannedCondition): boolean {

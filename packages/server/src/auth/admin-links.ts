@@ -2,7 +2,7 @@ import { ApiError, fromDbError } from '../http/index.js';
 import { findCredentials } from './accounts/index.js';
 import type { AuthDeps } from './deps.js';
 import { linkWithToken, queueAuthEmail } from './mail.js';
-import { issueOneTimeToken, type OneTimeKind } from './one-time.js';
+import { issueOneTimeToken, issueOneTimeTokenWithCode, type OneTimeKind } from './one-time.js';
 import { checkPassword, checkUserData, normalizeEmail } from './validate.js';
 
 /** The links an admin may make for a user: GoTrue's `generate_link` types. */
@@ -50,12 +50,12 @@ export function createAdminLinks(deps: AuthDeps) {
           const id = await accounts.createUser(tx, { email, data }, now);
           if (!id) throw new ApiError('email_exists', 'A user with this email address has already been registered.');
           await accounts.linkEmail(tx, id, email, now);
-          const token = await issueOneTimeToken(
+          const { raw: token, code } = await issueOneTimeTokenWithCode(
             tx,
             { kind: 'verification', userId: id, email, ttlMs: deps.config.verificationTtlMs, keepEarlier: true },
             now,
           );
-          await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, token));
+          await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, token), undefined, code);
           return id;
         })
         .catch((err) => {

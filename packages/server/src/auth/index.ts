@@ -84,7 +84,7 @@ export { type Accounts, findUserClaims, USER_COLUMNS } from './accounts/index.js
 export type { UserClaims } from './sessions/claims.js';
 export { checkPassword, checkUserData, normalizeEmail } from './validate.js';
 export { normalizePhone } from './phone/service.js';
-export { type PkceChallenge, pkceChallenge } from './one-time.js';
+export { EmailCode, type PkceChallenge, pkceChallenge, tokenOrCode } from './one-time.js';
 
 /** Failed sign-ins counted and refused (429 `rate_limited`) like the end-users'. */
 export interface SigninLimits {

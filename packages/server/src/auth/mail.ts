@@ -14,7 +14,8 @@ export function linkWithToken(page: string, token: string, param: 'token' | 'cod
 
 /**
  * Queues an auth email in the caller's transaction (sent after commit; nothing is sent if the
- * change rolls back), not before `notBefore` when given. The caller kicks the outbox once the
+ * change rolls back), not before `notBefore` when given, with the token's 6-digit `code` beside
+ * the link when given (one-time.ts). The caller kicks the outbox once the
  * transaction has committed.
  * @example await queueAuthEmail(outbox, tx, 'reset', email, linkWithToken(page, raw));
  */
@@ -25,6 +26,8 @@ export async function queueAuthEmail(
   to: string,
   link: string,
   notBefore?: number,
+  code?: string,
 ): Promise<void> {
-  await outbox.enqueue(tx, { channel: 'email', kind, to, data: { link, email: to }, ...(notBefore ? { notBefore } : {}) });
+  const data: Record<string, string> = code ? { link, email: to, code } : { link, email: to };
+  await outbox.enqueue(tx, { channel: 'email', kind, to, data, ...(notBefore ? { notBefore } : {}) });
 }

@@ -1,7 +1,8 @@
 /**
  * Email and SMS texts. Each email kind has a default subject, HTML and text; a project can
  * override any part in its auth settings (`email_templates`). Variables are written
- * `{{name}}`: `link`, `email`, `project`, and `code` for SMS. Values are HTML-escaped in the
+ * `{{name}}`: `link`, `email`, `project`, and `code` (an SMS's code; the 6-digit code mailed
+ * beside a link, which works in its place). Values are HTML-escaped in the
  * HTML part; an unknown variable renders as nothing.
  */
 
@@ -30,30 +31,30 @@ export const DEFAULT_TEMPLATES: Record<EmailKind, EmailTemplate> = {
   verification: {
     subject: 'Confirm your email for {{project}}',
     html: wrap(
-      `<p>Someone signed up to {{project}} with {{email}}. If it was you, confirm the address:</p>${button('Confirm email')}<p style="font-size:.85rem;color:#555">The link works once and expires in 24 hours. It confirms the password chosen at that sign-up. If you did not sign up just now, ignore this email: it is safe to, and nothing happens without this link.</p>`,
+      `<p>Someone signed up to {{project}} with {{email}}. If it was you, confirm the address:</p>${button('Confirm email')}<p style="font-size:1.1rem;letter-spacing:.1rem">Or enter this code: {{code}}</p><p style="font-size:.85rem;color:#555">The link works once and expires in 24 hours. It confirms the password chosen at that sign-up. If you did not sign up just now, ignore this email: it is safe to, and nothing happens without this link.</p>`,
     ),
-    text: 'Someone signed up to {{project}} with {{email}}. If it was you, confirm the address:\n\n{{link}}\n\nThe link works once and expires in 24 hours. It confirms the password chosen at that sign-up. If you did not sign up just now, ignore this email: it is safe to, and nothing happens without this link.\n',
+    text: 'Someone signed up to {{project}} with {{email}}. If it was you, confirm the address:\n\n{{link}}\n\nOr enter this code: {{code}}\n\nThe link works once and expires in 24 hours. It confirms the password chosen at that sign-up. If you did not sign up just now, ignore this email: it is safe to, and nothing happens without this link.\n',
   },
   reset: {
     subject: 'Reset your {{project}} password',
     html: wrap(
-      `<p>Someone asked to reset the password of {{email}} on {{project}}.</p>${button('Choose a new password')}<p style="font-size:.85rem;color:#555">The link works once and expires in 1 hour. If it was not you, ignore this email: your password stays as it is.</p>`,
+      `<p>Someone asked to reset the password of {{email}} on {{project}}.</p>${button('Choose a new password')}<p style="font-size:1.1rem;letter-spacing:.1rem">Or enter this code: {{code}}</p><p style="font-size:.85rem;color:#555">The link works once and expires in 1 hour. If it was not you, ignore this email: your password stays as it is.</p>`,
     ),
-    text: 'Someone asked to reset the password of {{email}} on {{project}}. Choose a new password here:\n\n{{link}}\n\nThe link works once and expires in 1 hour. If it was not you, ignore this email.\n',
+    text: 'Someone asked to reset the password of {{email}} on {{project}}. Choose a new password here:\n\n{{link}}\n\nOr enter this code: {{code}}\n\nThe link works once and expires in 1 hour. If it was not you, ignore this email.\n',
   },
   magic_link: {
     subject: 'Your {{project}} sign-in link',
     html: wrap(
-      `<p>Sign in to {{project}} as {{email}}.</p>${button('Sign in')}<p style="font-size:.85rem;color:#555">The link works once and expires in 15 minutes. If you did not ask for it, ignore this email.</p>`,
+      `<p>Sign in to {{project}} as {{email}}.</p>${button('Sign in')}<p style="font-size:1.1rem;letter-spacing:.1rem">Or enter this code: {{code}}</p><p style="font-size:.85rem;color:#555">The link works once and expires in 15 minutes. If you did not ask for it, ignore this email.</p>`,
     ),
-    text: 'Sign in to {{project}} as {{email}}:\n\n{{link}}\n\nThe link works once and expires in 15 minutes. If you did not ask for it, ignore this email.\n',
+    text: 'Sign in to {{project}} as {{email}}:\n\n{{link}}\n\nOr enter this code: {{code}}\n\nThe link works once and expires in 15 minutes. If you did not ask for it, ignore this email.\n',
   },
   email_change: {
     subject: 'Confirm your new email for {{project}}',
     html: wrap(
-      `<p>Confirm {{email}} as the new email address of your {{project}} account.</p>${button('Confirm new email')}<p style="font-size:.85rem;color:#555">The link works once and expires in 24 hours. If you did not ask for this change, ignore this email.</p>`,
+      `<p>Confirm {{email}} as the new email address of your {{project}} account.</p>${button('Confirm new email')}<p style="font-size:1.1rem;letter-spacing:.1rem">Or enter this code: {{code}}</p><p style="font-size:.85rem;color:#555">The link works once and expires in 24 hours. If you did not ask for this change, ignore this email.</p>`,
     ),
-    text: 'Confirm {{email}} as the new email address of your {{project}} account:\n\n{{link}}\n\nThe link works once and expires in 24 hours. If you did not ask for this change, ignore this email.\n',
+    text: 'Confirm {{email}} as the new email address of your {{project}} account:\n\n{{link}}\n\nOr enter this code: {{code}}\n\nThe link works once and expires in 24 hours. If you did not ask for this change, ignore this email.\n',
   },
   email_change_notice: {
     subject: 'Your {{project}} email is being changed',

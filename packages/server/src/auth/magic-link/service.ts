@@ -3,7 +3,7 @@ import type { Queryable } from '../../db/index.js';
 import { ApiError } from '../../http/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';
-import { consumeOneTimeToken, issueOneTimeToken, type PkceChallenge, pkcePayload, pkceRefused } from '../one-time.js';
+import { consumeOneTimeToken, issueOneTimeTokenWithCode, type PkceChallenge, pkcePayload, pkceRefused } from '../one-time.js';
 import type { SessionService } from '../sessions/service.js';
 import { allowedRedirect, normalizeEmail } from '../validate.js';
 
@@ -53,12 +53,12 @@ export function createMagicLinkService(deps: AuthDeps, sessions: SessionService)
           return;
         }
         await db.transaction(async (tx) => {
-          const raw = await issueOneTimeToken(
+          const { raw, code } = await issueOneTimeTokenWithCode(
             tx,
             { kind: 'magic_link', userId: known, email, ttlMs: deps.config.magicLinkTtlMs, payload: pkcePayload(input.pkce) },
             clock.now(),
           );
-          await queueAuthEmail(outbox, tx, 'magic_link', email, linkWithToken(page, raw, input.pkce ? 'code' : 'token'));
+          await queueAuthEmail(outbox, tx, 'magic_link', email, linkWithToken(page, raw, input.pkce ? 'code' : 'token'), undefined, code);
         });
         outbox.kick();
       });

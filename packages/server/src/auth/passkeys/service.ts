@@ -6,7 +6,7 @@ import { decoyUser, findCredentials, findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import type { SignedIn } from '../guards.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';
-import { issueOneTimeToken } from '../one-time.js';
+import { issueOneTimeTokenWithCode } from '../one-time.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Assurance } from '../sessions/state.js';
 import { allowedRedirect, normalizeEmail } from '../validate.js';
@@ -307,7 +307,7 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
       let queued = false;
       const sendLink = async (tx: Queryable, userId: string, passkeyId: string, delayMs: number) => {
         if (!page) return;
-        const raw = await issueOneTimeToken(
+        const { raw, code } = await issueOneTimeTokenWithCode(
           tx,
           {
             kind: 'verification',
@@ -319,7 +319,7 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
           },
           now,
         );
-        await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw), delayMs ? now + delayMs : undefined);
+        await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw), delayMs ? now + delayMs : undefined, code);
         queued = true;
       };
       const level: Assurance = {

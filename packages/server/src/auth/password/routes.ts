@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { clientOf } from '../guards.js';
+import { tokenOrCode } from '../one-time.js';
 import type { PasswordService } from './service.js';
 
 const Email = Type.String({ maxLength: 1000 });
@@ -14,7 +15,13 @@ export const SignUpBody = Type.Object({
 });
 export const SignInBody = Type.Object({ email: Email, password: Secret });
 export const EmailBody = Type.Object({ email: Email });
-export const ResetBody = Type.Object({ token: Type.String({ maxLength: 256 }), password: Secret });
+/** The link's `token`, or the `email` and the 6-digit `code` mailed with it, and the new password. */
+export const ResetBody = Type.Object({
+  token: Type.Optional(Type.String({ maxLength: 256 })),
+  email: Type.Optional(Type.String({ maxLength: 1000 })),
+  code: Type.Optional(Type.String({ maxLength: 16 })),
+  password: Secret,
+});
 
 type Req<B> = FastifyRequest<{ Body: B }>;
 
@@ -27,6 +34,7 @@ export function createPasswordHandlers(password: PasswordService) {
       await password.forgotPassword(req.body);
       return {};
     },
-    reset: (req: Req<typeof ResetBody.static>, _reply: FastifyReply) => password.resetPassword(req.body),
+    reset: (req: Req<typeof ResetBody.static>, _reply: FastifyReply) =>
+      password.resetPassword({ token: tokenOrCode(req.body), password: req.body.password }),
   };
 }

@@ -4,7 +4,7 @@ import { ApiError } from '../../http/index.js';
 import { decoyUser, findCredentials, findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { queueAuthEmail, linkWithToken } from '../mail.js';
-import { consumeOneTimeToken, issueOneTimeToken, type PkceChallenge, pkcePayload, pkceRefused } from '../one-time.js';
+import { consumeOneTimeToken, issueOneTimeTokenWithCode, type PkceChallenge, pkcePayload, pkceRefused } from '../one-time.js';
 import { firstFactor, type SessionService } from '../sessions/service.js';
 import { iso } from '../../lib/index.js';
 import { isImportedHash } from './hasher.js';
@@ -42,7 +42,7 @@ export function createPasswordService(deps: AuthDeps, sessions: SessionService) 
     delayMs: number,
     pkce?: PkceChallenge,
   ) {
-    const raw = await issueOneTimeToken(
+    const { raw, code } = await issueOneTimeTokenWithCode(
       tx,
       {
         kind: 'verification',
@@ -55,7 +55,7 @@ export function createPasswordService(deps: AuthDeps, sessions: SessionService) 
       now,
     );
     const link = linkWithToken(page, raw, pkce ? 'code' : 'token');
-    await queueAuthEmail(outbox, tx, 'verification', email, link, delayMs ? now + delayMs : undefined);
+    await queueAuthEmail(outbox, tx, 'verification', email, link, delayMs ? now + delayMs : undefined, code);
   }
 
   function assertEnabled() {
@@ -158,12 +158,12 @@ export function createPasswordService(deps: AuthDeps, sessions: SessionService) 
         const found = await findCredentials(db, email);
         if (!found) return;
         await db.transaction(async (tx) => {
-          const raw = await issueOneTimeToken(
+          const { raw, code } = await issueOneTimeTokenWithCode(
             tx,
             { kind: 'reset', userId: found.id, email, ttlMs: deps.config.resetTtlMs, payload: pkcePayload(input.pkce) },
             clock.now(),
           );
-          await queueAuthEmail(outbox, tx, 'reset', email, linkWithToken(page, raw, input.pkce ? 'code' : 'token'));
+          await queueAuthEmail(outbox, tx, 'reset', email, linkWithToken(page, raw, input.pkce ? 'code' : 'token'), undefined, code);
         });
         outbox.kick();
       });

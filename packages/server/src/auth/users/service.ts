@@ -3,7 +3,7 @@ import { ApiError } from '../../http/index.js';
 import { findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';
-import { issueOneTimeToken } from '../one-time.js';
+import { issueOneTimeTokenWithCode } from '../one-time.js';
 import { allowedRedirect, checkPassword, checkUserData, normalizeEmail, storableText } from '../validate.js';
 import { type ReauthProof, createReauthService } from './reauth.js';
 
@@ -112,7 +112,7 @@ export function createUserService(deps: AuthDeps) {
           await accounts.revokeSessions(tx, userId, sessionId ? { except: sessionId } : {}, now);
         }
         if (newEmail && page) {
-          const raw = await issueOneTimeToken(
+          const { raw, code } = await issueOneTimeTokenWithCode(
             tx,
             {
               kind: 'email_change',
@@ -124,7 +124,7 @@ export function createUserService(deps: AuthDeps) {
             },
             now,
           );
-          await queueAuthEmail(outbox, tx, 'email_change', newEmail, linkWithToken(page, raw));
+          await queueAuthEmail(outbox, tx, 'email_change', newEmail, linkWithToken(page, raw), undefined, code);
           if (current.email && current.email_confirmed_at) {
             await outbox.enqueue(tx, {
               channel: 'email',

@@ -5,7 +5,7 @@ import { findCredentials, findUser } from '../accounts/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import type { SessionService } from '../sessions/service.js';
 import { linkWithToken, queueAuthEmail } from '../mail.js';
-import { consumeOneTimeToken, issueOneTimeToken, pendingSignup, pkceRefused } from '../one-time.js';
+import { consumeOneTimeToken, issueOneTimeTokenWithCode, pendingSignup, pkceRefused } from '../one-time.js';
 import { normalizeEmail } from '../validate.js';
 
 const TOKEN_INVALID = 'The verification link is invalid, expired or already used; ask for a new one.';
@@ -110,7 +110,7 @@ export function createVerificationService(deps: AuthDeps, sessions?: SessionServ
              and (payload ->> 'password_hash') is not distinct from $2 and (payload ->> 'passkey_id') is not distinct from $3`,
             [found.id, hash, passkey],
           );
-          const raw = await issueOneTimeToken(
+          const { raw, code } = await issueOneTimeTokenWithCode(
             tx,
             {
               kind: 'verification',
@@ -122,7 +122,7 @@ export function createVerificationService(deps: AuthDeps, sessions?: SessionServ
             },
             now,
           );
-          await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw));
+          await queueAuthEmail(outbox, tx, 'verification', email, linkWithToken(page, raw), undefined, code);
         });
         outbox.kick();
       });

@@ -1,6 +1,6 @@
 import type { Session } from '@plinth/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type Auth, clientOf, findUserClaims, pkceChallenge } from '../../auth/index.js';
+import { type Auth, clientOf, findUserClaims, pkceChallenge, tokenOrCode } from '../../auth/index.js';
 import type { Db } from '../../db/index.js';
 import { type App, ApiError, type CallerGuards } from '../../http/index.js';
 import type { Clock } from '../../lib/index.js';
@@ -86,9 +86,11 @@ export function createFaceHandlers(deps: FaceDeps) {
       }
     }
     if (!EMAIL_TYPES.has(type)) throw new GoTrueError(400, 'validation_failed', `Verify requires a verification type (got "${type}")`);
-    // The link's token: `token_hash` (the `?token=` of the mailed link), or `token` with `email`.
-    const token = str(b.token_hash) ?? str(b.token);
-    if (!token) throw new GoTrueError(400, 'validation_failed', 'Verify requires either a token or a token hash');
+    // The link's token: `token_hash` (the `?token=` of the mailed link), or `token` with
+    // `email`: the 6-digit code mailed beside the link (auth-js's verifyOtp({email, token})).
+    const raw = str(b.token_hash) ?? str(b.token);
+    if (!raw) throw new GoTrueError(400, 'validation_failed', 'Verify requires either a token or a token hash');
+    const token: unknown = !str(b.token_hash) && str(b.email) && /^\d{6}$/.test(raw) ? tokenOrCode({ email: b.email, code: raw }) : raw;
     switch (type) {
       case 'magiclink':
         return s.magicLink.signIn({ token }, client);

@@ -8,7 +8,7 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { FUNCTION_NAME, type FunctionsFolder, functionsFolder, listFunctions } from '../functions/index.js';
+import { FUNCTION_NAME, type FunctionsFolder, folderSchedules, functionsFolder, listFunctions } from '../functions/index.js';
 import { iso, nextRun, parseCron } from '../lib/index.js';
 import { flagValue } from './args.js';
 import { type CommandContext, shown } from './context.js';
@@ -244,8 +244,14 @@ export async function run(ctx: CommandContext): Promise<void> {
       throw err;
     }
   } else if (sub === 'list' || sub === undefined) {
-    const schedules: Record<string, string> = {};
-    for (const [n, f] of Object.entries(project.settings.functions ?? {})) if (f.schedule) schedules[n] = f.schedule;
+    const fromProject: Record<string, string> = {};
+    for (const [n, f] of Object.entries(project.settings.functions ?? {})) if (f.schedule) fromProject[n] = f.schedule;
+    let schedules: Record<string, string>;
+    try {
+      schedules = folderSchedules(folder, fromProject, project.root);
+    } catch (err) {
+      fail((err as Error).message.replace(/^config: /, ''));
+    }
     const lines = functionLines(folder, cwd, schedules);
     process.stdout.write(
       lines.length ? `${lines.join('\n')}\n` : `no functions in ${shown(folder.dir, cwd)}: plinth functions new <name> writes one\n`,

@@ -4,8 +4,9 @@
  * layout: `_shared` and other names starting with `_` or `.` are not functions). Nothing here
  * reads a file's content: a project without a functions folder costs a failed `stat`.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { CronError, parseCron } from '../lib/index.js';
 
 /** A function's name as it appears in the URL (Supabase's slugs: letters, digits, `-` and `_`). */
 export const FUNCTION_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
@@ -57,6 +58,47 @@ export function listFunctions(folder: FunctionsFolder): Array<{ name: string; fi
   for (const name of [...names].sort()) {
     const file = findFunction(folder, name);
     if (file) out.push({ name, file });
+  }
+  return out;
+}
+
+/**
+ * The schedules of the functions' own `config.json` (`functions/<name>/config.json`, or
+ * `supabase/functions/<name>/config.json`: `{"schedule": "*\/5 * * * *"}`), beside those of the
+ * project file (`fromProject`, plinth.json's `functions.<name>.schedule`). A wrong file, a wrong
+ * expression or a schedule given in both places throws an Error `config: …` (one line at start).
+ * @example folderSchedules(functionsFolder('/app', false), {}, '/app') // { cleanup: '0 3 * * *' }
+ */
+export function folderSchedules(folder: FunctionsFolder, fromProject: Record<string, string>, root: string): Record<string, string> {
+  const out: Record<string, string> = { ...fromProject };
+  if (!existsSync(folder.dir)) return out;
+  for (const entry of readdirSync(folder.dir, { withFileTypes: true })) {
+    if (!entry.isDirectory() || !FUNCTION_NAME.test(entry.name)) continue;
+    const file = join(folder.dir, entry.name, 'config.json');
+    if (!isFile(file)) continue;
+    const where = relative(root, file);
+    const bad = (what: string) => new Error(`config: ${where}: ${what}`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw bad(`not JSON (${(err as Error).message}); write {"schedule": "*/5 * * * *"}`);
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw bad('must be an object such as {"schedule": "0 3 * * *"}');
+    for (const [k, v] of Object.entries(parsed)) {
+      if (k !== 'schedule') throw bad(`"${k}" is not a function setting of config.json (schedule; the rest is the module's config export)`);
+      if (typeof v !== 'string') throw bad('schedule must be a cron expression such as "*/5 * * * *"');
+      try {
+        parseCron(v);
+      } catch (err) {
+        if (err instanceof CronError) throw bad(`schedule: ${err.message}`);
+        throw err;
+      }
+      if (fromProject[entry.name] !== undefined)
+        throw bad(`schedule: plinth.json's functions.${entry.name}.schedule gives one too; keep one of the two`);
+      out[entry.name] = v;
+    }
   }
   return out;
 }

@@ -18,7 +18,7 @@ import { type Clock, iso } from '../lib/index.js';
 import { ApiError, type App, type CallerGuards, type ProjectKeys } from '../http/index.js';
 import { BundleError, bundleFunction, prepareRuntime, withRuntime } from './bundle.js';
 import { createDeployed, type Deployed, type LiveVersion } from './deployed.js';
-import { findFunction, functionsFolder, listFunctions, type FunctionsFolder } from './discover.js';
+import { findFunction, folderSchedules, functionsFolder, listFunctions, type FunctionsFolder } from './discover.js';
 import {
   type Bridge,
   type CallOutcome,
@@ -38,7 +38,7 @@ export { DEPLOYED_TTL_MS, MAX_BUNDLE_BYTES, type VersionRow } from './deployed.j
 export { SCHEDULE_LEASE_MS, type ScheduleState, type Scheduler } from './schedules.js';
 export { DEFAULT_LIMITS, type CallOutcome, type FunctionLimits, type FunctionSettings } from './pool.js';
 export { FUNCTION_METHODS, sendAnswer } from './routes.js';
-export { FUNCTION_NAME, findFunction, functionsFolder, listFunctions, type FunctionsFolder } from './discover.js';
+export { FUNCTION_NAME, findFunction, folderSchedules, functionsFolder, listFunctions, type FunctionsFolder } from './discover.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -328,8 +328,10 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
     return out;
   };
 
-  const declared: Record<string, string> = {};
-  for (const [name, f] of Object.entries(project?.settings.functions ?? {})) if (f.schedule) declared[name] = f.schedule;
+  const fromProject: Record<string, string> = {};
+  for (const [name, f] of Object.entries(project?.settings.functions ?? {})) if (f.schedule) fromProject[name] = f.schedule;
+  // And the functions' own config.json (a wrong one stops the start with one line).
+  const declared = folder && project ? folderSchedules(folder, fromProject, project.root) : fromProject;
   const schedules = Object.keys(declared).length
     ? createScheduler({
         db: deps.db,

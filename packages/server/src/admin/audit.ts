@@ -137,7 +137,7 @@ export function createAuditLog(db: Db) {
       db.query<{ n: number }>('select count(*)::int as n from plinth.admin_audit'),
     ]);
     const total = Number(count.rows[0].n);
-    const rows = page.rows.map((r) => ({ ...r, details: typeof r.details === 'string' ? JSON.parse(r.details) : r.details }));
+    const { rows } = page;
     reply.header('content-range', rows.length ? `${offset}-${offset + rows.length - 1}/${total}` : `*/${total}`);
     return rows;
   };

@@ -69,13 +69,7 @@ export const UserPatchBody = Type.Object(
 export const UserIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 export const PasskeyParams = Type.Object({ id: Type.String({ maxLength: 64 }), passkey: Type.String({ maxLength: 64 }) });
 
-/** A row of `USER`: the wire type but for the identities, which one driver hands over as JSON text. */
-type Row = Omit<EndUser, 'identities'> & { identities: EndUser['identities'] | string };
-const toUser = (r: Row): EndUser => ({
-  ...r,
-  identities: typeof r.identities === 'string' ? JSON.parse(r.identities) : r.identities,
-  passkeys: Number(r.passkeys),
-});
+const toUser = (r: EndUser): EndUser => ({ ...r, passkeys: Number(r.passkeys) });
 
 function int(value: string | undefined, name: string, fallback: number, max: number): number {
   if (value === undefined) return fallback;
@@ -118,7 +112,7 @@ export function createUserAdmin(deps: UserAdminDeps) {
 
   async function find(q: Queryable, id: string) {
     if (!isUuid(id)) throw notFound();
-    const { rows } = await q.query<Row>(`select ${USER} from auth.users u where u.id = $1`, [id]);
+    const { rows } = await q.query<EndUser>(`select ${USER} from auth.users u where u.id = $1`, [id]);
     if (!rows[0]) throw notFound();
     return toUser(rows[0]);
   }
@@ -136,7 +130,7 @@ export function createUserAdmin(deps: UserAdminDeps) {
         where = `where u.email like $3 or u.phone like $3`;
       }
       const [page, count] = await Promise.all([
-        db.query<Row>(`select ${USER} from auth.users u ${where} order by u.created_at desc, u.id desc limit $1 offset $2`, params),
+        db.query<EndUser>(`select ${USER} from auth.users u ${where} order by u.created_at desc, u.id desc limit $1 offset $2`, params),
         db.query<{ n: number }>(`select count(*)::int as n from auth.users u ${where.replace(/\$3/g, '$1')}`, params.slice(2)),
       ]);
       const total = Number(count.rows[0].n);

@@ -37,3 +37,46 @@ describe('JSON parameters, the same on both databases', () => {
     expect(rows[0].t).toBe('object');
   });
 });
+
+// docs/architecture.md ("db/"): both drivers hand back the same JavaScript values, so no caller
+// decodes a column itself. This file runs on PGlite and on PostgreSQL against the same expected
+// values, through each way a query reaches the database.
+describe('values read back, the same on both databases and through every path', () => {
+  const Q = `select '{"a":1}'::json as j, '{"a":[1,"x"]}'::jsonb as jb, '[{"a":1}]'::jsonb as ja, array['x', 'y"z', 'a,b']::text[] as ta,
+    array[1, 2]::int[] as ia, array['00000000-0000-4000-8000-000000000001']::uuid[] as ua, 5::int8 as i8, array[7]::int8[] as i8a,
+    true as b, array[true, false] as ba, '1.50'::numeric as nu, '2026-01-02 03:04:05+00'::timestamptz as ts,
+    (select json_agg(x order by x) from generate_series(1, 2) x) as agg, array['pg_class']::name[] as na,
+    json_build_object('events', array['insert'], 'n', null) as built, null::jsonb as nothing`;
+  const expected = {
+    j: { a: 1 },
+    jb: { a: [1, 'x'] },
+    ja: [{ a: 1 }],
+    ta: ['x', 'y"z', 'a,b'],
+    ia: [1, 2],
+    ua: ['00000000-0000-4000-8000-000000000001'],
+    i8: 5,
+    i8a: [7],
+    b: true,
+    ba: [true, false],
+    nu: '1.50',
+    agg: [1, 2],
+    na: ['pg_class'],
+    built: { events: ['insert'], n: null },
+    nothing: null,
+  };
+
+  it('json and jsonb as values, arrays as arrays, int8 as numbers, numeric and times as text', async () => {
+    const rows = [
+      (await db.query(Q)).rows[0],
+      await db.transaction(async (tx) => (await tx.query(Q)).rows[0]),
+      (await db.script(Q))[0].rows[0],
+    ];
+    for (const row of rows) {
+      const { ts, ...rest } = row as Record<string, unknown>;
+      expect(rest).toEqual(expected);
+      // PostgreSQL's text of the time, whichever the session's zone (not a Date).
+      expect(typeof ts).toBe('string');
+      expect(Date.parse(String(ts).replace(' ', 'T').replace(/\+00$/, 'Z'))).toBe(Date.UTC(2026, 0, 2, 3, 4, 5));
+    }
+  });
+});

@@ -36,7 +36,7 @@ const BYPASS = ['service', 'plinth_sql'];
 export async function missingPrivileges(db: Db, options: { ownApiLogin: boolean }): Promise<string[]> {
   const f = (await db.query<Facts>(FACTS_SQL)).rows[0];
   if (!f || f.rolsuper) return [];
-  const roles = typeof f.roles === 'string' ? (JSON.parse(f.roles) as Facts['roles']) : f.roles;
+  const { roles } = f;
   const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
   const missing: string[] = [];
   if (!f.owns_database) missing.push(`to own the database (alter database ${q(f.database)} owner to ${q(f.me)})`);

@@ -71,7 +71,7 @@ export function createOutbox(o: OutboxOptions): MessagingWorker {
        returning o.id::text as id, o.channel, o.kind, o.recipient, o.payload, o.attempts, o.created_at::text as created_at`,
       [iso(now), iso(now + leaseMs), batch],
     );
-    return rows.map((r) => ({ ...r, payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload }));
+    return rows;
   }
 
   async function toDevInbox(m: Claimed, subject: string | null, text: string, html: string | null): Promise<string> {

@@ -14,7 +14,7 @@ const PLANS = ['free', 'pro', 'team', 'enterprise'] as const;
 
 function parse<T>(v: unknown): T | null {
   if (v === null || v === undefined) return null;
-  return (typeof v === 'string' ? JSON.parse(v) : v) as T;
+  return v as T;
 }
 
 /** Stored settings over today's defaults, so a field added in a later version gets its default. */

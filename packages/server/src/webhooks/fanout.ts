@@ -25,7 +25,7 @@ const MIN_GAP_MS = 25;
 interface HookRow {
   id: string;
   table_name: string;
-  events: string[] | string;
+  events: string[];
   filter: string | null;
   from_seq: number | string;
   updated_at: string;
@@ -38,7 +38,7 @@ interface ChangeRow {
   row_text: string | null;
   old_text: string | null;
   /** The webhooks (of those asked about) switched on after this change's transaction committed. */
-  seen: string[] | string;
+  seen: string[];
 }
 
 /**
@@ -47,14 +47,6 @@ interface ChangeRow {
  * not for `w` (migration 0155).
  */
 const seenAtStartSql = (c: string, w: string) => `coalesce(pg_visible_in_snapshot(${c}.xid, ${w}.from_snapshot), false)`;
-
-const textArray = (v: string[] | string): string[] =>
-  Array.isArray(v)
-    ? v
-    : v
-        .replace(/^\{|\}$/g, '')
-        .split(',')
-        .filter(Boolean);
 
 export interface FanoutOptions {
   db: Db;
@@ -80,7 +72,7 @@ export async function fanoutOnce(o: FanoutOptions, compiled: Compiled): Promise<
   const { read, made } = await o.db.transaction(async (tx) => {
     // The cursor (locked: one instance at a time, the others skip), how far the log is numbered,
     // and the enabled webhooks, in one round trip.
-    const head = await tx.query<{ after: number | string; last: number | string; hooks: HookRow[] | string }>(
+    const head = await tx.query<{ after: number | string; last: number | string; hooks: HookRow[] }>(
       `select k.seq as after, s.last_seq as last,
          (select coalesce(json_agg(json_build_object('id', w.id, 'table_name', w.table_name, 'events', w.events, 'filter', w.filter,
             'from_seq', w.from_seq, 'updated_at', w.updated_at)), '[]') from plinth.webhooks w where w.enabled) as hooks
@@ -92,7 +84,7 @@ export async function fanoutOnce(o: FanoutOptions, compiled: Compiled): Promise<
     const last = Number(row.last);
     if (last <= after) return { read: 0, made: 0 };
     const upto = Math.min(last, after + BATCH);
-    const hooks = typeof row.hooks === 'string' ? (JSON.parse(row.hooks) as HookRow[]) : row.hooks;
+    const { hooks } = row;
     if (hooks.length === 0) {
       await tx.query(`update realtime.cursors set seq = $1, updated_at = now() where consumer = 'webhooks'`, [upto]);
       return { read: upto - after, made: 0 };
@@ -167,7 +159,7 @@ async function filtered(
       compiled.set(h.id, c);
     }
     const list = byTable.get(h.table_name) ?? [];
-    list.push({ id: h.id, events: new Set(textArray(h.events)), from: Number(h.from_seq), filter: c.filter });
+    list.push({ id: h.id, events: new Set(h.events), from: Number(h.from_seq), filter: c.filter });
     byTable.set(h.table_name, list);
   }
   const { rows } = await tx.query<ChangeRow>(
@@ -179,10 +171,9 @@ async function filtered(
   const out: Array<{ webhook: string; seq: number; failed: string | null }> = [];
   for (const r of rows) {
     const seq = Number(r.seq);
-    const seen = textArray(r.seen);
     let fields: Map<string, string> | null | undefined;
     for (const h of byTable.get(r.table_name) ?? []) {
-      if (!h.events.has(r.op) || seq <= h.from || seen.includes(h.id)) continue;
+      if (!h.events.has(r.op) || seq <= h.from || r.seen.includes(h.id)) continue;
       if (h.filter instanceof FilterError) {
         out.push({ webhook: h.id, seq, failed: `not sent: the webhook's filter no longer fits the table (${h.filter.message})` });
         continue;

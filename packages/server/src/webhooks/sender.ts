@@ -28,7 +28,7 @@ const PARALLEL = 8;
 interface Claimed {
   id: string;
   url: string;
-  headers: Record<string, string> | string;
+  headers: Record<string, string>;
   secret: string;
   previous_secret: string | null;
 }
@@ -86,8 +86,6 @@ export interface Sender {
   close(): Promise<void>;
 }
 
-const parseJson = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
-
 /**
  * Starts this instance's sender.
  * @example const sender = openSender({ db, clock, log, config: config.webhooks, poster, leaseMs: 120_000 });
@@ -117,7 +115,7 @@ export function openSender(o: SenderOptions): Sender {
 
   /** Sends a claimed webhook's due deliveries in order, until one fails, the run's time is up, or none is left. */
   async function sendQueue(w: Claimed & { token: string }): Promise<void> {
-    const headers = parseJson(w.headers);
+    const { headers } = w;
     const secrets = [w.secret, ...(w.previous_secret ? [w.previous_secret] : [])];
     // Well inside the lease: a run that outlived it could overlap with the next holder's.
     const deadline = clock.now() + Math.min(5_000, o.leaseMs / 4);

@@ -27,10 +27,10 @@ interface Row {
   id: string;
   name: string;
   table_name: string;
-  events: WebhookEvent[] | string;
+  events: WebhookEvent[];
   url: string;
   filter: string | null;
-  headers: Record<string, string> | string;
+  headers: Record<string, string>;
   enabled: boolean;
   created_at: string;
   updated_at: string;
@@ -38,24 +38,14 @@ interface Row {
   queued: number;
 }
 
-const parseJson = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
-/** `{a,b}` from PGlite, an array from postgres.js. */
-const textArray = (v: string[] | string): string[] =>
-  Array.isArray(v)
-    ? v
-    : v
-        .replace(/^\{|\}$/g, '')
-        .split(',')
-        .filter(Boolean);
-
 function fieldsOf(r: Row): WebhookFields {
   return {
     name: r.name,
     table: r.table_name,
-    events: textArray(r.events) as WebhookEvent[],
+    events: r.events,
     url: r.url,
     filter: r.filter,
-    headers: parseJson(r.headers),
+    headers: r.headers,
     enabled: r.enabled,
   };
 }

@@ -100,16 +100,7 @@ interface Row {
   generated: boolean;
   is_pk: boolean;
   column_comment: string | null;
-  enum_values: string[] | string | null;
-}
-
-function parseArray(v: string[] | string | null): string[] | null {
-  if (v === null || Array.isArray(v)) return v;
-  // PGlite may hand back the text form `{a,b}`.
-  return v
-    .replace(/^\{|\}$/g, '')
-    .split(',')
-    .map((s) => s.replace(/^"|"$/g, ''));
+  enum_values: string[] | null;
 }
 
 /** Reads the exposed tables and views of `public`, their keys and the functions from the catalog. */
@@ -142,7 +133,7 @@ export async function loadSchema(db: Db, version = 0): Promise<SchemaSnapshot> {
       hasDefault: r.has_default,
       isPk: r.is_pk,
       generated: r.generated,
-      enumValues: parseArray(r.enum_values),
+      enumValues: r.enum_values,
       comment: r.column_comment,
     };
     t.columns.set(col.name, col);

@@ -12,6 +12,7 @@ let s: FunctionsServer;
 
 beforeAll(async () => {
   s = await functionsServer({
+    'functions/secret.ts': `export default (_req: Request, ctx: any) => new Response(String(ctx.secrets.PAY_KEY));`,
     'functions/greet.ts': `export default () => new Response('from the folder');`,
     'src/greet-v1.ts': `export default () => new Response('deployed one');`,
     'src/greet-v2.ts': `export default () => { console.log('v2 says', { n: 2 }); console.warn('careful'); return new Response('deployed two'); };`,
@@ -128,6 +129,33 @@ describe('deploying', () => {
     const bad = await adminCall('PUT', '/-bad', { bundle: await bundleOf('src/greet-v1.ts', 'x') });
     expect([bad.statusCode, bad.json().code]).toEqual([400, 'invalid_request']);
     expect(await text('x')).toMatch(/^404 /);
+  });
+});
+
+describe("the functions' secrets through the admin API", () => {
+  it('sets and unsets a secret (the functions reload), lists names with masked values, refuses an end-user token', async () => {
+    const path = '/api/v1/admin/function-secrets';
+    const req = (method: string, url: string, payload?: unknown, headers = s.service) =>
+      s.app.inject({ method: method as 'GET', url, headers, ...(payload ? { payload: payload as Record<string, unknown> } : {}) });
+    expect(await text('secret')).toBe('200 undefined');
+    expect((await req('PUT', `${path}/PAY_KEY`, { value: 'pk live #1' })).statusCode).toBe(204);
+    expect(await text('secret')).toBe('200 pk live #1');
+    const listed = await req('GET', path);
+    expect(listed.json()).toEqual([{ name: 'PAY_KEY', value: '********' }]);
+    expect(listed.body).not.toContain('pk live');
+    const token = await s.mintToken('00000000-0000-4000-8000-0000000000e3');
+    for (const [m, u, b] of [
+      ['GET', path, undefined],
+      ['PUT', `${path}/PAY_KEY`, { value: 'x' }],
+      ['DELETE', `${path}/PAY_KEY`, undefined],
+    ] as const)
+      expect((await req(m, u, b, s.user(token))).statusCode).toBe(403);
+    const bad = await req('PUT', `${path}/1BAD`, { value: 'x' });
+    expect([bad.statusCode, bad.json().code]).toEqual([400, 'invalid_request']);
+    expect((await req('DELETE', `${path}/PAY_KEY`)).statusCode).toBe(204);
+    expect(await text('secret')).toBe('200 undefined');
+    const again = await req('DELETE', `${path}/PAY_KEY`);
+    expect([again.statusCode, again.json().code]).toEqual([404, 'not_found']);
   });
 });
 

@@ -4,11 +4,13 @@
  * checked on the exact bytes), the function's answer sent as it gave it, and its failures in the
  * one error shape (`function_error` 500, `function_timeout` 504, `function_busy` 503).
  */
+import { MASK } from '@plinth/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type App } from '../http/index.js';
 import { DEPLOYED_RUNTIME } from './bundle.js';
 import { MAX_BUNDLE_BYTES } from './deployed.js';
 import { FUNCTION_NAME } from './discover.js';
+import { secretNames, writeSecret } from './secrets.js';
 import type { Functions } from './index.js';
 import type { CallOutcome } from './pool.js';
 
@@ -70,6 +72,9 @@ export async function registerFunctionRoutes(app: App, functions: Functions, bod
  * - `DELETE /api/v1/admin/functions/:name`             every deployed version → 204
  * - `GET    /api/v1/admin/functions/:name/calls`       this instance's recent calls, newest first
  * - `GET    /api/v1/admin/function-schedules`          the schedules' state
+ * - `GET    /api/v1/admin/function-secrets`            `[{name, value: "********"}]` (the functions folder's .env)
+ * - `PUT    /api/v1/admin/function-secrets/:name`      `{value}` → 204 (the functions reload)
+ * - `DELETE /api/v1/admin/function-secrets/:name`      204, or 404 `not_found`
  *
  * They live under /api/v1/admin because /api/v1/functions/:name is the functions' own URL (any method).
  * @example registerFunctionAdminRoutes(app, callers.operator(), functions);
@@ -138,6 +143,52 @@ export function registerFunctionAdminRoutes(app: App, guard: (req: FastifyReques
   );
   app.get(`${base}/:name/calls`, { onRequest: guard, schema: { summary: "A function's recent calls on this instance" } }, (req: Named) =>
     functions.calls(named(req)),
+  );
+  const secrets = '/api/v1/admin/function-secrets';
+  const dir = () => {
+    if (!functions.folder)
+      throw new ApiError(
+        'invalid_request',
+        'This server has no project folder: its functions have no secrets file (start it in a project).',
+      );
+    return functions.folder.dir;
+  };
+  app.get(secrets, { onRequest: guard, schema: { summary: "The functions' secrets, masked" } }, () =>
+    functions.folder ? secretNames(functions.folder.dir).map((name) => ({ name, value: MASK })) : [],
+  );
+  app.put(
+    `${secrets}/:name`,
+    { onRequest: guard, config: { audit: 'function.secret.set' }, schema: { summary: 'Set a secret (functions reload)' } },
+    async (req, reply) => {
+      const { name } = req.params as { name: string };
+      const value = (req.body as { value?: unknown } | undefined)?.value;
+      if (typeof value !== 'string') throw new ApiError('invalid_request', 'The body is {"value": "<the secret>"}.');
+      try {
+        writeSecret(dir(), name, value);
+      } catch (err) {
+        if (err instanceof ApiError) throw err;
+        throw new ApiError('invalid_request', `${(err as Error).message}.`);
+      }
+      functions.reload();
+      return reply.code(204).send();
+    },
+  );
+  app.delete(
+    `${secrets}/:name`,
+    { onRequest: guard, config: { audit: 'function.secret.unset' }, schema: { summary: 'Remove a secret (functions reload)' } },
+    async (req, reply) => {
+      const { name } = req.params as { name: string };
+      let removed: boolean;
+      try {
+        removed = writeSecret(dir(), name, null);
+      } catch (err) {
+        if (err instanceof ApiError) throw err;
+        throw new ApiError('invalid_request', `${(err as Error).message}.`);
+      }
+      if (!removed) throw new ApiError('not_found', `No secret ${name} in the functions' .env.`);
+      functions.reload();
+      return reply.code(204).send();
+    },
   );
   app.get('/api/v1/admin/function-schedules', { onRequest: guard, schema: { summary: 'The schedules and their state' } }, async () =>
     functions.schedules ? functions.schedules.list() : [],

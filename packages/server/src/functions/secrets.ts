@@ -7,7 +7,7 @@
  * - the project's `.env`, minus the variables the server itself reads (its keys, database URL,
  *   SMTP, SMS, S3 and OAuth credentials, its tuning): SERVER_VARIABLE below.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDotenv } from '../config/index.js';
 
@@ -25,4 +25,44 @@ export function readSecrets(root: string, functionsDir: string, databaseUrlVaria
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(read(join(root, '.env')))) if (!SERVER_VARIABLE.test(k) && k !== databaseUrlVariable) out[k] = v;
   return { ...out, ...read(join(functionsDir, '.env')) };
+}
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The names in the functions folder's `.env` (what `plinth secrets list` shows; values never leave).
+ * @example secretNames('/app/functions') // ['STRIPE_KEY']
+ */
+export function secretNames(functionsDir: string): string[] {
+  return Object.keys(read(join(functionsDir, '.env'))).sort();
+}
+
+/**
+ * Sets (`value` a string) or removes (`null`) one secret of the functions folder's `.env`, the
+ * file's other lines kept as they were (the console's secrets, as `plinth secrets set|unset`).
+ * Returns false when a removed name was not there. Throws Error on a bad name or a line break.
+ * @example writeSecret('/app/functions', 'STRIPE_KEY', 'sk_test_1')
+ */
+export function writeSecret(functionsDir: string, name: string, value: string | null): boolean {
+  if (!NAME.test(name)) throw new Error(`"${name}" is not a variable name (letters, digits and _, not starting with a digit)`);
+  if (value !== null && /[\r\n]/.test(value)) throw new Error(`the value of ${name} has a line break; a secret is one line`);
+  const file = join(functionsDir, '.env');
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const out: string[] = [];
+  let found = false;
+  for (const raw of text.split(/\r?\n/)) {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=/.exec(raw);
+    if (m && !raw.trim().startsWith('#') && m[1] === name) {
+      if (!found && value !== null) out.push(`${name}=${/^[^\s"'#]*$/.test(value) ? value : `"${value}"`}`);
+      found = true;
+      continue;
+    }
+    out.push(raw);
+  }
+  while (out.length && out[out.length - 1] === '') out.pop();
+  if (!found && value !== null) out.push(`${name}=${/^[^\s"'#]*$/.test(value) ? value : `"${value}"`}`);
+  if (value === null && !found) return false;
+  mkdirSync(functionsDir, { recursive: true });
+  writeFileSync(file, out.length ? `${out.join('\n')}\n` : '', { mode: 0o600 });
+  return true;
 }

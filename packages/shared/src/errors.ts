@@ -109,6 +109,8 @@ export const ERROR_STATUS = {
   passkey_invalid: 400,
   /** No passkey with this id belongs to the user. */
   passkey_not_found: 404,
+  /** The user has the most passkeys a user may have (20): remove one first. */
+  too_many_passkeys: 409,
   /** An auth hook (docs/auth.md, "Auth hooks") threw, timed out or answered something else than its contract: the sign-in, refresh or sign-up is refused. */
   hook_failed: 500,
   /** An auth hook refused the request with its own message (`{error: {http_code, message}}`; the status is its http_code). */

@@ -134,7 +134,7 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
         [who.userId],
       );
       if (existing.length >= MAX_PASSKEYS)
-        throw new ApiError('invalid_request', `A user may have at most ${MAX_PASSKEYS} passkeys; remove one first.`);
+        throw new ApiError('too_many_passkeys', `A user may have at most ${MAX_PASSKEYS} passkeys; remove one first.`);
       const options = await (await webauthn()).generateRegistrationOptions({
         rpName,
         rpID,

@@ -76,6 +76,7 @@ const CODES: Record<string, Mapped> = {
   passkey_not_found: [404, 'validation_failed', 'Passkey not found'],
   challenge_invalid: [422, 'mfa_verification_failed'],
   too_many_factors: [422, 'too_many_enrolled_mfa_factors'],
+  too_many_passkeys: [422, 'too_many_passkeys', 'Maximum number of passkeys reached'],
   sms_not_configured: [500, 'sms_send_failed'],
   paid_plan_required: [422, 'phone_provider_disabled'],
   database_unavailable: [503, 'unexpected_failure'],
@@ -101,6 +102,9 @@ export function goTrueErrorOf(err: unknown, ctx: ErrorContext = {}): GoTrueError
     if (err.code === 'invalid_code' && ctx.mfa)
       return new GoTrueError(422, 'mfa_verification_failed', 'Invalid TOTP code entered', {}, headers);
     if (err.code === 'rate_limited' && ctx.sendsEmail) return new GoTrueError(429, 'over_email_send_rate_limit', err.message, {}, headers);
+    // GoTrue refuses a passkey sign-in of an unconfirmed address with 403 (a password sign-in: 400).
+    if (err.code === 'email_not_confirmed' && ctx.passkey)
+      return new GoTrueError(403, 'email_not_confirmed', 'Email not confirmed', {}, headers);
     if (err.code === 'provider_disabled' && ctx.passkey)
       return new GoTrueError(404, 'passkey_disabled', 'Passkeys are disabled', {}, headers);
     if (err.code === 'passkey_invalid') {

@@ -79,7 +79,8 @@ describe('passkey limits in GoTrue’s words', () => {
       const device = client();
       const s = await device.passkey.startAuthentication();
       const res = await device.passkey.verifyAuthentication({ challengeId: s.data!.challenge_id, credential: key.get(s.data!.options) });
-      expect([res.error?.status, (res.error as AuthApiError).code]).toEqual([403, 'email_not_confirmed']);
+      expect(res.error).toBeInstanceOf(AuthApiError);
+      expect([(res.error as AuthApiError).status, (res.error as AuthApiError).code]).toEqual([403, 'email_not_confirmed']);
       expect(res.data?.session ?? null).toBeNull();
       const pw = await client().signInWithPassword({ email: addr, password: PASSWORD });
       expect([pw.error?.status, (pw.error as AuthApiError).code]).toEqual([400, 'email_not_confirmed']);

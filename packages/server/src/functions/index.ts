@@ -111,6 +111,8 @@ export const CALLS_KEPT = 100;
 
 /** One call of a function, as its log shows it. */
 export interface FunctionCall {
+  /** Numbers the calls of this instance (a key for a list). */
+  id: number;
   at: string;
   /** The deployed version that ran, or null for the project folder's file. */
   version: number | null;
@@ -166,6 +168,7 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
   const versions = new Map<string, number>();
   const deployed = createDeployed(deps.db);
   const recent = new Map<string, FunctionCall[]>();
+  let callSeq = 0;
   let outDir: string | null = null;
   let runtime: Promise<string> | null = null;
   let closed = false;
@@ -315,6 +318,7 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
     const out = await run();
     const list = recent.get(name) ?? [];
     list.unshift({
+      id: ++callSeq,
       at,
       version,
       trigger,

@@ -111,6 +111,10 @@ export const ERROR_STATUS = {
   passkey_not_found: 404,
   /** The user has the most passkeys a user may have (20): remove one first. */
   too_many_passkeys: 409,
+  /** The user has no identity of this provider (unlinking). */
+  identity_not_found: 404,
+  /** Unlinking the user's only identity: link another sign-in first. */
+  last_identity: 409,
   /** An auth hook (docs/auth.md, "Auth hooks") threw, timed out or answered something else than its contract: the sign-in, refresh or sign-up is refused. */
   hook_failed: 500,
   /** An auth hook refused the request with its own message (`{error: {http_code, message}}`; the status is its http_code). */

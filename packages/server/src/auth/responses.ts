@@ -157,6 +157,9 @@ export const AUTH_DOCS = {
   refresh: route('Trade a refresh token for a new session', KEY, { 200: Session }),
   getUser: route('The signed-in user', USER, { 200: User }),
   patchUser: route('Change the signed-in user (a new email is applied once its link is used)', USER, { 200: User }),
+  unlinkIdentity: route('Unlink a sign-in method (a provider, email or phone) under the reauthentication rule; never the last', USER, {
+    200: User,
+  }),
   reauthenticate: route('Send a 6-digit code for a password or email change (to the confirmed email, else phone)', USER, {
     200: Type.Object({ sent: Type.Literal(true), channel: Type.Union([Type.Literal('email'), Type.Literal('sms')]) }),
   }),

@@ -68,6 +68,7 @@ export function registerAuthRoutes(app: App, guards: AuthGuards, s: AuthServices
   app.get('/v1/auth/user', { preHandler: stepUp, schema: AUTH_DOCS.getUser }, users.get);
   app.patch('/v1/auth/user', { preHandler: user, schema: { body: UserPatchBody, ...AUTH_DOCS.patchUser } }, users.patch);
   app.post('/v1/auth/reauthenticate', { preHandler: user, schema: AUTH_DOCS.reauthenticate }, users.reauthenticate);
+  app.delete('/v1/auth/identities/:provider', { preHandler: user, schema: AUTH_DOCS.unlinkIdentity }, users.unlink);
   app.post('/v1/auth/verify-email', { preHandler: apikey, schema: { body: TokenBody, ...AUTH_DOCS.verifyEmail } }, verification.verify);
   app.post(
     '/v1/auth/resend-verification',

@@ -223,6 +223,22 @@ export function createAccountWrites(sessions: SessionState, hooks?: Pick<AuthHoo
     linkEmail,
 
     /**
+     * Removes the user's identities of `provider`, unless none is left after (`last`) or there
+     * is none (`none`). The email identity goes with the address (setEmail to null: its links
+     * die, and every session, whose tokens claim it, ends); the phone identity with the number.
+     * @example const outcome = await accounts.unlinkIdentity(tx, userId, 'github', now); // 'removed'
+     */
+    async unlinkIdentity(tx: Queryable, userId: string, provider: string, now: number): Promise<'removed' | 'last' | 'none'> {
+      const { rows } = await tx.query<{ provider: string }>('select provider from auth.identities where user_id = $1 for update', [userId]);
+      if (!rows.some((r) => r.provider === provider)) return 'none';
+      if (!rows.some((r) => r.provider !== provider)) return 'last';
+      if (provider === 'email') await this.setEmail(tx, userId, null, false, now);
+      else if (provider === 'phone') await this.setPhone(tx, userId, null, now);
+      else await tx.query('delete from auth.identities where user_id = $1 and provider = $2', [userId, provider]);
+      return 'removed';
+    },
+
+    /**
      * Sets (or clears) the user's email, confirmed or not: an operator's change (console). The
      * email identity follows, links and codes of the old address die with it, and so do the
      * user's sessions (their tokens claim the old address).

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/index.js';
 import { clientOf, type SignedIn } from '../guards.js';
+import type { ReauthProof } from './reauth.js';
 import type { UserService } from './service.js';
 
 const Nullable = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()]);
@@ -33,5 +34,10 @@ export function createUserHandlers(users: UserService) {
       return users.update(who.userId, who.sessionId, req.body, clientOf(req));
     },
     reauthenticate: (req: FastifyRequest) => users.reauthenticate(signedIn(req).userId, clientOf(req)),
+    unlink: (req: FastifyRequest) => {
+      const who = signedIn(req);
+      const proof = req.body && typeof req.body === 'object' ? (req.body as ReauthProof) : {};
+      return users.unlinkIdentity(who.userId, who.sessionId, (req.params as { provider: string }).provider, proof, clientOf(req));
+    },
   };
 }

@@ -65,6 +65,30 @@ export function createUserService(deps: AuthDeps) {
       return user;
     },
 
+    /**
+     * DELETE /v1/auth/identities/{provider}: unlinks a sign-in method under the reauthentication
+     * rule (a recent sign-in, the current password or a code); 404 `identity_not_found`, 409
+     * `last_identity` for the only one. Unlinking the email or phone removes the address.
+     */
+    async unlinkIdentity(
+      userId: string,
+      sessionId: string | null,
+      provider: unknown,
+      proof: ReauthProof,
+      client: ClientInfo,
+    ): Promise<User> {
+      if (typeof provider !== 'string' || !/^[A-Za-z0-9_:.-]{1,100}$/.test(provider))
+        throw new ApiError('identity_not_found', 'The user has no identity of this provider.');
+      await reauth.assert(userId, sessionId, proof, client);
+      const outcome = await db.transaction((tx) => accounts.unlinkIdentity(tx, userId, provider, clock.now()));
+      if (outcome === 'none') throw new ApiError('identity_not_found', 'The user has no identity of this provider.');
+      if (outcome === 'last')
+        throw new ApiError('last_identity', 'This is the only way this user signs in; link another before removing it.');
+      const user = await findUser(db, userId);
+      if (!user) throw new ApiError('user_not_found', 'The user of this access token no longer exists.');
+      return user;
+    },
+
     /** POST /v1/auth/reauthenticate: a code to the confirmed email or phone, for `nonce`. */
     reauthenticate: (userId: string, client: ClientInfo) => reauth.sendCode(userId, client),
 

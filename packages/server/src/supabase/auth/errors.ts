@@ -77,6 +77,8 @@ const CODES: Record<string, Mapped> = {
   challenge_invalid: [422, 'mfa_verification_failed'],
   too_many_factors: [422, 'too_many_enrolled_mfa_factors'],
   too_many_passkeys: [422, 'too_many_passkeys', 'Maximum number of passkeys reached'],
+  identity_not_found: [422, 'identity_not_found', "Identity doesn't exist"],
+  last_identity: [422, 'single_identity_not_deletable', 'User must have at least 1 identity after unlinking'],
   sms_not_configured: [500, 'sms_send_failed'],
   paid_plan_required: [422, 'phone_provider_disabled'],
   database_unavailable: [503, 'unexpected_failure'],

@@ -224,6 +224,28 @@ export function createFaceHandlers(deps: FaceDeps) {
 
     getUser: async (req: FastifyRequest) => userOf(signedIn(req).userId),
 
+    /**
+     * DELETE /user/identities/{identity_id} (auth-js's unlinkIdentity): the id this face gives an
+     * identity (shapes.ts: the user's id for email and phone, `<provider>:<user id>` else).
+     */
+    unlinkIdentity: async (req: FastifyRequest) => {
+      const who = signedIn(req);
+      const { id } = req.params as { id: string };
+      const user = await s.users.get(who.userId);
+      const provider =
+        id === who.userId
+          ? user.identities.some((i) => i.provider === 'email')
+            ? 'email'
+            : 'phone'
+          : id.endsWith(`:${who.userId}`)
+            ? id.slice(0, -(who.userId.length + 1))
+            : null;
+      if (!provider || !user.identities.some((i) => i.provider === provider))
+        throw new GoTrueError(422, 'identity_not_found', "Identity doesn't exist");
+      await s.users.unlinkIdentity(who.userId, who.sessionId, provider, bodyOf(req), clientOf(req));
+      return {};
+    },
+
     /** PUT /user: `data` merged into user_metadata; email and password changes under Plinth's reauthentication rule. */
     putUser: async (req: FastifyRequest) => {
       const who = signedIn(req);
@@ -453,6 +475,7 @@ export function registerFaceRoutes(
   app.post('/auth/v1/token', { preHandler: apikey }, h.token);
   app.get('/auth/v1/user', { preHandler: stepUp }, h.getUser);
   app.put('/auth/v1/user', { preHandler: user, config: email }, h.putUser);
+  app.delete('/auth/v1/user/identities/:id', { preHandler: user }, h.unlinkIdentity);
   app.post('/auth/v1/logout', { preHandler: logoutGuard(stepUp, service) }, h.logout);
   app.post('/auth/v1/recover', { preHandler: apikey, config: email }, h.recover);
   app.post('/auth/v1/otp', { preHandler: apikey, config: email }, h.otp);
@@ -462,7 +485,6 @@ export function registerFaceRoutes(
 
   app.post('/auth/v1/sso', { preHandler: apikey }, h.sso);
   app.get('/auth/v1/user/identities/authorize', { preHandler: user }, h.manualLinking);
-  app.delete('/auth/v1/user/identities/:id', { preHandler: user }, h.manualLinking);
   app.get('/auth/v1/reauthenticate', { preHandler: user, config: email }, h.reauthenticate);
 
   // Second factors (Plinth's mfa/: the same guards as /v1/auth/factors).

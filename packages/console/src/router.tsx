@@ -94,6 +94,11 @@ const webhooks = createRoute({
   validateSearch: webhooksSearch,
   component: lazyRouteComponent(() => import('./routes/webhooks/WebhooksPage'), 'WebhooksPage'),
 });
+const functions = createRoute({
+  getParentRoute: () => app,
+  path: 'functions',
+  component: lazyRouteComponent(() => import('./routes/functions/FunctionsPage'), 'FunctionsPage'),
+});
 
 const apiIndex = createRoute({
   getParentRoute: () => app,
@@ -160,6 +165,7 @@ const tree = root.addChildren([
     users,
     messages,
     webhooks,
+    functions,
     apiIndex,
     apiTable,
     dataIndex,

@@ -16,6 +16,7 @@ const NAV = [
   ['/users', 'Users'],
   ['/messages', 'Messages'],
   ['/webhooks', 'Webhooks'],
+  ['/functions', 'Functions'],
   // The third entry: the right of ROLE_RIGHTS a page needs (the others are every role's). Admin
   // is Team, Audit log and Backups (components/AdminTabs.tsx): the bar keeps one row at 1280 px.
   ['/team', 'Admin', 'manageAdmins'],

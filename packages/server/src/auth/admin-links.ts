@@ -2,7 +2,7 @@ import { ApiError, fromDbError } from '../http/index.js';
 import { findCredentials } from './accounts/index.js';
 import type { AuthDeps } from './deps.js';
 import { linkWithToken, queueAuthEmail } from './mail.js';
-import { issueOneTimeToken, issueOneTimeTokenWithCode, type OneTimeKind } from './one-time.js';
+import { issueOneTimeTokenWithCode, type OneTimeKind } from './one-time.js';
 import { checkPassword, checkUserData, normalizeEmail } from './validate.js';
 
 /** The links an admin may make for a user: GoTrue's `generate_link` types. */
@@ -74,7 +74,7 @@ export function createAdminLinks(deps: AuthDeps) {
       data?: unknown;
       /** `email_change`: the address the user moves to (the link proves it, as the user's own change). */
       newEmail?: unknown;
-    }): Promise<{ userId: string; token: string }> {
+    }): Promise<{ userId: string; token: string; code: string }> {
       const email = normalizeEmail(input.email);
       const newEmail = input.type === 'email_change' ? normalizeEmail(input.newEmail) : null;
       const kind = KIND[input.type];
@@ -101,21 +101,21 @@ export function createAdminLinks(deps: AuthDeps) {
           if (newEmail) {
             const { rows } = await tx.query('select 1 from auth.users where email = $1', [newEmail]);
             if (rows.length) throw new ApiError('email_exists', 'A user with this email address has already been registered.');
-            const token = await issueOneTimeToken(
+            const { raw: token, code } = await issueOneTimeTokenWithCode(
               tx,
               { kind, userId, email: newEmail, ttlMs: deps.config.verificationTtlMs, payload: { email: newEmail } },
               now,
             );
-            return { userId, token };
+            return { userId, token, code };
           }
           const ttlMs =
             kind === 'reset' ? deps.config.resetTtlMs : kind === 'magic_link' ? deps.config.magicLinkTtlMs : deps.config.verificationTtlMs;
-          const token = await issueOneTimeToken(
+          const { raw: token, code } = await issueOneTimeTokenWithCode(
             tx,
             { kind, userId, email, ttlMs, payload: hash ? { password_hash: hash } : {}, keepEarlier: kind === 'verification' },
             now,
           );
-          return { userId, token };
+          return { userId, token, code };
         })
         .catch((err) => {
           throw fromDbError(err, {

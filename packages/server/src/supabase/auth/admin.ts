@@ -156,8 +156,8 @@ export function createAdminHandlers(deps: FaceDeps) {
      * POST /admin/generate_link: a `signup`, `invite`, `magiclink`, `recovery` or email-change link made instead
      * of mailed (auth's adminLinks). `action_link` is GoTrue's: this face's GET /verify, which
      * redirects to `redirect_to` (an allowed URL; else the link setting's page) with the session;
-     * `hashed_token` is what `verifyOtp({ token_hash, type })` takes. No `email_otp` (Plinth mails
-     * links, not codes): ''.
+     * `hashed_token` is what `verifyOtp({ token_hash, type })` takes, `email_otp` the same token's
+     * 6-digit code (`verifyOtp({ email, token, type })`).
      */
     async generateLink(req: FastifyRequest) {
       const b = bodyOf(req);
@@ -185,7 +185,7 @@ export function createAdminHandlers(deps: FaceDeps) {
         to ??
         (type === 'magiclink' ? a.magic_link_url : type === 'recovery' ? a.password_reset_url : a.email_verification_url) ??
         a.allowed_redirect_urls[0];
-      const { userId, token } = await auth.adminLinks.generate({
+      const { userId, token, code } = await auth.adminLinks.generate({
         type,
         email: b.email,
         password: b.password,
@@ -200,7 +200,7 @@ export function createAdminHandlers(deps: FaceDeps) {
         ...(await userOut(userId)),
         ...(type === 'email_change' ? { new_email: normalizeEmail(b.new_email) } : {}),
         action_link: action.toString(),
-        email_otp: '',
+        email_otp: code,
         hashed_token: token,
         redirect_to: page ?? '',
         verification_type: type,

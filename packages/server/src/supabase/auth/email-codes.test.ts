@@ -88,6 +88,19 @@ describe('email codes on /auth/v1', () => {
     }
   });
 
+  it('generateLink answers the link’s code as email_otp, which verifyOtp takes with the address', async () => {
+    const addr = email('admin-otp');
+    expect((await authClient(t).signUp({ email: addr, password: PASSWORD })).error).toBeNull();
+    const admin = authClient(t, t.keys.secretKey);
+    const { data, error } = await admin.admin.generateLink({ type: 'magiclink', email: addr });
+    expect(error).toBeNull();
+    const otp = data.properties?.email_otp ?? '';
+    expect(otp).toMatch(/^\d{6}$/);
+    const signedIn = await authClient(t).verifyOtp({ email: addr, token: otp, type: 'magiclink' });
+    expect(signedIn.error).toBeNull();
+    expect(signedIn.data.user?.email).toBe(addr);
+  });
+
   it('attacker: five wrong codes void the code (the right one is refused after), while the link still works; an expired code is refused', async () => {
     const addr = email('guess');
     expect((await authClient(t).signInWithOtp({ email: addr })).error).toBeNull();

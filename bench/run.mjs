@@ -760,6 +760,8 @@ for (const kind of DBS) results.push(await benchDb(kind));
 console.log(table(results));
 // Realtime (issue 23): a Plinth and a database of its own, PostgreSQL only (bench/realtime.mjs).
 const realtime = DBS.includes('postgres') ? await (await import('./realtime.mjs')).benchRealtime({ root }) : null;
+// Channels (issue 37): idle connections, fan-out, presence, private joins (bench/channels.mjs), PostgreSQL.
+const channels = DBS.includes('postgres') ? await (await import('./channels.mjs')).benchChannels({ root }) : null;
 // Database webhooks (issue 24): bench/webhooks.mjs, PostgreSQL (and its delivery rate on PGlite).
 const webhooks = DBS.includes('postgres') ? await (await import('./webhooks.mjs')).benchWebhooks({ root }) : null;
 // The security review's attacks R1–R6, /health polled meanwhile (issue 31): bench/attacks.mjs, PGlite.
@@ -770,7 +772,18 @@ if (embedded)
   embedded.start = await (await import('./start.mjs')).benchStart({ root, server: SERVER, tools: { start, stop, problems, tempDirs } });
 mkdirSync(OUT, { recursive: true });
 const report = JSON.stringify(
-  { at, seconds: SECONDS, warmup: WARMUP, connections: CONNECTIONS, valid: problems.length === 0, problems, results, realtime, webhooks },
+  {
+    at,
+    seconds: SECONDS,
+    warmup: WARMUP,
+    connections: CONNECTIONS,
+    valid: problems.length === 0,
+    problems,
+    results,
+    realtime,
+    channels,
+    webhooks,
+  },
   null,
   2,
 );

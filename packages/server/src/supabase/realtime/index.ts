@@ -19,6 +19,7 @@ import { ApiError, type App, type Principal, type PrincipalResolver } from '../.
 import {
   CLOSE_TOO_SLOW,
   type ChannelMember,
+  type ChannelMessage,
   type PresenceState,
   type Realtime,
   type ServerBroadcast,
@@ -73,6 +74,27 @@ interface Member extends ChannelMember {
 }
 
 const PREFIX = 'realtime:';
+
+/**
+ * A channel message's Phoenix payload, encoded once for all the members it goes to (each frame
+ * differs only by its member's join_ref): see realtime/connection.ts's channelText.
+ */
+const payloads = new WeakMap<ChannelMessage, string>();
+function payloadJson(m: ChannelMessage): string {
+  let json = payloads.get(m);
+  if (json === undefined) {
+    json =
+      m.kind === 'broadcast'
+        ? JSON.stringify({
+            type: 'broadcast',
+            event: m.event,
+            payload: Buffer.isBuffer(m.payload) ? m.payload.toString('base64') : m.payload,
+          })
+        : JSON.stringify({ joins: m.joins, leaves: m.leaves });
+    payloads.set(m, json);
+  }
+  return json;
+}
 
 class Client extends Session {
   /** Joined channels by Phoenix topic (realtime's session holds the memberships). */
@@ -231,15 +253,11 @@ class Client extends Session {
               return;
             }
           }
-          const payload = {
-            type: 'broadcast',
-            event: message.event,
-            payload: Buffer.isBuffer(message.payload) ? message.payload.toString('base64') : message.payload,
-          };
-          this.frame({ join_ref: joinRef, ref: null, topic: phxTopic, event: 'broadcast', payload });
+          const event = { join_ref: joinRef, ref: null, topic: phxTopic, event: 'broadcast' };
+          this.send(encodeFrame(this.vsn, event, payloadJson(message)));
         } else {
-          const payload = { joins: message.joins, leaves: message.leaves };
-          this.frame({ join_ref: joinRef, ref: null, topic: phxTopic, event: 'presence_diff', payload });
+          const event = { join_ref: joinRef, ref: null, topic: phxTopic, event: 'presence_diff' };
+          this.send(encodeFrame(this.vsn, event, payloadJson(message)));
         }
       },
     };

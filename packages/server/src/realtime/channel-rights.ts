@@ -35,9 +35,9 @@ export async function channelRights(db: Db, who: Principal, topic: string): Prom
   const asCaller = (stmt: string, values: string[]) => [who.role, who.claims, runAsUid(who), stmt, values, false];
   try {
     await db.transaction(async (tx) => {
-      // The statements are sent together (one round trip on PostgreSQL: measured in
-      // bench/channels.mjs, a join waited on five in a row): the probe's id is made here so no
-      // statement waits for another's answer. Only the last may fail (the caller may not insert).
+      // The statements are sent together (pipelined on PostgreSQL, where a join used to wait for
+      // five round trips in a row): the probe's id is made here so no statement waits for
+      // another's answer. Only the last may fail (the caller may not insert).
       const probe = randomUUID();
       const run = 'select n from plinth.run_as($1, $2, $3, $4, $5::text[], $6)';
       const [topicSet, probed, seen, reset, sent] = await Promise.allSettled([

@@ -10,7 +10,7 @@ import { type Outcome, execute } from './execute.js';
 import { withHint } from './hints.js';
 import { type Plan, type RestRequest, type RpcRequest, planRequest, planRpc } from './plan/index.js';
 import type { SchemaCache } from './schema-cache/index.js';
-import { readOnly, type SqlStatement, toSql } from './sql/index.js';
+import { countRows, readOnly, type SqlStatement, toSql } from './sql/index.js';
 
 /** Codes a brand-new table, column, relation or function could cause: the cache may be a moment behind. */
 const MAYBE_STALE = new Set(['table_not_found', 'column_not_found', 'relation_not_found', 'function_not_found']);
@@ -37,6 +37,11 @@ export interface RunOptions {
 export interface RestEngine {
   /** Plans, builds and runs a table request as `principal`; the plan comes back for the response. */
   run(request: RestRequest, principal: Principal, options?: RunOptions): Promise<{ plan: Plan; outcome: Outcome }>;
+  /**
+   * The planner's estimate of the rows a read's filters match (EXPLAIN as the caller, row-level
+   * security included; nothing runs): `Prefer: count=planned`. Null for anything but a read.
+   */
+  estimate(plan: Plan, principal: Principal): Promise<number | null>;
   /** Plans, builds and runs a function call; GET (and HEAD) in a read-only transaction. */
   call(request: RpcRequest, principal: Principal, options?: RunOptions): Promise<{ plan: Plan; outcome: Outcome }>;
 }
@@ -98,6 +103,7 @@ export function createRestEngine(deps: RestEngineDeps): RestEngine {
     }
   };
   return {
+    estimate,
     async run(request, principal, runOptions) {
       const plan = await withReload(() => planRequest(request, deps.schema.get(), options)).catch(async (err) => {
         throw await withHint(err, { db: deps.db, schema: deps.schema.get(), principal, table: request.table });
@@ -113,6 +119,29 @@ export function createRestEngine(deps: RestEngineDeps): RestEngine {
       return { plan, outcome: await runPlan(plan, stmt, principal, runOptions) };
     },
   };
+
+  async function estimate(plan: Plan, principal: Principal): Promise<number | null> {
+    if (plan.kind !== 'read') return null;
+    const stmt = countRows(plan);
+    // The values are one text[] parameter, typed here as run_as's PREPARE types it.
+    const text = `explain (format json) ${stmt.text.replaceAll('$1[', '($1::text[])[')}`;
+    try {
+      return await deps.db.transaction(async (tx) => {
+        await tx.query(
+          "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), set_config('request.jwt.claim.sub', coalesce($3, ''), true)",
+          [principal.role, principal.claims, runAsUid(principal)],
+        );
+        const r = await tx.query<Record<string, unknown>>(text, stmt.values.length ? [stmt.values] : []);
+        await tx.query('select plinth.end_request($1, session_user::text)', [principal.role]);
+        const cell = Object.values(r.rows[0] ?? {})[0];
+        const parsed = (typeof cell === 'string' ? JSON.parse(cell) : cell) as Array<{ Plan?: { 'Plan Rows'?: unknown } }>;
+        const rows = Number(parsed?.[0]?.Plan?.['Plan Rows']);
+        return Number.isFinite(rows) ? rows : null;
+      });
+    } catch (err) {
+      throw fromDbError(err, { relation: plan.table, writes: false });
+    }
+  }
 
   async function runPlan(plan: Plan, stmt: SqlStatement, principal: Principal, runOptions?: RunOptions): Promise<Outcome> {
     runOptions?.timer?.lap('sql');

@@ -199,7 +199,21 @@ const rel = fc.constantFrom('fz_child', 'fz', 'fz_child!fz_child_fz_id_fkey', 'f
 const selectItem: fc.Arbitrary<string> = fc.letrec<{ item: string }>((tie) => ({
   item: fc.oneof(
     {
-      arbitrary: fc.constantFrom(...COLUMNS, '*', 'j->k', 'j->>k', 'j->k->0', 'arr->0', 't->x', 'count()', 'sum(n)', 'avg(t)', 'max(id)'),
+      arbitrary: fc.constantFrom(
+        ...COLUMNS,
+        '*',
+        'j->k',
+        'j->>k',
+        'j->k->0',
+        'arr->0',
+        't->x',
+        'count()',
+        'sum(n)',
+        'avg(t)',
+        'max(id)',
+        'id.count()::text',
+        'n.sum()::x;y',
+      ),
       weight: 6,
     },
     { arbitrary: fc.tuple(name, name).map(([a, c]) => `${a}:${c}`), weight: 1 },

@@ -71,6 +71,8 @@ export function planOutput(
       throw new ApiError('invalid_parameter', `"select" sends the key "${item.key}" twice; give one of them an alias (alias:column).`, {
         parameter: 'select',
         key: item.key,
+        // Two relations under one key: PostgREST's SQL names both subqueries alike (its 42712).
+        ...(prev.kind === 'embed' && item.kind === 'embed' ? { embeddedTwice: `${table.name}_${item.key}_${path.length + 1}` } : {}),
       });
     }
     keys.set(item.key, item);
@@ -100,11 +102,17 @@ export function planOutput(
         break;
       }
       case 'aggregate':
+        if (item.cast !== undefined && !CAST_TYPE.test(item.cast)) {
+          throw new ApiError('invalid_parameter', `"select": "${item.cast}" is not a type name; write count()::text…`, {
+            parameter: 'select',
+          });
+        }
         add({
           kind: 'aggregate',
           key: item.alias ?? item.fn,
           fn: item.fn,
           column: item.column === null ? null : resolveColumn(table, item.column),
+          ...(item.cast ? { cast: item.cast } : {}),
         });
         break;
       case 'embed': {
@@ -147,6 +155,30 @@ function planEmbed(ctx: SelectContext, parent: TableInfo, item: Extract<SelectIt
   const key = path.join('.');
   const params = ctx.embedded.get(key);
   ctx.used.add(key);
+  try {
+    return planEmbedOf(ctx, relation, table, item, path, key, params);
+  } catch (err) {
+    // A column missing inside a relation: the depth tells /rest/v1 PostgREST's alias (`messages_1`).
+    if (
+      err instanceof ApiError &&
+      err.code === 'column_not_found' &&
+      (err.details as { depth?: number } | undefined)?.depth === undefined
+    ) {
+      throw new ApiError(err.code, err.message, { ...(err.details as object), depth: path.length });
+    }
+    throw err;
+  }
+}
+
+function planEmbedOf(
+  ctx: SelectContext,
+  relation: Relation | ComputedRelation,
+  table: TableInfo,
+  item: Extract<SelectItem, { kind: 'embed' }>,
+  path: string[],
+  key: string,
+  params: EmbeddedParams | undefined,
+): EmbedPlan {
   const { output, inner } = planOutput(ctx, table, item.select, path);
   if (relation.cardinality === 'one' && params && (params.order.length > 0 || params.limit !== null || params.offset !== null)) {
     throw new ApiError(

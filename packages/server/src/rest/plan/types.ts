@@ -72,7 +72,7 @@ export interface PlannedOrder {
 export type OutputItem =
   /** `cast`: a type name checked by the plan stage (`select=id::text`). */
   | { kind: 'column'; key: string; column: ColumnInfo; path: JsonStep[]; cast?: string }
-  | { kind: 'aggregate'; key: string; fn: AggregateFunction; column: ColumnInfo | null }
+  | { kind: 'aggregate'; key: string; fn: AggregateFunction; column: ColumnInfo | null; cast?: string }
   | { kind: 'embed'; key: string; embed: EmbedPlan }
   /**
    * One key of a spread relation (`...author(name)`): `item` is planned against the relation's

@@ -115,8 +115,13 @@ function item(raw: string, depth: number): SelectItem {
   }
   const open = indexOutside(body, '(');
   // PostgREST's aggregate form: `amount.sum()`, `id.count()`.
-  const agg = /^([^()]+)\.(count|sum|avg|min|max)\(\)$/.exec(body);
-  if (agg) return { kind: 'aggregate', alias, fn: agg[2] as AggregateFunction, column: name(agg[1]) };
+  // `id.count()::text`: the aggregate's value cast (the type is checked by the plan stage).
+  const agg = /^([^()]+)\.(count|sum|avg|min|max)\(\)(?:::(.+))?$/.exec(body);
+  if (agg) {
+    const cast = agg[3]?.trim();
+    if (cast === '') fail(`"select" casts "${body}" to no type.`);
+    return { kind: 'aggregate', alias, fn: agg[2] as AggregateFunction, column: name(agg[1]), ...(cast ? { cast } : {}) };
+  }
   if (open === -1) {
     if (body === '*') fail('"select": `*` takes no alias.');
     // `col::text`: a cast of the value (the type is checked by the plan stage).

@@ -69,7 +69,7 @@ export type SelectItem =
   /** A column, or a JSON path into one (`meta->>kind`): `column` is the client's text. */
   | { kind: 'column'; alias: string | null; column: string; cast?: string }
   /** `count()`, `sum(amount)`…: the other columns of the same list group. */
-  | { kind: 'aggregate'; alias: string | null; fn: AggregateFunction; column: string | null }
+  | { kind: 'aggregate'; alias: string | null; fn: AggregateFunction; column: string | null; cast?: string }
   /**
    * `author(name)`, `writer:author!posts_author_id_fkey(name)`, `comments!inner(body)`: a
    * relation by foreign key. `select` null is `*`; an empty list embeds nothing (the relation

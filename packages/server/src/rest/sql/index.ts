@@ -70,6 +70,17 @@ function rows(
   return { inner, total };
 }
 
+/**
+ * The rows a read would count (`select 1 from <table> where <filters>`, groups aside): what the
+ * planner's estimate of `Prefer: count=planned` is taken from (PostgREST's rule).
+ */
+export function countRows(p: ReadPlan): SqlStatement {
+  const b = new Binder();
+  const qual = needsAlias(null, p.filters) ? b.alias() : null;
+  const text = `select 1 from ${tableRef(p.table)}${qual ? ` ${qual}` : ''}${where(p.filters, qual, b)}`;
+  return { text, values: b.values };
+}
+
 function read(p: ReadPlan): SqlStatement {
   const b = new Binder();
   const qual = needsAlias(p.returning, p.filters) ? b.alias() : null;

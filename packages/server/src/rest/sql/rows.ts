@@ -87,7 +87,11 @@ export function outputList(items: OutputItem[], qual: string | null, b: Binder):
 }
 
 function outputItem(item: OutputItem, qual: string | null, b: Binder): string {
-  if (item.kind === 'aggregate') return `${AGGREGATE[item.fn]}(${item.column ? ref(qual, item.column) : '*'}) as ${quoteIdent(item.key)}`;
+  if (item.kind === 'aggregate') {
+    // The cast's type name was checked by the plan stage (plan/select.ts CAST_TYPE).
+    const cast = item.cast ? `::${item.cast}` : '';
+    return `${AGGREGATE[item.fn]}(${item.column ? ref(qual, item.column) : '*'})${cast} as ${quoteIdent(item.key)}`;
+  }
   if (item.kind === 'embed') return `${embedValue(item.embed, qual ?? '', b)} as ${quoteIdent(item.key)}`;
   if (item.kind === 'spread') return `${spreadValue(item, qual ?? '', b)} as ${quoteIdent(item.key)}`;
   const f = field(qual, item.column, item.path, b);

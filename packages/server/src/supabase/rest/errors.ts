@@ -128,7 +128,9 @@ export function toPostgrestError(err: unknown, ctx: ErrorContext): PostgrestErro
         return pgrst(400, 'PGRST204', `Could not find the '${column}' column of '${ctx.table}' in the schema cache`);
       }
       const table = /table "([^"]*)"/.exec(err.message)?.[1] ?? ctx.table ?? '';
-      return pgrst(400, '42703', `column ${table}.${column} does not exist`);
+      // Inside an embedded relation PostgREST's SQL names the table `<table>_<depth>`.
+      const alias = typeof d.depth === 'number' ? `${table}_${d.depth}` : table;
+      return pgrst(400, '42703', `column ${alias}.${column} does not exist`);
     }
     case 'relation_not_found': {
       const [relation, hint] = String(d.relation ?? '').split('!');
@@ -163,8 +165,10 @@ export function toPostgrestError(err: unknown, ctx: ErrorContext): PostgrestErro
       return pgrst(400, '21000', `${err.message.startsWith('PATCH') ? 'UPDATE' : 'DELETE'} requires a WHERE clause`);
     case 'invalid_json':
       return pgrst(400, 'PGRST102', 'Empty or invalid json', null);
-    case 'invalid_request':
     case 'invalid_parameter':
+      if (typeof d.embeddedTwice === 'string') return pgrst(400, '42712', `table name "${d.embeddedTwice}" specified more than once`);
+      return pgrst(400, 'PGRST100', err.message, d.parameter === undefined ? null : `parameter: ${String(d.parameter)}`);
+    case 'invalid_request':
     case 'invalid_value':
     case 'too_many_rows':
       return pgrst(400, 'PGRST100', err.message, d.parameter === undefined ? null : `parameter: ${String(d.parameter)}`);

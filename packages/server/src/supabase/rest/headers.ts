@@ -8,7 +8,7 @@ export interface PostgrestPrefs {
   /** `return=representation` (else minimal: writes answer without a body, as PostgREST's default). */
   representation: boolean;
   headersOnly: boolean;
-  /** `count=exact|planned|estimated`: every kind is counted exactly. */
+  /** `count=exact|planned|estimated`: counted exactly, or the planner's estimate (routes.ts). */
   count: 'exact' | 'planned' | 'estimated' | null;
   resolution: 'merge' | 'ignore' | null;
   missingDefault: boolean;
@@ -159,7 +159,22 @@ export function checkProfile(header: string | string[] | undefined, exposed: rea
   throw pgrst(406, 'PGRST106', `The schema must be one of the following: ${exposed.join(', ')}`, null, null);
 }
 
-/** JSON rows as CSV (RFC 4180): a header of the first row's keys, values quoted when they need it. */
+/** A JSON value in jsonb's text form (`{"a": 1, "b": [1, 2]}`), as PostgreSQL prints it. */
+function jsonbText(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(jsonbText).join(', ')}]`;
+  if (v !== null && typeof v === 'object') {
+    return `{${Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${jsonbText(x)}`)
+      .join(', ')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+/**
+ * JSON rows as CSV the way PostgREST makes it (each row's record text without its parentheses):
+ * a header of the first row's keys; null is an empty field, booleans `t`/`f`, and a value is
+ * quoted (`"` and `\` doubled) when empty or holding `"`, `\`, `,`, `(`, `)` or white space.
+ */
 export function toCsv(json: string): string {
   const parsed = JSON.parse(json) as unknown;
   const rows = (Array.isArray(parsed) ? parsed : [parsed]) as Array<Record<string, unknown>>;
@@ -167,8 +182,8 @@ export function toCsv(json: string): string {
   const keys = Object.keys(rows[0]);
   const cell = (v: unknown): string => {
     if (v === null || v === undefined) return '';
-    const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
-    return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+    const s = typeof v === 'boolean' ? (v ? 't' : 'f') : typeof v === 'object' ? jsonbText(v) : String(v);
+    return s === '' || /[",\\()\s]/.test(s) ? `"${s.replace(/["\\]/g, '$&$&')}"` : s;
   };
   return [keys.join(','), ...rows.map((r) => keys.map((k) => cell(r[k])).join(','))].join('\n');
 }

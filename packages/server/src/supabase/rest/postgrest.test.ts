@@ -177,6 +177,28 @@ describe('select, embedding, order, paging', () => {
     });
     expect(res.json()).toEqual([{ id: 2 }, { id: 3 }]);
     expect(res.headers['content-range']).toBe('1-2/4');
+    // Fewer rows than the known total: 206 Partial Content, as PostgREST answers.
+    expect(res.statusCode).toBe(206);
+  });
+
+  it("count=planned is the planner's estimate of the filtered rows, count=estimated the exact count below db-max-rows", async () => {
+    await t.sql(
+      'create table est (id int primary key, k int); insert into est select g, g % 10 from generate_series(1, 2000) g; analyze est; grant select on est to anon; create policy est_all on est for select using (true);',
+    );
+    const listed = await t.app.inject({ url: '/rest/v1/est?select=*', headers: { ...t.as.anon, prefer: 'count=planned' } });
+    expect(listed.statusCode, listed.body.slice(0, 300)).toBe(206);
+    const planned = await anon.from('est').select('*', { count: 'planned', head: true });
+    expect(planned.error).toBeNull();
+    // After ANALYZE the estimate of the whole table is its size; of one k, about a tenth.
+    expect(planned.count).toBe(2000);
+    const filtered = await anon.from('est').select('*', { count: 'planned', head: true }).eq('k', 3);
+    expect(filtered.count).toBeGreaterThan(100);
+    expect(filtered.count).toBeLessThan(400);
+    const small = await anon.from('people').select('*', { count: 'estimated', head: true });
+    expect([small.count, small.status]).toEqual([4, 200]);
+    const limited = await anon.from('est').select('id', { count: 'planned' }).limit(5);
+    expect(limited.status).toBe(206);
+    expect(limited.data).toHaveLength(5);
   });
 
   it('an embedding replaces the column * gave its key; a bare count in an embedding is count()', async () => {
@@ -217,7 +239,10 @@ describe('select, embedding, order, paging', () => {
 
   it('CSV', async () => {
     const { data } = await anon.from('people').select('id,name,bio').in('id', [1, 4]).order('id').csv();
-    expect(data).toBe('id,name,bio\n1,Ada,The fat cats sat on mats\n4,Dee,"A cat, a hat"');
+    // PostgREST's CSV is each row's record text: white space quotes a value too.
+    expect(data).toBe('id,name,bio\n1,Ada,"The fat cats sat on mats"\n4,Dee,"A cat, a hat"');
+    const typed = await anon.from('people').select('id,meta,tags,nick').eq('id', 2).csv();
+    expect(typed.data).toBe('id,meta,tags,nick\n2,"{""n"": 2, ""city"": ""Paris""}","[""code""]",');
   });
 
   it('Accept-Profile / Content-Profile: public, another schema is PGRST106', async () => {
@@ -427,6 +452,31 @@ describe("PostgREST's errors", () => {
       embedding: 'people with rivals',
       relationship: 'rivals_a_fkey using people(id) and rivals(a)',
     });
+  });
+
+  it("in an embedded relation the unknown column is named by PostgREST's alias; one relation twice is 42712", async () => {
+    const inner = await anon.from('people').select('name, pets(nope)');
+    expect(inner.status).toBe(400);
+    expect(inner.error).toMatchObject({ code: '42703', message: 'column pets_1.nope does not exist' });
+    const twice = await anon.from('rivals').select('people!a(name), people!b(name)');
+    expect(twice.status).toBe(400);
+    expect(twice.error).toEqual({
+      code: '42712',
+      message: 'table name "rivals_people_1" specified more than once',
+      details: null,
+      hint: null,
+    });
+  });
+
+  it('an aggregate takes a cast: id.count()::text', async () => {
+    const { data, error } = await anon.from('pets').select('owner_id, n:id.count()::text').order('owner_id');
+    expect(error).toBeNull();
+    expect(data).toEqual([
+      { owner_id: 1, n: '2' },
+      { owner_id: 2, n: '1' },
+    ]);
+    const bad = await anon.from('pets').select('n:id.count()::text;drop');
+    expect(bad.status).toBe(400);
   });
 
   it('42501 without a privilege: 401 for anon, 403 for a user', async () => {

@@ -205,6 +205,12 @@ async function handleTable(engine: RestEngine, deps: SupabaseRestDeps, req: Fast
     // PostgREST's limit/order on a write would need a key to page by; Plinth refuses them (rest/).
   }
   const { plan, outcome } = await engine.run({ action, table: name, pk: null, query: ast, prefer, body }, principal, runOptions(prefs));
+  // count=planned: the planner's estimate; count=estimated: the exact count up to db-max-rows,
+  // the estimate beyond (PostgREST's rules). Both are counted exactly first, for that threshold.
+  if (plan.kind === 'read' && outcome.total !== null) {
+    const planned = prefs.count === 'planned' || (prefs.count === 'estimated' && outcome.total > deps.maxRows);
+    if (planned) outcome.total = (await engine.estimate(plan, principal)) ?? outcome.total;
+  }
   return send(reply, req, plan, outcome, { accept, prefs, method, offset: ast.offset ?? 0 });
 }
 
@@ -286,7 +292,8 @@ function send(reply: FastifyReply, req: FastifyRequest, plan: Plan, outcome: Out
     }
     body = body.slice(1, -1);
   }
-  let status = 200;
+  // A list of fewer rows than its known total is partial content (PostgREST's rule).
+  let status = list && outcome.total !== null && outcome.rows < outcome.total ? 206 : 200;
   // A merge that inserted nothing (every row was there, and updated) is 200, as in PostgREST.
   if (plan.kind === 'insert') status = o.method === 'PUT' || (plan.conflict?.action === 'merge' && outcome.total === 0) ? 200 : 201;
   if (write && (body === null || !o.prefs.representation)) {

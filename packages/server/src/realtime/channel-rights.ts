@@ -65,3 +65,57 @@ export async function channelRights(db: Db, who: Principal, topic: string): Prom
   }
   throw new Error('channel rights: the transaction ended without a decision');
 }
+
+export interface RightsCache {
+  /** The rights of `who` on `topic`: decided once per (topic, role, claims), then kept. */
+  rights(who: Principal, topic: string): Promise<ChannelRights>;
+  /** Forgets every decision (a policy changed). */
+  clear(): void;
+}
+
+/** How long a decision is kept at most, however long the token lives. */
+export const RIGHTS_TTL_MS = 30_000;
+/** Decisions kept at most (the oldest go first). */
+export const RIGHTS_MAX = 10_000;
+
+/**
+ * Decisions kept per (topic, role, claims) (issue 37: authorization cached per channel and user):
+ * the same token joining again, or sending over HTTP again, asks no policy. A new token (another
+ * user, a role or app_metadata changed, a refresh) has other claims and is decided afresh; a
+ * revoked session or a ban never gets here (the token is refused first); a change of policies
+ * clears everything (realtime/index.ts, on the schema's change); and nothing is kept past
+ * RIGHTS_TTL_MS or the token's expiry.
+ * @example const cache = cachedRights((who, topic) => channelRights(db, who, topic));
+ */
+export function cachedRights(
+  decide: (who: Principal, topic: string) => Promise<ChannelRights>,
+  o: { now?: () => number; ttlMs?: number; max?: number } = {},
+): RightsCache {
+  const now = o.now ?? Date.now;
+  const ttl = o.ttlMs ?? RIGHTS_TTL_MS;
+  const max = o.max ?? RIGHTS_MAX;
+  const kept = new Map<string, { rights: ChannelRights; until: number }>();
+  let generation = 0;
+  return {
+    async rights(who, topic) {
+      if (who.role === 'service') return decide(who, topic);
+      const key = JSON.stringify([topic, who.role, who.claims]);
+      const hit = kept.get(key);
+      if (hit && hit.until > now()) return hit.rights;
+      kept.delete(key);
+      const asked = generation;
+      const rights = await decide(who, topic);
+      // A policy changed while this was decided: not kept.
+      if (asked !== generation) return rights;
+      const exp = who.role === 'authenticated' ? who.payload.exp : undefined;
+      const until = Math.min(now() + ttl, typeof exp === 'number' ? exp * 1000 : Number.POSITIVE_INFINITY);
+      kept.set(key, { rights, until });
+      if (kept.size > max) kept.delete(kept.keys().next().value as string);
+      return rights;
+    },
+    clear() {
+      generation++;
+      kept.clear();
+    },
+  };
+}

@@ -27,7 +27,7 @@ import { ApiError, type App, type Metrics, type PrincipalResolver } from '../htt
 import type { Clock } from '../lib/index.js';
 import type { SchemaCache } from '../rest/index.js';
 import { createAuthorizer } from './authorize.js';
-import { channelRights } from './channel-rights.js';
+import { cachedRights, channelRights } from './channel-rights.js';
 import { type Bus, noBus, postgresBus, redisBus } from './bus.js';
 import { Channels } from './channels.js';
 import { Connection } from './connection.js';
@@ -240,10 +240,13 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
     }
   });
 
+  // Private channels' decisions, kept per (topic, role, claims) until a policy changes (below).
+  const rightsCache = cachedRights((who, topic) => channelRights(db, who, topic));
   // After a schema change: fresh access rules, and subscriptions whose role lost the table or a
   // filtered column end with permission_denied.
   const onSchemaChange = async () => {
     accessCache.clear();
+    rightsCache.clear();
     for (const conn of sessions) {
       for (const sub of conn.subscriptions()) {
         const a = await access(sub.table).catch(() => undefined);
@@ -261,8 +264,17 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
   // polled, as src/db/ddl-watch.ts polls the rest.
   let policyPoll: NodeJS.Timeout | null = null;
   if (db.kind === 'postgres' && (await ddlMode(db)) === 'poll') {
+    // Rows and their xmins, and the catalog's own write counters: a policy made and dropped
+    // between two polls leaves the rows as they were, but not the counters (flushed within about
+    // a second), and a decision made in between must not outlive it (private channels' cache).
     const fingerprint = async () =>
-      (await db.query<{ f: string }>(`select count(*) || ':' || coalesce(sum(xmin::text::int8), 0) as f from pg_policy`)).rows[0]?.f ?? '';
+      (
+        await db.query<{ f: string }>(
+          `select count(*) || ':' || coalesce(sum(xmin::text::int8), 0) || ':' ||
+             (pg_stat_get_tuples_inserted('pg_policy'::regclass) + pg_stat_get_tuples_deleted('pg_policy'::regclass)
+              + pg_stat_get_tuples_updated('pg_policy'::regclass)) as f from pg_policy`,
+        )
+      ).rows[0]?.f ?? '';
     let last = await fingerprint();
     policyPoll = setInterval(() => {
       fingerprint().then(
@@ -279,7 +291,7 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
   }
 
   const bus = await openBus(o, db, logger);
-  const channels = new Channels((who, topic) => channelRights(db, who, topic), { bus, heartbeatMs: config.heartbeatMs });
+  const channels = new Channels((who, topic) => rightsCache.rights(who, topic), { bus, heartbeatMs: config.heartbeatMs });
   // realtime.send and realtime.broadcast_changes (migration 0153): delivered after their commit.
   const sqlBroadcasts = await openSqlBroadcasts(db, channels, {
     pollMs: POLL_MS * 4,

@@ -131,6 +131,19 @@ describe('private channels on /api/v1/realtime', () => {
     await expect.poll(() => of(listener, 'broadcast').map((m) => m.payload)).toEqual([{ n: 1 }, { n: 3 }]);
   });
 
+  it('decisions are kept per token, and forgotten when the policies change: a dropped policy refuses the next join', async () => {
+    await t.db.query(
+      `create policy "for a while" on realtime.messages for select to authenticated using (realtime.topic() = 'for-a-while')`,
+    );
+    const access = await token(ADA, 'none', false);
+    const first = await client(access);
+    expect(await join(first, 'for-a-while')).toMatchObject({ type: 'joined' });
+    // Kept: the same token joins again without asking (the cache's own test counts the asks).
+    expect(await join(await client(access), 'for-a-while')).toMatchObject({ type: 'joined' });
+    await t.db.query(`drop policy "for a while" on realtime.messages`);
+    await expect.poll(async () => (await join(await client(access), 'for-a-while')).type, { timeout: 20_000, interval: 200 }).toBe('error');
+  });
+
   it('"private" must be a boolean', async () => {
     const c = await client();
     c.send({ type: 'join', channel: 'team-red', private: 'yes' });

@@ -13,7 +13,7 @@ export interface HttpConfig {
 }
 
 export interface HttpRequest {
-  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path below the project URL, starting with `/`. */
   path: string;
   /** Encoded query string without `?`. */

@@ -146,8 +146,7 @@ export async function consumeOneTimeToken(tx: Queryable, raw: unknown, kinds: On
   );
   const row = rows[0];
   if (!row) return null;
-  const payload = (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as Record<string, string>;
-  return { kind: row.kind, userId: row.user_id, email: row.email, payload: payload ?? {} };
+  return { kind: row.kind, userId: row.user_id, email: row.email, payload: (row.payload as Record<string, string> | null) ?? {} };
 }
 
 /**

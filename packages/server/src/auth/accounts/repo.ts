@@ -16,7 +16,7 @@ export const USER_COLUMNS = `u.id, u.email, ${isoSql('u.email_confirmed_at')} as
 type Row = Omit<User, 'identities'> & { identities: unknown };
 
 function toUser(row: Row): User {
-  const identities = typeof row.identities === 'string' ? JSON.parse(row.identities) : row.identities;
+  const { identities } = row;
   return {
     id: row.id,
     email: row.email,

@@ -52,7 +52,7 @@ function recoveryCode(): string {
 /** The session the caller proved a second factor from, its methods kept, at `aal2`. */
 async function steppedUp(tx: Queryable, sessionId: string, method: string, now: number): Promise<Assurance> {
   const { rows } = await tx.query<{ amr: unknown }>('select amr from auth.sessions where id = $1', [sessionId]);
-  const raw = typeof rows[0]?.amr === 'string' ? JSON.parse(rows[0].amr as string) : rows[0]?.amr;
+  const raw = rows[0]?.amr;
   const before = Array.isArray(raw) ? (raw as Assurance['amr']).filter((m) => m.method !== method) : [];
   return { aal: 'aal2', amr: [...before, { method, timestamp: Math.floor(now / 1000) }] };
 }

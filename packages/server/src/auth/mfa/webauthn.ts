@@ -42,7 +42,7 @@ export function createWebAuthnFactors(deps: Pick<AuthDeps, 'settings' | 'tokens'
       const { rpID, rpName } = rp.party();
       const lib = await webauthn();
       if (factor.status === 'verified' && factor.credential_id) {
-        const transports = typeof factor.transports === 'string' ? JSON.parse(factor.transports) : factor.transports;
+        const { transports } = factor;
         const options = await lib.generateAuthenticationOptions({
           rpID,
           userVerification: 'preferred',

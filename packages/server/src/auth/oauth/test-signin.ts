@@ -35,7 +35,7 @@ interface Row {
   provider: string;
   issuer: string;
   status: OidcTestResult['status'];
-  result: Partial<OidcTestResult> | string | null;
+  result: Partial<OidcTestResult> | null;
   created_at: string;
   completed_at: string | null;
 }
@@ -73,7 +73,7 @@ export function testSignins(db: Db) {
       );
       const row = rows[0];
       if (!row) return null;
-      const result = (typeof row.result === 'string' ? JSON.parse(row.result) : row.result) ?? {};
+      const result = row.result ?? {};
       return {
         id: row.id,
         provider: row.provider,

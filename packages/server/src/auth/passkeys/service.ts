@@ -88,8 +88,7 @@ export function createPasskeyService(deps: AuthDeps, sessions: SessionService) {
     );
     const r = rows[0];
     if (!r) return null;
-    const payload = typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload;
-    return { ...r, payload: (payload ?? {}) as Record<string, unknown> };
+    return { ...r, payload: (r.payload ?? {}) as Record<string, unknown> };
   }
 
   const verifyNew = rp.verifyRegistration;

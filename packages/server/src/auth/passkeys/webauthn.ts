@@ -37,6 +37,11 @@ export type NewCredential = NonNullable<VerifiedRegistrationResponse['registrati
 /** A verified assertion: the new counter, whether the user was verified. */
 export type Assertion = VerifiedAuthenticationResponse['authenticationInfo'];
 
+/** The transports a stored credential lists (jsonb, read as an array). */
+type Transports = NonNullable<
+  Parameters<typeof import('@simplewebauthn/server')['verifyAuthenticationResponse']>[0]['credential']['transports']
+>;
+
 /** A stored credential: what an assertion is checked against. */
 export interface StoredCredential {
   id: string;
@@ -94,14 +99,19 @@ export function createRelyingParty(deps: Pick<AuthDeps, 'settings' | 'tokens'>) 
       const { rpID, origins } = party();
       if (!isCredential(credential) || credential.id !== key.id)
         throw invalid('credential must be the JSON of the PublicKeyCredential the browser returned.');
-      const transports = typeof key.transports === 'string' ? JSON.parse(key.transports) : key.transports;
+      const { transports } = key;
       try {
         const result = await (await webauthn()).verifyAuthenticationResponse({
           response: credential as unknown as AuthenticationResponseJSON,
           expectedChallenge,
           expectedOrigin: origins,
           expectedRPID: rpID,
-          credential: { id: key.id, publicKey: new Uint8Array(Buffer.from(key.publicKey, 'base64url')), counter: key.counter, transports },
+          credential: {
+            id: key.id,
+            publicKey: new Uint8Array(Buffer.from(key.publicKey, 'base64url')),
+            counter: key.counter,
+            transports: Array.isArray(transports) ? (transports as Transports) : undefined,
+          },
           requireUserVerification: false,
         });
         if (!result.verified) throw invalid('The passkey could not be verified.');

@@ -23,10 +23,9 @@ export const USER_CLAIMS_SQL = `u.data as user_data, u.raw_app_meta_data as app_
 export function userClaims(
   row: { user_data: unknown; app_data?: unknown; is_anonymous: boolean; providers: unknown } | undefined,
 ): UserClaims {
-  const parse = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
-  const data = parse(row?.user_data);
-  const listed = parse(row?.providers);
-  const app = parse(row?.app_data);
+  const data = row?.user_data;
+  const listed = row?.providers;
+  const app = row?.app_data;
   const stored = app && typeof app === 'object' && !Array.isArray(app) ? (app as Record<string, unknown>) : {};
   const providers = Array.isArray(listed) ? [...new Set(listed.filter((p): p is string => typeof p === 'string'))] : [];
   return {

@@ -144,7 +144,7 @@ export async function rotateSigningKey(db: Db, clock: Clock, options: { revoke: 
 }
 
 function parseJson(v: unknown): JWK {
-  return (typeof v === 'string' ? JSON.parse(v) : v) as JWK;
+  return v as JWK;
 }
 
 /**

@@ -88,7 +88,7 @@ export function createSessionService(deps: Deps) {
       [sessionId],
     );
     const r = rows[0];
-    const amr = typeof r?.amr === 'string' ? JSON.parse(r.amr) : (r?.amr ?? []);
+    const amr = r?.amr ?? [];
     return { aal: r?.aal === 'aal2' ? 'aal2' : 'aal1', amr: Array.isArray(amr) ? amr : [], mfa: r?.mfa === true, user: userClaims(r) };
   }
 

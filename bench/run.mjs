@@ -762,6 +762,9 @@ console.log(table(results));
 const realtime = DBS.includes('postgres') ? await (await import('./realtime.mjs')).benchRealtime({ root }) : null;
 // Channels (issue 37): idle connections, fan-out, presence, private joins (bench/channels.mjs), PostgreSQL.
 const channels = DBS.includes('postgres') ? await (await import('./channels.mjs')).benchChannels({ root }) : null;
+// Functions (issue 38): a hello function against a plain Fastify route, a 10-row read through ctx
+// against REST (bench/functions.mjs), PostgreSQL.
+const functions = DBS.includes('postgres') ? await (await import('./functions.mjs')).benchFunctions({ root }) : null;
 // Database webhooks (issue 24): bench/webhooks.mjs, PostgreSQL (and its delivery rate on PGlite).
 const webhooks = DBS.includes('postgres') ? await (await import('./webhooks.mjs')).benchWebhooks({ root }) : null;
 // The security review's attacks R1–R6, /health polled meanwhile (issue 31): bench/attacks.mjs, PGlite.
@@ -782,6 +785,7 @@ const report = JSON.stringify(
     results,
     realtime,
     channels,
+    functions,
     webhooks,
   },
   null,

@@ -252,7 +252,15 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     });
 
     // GoTrue's /auth/v1 on the same auth services (docs/supabase.md), after admin: its admin API's writes are audited.
-    await registerSupabaseAuth(app, { auth, db, settings, clock, callers, publicUrl: config.publicUrl });
+    await registerSupabaseAuth(app, {
+      auth,
+      db,
+      settings,
+      clock,
+      callers,
+      publicUrl: config.publicUrl,
+      manualLinking: config.project?.supabase ? config.project.supabase.settings.auth.enable_manual_linking : true,
+    });
 
     // REST after admin: the audit log's hook (admin's) is mounted on the routes that come after it,
     // and the console's row changes are audited (review round 3, R14).

@@ -2,6 +2,7 @@ import type { UserIdentity } from '@supabase/auth-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { code, createAuthServer, email } from '../../../test/auth.js';
 import type { TestServer } from '../../../test/harness.js';
+import { functionsServer } from '../../../test/functions.js';
 import { authClient } from '../../../test/supabase-auth.js';
 
 // Unlinking identities: auth-js's unlinkIdentity on /auth/v1 and DELETE /v1/auth/identities/{provider}.
@@ -91,5 +92,40 @@ describe('DELETE /v1/auth/identities/{provider}', () => {
     expect(res.json()).toMatchObject({ email: null, identities: [{ provider: 'github' }] });
     const me = await t.app.inject({ url: '/v1/auth/user', headers: t.as.user(session.access_token) });
     expect(code(me)).toEqual([401, 'invalid_token']);
+  });
+});
+
+// A Supabase folder serves unlinkIdentity as its config.toml says, as GoTrue does: `[auth]
+// enable_manual_linking` is false by default, and unlinking is then "Manual linking is disabled"
+// (auth-js's own suite runs on such a folder).
+describe('a Supabase folder: unlinking follows [auth] enable_manual_linking', () => {
+  const unlink = async (toml: string) => {
+    const s = await functionsServer({ 'supabase/config.toml': toml }, { supabase: true, env: { NO_LOG_CAPTURE: '1' } });
+    try {
+      const uid = '00000000-0000-4000-8000-0000000000c3';
+      const res = await s.app.inject({
+        method: 'DELETE',
+        url: `/auth/v1/user/identities/google:${uid}`,
+        headers: s.user(await s.mintToken(uid)),
+      });
+      return { status: res.statusCode, code: res.json().error_code, msg: res.json().msg };
+    } finally {
+      await s.stop();
+    }
+  };
+
+  it('off by default: 404 manual_linking_disabled, nothing looked at', async () => {
+    expect(await unlink('project_id = "linking"\n')).toEqual({
+      status: 404,
+      code: 'manual_linking_disabled',
+      msg: 'Manual linking is disabled',
+    });
+  });
+
+  it('on: the unlink is served (here an identity the user lacks)', async () => {
+    expect(await unlink('project_id = "linking"\n[auth]\nenable_manual_linking = true\n')).toMatchObject({
+      status: 422,
+      code: 'identity_not_found',
+    });
   });
 });

@@ -19,6 +19,12 @@ export interface FaceDeps {
   /** PUBLIC_URL: generate_link's action_link points at this face's GET /verify there. */
   publicUrl: string;
   settings: Pick<SettingsStore, 'auth' | 'isRedirectAllowed'>;
+  /**
+   * Whether a user may unlink identities here: a Supabase folder's `[auth] enable_manual_linking`
+   * (false by default, as GoTrue's, which then answers unlinkIdentity "Manual linking is
+   * disabled"); on for other projects. Linking itself is not served either way.
+   */
+  manualLinking?: boolean;
 }
 
 type Body = Record<string, unknown>;
@@ -230,6 +236,7 @@ export function createFaceHandlers(deps: FaceDeps) {
      */
     unlinkIdentity: async (req: FastifyRequest) => {
       const who = signedIn(req);
+      if (deps.manualLinking === false) throw new GoTrueError(404, 'manual_linking_disabled', 'Manual linking is disabled');
       const { id } = req.params as { id: string };
       const user = await s.users.get(who.userId);
       const provider =

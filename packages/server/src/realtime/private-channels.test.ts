@@ -62,7 +62,11 @@ const auth = (c: RtClient, access: string) => settled(c, { type: 'auth', access_
 async function join(c: RtClient, channel: string, extra: Msg = { private: true }): Promise<Msg> {
   const from = c.messages.length;
   c.send({ type: 'join', channel, ...extra });
-  return (await c.next((m) => (m.type === 'joined' || m.type === 'error') && (m as unknown as Msg).channel === channel, 30_000, from)) as unknown as Msg;
+  return (await c.next(
+    (m) => (m.type === 'joined' || m.type === 'error') && (m as unknown as Msg).channel === channel,
+    30_000,
+    from,
+  )) as unknown as Msg;
 }
 
 describe('private channels on /api/v1/realtime', () => {

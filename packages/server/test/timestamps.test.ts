@@ -56,6 +56,20 @@ const NOT_WALKED: Record<string, string> = {
   'POST /api/v1/settings/auth/oidc/:id/test': 'needs a live OpenID provider (auth/oauth/oidc.test.ts); no timestamps but expires_in',
   'GET /api/v1/settings/auth/oidc/:id/tests/:test_id':
     "needs a live OpenID provider (auth/oauth/oidc.test.ts); the provider's own claims are sent as received",
+  'DELETE /v1/auth/identities/:provider':
+    'answers the user as GET /v1/auth/user does (the same columns, walked there); needs a second identity (supabase/auth/identities.test.ts)',
+  'GET /api/v1/admin/functions': "the project folder's functions: names, live versions, files and schedules, no timestamps",
+  'PUT|DELETE /api/v1/admin/functions/:name':
+    'needs a bundle made by the CLI (functions/deploy.test.ts); answers {name, version, sha256, started} or 204, no timestamps',
+  'GET /api/v1/admin/functions/:name/versions':
+    'needs a deployed bundle (functions/deploy.test.ts); created_at goes through toISOString, the wire format',
+  'POST /api/v1/admin/functions/:name/rollback': 'needs deployed versions (functions/deploy.test.ts); answers {version, from}',
+  'GET /api/v1/admin/functions/:name/calls':
+    "needs a function in the project folder (functions/deploy.test.ts); each call's time is written by lib/clock.ts's iso",
+  'GET /api/v1/admin/function-secrets': 'names and masked values, no timestamps',
+  'PUT|DELETE /api/v1/admin/function-secrets/:name': 'answers 204 (functions/deploy.test.ts)',
+  'GET /api/v1/admin/function-schedules':
+    "needs a schedule in the project folder (functions/schedules-config.test.ts); its times are written by lib/clock.ts's iso",
 };
 
 /**

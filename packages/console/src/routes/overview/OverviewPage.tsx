@@ -187,6 +187,7 @@ const PAGES = [
   ['/users', 'Users', 'find, ban, sign out, delete'],
   ['/messages', 'Messages', 'dev inbox and delivery log'],
   ['/webhooks', 'Webhooks', 'changes of your tables POSTed to your endpoints, with their delivery log'],
+  ['/functions', 'Functions', 'your server code: recent calls, deployed versions, schedules, secrets'],
   // The fourth entry: the right of ROLE_RIGHTS the page needs, as in the top bar.
   ['/team', 'Admin', 'the team and its roles, invitations, the audit log, backups', 'manageAdmins'],
 ] as const;

@@ -169,13 +169,13 @@ describe('the Webhooks page', () => {
       // Five deliveries in the log: the header row and five.
       await expect.poll(() => log.getByRole('row').count()).toBe(6);
       await shot(page, 'webhooks-page');
-      // The nav, Webhooks and Admin included, is one row at 1280 px: every link at the same height,
-      // and Sign out beside them.
+      // The nav, Webhooks, Functions and Admin included, is one row at 1280 px: every link at the
+      // same height, and Sign out beside them.
       const tops = await page
         .getByRole('navigation', { name: 'Console pages' })
         .getByRole('link')
         .evaluateAll((links) => links.map((l) => Math.round(l.getBoundingClientRect().top)));
-      expect(tops.length).toBe(10);
+      expect(tops.length).toBe(11);
       expect(new Set(tops).size, `link tops ${tops.join(', ')}`).toBe(1);
       const signOut = await page.getByRole('button', { name: 'Sign out' }).evaluate((b) => b.getBoundingClientRect().bottom);
       expect(signOut).toBeLessThan(Math.min(...tops) + 60);

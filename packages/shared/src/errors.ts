@@ -115,6 +115,10 @@ export const ERROR_STATUS = {
   identity_not_found: 404,
   /** Unlinking the user's only identity: link another sign-in first. */
   last_identity: 409,
+  /** Linking a provider account that is already linked to another user (GoTrue's `identity_already_exists`). */
+  identity_exists: 409,
+  /** Linking an identity was started without a PKCE challenge: the link flow's result is a code for the app that started it. */
+  pkce_required: 400,
   /** An auth hook (docs/auth.md, "Auth hooks") threw, timed out or answered something else than its contract: the sign-in, refresh or sign-up is refused. */
   hook_failed: 500,
   /** An auth hook refused the request with its own message (`{error: {http_code, message}}`; the status is its http_code). */

@@ -72,7 +72,7 @@ export { type FunctionHookRunner, hookTarget } from './hooks.js';
 export type { AdminLinkType } from './admin-links.js';
 
 export { AUTH_DOCS, enabledProviders } from './responses.js';
-export { oidcDiscovery, type OidcDiscovery, oidcSettingsCheck } from './oauth/index.js';
+export { type FaceStart, oidcDiscovery, type OidcDiscovery, oidcSettingsCheck, type Redeemed, acceptForms } from './oauth/index.js';
 export { createTokenService, type Rotation, type TokenService } from './sessions/jwt.js';
 export { createSessionGate, type SessionGate } from './sessions/gate.js';
 export { decideRefresh } from './sessions/refresh.js';

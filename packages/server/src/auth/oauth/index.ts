@@ -15,6 +15,6 @@
  */
 export { PROVIDER_IDS, type ProviderId } from './provider.js';
 export { acceptForms, createOAuthHandlers, StartQuery } from './routes.js';
-export { createOAuthService, type OAuthService } from './service.js';
+export { createOAuthService, type FaceStart, type OAuthService, type Redeemed } from './service.js';
 export { oidcDiscovery, type OidcDiscovery } from './oidc/discovery.js';
 export { oidcSettingsCheck } from './oidc/check.js';

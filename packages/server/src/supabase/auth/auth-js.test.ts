@@ -116,13 +116,17 @@ describe('sign-up and sign-in with a password', () => {
     expect([sso.error?.status, sso.error?.code]).toEqual([404, 'saml_provider_disabled']);
     const idToken = await authClient(t).signInWithIdToken({ provider: 'google', token: 'x' });
     expect(idToken.error?.code).toBe('provider_disabled');
-    // linkIdentity (GET /user/identities/authorize) is not offered yet; unlinking is (identities.test.ts).
+    // linkIdentity of a provider that is off: GoTrue's refusal (linking itself: oauth.test.ts).
     const { client } = await signedUp();
     const link = await t.app.inject({
       url: '/auth/v1/user/identities/authorize?provider=github&skip_http_redirect=true',
       headers: { ...t.as.user((await client.getSession()).data.session!.access_token), 'x-supabase-api-version': '2024-01-01' },
     });
-    expect([link.statusCode, link.json().code]).toEqual([404, 'manual_linking_disabled']);
+    expect([link.statusCode, link.json().code, link.json().message]).toEqual([
+      400,
+      'validation_failed',
+      'Unsupported provider: provider is not enabled',
+    ]);
   });
 
   it('anonymous sign-in is refused while off (422 anonymous_provider_disabled)', async () => {

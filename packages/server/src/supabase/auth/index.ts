@@ -5,6 +5,7 @@
  * session service's signInWith, every account write through auth's accounts, and the routes
  * share /v1/auth's guards and per-IP request limit (auth.mountFace).
  */
+import { acceptForms } from '../../auth/index.js';
 import type { App } from '../../http/index.js';
 import { createAdminHandlers } from './admin.js';
 import { sendGoTrueError } from './errors.js';
@@ -30,5 +31,10 @@ export async function registerSupabaseAuth(_app: App, deps: SupabaseAuthDeps): P
       else json(req, body as string, done);
     });
     registerFaceRoutes(scope, deps.auth.guards, deps.callers.service, handlers, admin);
+    // Apple answers /callback with a form post: forms are read in this one route's scope only.
+    scope.register(async (forms) => {
+      acceptForms(forms as unknown as App);
+      forms.post('/auth/v1/callback', {}, handlers.callback);
+    });
   });
 }

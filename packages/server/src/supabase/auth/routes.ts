@@ -1,8 +1,8 @@
 import type { Session } from '@plinth/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type Auth, clientOf, findUserClaims, pkceChallenge, tokenOrCode } from '../../auth/index.js';
+import { type Auth, clientOf, type FaceStart, findUserClaims, pkceChallenge, type Redeemed, tokenOrCode } from '../../auth/index.js';
 import type { Db } from '../../db/index.js';
-import { type App, ApiError, type CallerGuards } from '../../http/index.js';
+import { type App, ApiError, type CallerGuards, readCookie } from '../../http/index.js';
 import type { Clock } from '../../lib/index.js';
 import type { SettingsStore } from '../../settings/index.js';
 import type { AdminHandlers } from './admin.js';
@@ -20,9 +20,9 @@ export interface FaceDeps {
   publicUrl: string;
   settings: Pick<SettingsStore, 'auth' | 'isRedirectAllowed'>;
   /**
-   * Whether a user may unlink identities here: a Supabase folder's `[auth] enable_manual_linking`
-   * (false by default, as GoTrue's, which then answers unlinkIdentity "Manual linking is
-   * disabled"); on for other projects. Linking itself is not served either way.
+   * Whether a user may link and unlink identities here: a Supabase folder's `[auth]
+   * enable_manual_linking` (false by default, as GoTrue's, which then answers linkIdentity and
+   * unlinkIdentity "Manual linking is disabled"); on for other projects.
    */
   manualLinking?: boolean;
 }
@@ -47,6 +47,28 @@ function bodyOf(req: FastifyRequest): Body {
 const pkceOf = (b: Body) => pkceChallenge(b.code_challenge, b.code_challenge_method);
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/** /authorize's own parameters; the others go on to the provider. */
+const FACE_PARAMS = new Set([
+  'provider',
+  'redirect_to',
+  'scopes',
+  'code_challenge',
+  'code_challenge_method',
+  'skip_http_redirect',
+  'apikey',
+]);
+
+/** Query or form fields as plain strings (a repeated one: its first), each at most 8 KiB. */
+function fields(source: unknown): Record<string, string> {
+  const out: Record<string, string> = Object.create(null);
+  if (!source || typeof source !== 'object') return out;
+  for (const [k, v] of Object.entries(source as Record<string, unknown>)) {
+    const value = Array.isArray(v) ? v[0] : v;
+    if (typeof value === 'string') out[k] = value.slice(0, 8192);
+  }
+  return out;
+}
 
 function signedIn(req: FastifyRequest) {
   if (!req.signedIn) throw new ApiError('unauthorized', 'Send the user access token.');
@@ -120,9 +142,25 @@ export function createFaceHandlers(deps: FaceDeps) {
    * verifier. The code is the link's token; whichever link it is (magic link, sign-up, reset)
    * takes it only with the matching verifier (pkceRefused, in the same conditional consume).
    */
-  async function exchange(code: unknown, verifier: unknown, client: ReturnType<typeof clientOf>): Promise<Session> {
+  async function exchange(code: unknown, verifier: unknown, client: ReturnType<typeof clientOf>): Promise<Session | Redeemed> {
     if (typeof code !== 'string' || typeof verifier !== 'string' || !code || !verifier) {
       throw new GoTrueError(400, 'validation_failed', 'invalid request: both auth code and code verifier should be non-empty');
+    }
+    // A social sign-in's or link's code (auth/oauth: single use, the verifier checked there).
+    try {
+      const social = await s.oauth.redeem(code, verifier, client);
+      if (social) return social;
+    } catch (err) {
+      if (err instanceof ApiError) {
+        const reason = (err.details as { reason?: string } | undefined)?.reason;
+        if (reason === 'verifier')
+          throw new GoTrueError(400, 'bad_code_verifier', 'code challenge does not match previously saved code verifier');
+        if (reason === 'used') throw new GoTrueError(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found');
+        if (err.code === 'code_expired') throw new GoTrueError(400, 'flow_state_expired', 'Flow state has expired');
+        if (err.code === 'identity_exists')
+          throw new GoTrueError(422, 'identity_already_exists', 'Identity is already linked to another user');
+      }
+      throw err;
     }
     const input = { token: code, codeVerifier: verifier };
     const attempts = [
@@ -139,6 +177,31 @@ export function createFaceHandlers(deps: FaceDeps) {
       }
     }
     throw new GoTrueError(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found');
+  }
+
+  /** GoTrue's parameters of /authorize and /user/identities/authorize: the redirect (the site URL when refused), scopes, PKCE, the rest for the provider. */
+  function faceStart(req: FastifyRequest): FaceStart {
+    const redirect = redirectTo(req) ?? settings.auth().allowed_redirect_urls[0];
+    if (!redirect) throw new GoTrueError(400, 'validation_failed', 'redirect_to is required and must be an allowed redirect URL');
+    const query = fields(req.query);
+    const queryParams: Record<string, string> = {};
+    for (const [k, v] of Object.entries(query)) if (!FACE_PARAMS.has(k)) queryParams[k] = v;
+    const pkce = pkceChallenge(query.code_challenge, query.code_challenge_method);
+    return { redirectTo: redirect, scopes: str(query.scopes), queryParams, ...(pkce ? { pkce } : {}) };
+  }
+
+  /** A provider this face cannot start with, in GoTrue's words. */
+  async function startOrRefuse<T>(start: () => Promise<T>): Promise<T> {
+    try {
+      return await start();
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'provider_not_found')
+        throw new GoTrueError(400, 'validation_failed', 'Unsupported provider: Provider could not be found');
+      if (err instanceof ApiError && err.code === 'provider_disabled')
+        throw new GoTrueError(400, 'validation_failed', 'Unsupported provider: provider is not enabled');
+      if (err instanceof ApiError && err.code === 'pkce_required') throw new GoTrueError(400, 'validation_failed', err.message);
+      throw err;
+    }
   }
 
   /**
@@ -220,7 +283,15 @@ export function createFaceHandlers(deps: FaceDeps) {
         return session(await s.password.signIn({ email: b.email, password: b.password }, clientOf(req)));
       }
       if (grant === 'refresh_token') return session(await s.sessions.refresh(b.refresh_token));
-      if (grant === 'pkce') return session(await exchange(b.auth_code, b.code_verifier, clientOf(req)));
+      if (grant === 'pkce') {
+        const out = await exchange(b.auth_code, b.code_verifier, clientOf(req));
+        if (!('providerToken' in out)) return session(out);
+        return {
+          ...(await session(out.session)),
+          ...(out.providerToken ? { provider_token: out.providerToken } : {}),
+          ...(out.providerRefreshToken ? { provider_refresh_token: out.providerRefreshToken } : {}),
+        };
+      }
       // Sign-in methods this face does not offer, refused in GoTrue's words for a method that is off.
       if (grant === 'id_token')
         throw new GoTrueError(400, 'provider_disabled', 'Provider (issuer) is not enabled: use /v1/auth/oauth/{provider}');
@@ -416,8 +487,43 @@ export function createFaceHandlers(deps: FaceDeps) {
     sso: async () => {
       throw new GoTrueError(404, 'saml_provider_disabled', 'SAML 2.0 is disabled');
     },
-    manualLinking: async () => {
-      throw new GoTrueError(404, 'manual_linking_disabled', 'Manual linking is disabled');
+
+    /**
+     * GET /authorize?provider=&redirect_to=&scopes=&code_challenge=&code_challenge_method= (a
+     * browser navigates here: auth-js's signInWithOAuth): 302 to the provider, with the browser's
+     * binding cookie. Other query parameters go on to the provider (auth-js's `queryParams`).
+     */
+    authorize: async (req: FastifyRequest, reply: FastifyReply) => {
+      const face = faceStart(req);
+      const r = await startOrRefuse(() =>
+        s.oauth.startFace(str(q(req, 'provider')) ?? '', face, readCookie(req.headers.cookie, s.oauth.cookieName)),
+      );
+      reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
+      if (r.setCookie) reply.header('set-cookie', r.setCookie);
+      return reply.redirect(r.location, 302);
+    },
+
+    /** GET and POST (Apple's form_post) /callback: the provider's answer; 302 to `redirect_to` (auth/oauth's faceCallback). */
+    callback: async (req: FastifyRequest, reply: FastifyReply) => {
+      const params = fields(req.method === 'POST' ? req.body : req.query);
+      const r = await s.oauth.faceCallback(params, readCookie(req.headers.cookie, s.oauth.cookieName), clientOf(req));
+      return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(r.location, 302);
+    },
+
+    /**
+     * GET /user/identities/authorize (auth-js's linkIdentity, with the user's token and
+     * `skip_http_redirect=true`): `{url}`, the provider's page. Only with a PKCE challenge: the
+     * flow's result is a code, and only its exchange with the verifier, while this session is
+     * open, attaches the identity to this user (docs/supabase.md, "Linking an identity").
+     */
+    linkIdentity: async (req: FastifyRequest, reply: FastifyReply) => {
+      const who = signedIn(req);
+      if (deps.manualLinking === false) throw new GoTrueError(404, 'manual_linking_disabled', 'Manual linking is disabled');
+      if (!who.sessionId) throw new ApiError('unauthorized', 'Send the user access token.');
+      const face = { ...faceStart(req), link: { userId: who.userId, sessionId: who.sessionId } };
+      const r = await startOrRefuse(() => s.oauth.startFace(str(q(req, 'provider')) ?? '', face, null));
+      if (q(req, 'skip_http_redirect') === 'true') return { url: r.location };
+      return reply.header('cache-control', 'no-store').redirect(r.location, 302);
     },
 
     /** POST /resend: a sign-up's verification link again. */
@@ -491,7 +597,10 @@ export function registerFaceRoutes(
   app.post('/auth/v1/resend', { preHandler: apikey, config: email }, h.resend);
 
   app.post('/auth/v1/sso', { preHandler: apikey }, h.sso);
-  app.get('/auth/v1/user/identities/authorize', { preHandler: user }, h.manualLinking);
+  app.get('/auth/v1/user/identities/authorize', { preHandler: user }, h.linkIdentity);
+  // Social sign-in: a browser navigates here (no apikey), as on /v1/auth/oauth.
+  app.get('/auth/v1/authorize', {}, h.authorize);
+  app.get('/auth/v1/callback', {}, h.callback);
   app.get('/auth/v1/reauthenticate', { preHandler: user, config: email }, h.reauthenticate);
 
   // Second factors (Plinth's mfa/: the same guards as /v1/auth/factors).

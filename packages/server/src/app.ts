@@ -127,7 +127,10 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     });
     const tokens = await createTokenService(db, `${config.publicUrl}/v1/auth`, clock);
     gate = await createSessionGate(db, clock, config.auth.sessionCheckMs);
-    const schema = await createSchemaCache(db, log);
+    // /rest/v1's profiles (a Supabase folder's `[api] schemas`, plinth.json `api.schemas`): each
+    // one's snapshot is kept beside public's (docs/supabase.md, "Schemas other than public").
+    const apiSchemas = config.project?.settings.api?.schemas ?? ['public'];
+    const schema = await createSchemaCache(db, log, { schemas: apiSchemas });
     // OpenID Connect providers' documents: one cache for sign-in and for the check of a settings
     // change, so a provider saved a moment ago signs in without asking again.
     const discovery = oidcDiscovery({ clock, log, publicUrl: config.publicUrl });
@@ -266,7 +269,7 @@ export async function buildApp(options: AppOptions): Promise<Plinth> {
     // and the console's row changes are audited (review round 3, R14).
     registerRestRoutes(app, { db, schema, callers, maxRows: config.maxRows });
     // PostgREST's grammar on the same engine (docs/supabase.md, "/rest/v1").
-    await registerSupabaseRest(app, { db, schema, callers, maxRows: config.maxRows, publicUrl: config.publicUrl });
+    await registerSupabaseRest(app, { db, schema, callers, maxRows: config.maxRows, publicUrl: config.publicUrl, schemas: apiSchemas });
 
     // File storage (docs/storage.md): objects under the project's policies on storage.objects.
     storage = await registerStorage(app, {

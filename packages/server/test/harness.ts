@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { createLogger, type Plinth, buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config/index.js';
+import { DEFAULT_PROJECT, loadConfig, type ProjectSettings } from '../src/config/index.js';
 import { fakeClock } from '../src/lib/clock.js';
 import { TEST_DB_KIND, freshDbTarget } from './db.js';
 import { type SmtpSink, startSmtpSink } from './mail.js';
@@ -47,6 +47,8 @@ export interface TestServerOptions {
   sms?: boolean;
   /** Every log line (JSON text, with the server's redaction) is pushed here; set LOG_LEVEL in env. */
   logs?: string[];
+  /** Project settings the server runs with, as if read from plinth.json (`api.schemas`, say). */
+  project?: Partial<ProjectSettings>;
 }
 
 /** A pino logger writing into `lines`, redacting as the real server does. */
@@ -69,7 +71,14 @@ export async function createTestServer(env: Record<string, string> = {}, options
   const clock = fakeClock(Date.now());
   const config = loadConfig(
     { LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PUBLIC_URL: 'http://localhost:8080', ...env },
-    { dataDir: target.dataDir, databaseUrl: target.databaseUrl, port: 0 },
+    {
+      dataDir: target.dataDir,
+      databaseUrl: target.databaseUrl,
+      port: 0,
+      ...(options.project
+        ? { project: { root: target.dataDir, file: 'plinth.json', settings: { ...DEFAULT_PROJECT, ...options.project } } }
+        : {}),
+    },
     target.dataDir,
   );
   const logger = options.logs ? capturingLogger(config.logLevel, options.logs) : pino({ level: config.logLevel });

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { CronError, parseCron } from '../lib/index.js';
 import { ConfigError, type Env } from './parse.js';
-import { parseSupabaseConfig, projectSettingsOf, SUPABASE_CONFIG, type SupabaseSettings } from './supabase.js';
+import { parseSupabaseConfig, projectSettingsOf, SUPABASE_CONFIG, type SupabaseSettings, servableSchema } from './supabase.js';
 
 /**
  * A Plinth project on disk: the folder holding `plinth.json`, found from any folder below it
@@ -36,6 +36,11 @@ export interface ProjectSettings {
   functions?: Record<string, { schedule?: string }>;
   /** Database webhooks by name (the fields of POST /api/v1/webhooks but `name`); header values only as `"env(NAME)"`. */
   webhooks?: Record<string, Record<string, unknown>>;
+  /**
+   * The schemas `/rest/v1` serves (PostgREST's `db-schemas`; `Accept-Profile`), the default first;
+   * `["public"]` when absent. Plinth's own schemas are never served (INTERNAL_SCHEMAS).
+   */
+  api?: { schemas: string[] };
 }
 
 export interface ProjectBucket {
@@ -195,6 +200,16 @@ function parseFunctions(value: unknown, file: string): Record<string, { schedule
   return value as Record<string, { schedule?: string }>;
 }
 
+function parseApi(value: unknown, file: string): { schemas: string[] } {
+  const schemas = isObject(value) && Object.keys(value).every((k) => k === 'schemas') ? value.schemas : null;
+  if (!Array.isArray(schemas) || schemas.length === 0 || !schemas.every((t) => typeof t === 'string' && t.trim()))
+    throw new ConfigError(`${file}: "api" must be {"schemas": ["public", "<another schema>", …]}`);
+  const own = (schemas as string[]).find((n) => !servableSchema(n));
+  if (own !== undefined)
+    throw new ConfigError(`${file}: api.schemas names "${own}", which holds Plinth's or PostgreSQL's own tables; remove it`);
+  return { schemas: [...new Set(schemas as string[])] };
+}
+
 function parseDb(value: unknown, file: string): { seed?: string[] } {
   if (!isObject(value) || Object.keys(value).some((k) => k !== 'seed'))
     throw new ConfigError(`${file}: "db" must be {"seed": ["seed.sql", …]}`);
@@ -234,6 +249,7 @@ export const PROJECT_KEYS = [
   'db',
   'functions',
   'webhooks',
+  'api',
 ];
 
 /** What `"$schema"` points at in the files `plinth init` writes (the schema ships in the npm package). */
@@ -279,6 +295,9 @@ export function parseProjectFile(text: string, file: string): ProjectSettings {
         break;
       case 'realtime':
         out.realtime = parseRealtime(value, file);
+        break;
+      case 'api':
+        out.api = parseApi(value, file);
         break;
       case 'db':
         out.db = parseDb(value, file);

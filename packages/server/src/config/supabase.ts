@@ -12,6 +12,12 @@ import { parse as parseToml } from 'smol-toml';
 import { ConfigError } from './parse.js';
 import type { ProjectBucket, ProjectSettings } from './project.js';
 
+/** Schemas holding Plinth's own tables and functions (or PostgreSQL's): never served as an API profile. */
+export const INTERNAL_SCHEMAS = ['auth', 'storage', 'realtime', 'plinth', 'extensions', 'information_schema'];
+
+/** Whether a schema may be served by `/rest/v1`: not Plinth's, not PostgreSQL's (`pg_*`). */
+export const servableSchema = (name: string) => !INTERNAL_SCHEMAS.includes(name) && !name.startsWith('pg_') && name.length <= 63;
+
 /** Where the file lies below the project folder. */
 export const SUPABASE_CONFIG = join('supabase', 'config.toml');
 
@@ -374,6 +380,10 @@ export function projectSettingsOf(s: SupabaseSettings): { settings: ProjectSetti
   }
   const external = Object.entries(a.external).filter(([, p]) => p.enabled);
   if (external.length) notes.push(`auth.external (${external.map(([n]) => n).join(', ')}): set providers with PATCH /api/v1/settings/auth`);
+  // [api] schemas: served as `/rest/v1` profiles, but never Plinth's own (auth, storage…).
+  const schemas = s.api.schemas.filter(servableSchema);
+  for (const name of s.api.schemas.filter((n) => !servableSchema(n)))
+    notes.push(`api.schemas: "${name}" holds Plinth's own tables and is not served by /rest/v1`);
   const buckets: Record<string, ProjectBucket> = {};
   for (const [name, b] of Object.entries(s.storage.buckets)) {
     const { objects_path: _ignored, ...fields } = b;
@@ -387,6 +397,7 @@ export function projectSettingsOf(s: SupabaseSettings): { settings: ProjectSetti
       migrations_dir: join('supabase', 'migrations'),
       auth,
       ...(Object.keys(buckets).length ? { storage: { buckets } } : {}),
+      ...(schemas.length ? { api: { schemas } } : {}),
       db: { seed: s.db.seed.enabled ? s.db.seed.sql_paths.map((p) => join('supabase', p)) : [] },
     },
     notes,

@@ -92,6 +92,12 @@ async function executeInTransaction(db: Db, who: RoleContext, plan: Plan, stmt: 
  */
 export function createRestEngine(deps: RestEngineDeps): RestEngine {
   const options = { maxRows: deps.maxRows };
+  /** The snapshot of the request's schema; the face checked the name against the exposed ones. */
+  const snapshot = (schema: string | undefined) => {
+    const s = deps.schema.get(schema ?? 'public');
+    if (!s) throw new ApiError('invalid_parameter', `The schema "${schema}" is not exposed.`);
+    return s;
+  };
   const withReload = async (planOnce: () => Plan): Promise<Plan> => {
     try {
       return planOnce();
@@ -105,14 +111,14 @@ export function createRestEngine(deps: RestEngineDeps): RestEngine {
   return {
     estimate,
     async run(request, principal, runOptions) {
-      const plan = await withReload(() => planRequest(request, deps.schema.get(), options)).catch(async (err) => {
-        throw await withHint(err, { db: deps.db, schema: deps.schema.get(), principal, table: request.table });
+      const plan = await withReload(() => planRequest(request, snapshot(request.schema), options)).catch(async (err) => {
+        throw await withHint(err, { db: deps.db, schema: snapshot(request.schema), principal, table: request.table });
       });
       runOptions?.timer?.lap('plan');
       return { plan, outcome: await runPlan(plan, toSql(plan), principal, runOptions) };
     },
     async call(request, principal, runOptions) {
-      const plan = await withReload(() => planRpc(request, deps.schema.get(), options));
+      const plan = await withReload(() => planRpc(request, snapshot(request.schema), options));
       runOptions?.timer?.lap('plan');
       // GET (and HEAD) never change data, whatever a stable function calls (review round 3, I1).
       const stmt = request.method === 'GET' ? readOnly(toSql(plan)) : toSql(plan);

@@ -24,7 +24,9 @@ export async function withHint(
   const details = (err.details ?? {}) as Record<string, unknown>;
   const { schema, principal } = context;
   const visible =
-    principal.role === 'service' ? null : await relationAccess(context.db, principal.role).catch(() => new Map<string, never>());
+    principal.role === 'service'
+      ? null
+      : await relationAccess(context.db, principal.role, schema.schema).catch(() => new Map<string, never>());
   let candidates: string[];
   if (err.code === 'table_not_found') {
     const names = [...schema.tables.keys()];

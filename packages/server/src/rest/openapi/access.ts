@@ -17,7 +17,7 @@ select c.relname::text as name, has_table_privilege($1, c.oid, 'DELETE') as can_
        coalesce(array_agg(a.attname::text order by a.attnum) filter (where has_column_privilege($1, c.oid, a.attnum, 'UPDATE')), '{}') as upd
 from pg_class c
 join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
-where c.relnamespace = 'public'::regnamespace and c.relkind in ('r', 'p', 'v', 'm', 'f')
+where c.relnamespace = to_regnamespace($2)::oid and c.relkind in ('r', 'p', 'v', 'm', 'f')
 group by c.oid, c.relname`;
 
 interface Row {
@@ -38,11 +38,12 @@ function list(v: string[] | string): string[] {
 }
 
 /**
- * Per relation name, the columns `role` may read, insert and update, and whether it may delete.
+ * Per relation name of `schema` (public by default), the columns `role` may read, insert and
+ * update, and whether it may delete.
  * @example (await relationAccess(db, 'anon')).get('todos')?.select.has('title')
  */
-export async function relationAccess(db: Db, role: 'anon' | 'authenticated'): Promise<Map<string, RelationAccess>> {
-  const { rows } = await db.query<Row>(ACCESS_SQL, [role]);
+export async function relationAccess(db: Db, role: 'anon' | 'authenticated', schema = 'public'): Promise<Map<string, RelationAccess>> {
+  const { rows } = await db.query<Row>(ACCESS_SQL, [role, schema]);
   return new Map(
     rows.map((r) => [
       r.name,

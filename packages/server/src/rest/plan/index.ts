@@ -34,10 +34,10 @@ export interface PlanOptions {
   maxRows: number;
 }
 
-/** Resolves a table of the public schema or throws 404 `table_not_found`. */
+/** Resolves a table of the snapshot's schema (public, or an exposed one) or throws 404 `table_not_found`. */
 export function resolveTable(schema: SchemaSnapshot, name: string): TableInfo {
   const table = schema.tables.get(name);
-  if (!table) throw new ApiError('table_not_found', `No table or view "${name}" in the public schema.`, { table: name });
+  if (!table) throw new ApiError('table_not_found', `No table or view "${name}" in the ${schema.schema} schema.`, { table: name });
   return table;
 }
 

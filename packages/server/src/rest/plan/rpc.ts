@@ -56,7 +56,7 @@ export function pickOverload(schema: SchemaSnapshot, name: string, given: string
   if (fits.length === 0) {
     const message =
       overloads.length === 0
-        ? `No function "${name}" in the public schema that the API can call (every argument needs a name, or its one argument is json, jsonb, text, xml or bytea).`
+        ? `No function "${name}" in the ${schema.schema} schema that the API can call (every argument needs a name, or its one argument is json, jsonb, text, xml or bytea).`
         : `No function "${name}" takes the arguments ${given.length ? given.join(', ') : '(none)'}; its signatures: ${signatures.join('; ')}.`;
     throw new ApiError('function_not_found', message, {
       function: name,
@@ -130,7 +130,18 @@ export function planRpc(req: RpcRequest, schema: SchemaSnapshot, options: RpcPla
   const r = fn.returns;
   const set = r.kind !== 'void' && r.set;
   const aliasColumns = r.kind !== 'row' || schema.tables.get(r.table.name) !== r.table;
-  const base = { kind: 'rpc' as const, fn, args, aliasColumns, single: !set, count: false, order: [], limit: 0, offset: 0 };
+  const base = {
+    kind: 'rpc' as const,
+    schema: schema.schema,
+    fn,
+    args,
+    aliasColumns,
+    single: !set,
+    count: false,
+    order: [],
+    limit: 0,
+    offset: 0,
+  };
   if (
     !set &&
     r.kind === 'row' &&

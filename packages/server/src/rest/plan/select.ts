@@ -120,10 +120,12 @@ export function planOutput(
         const embed = planEmbed(ctx, table, item, [...path, key]);
         if (item.spread) {
           // `...author(name)`: the relation's keys join this level's (PostgREST's spread).
-          if (embed.output.some((o) => o.kind === 'aggregate')) {
+          // A to-one spread's aggregates aggregate this level's rows (PostgREST's hoisting: the
+          // related row's value is read per row, and this level groups by everything else).
+          if (embed.relation.cardinality !== 'one' && embed.output.some((o) => o.kind === 'aggregate')) {
             throw new ApiError(
               'invalid_parameter',
-              `"select": "...${key}(…)" spreads aggregates, which Plinth does not support; aggregate in ${key}(…) without the spread.`,
+              `"select": "...${key}(…)" spreads aggregates of a to-many relation, which Plinth does not support; aggregate in ${key}(…) without the spread.`,
               { parameter: 'select' },
             );
           }
@@ -151,7 +153,9 @@ function planEmbed(ctx: SelectContext, parent: TableInfo, item: Extract<SelectIt
   const relation = resolveRelation(ctx.schema, parent, item.relation, item.hint);
   const table = ctx.schema.tables.get(relation.target);
   if (!table)
-    throw new ApiError('table_not_found', `No table or view "${relation.target}" in the public schema.`, { table: relation.target });
+    throw new ApiError('table_not_found', `No table or view "${relation.target}" in the ${ctx.schema.schema} schema.`, {
+      table: relation.target,
+    });
   const key = path.join('.');
   const params = ctx.embedded.get(key);
   ctx.used.add(key);

@@ -11,11 +11,15 @@ export interface RestRequest {
   query: QueryAst;
   prefer: Preferences;
   body?: unknown;
+  /** The schema (a profile the project exposes, `Accept-Profile`); `public` when absent. */
+  schema?: string;
 }
 
 /** `/api/v1/rpc/{function}`: the arguments come from the body (POST) or the query (GET). */
 export interface RpcRequest {
   function: string;
+  /** The schema (a profile the project exposes, `Content-Profile`); `public` when absent. */
+  schema?: string;
   method: 'GET' | 'POST';
   query: QueryAst;
   prefer: Preferences;
@@ -143,6 +147,8 @@ export interface DeletePlan extends PlanBase {
 
 /** A function call: one argument value each (text, or null), cast to the argument's type in SQL. */
 export interface RpcPlan extends PlanBase {
+  /** The schema the function is in: its call is qualified by it. */
+  schema: string;
   kind: 'rpc';
   fn: FunctionInfo;
   args: Array<{ arg: FunctionArg; value: string | null }>;

@@ -1,6 +1,6 @@
 /**
  * What the schema cache reads besides columns: foreign keys, unique keys and functions of
- * `public`, each as one JSON text (the same on both drivers, whatever they make of arrays).
+ * one schema (`$1`: `public`, or another the project exposes), each as one JSON text (the same on both drivers, whatever they make of arrays).
  */
 import type { ColumnInfo, TableInfo } from './index.js';
 import type { ForeignKey } from './relations.js';
@@ -15,20 +15,20 @@ select
                      join pg_attribute a on a.attrelid = c.confrelid and a.attnum = k.n))
     order by cl.relname, c.conname), '[]')::text
    from pg_constraint c join pg_class cl on cl.oid = c.conrelid join pg_class rf on rf.oid = c.confrelid
-   where c.contype = 'f' and cl.relnamespace = 'public'::regnamespace and rf.relnamespace = 'public'::regnamespace) as fks,
+   where c.contype = 'f' and cl.relnamespace = to_regnamespace($1)::oid and rf.relnamespace = to_regnamespace($1)::oid) as fks,
   (select coalesce(json_agg(json_build_object(
       'table', cl.relname,
       'columns', (select json_agg(a.attname order by k.i) from unnest(i.indkey::int2[]) with ordinality k(n, i)
                   join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.n where k.i <= i.indnkeyatts))
     order by cl.relname, i.indisprimary desc, i.indexrelid), '[]')::text
    from pg_index i join pg_class cl on cl.oid = i.indrelid
-   where cl.relnamespace = 'public'::regnamespace and i.indisunique and i.indisvalid and i.indpred is null and i.indexprs is null) as uniques,
+   where cl.relnamespace = to_regnamespace($1)::oid and i.indisunique and i.indisvalid and i.indpred is null and i.indexprs is null) as uniques,
   (select coalesce(json_agg(json_build_object(
       'oid', p.oid::int8, 'name', p.proname, 'volatility', p.provolatile, 'retset', p.proretset,
       'ndefaults', p.pronargdefaults, 'rows', p.prorows, 'comment', obj_description(p.oid, 'pg_proc'),
       'ret', json_build_object('type', format_type(p.prorettype, null), 'udt', rt.typname, 'typtype', rt.typtype,
                                'category', rt.typcategory),
-      'retTable', (select c.relname from pg_class c where c.oid = rt.typrelid and c.relnamespace = 'public'::regnamespace
+      'retTable', (select c.relname from pg_class c where c.oid = rt.typrelid and c.relnamespace = to_regnamespace($1)::oid
                    and c.relkind in ('r', 'p', 'v', 'm', 'f')),
       'retColumns', (select json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod),
                        'cast', format_type(a.atttypid, null), 'udt', t.typname, 'category', t.typcategory, 'typtype', t.typtype)
@@ -38,12 +38,12 @@ select
       'args', (select json_agg(json_build_object('name', coalesce(p.proargnames[a.i], ''), 'mode', coalesce(p.proargmodes[a.i]::text, 'i'),
                  'type', format_type(a.t, null), 'cast', format_type(a.t, null), 'udt', t.typname, 'category', t.typcategory,
                  'typtype', t.typtype,
-                 'rel', (select c.relname from pg_class c where c.oid = t.typrelid and c.relnamespace = 'public'::regnamespace
+                 'rel', (select c.relname from pg_class c where c.oid = t.typrelid and c.relnamespace = to_regnamespace($1)::oid
                          and c.relkind in ('r', 'p', 'v', 'm', 'f'))) order by a.i)
                from unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) with ordinality a(t, i) join pg_type t on t.oid = a.t))
     order by p.proname, p.oid), '[]')::text
    from pg_proc p join pg_type rt on rt.oid = p.prorettype
-   where p.pronamespace = 'public'::regnamespace and p.prokind = 'f'
+   where p.pronamespace = to_regnamespace($1)::oid and p.prokind = 'f'
      and not exists (select 1 from pg_depend d where d.classid = 'pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e')) as functions,
   (select coalesce(json_agg(distinct jsonb_build_object('view', v.relname, 'column', va.attname, 'source', src.relname, 'sourceColumn', sa.attname)), '[]')::text
    from pg_class v
@@ -51,9 +51,9 @@ select
    cross join lateral regexp_matches(r.ev_action::text,
      ':resno ([0-9]+) :resname ([^ ]+) :ressortgroupref [0-9]+ :resorigtbl ([0-9]+) :resorigcol ([0-9]+)', 'g') m
    join pg_attribute va on va.attrelid = v.oid and va.attnum = m[1]::int and va.attname = m[2] and not va.attisdropped
-   join pg_class src on src.oid = m[3]::oid and src.relnamespace = 'public'::regnamespace
+   join pg_class src on src.oid = m[3]::oid and src.relnamespace = to_regnamespace($1)::oid
    join pg_attribute sa on sa.attrelid = src.oid and sa.attnum = m[4]::int
-   where v.relnamespace = 'public'::regnamespace and v.relkind in ('v', 'm')) as view_columns`;
+   where v.relnamespace = to_regnamespace($1)::oid and v.relkind in ('v', 'm')) as view_columns`;
 
 export interface CatalogRow {
   fks: string;

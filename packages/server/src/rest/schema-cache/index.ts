@@ -40,6 +40,8 @@ export interface ColumnInfo {
 
 export interface TableInfo {
   name: string;
+  /** The schema the table is in (`public` unless the project exposes another); the SQL qualifies by it. */
+  schema?: string;
   /** Foreign and partitioned tables are tables; a materialized view is never writable. */
   kind: 'table' | 'view' | 'materialized_view';
   columns: Map<string, ColumnInfo>;
@@ -53,6 +55,8 @@ export interface TableInfo {
 }
 
 export interface SchemaSnapshot {
+  /** The schema this snapshot describes: `public`, or another the project exposes (`[api] schemas`). */
+  schema: string;
   tables: Map<string, TableInfo>;
   /** Foreign keys between tables of public. */
   foreignKeys: ForeignKey[];
@@ -81,7 +85,7 @@ join pg_namespace n on n.oid = c.relnamespace
 join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
 join pg_type t on t.oid = a.atttypid
 left join pg_constraint pk on pk.conrelid = c.oid and pk.contype = 'p'
-where n.nspname = 'public' and c.relkind in ('r', 'p', 'v', 'm', 'f')
+where n.nspname = $1 and c.relkind in ('r', 'p', 'v', 'm', 'f')
 order by c.relname, a.attnum`;
 
 const RELKIND: Record<string, TableInfo['kind']> = { r: 'table', p: 'table', f: 'table', v: 'view', m: 'materialized_view' };
@@ -103,16 +107,17 @@ interface Row {
   enum_values: string[] | null;
 }
 
-/** Reads the exposed tables and views of `public`, their keys and the functions from the catalog. */
-export async function loadSchema(db: Db, version = 0): Promise<SchemaSnapshot> {
-  const { rows } = await db.query<Row>(COLUMNS_SQL);
-  const catalog = (await db.query<CatalogRow>(CATALOG_SQL)).rows[0];
+/** Reads the exposed tables and views of one schema (`public` by default), their keys and the functions from the catalog. */
+export async function loadSchema(db: Db, version = 0, schema = 'public'): Promise<SchemaSnapshot> {
+  const { rows } = await db.query<Row>(COLUMNS_SQL, [schema]);
+  const catalog = (await db.query<CatalogRow>(CATALOG_SQL, [schema])).rows[0];
   const tables = new Map<string, TableInfo>();
   for (const r of rows) {
     let t = tables.get(r.table_name);
     if (!t) {
       t = {
         name: r.table_name,
+        schema,
         kind: RELKIND[r.relkind] ?? 'table',
         ...(r.relkind === 'r' ? { ordinary: true } : {}),
         columns: new Map(),
@@ -149,6 +154,7 @@ export async function loadSchema(db: Db, version = 0): Promise<SchemaSnapshot> {
     if (t) t.computed = new Map([...fields].filter(([field]) => !t.columns.has(field)));
   }
   return {
+    schema,
     tables,
     foreignKeys: fks,
     uniqueKeys,
@@ -161,27 +167,41 @@ export async function loadSchema(db: Db, version = 0): Promise<SchemaSnapshot> {
 }
 
 export interface SchemaCache {
-  /** The current snapshot; never awaits on the request path. */
+  /**
+   * The current snapshot of `public`, or of another schema the project exposes (null for one it
+   * does not); never awaits on the request path.
+   */
   get(): SchemaSnapshot;
-  /** Reloads now (after the SQL runner ran DDL, say). */
+  get(schema: string): SchemaSnapshot | null;
+  /** The schemas served, `public` first (the default profile). */
+  readonly schemas: readonly string[];
+  /** Reloads every schema now (after the SQL runner ran DDL, say); answers `public`'s snapshot. */
   reload(): Promise<SchemaSnapshot>;
   close(): Promise<void>;
 }
 
 /**
  * The schema cache, refreshed when the database notifies a DDL change (event trigger →
- * `NOTIFY plinth_schema`), so changes made anywhere are served within a second.
+ * `NOTIFY plinth_schema`), so changes made anywhere are served within a second. `schemas` are the
+ * schemas beside `public` the project exposes (`[api] schemas`); `public` is always read.
  * @example const cache = await createSchemaCache(db, log); cache.get().tables.get('todos')
  */
-export async function createSchemaCache(db: Db, log: Logger): Promise<SchemaCache> {
+export async function createSchemaCache(db: Db, log: Logger, options: { schemas?: readonly string[] } = {}): Promise<SchemaCache> {
+  const schemas = ['public', ...new Set((options.schemas ?? []).filter((s) => s !== 'public'))];
   let version = 1;
-  let snapshot = await loadSchema(db, version);
+  const loadAll = async (v: number) => {
+    const next = new Map<string, SchemaSnapshot>();
+    for (const name of schemas) next.set(name, await loadSchema(db, v, name));
+    return next;
+  };
+  let snapshots = await loadAll(version);
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
+  const publicSnapshot = () => snapshots.get('public') as SchemaSnapshot;
 
   const reload = singleFlight(async () => {
-    snapshot = await loadSchema(db, ++version);
-    return snapshot;
+    snapshots = await loadAll(++version);
+    return publicSnapshot();
   });
 
   const onNotify = () => {
@@ -194,8 +214,14 @@ export async function createSchemaCache(db: Db, log: Logger): Promise<SchemaCach
   };
   const unlisten = await db.listen('plinth_schema', onNotify);
 
+  function get(): SchemaSnapshot;
+  function get(schema: string): SchemaSnapshot | null;
+  function get(schema?: string): SchemaSnapshot | null {
+    return schema === undefined ? publicSnapshot() : (snapshots.get(schema) ?? null);
+  }
   return {
-    get: () => snapshot,
+    get,
+    schemas,
     reload,
     async close() {
       closed = true;

@@ -16,7 +16,7 @@ export interface SqlStatement {
   values: string[];
 }
 
-const tableRef = (t: TableInfo) => `"public".${quoteIdent(t.name)}`;
+const tableRef = (t: TableInfo) => `${quoteIdent(t.schema ?? 'public')}.${quoteIdent(t.name)}`;
 const columnList = (cols: ColumnInfo[]) => (cols.length === 0 ? '*' : cols.map((c) => quoteIdent(c.name)).join(', '));
 
 /** A row alias no output key shadows (`row_to_json(_r)` must name the row, not a column). */
@@ -75,14 +75,14 @@ function rows(
  * planner's estimate of `Prefer: count=planned` is taken from (PostgREST's rule).
  */
 export function countRows(p: ReadPlan): SqlStatement {
-  const b = new Binder();
+  const b = new Binder(p.table.schema);
   const qual = needsAlias(null, p.filters) ? b.alias() : null;
   const text = `select 1 from ${tableRef(p.table)}${qual ? ` ${qual}` : ''}${where(p.filters, qual, b)}`;
   return { text, values: b.values };
 }
 
 function read(p: ReadPlan): SqlStatement {
-  const b = new Binder();
+  const b = new Binder(p.table.schema);
   const qual = needsAlias(p.returning, p.filters) ? b.alias() : null;
   const { inner, total } = rows(p, `${tableRef(p.table)}${qual ? ` ${qual}` : ''}`, qual, b);
   const alias = rowAlias(keysOf(p.returning));
@@ -106,7 +106,7 @@ function wrap(p: Plan, statement: string, b: Binder): string {
 }
 
 function insert(p: InsertPlan): SqlStatement {
-  const b = new Binder();
+  const b = new Binder(p.table.schema);
   const t = tableRef(p.table);
   // An empty array creates nothing; `default values` would create one row.
   if (p.rows === 0) return { text: `select '[]'::text as body, 0::int8 as n, null::int8 as total`, values: [] };
@@ -164,7 +164,7 @@ function onConflict(p: InsertPlan): string {
 }
 
 function update(p: UpdatePlan): SqlStatement {
-  const b = new Binder();
+  const b = new Binder(p.table.schema);
   const payload = b.bind(p.payload);
   const t = tableRef(p.table);
   const cols = columnList(p.target);
@@ -175,7 +175,7 @@ function update(p: UpdatePlan): SqlStatement {
 }
 
 function remove(p: DeletePlan): SqlStatement {
-  const b = new Binder();
+  const b = new Binder(p.table.schema);
   return { text: wrap(p, `delete from ${tableRef(p.table)}${where(p.filters, null, b)}`, b), values: b.values };
 }
 
@@ -185,7 +185,7 @@ function remove(p: DeletePlan): SqlStatement {
  * with the call as its FROM item (counted from a CTE, so the function runs once).
  */
 function rpc(p: RpcPlan): SqlStatement {
-  const b = new Binder();
+  const b = new Binder(p.schema);
   const args = p.args.map(({ arg, value }) => {
     const v =
       value === null
@@ -197,7 +197,7 @@ function rpc(p: RpcPlan): SqlStatement {
     if (arg.name === '') return v;
     return `${arg.variadic ? 'variadic ' : ''}${quoteIdent(arg.name)} => ${v}`;
   });
-  const call = `"public".${quoteIdent(p.fn.name)}(${args.join(', ')})`;
+  const call = `${b.ns}.${quoteIdent(p.fn.name)}(${args.join(', ')})`;
   const one = (json: string) => ({
     text: `select coalesce(${json}::text, 'null') as body, 1::int8 as n, null::int8 as total`,
     values: b.values,

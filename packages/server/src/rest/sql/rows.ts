@@ -14,6 +14,12 @@ import { arrayLiteral, quoteIdent } from './quote.js';
 export class Binder {
   readonly values: string[] = [];
   private n = 0;
+  /** The quoted schema the statement's tables and functions are in (`"public"`, or an exposed one). */
+  readonly ns: string;
+
+  constructor(schema = 'public') {
+    this.ns = quoteIdent(schema);
+  }
 
   /** Binds a value; returns its placeholder (`$1[n]`, text). */
   bind(value: string): string {
@@ -60,18 +66,18 @@ const AGGREGATE = { count: 'count', sum: 'sum', avg: 'avg', min: 'min', max: 'ma
  * `row(_1.*)::"public"."tbl"` (the cast picks the overload, and makes a write's CTE record that
  * type; `.*` never reads a column named like the table).
  */
-const rowOf = (qual: string, table: string) => `row(${qual}.*)::"public".${quoteIdent(table)}`;
+const rowOf = (qual: string, table: string, b: Binder) => `row(${qual}.*)::${b.ns}.${quoteIdent(table)}`;
 
 /** A column, qualified by its table's alias when the statement has several tables; a computed field is its function of the row. */
-export const ref = (qual: string | null, column: ColumnInfo) => {
+export const ref = (qual: string | null, column: ColumnInfo, b: Binder) => {
   const c = column.computed;
-  if (c) return `"public".${quoteIdent(c.function)}(${rowOf(qual ?? quoteIdent(c.table), c.table)})`;
+  if (c) return `${b.ns}.${quoteIdent(c.function)}(${rowOf(qual ?? quoteIdent(c.table), c.table, b)})`;
   return qual ? `${qual}.${quoteIdent(column.name)}` : quoteIdent(column.name);
 };
 
 /** A column or a JSON path into it; path keys are bound values, digits an array index. */
 export function field(qual: string | null, column: ColumnInfo, path: JsonStep[] | undefined, b: Binder): string {
-  const base = ref(qual, column);
+  const base = ref(qual, column, b);
   if (!path || path.length === 0) return base;
   let e = base;
   for (const step of path) e += `${step.text ? '->>' : '->'}${/^[0-9]+$/.test(step.key) ? `${b.bind(step.key)}::int` : b.bind(step.key)}`;
@@ -90,7 +96,7 @@ function outputItem(item: OutputItem, qual: string | null, b: Binder): string {
   if (item.kind === 'aggregate') {
     // The cast's type name was checked by the plan stage (plan/select.ts CAST_TYPE).
     const cast = item.cast ? `::${item.cast}` : '';
-    return `${AGGREGATE[item.fn]}(${item.column ? ref(qual, item.column) : '*'})${cast} as ${quoteIdent(item.key)}`;
+    return `${AGGREGATE[item.fn]}(${item.column ? ref(qual, item.column, b) : '*'})${cast} as ${quoteIdent(item.key)}`;
   }
   if (item.kind === 'embed') return `${embedValue(item.embed, qual ?? '', b)} as ${quoteIdent(item.key)}`;
   if (item.kind === 'spread') return `${spreadValue(item, qual ?? '', b)} as ${quoteIdent(item.key)}`;
@@ -101,18 +107,27 @@ function outputItem(item: OutputItem, qual: string | null, b: Binder): string {
   return bare ? e : `${e} as ${quoteIdent(item.key)}`;
 }
 
+/** An aggregate of this level: its own, or one a to-one spread brings up (spreadValue). */
+const aggregates = (item: OutputItem) => item.kind === 'aggregate' || (item.kind === 'spread' && item.item.kind === 'aggregate');
+/** A key this level groups by when it aggregates: a plain column, or a spread's non-aggregate key. */
+const groups = (item: OutputItem) => item.kind === 'column' || (item.kind === 'spread' && item.item.kind !== 'aggregate');
+
 /** `group by 1, 3`: the output's plain columns, when it has aggregates. */
 export function groupBy(items: OutputItem[]): string {
-  if (!items.some((i) => i.kind === 'aggregate')) return '';
-  const positions = items.flatMap((item, i) => (item.kind === 'column' || item.kind === 'spread' ? [String(i + 1)] : []));
+  if (!items.some(aggregates)) return '';
+  const positions = items.flatMap((item, i) => (groups(item) ? [String(i + 1)] : []));
   return positions.length ? ` group by ${positions.join(', ')}` : '';
 }
 
 /** The grouping expressions themselves (for a count of groups, whose select list is not the output). */
 export function groupExpressions(items: OutputItem[], qual: string | null, b: Binder): string[] {
-  if (!items.some((i) => i.kind === 'aggregate')) return [];
+  if (!items.some(aggregates)) return [];
   return items.flatMap((item) =>
-    item.kind === 'column' ? [field(qual, item.column, item.path, b)] : item.kind === 'spread' ? [spreadValue(item, qual ?? '', b)] : [],
+    !groups(item)
+      ? []
+      : item.kind === 'column'
+        ? [field(qual, item.column, item.path, b)]
+        : [spreadValue(item as SpreadItem, qual ?? '', b)],
   );
 }
 
@@ -199,15 +214,15 @@ function embedSource(e: EmbedPlan, parent: string, b: Binder): { from: string; a
   const r = e.relation;
   const conditions: string[] = [];
   if (r.kind === 'computed') {
-    const from = `"public".${quoteIdent(r.function)}(${rowOf(parent, r.source)}) ${a}`;
+    const from = `${b.ns}.${quoteIdent(r.function)}(${rowOf(parent, r.source, b)}) ${a}`;
     for (const c of e.filters) conditions.push(condition(c, a, b));
     return { from, alias: a, conditions };
   }
-  let from = `"public".${quoteIdent(e.table.name)} ${a}`;
+  let from = `${b.ns}.${quoteIdent(e.table.name)} ${a}`;
   const via = r.via;
   if (via) {
     const j = b.alias();
-    from += ` join "public".${quoteIdent(via.table)} ${j} on ${via.on.map(([jc, tc]) => `${j}.${quoteIdent(jc)} = ${a}.${quoteIdent(tc)}`).join(' and ')}`;
+    from += ` join ${b.ns}.${quoteIdent(via.table)} ${j} on ${via.on.map(([jc, tc]) => `${j}.${quoteIdent(jc)} = ${a}.${quoteIdent(tc)}`).join(' and ')}`;
     for (const [sc, jc] of r.on) conditions.push(`${j}.${quoteIdent(jc)} = ${parent}.${quoteIdent(sc)}`);
   } else {
     for (const [sc, tc] of r.on) conditions.push(`${a}.${quoteIdent(tc)} = ${parent}.${quoteIdent(sc)}`);
@@ -234,9 +249,19 @@ function embedValue(e: EmbedPlan, parent: string, b: Binder): string {
  * one: a to-one relation), or the array of its values over the related rows, in the relation's
  * order and page (a to-many relation; `[]` when none).
  */
-function spreadValue(item: Extract<OutputItem, { kind: 'spread' }>, parent: string, b: Binder): string {
+type SpreadItem = Extract<OutputItem, { kind: 'spread' }>;
+
+function spreadValue(item: SpreadItem, parent: string, b: Binder): string {
   const e = item.embed;
   const s = embedSource(e, parent, b);
+  const agg = item.item;
+  if (agg.kind === 'aggregate') {
+    // A to-one spread's aggregate (plan/select.ts): over this level's rows, of the related row's
+    // value read per row (`count()`: the rows that have a related row).
+    const value = agg.column ? ref(s.alias, agg.column, b) : '1';
+    const cast = agg.cast ? `::${agg.cast}` : '';
+    return `${AGGREGATE[agg.fn]}((select ${value} from ${s.from}${conditionsOf(s.conditions)} limit 1))${cast}`;
+  }
   const inner = outputItem(item.item, s.alias, b);
   if (e.relation.cardinality === 'one') return `(select ${inner} from ${s.from}${conditionsOf(s.conditions)} limit 1)`;
   const rows = `select ${inner} from ${s.from}${conditionsOf(s.conditions)}${orderBy(e.order, s.alias, b)}${paging(e.limit, e.offset, b)}`;

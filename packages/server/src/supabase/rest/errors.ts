@@ -94,6 +94,8 @@ export interface ErrorContext {
   principal: Principal | null;
   /** The table of the request (for PGRST205's and 42703's messages). */
   table?: string;
+  /** The request's schema (its profile), for the messages that name it; public when absent. */
+  schema?: string;
   /** The body's keys of a write: an unknown one of these is PGRST204, not 42703. */
   bodyKeys?: Set<string>;
 }
@@ -119,8 +121,9 @@ export function toPostgrestError(err: unknown, ctx: ErrorContext): PostgrestErro
   switch (err.code) {
     case 'table_not_found': {
       const name = String(d.table ?? ctx.table ?? '');
-      const meant = typeof d.did_you_mean === 'string' ? `Perhaps you meant the table 'public.${d.did_you_mean}'` : null;
-      return pgrst(404, 'PGRST205', `Could not find the table 'public.${name}' in the schema cache`, null, meant);
+      const ns = ctx.schema ?? 'public';
+      const meant = typeof d.did_you_mean === 'string' ? `Perhaps you meant the table '${ns}.${d.did_you_mean}'` : null;
+      return pgrst(404, 'PGRST205', `Could not find the table '${ns}.${name}' in the schema cache`, null, meant);
     }
     case 'column_not_found': {
       const column = String(d.column ?? '');
@@ -140,7 +143,7 @@ export function toPostgrestError(err: unknown, ctx: ErrorContext): PostgrestErro
         400,
         'PGRST200',
         `Could not find a relationship between '${table}' and '${relation}' in the schema cache`,
-        `Searched for a foreign key relationship between '${table}' and '${relation}'${using} in the schema 'public', but no matches were found.`,
+        `Searched for a foreign key relationship between '${table}' and '${relation}'${using} in the schema '${ctx.schema ?? 'public'}', but no matches were found.`,
       );
     }
     case 'ambiguous_relation': {
@@ -206,7 +209,7 @@ export interface RpcErrorContext {
 export async function rpcError(err: unknown, ctx: RpcErrorContext): Promise<unknown> {
   if (!(err instanceof ApiError)) return err;
   const d = (err.details ?? {}) as Record<string, unknown>;
-  const fn = `public.${String(d.function ?? '')}`;
+  const fn = `${ctx.schema.schema}.${String(d.function ?? '')}`;
   if (err.code === 'ambiguous_function') {
     const lists = (d.parameters ?? []) as Array<Array<[string, string]>>;
     const named = lists.map((l) => `${fn}(${l.map(([n, t]) => `${n} => ${t}`).join(', ')})`);
@@ -244,9 +247,9 @@ async function rpcHint(ctx: RpcErrorContext, name: string, args: string[]): Prom
       asText(args),
       0.33,
     );
-    return best === null ? null : `Perhaps you meant to call the function public.${name}${best}`;
+    return best === null ? null : `Perhaps you meant to call the function ${ctx.schema.schema}.${name}${best}`;
   }
   const names = [...ctx.schema.functions.entries()].filter(([, fns]) => fns.some(visible)).map(([n]) => n);
   const best = fuzzyBest(names, name, 0.75);
-  return best === null ? null : `Perhaps you meant to call the function public.${best}`;
+  return best === null ? null : `Perhaps you meant to call the function ${ctx.schema.schema}.${best}`;
 }

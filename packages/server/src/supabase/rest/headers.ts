@@ -148,14 +148,15 @@ export function rangeOf(header: string | undefined): { offset: number; limit: nu
 }
 
 /**
- * `Accept-Profile` (reads) or `Content-Profile` (writes): only the schemas the project exposes
- * (`public`); another is 406 PGRST106 as PostgREST answers.
- * @example checkProfile(undefined) // ok
+ * `Accept-Profile` (reads) or `Content-Profile` (writes): one of the schemas the project exposes
+ * (`[api] schemas`; the first is the default when the header is absent); another is 406 PGRST106
+ * as PostgREST answers.
+ * @example checkProfile(undefined, ['public']) // 'public'
  */
-export function checkProfile(header: string | string[] | undefined, exposed: readonly string[]): void {
-  if (header === undefined) return;
-  const value = (Array.isArray(header) ? header[0] : header).trim();
-  if (value === '' || exposed.includes(value)) return;
+export function checkProfile(header: string | string[] | undefined, exposed: readonly string[]): string {
+  const value = header === undefined ? '' : (Array.isArray(header) ? header[0] : header).trim();
+  if (value === '' && exposed.length > 0) return exposed[0];
+  if (exposed.includes(value)) return value;
   throw pgrst(406, 'PGRST106', `The schema must be one of the following: ${exposed.join(', ')}`, null, null);
 }
 

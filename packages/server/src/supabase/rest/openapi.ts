@@ -11,13 +11,17 @@ import type { SupabaseRestDeps } from './routes.js';
 type Json = Record<string, unknown>;
 
 /**
- * The document for one caller.
+ * The document for one caller, of one exposed schema (`Accept-Profile`).
  * @example await swaggerDocument(deps, principal) // { swagger: '2.0', definitions: { todos: … }, paths: { '/todos': … } }
  */
-export async function swaggerDocument(deps: Pick<SupabaseRestDeps, 'db' | 'schema' | 'publicUrl'>, principal: Principal): Promise<Json> {
-  const snapshot = deps.schema.get();
+export async function swaggerDocument(
+  deps: Pick<SupabaseRestDeps, 'db' | 'schema' | 'publicUrl'>,
+  principal: Principal,
+  schema = 'public',
+): Promise<Json> {
+  const snapshot = deps.schema.get(schema) ?? deps.schema.get();
   const all = principal.role === 'service';
-  const relations = all ? null : await relationAccess(deps.db, principal.role);
+  const relations = all ? null : await relationAccess(deps.db, principal.role, snapshot.schema);
   const functions = all ? null : await functionAccess(deps.db, principal.role);
   const definitions: Json = {};
   const paths: Json = {

@@ -35,8 +35,6 @@ import { parsePostgrestQuery } from './query.js';
 
 export const SUPABASE_REST_PREFIX = '/rest/v1/';
 const RPC_PREFIX = '/rest/v1/rpc/';
-/** The schemas `/rest/v1` exposes (PostgREST's `db-schemas`): Plinth's REST serves public. */
-export const EXPOSED_SCHEMAS = ['public'] as const;
 
 export interface SupabaseRestDeps {
   db: Db;
@@ -45,6 +43,11 @@ export interface SupabaseRestDeps {
   /** Largest number of rows a read returns (MAX_ROWS): PostgREST's `db-max-rows`. */
   maxRows: number;
   publicUrl: string;
+  /**
+   * The schemas `/rest/v1` exposes (PostgREST's `db-schemas`, a Supabase folder's `[api] schemas`),
+   * the default profile first; `['public']` when absent. Each is in the schema cache (`schemas`).
+   */
+  schemas?: readonly string[];
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -110,8 +113,9 @@ export function mountSupabaseRest(app: App, deps: SupabaseRestDeps): void {
     method: ['GET', 'HEAD'],
     url: SUPABASE_REST_PREFIX,
     handler: async (req, reply) => {
+      const schema = profileOf(deps, req, reply, true);
       const principal = await deps.callers.callerOf(req);
-      const doc = await swaggerDocument(deps, principal);
+      const doc = await swaggerDocument(deps, principal, schema);
       return reply.type('application/openapi+json; charset=utf-8').send(JSON.stringify(doc));
     },
   });
@@ -146,6 +150,17 @@ function rawBody(req: FastifyRequest): RpcRequest['body'] | undefined {
   return undefined;
 }
 
+/**
+ * The request's schema from `Accept-Profile` (reads) or `Content-Profile` (writes), checked
+ * against the exposed ones; a named profile is echoed in `Content-Profile`, as PostgREST does.
+ */
+function profileOf(deps: SupabaseRestDeps, req: FastifyRequest, reply: FastifyReply, read: boolean): string {
+  const header = read ? req.headers['accept-profile'] : req.headers['content-profile'];
+  const schema = checkProfile(header, deps.schemas ?? ['public']);
+  if (header !== undefined) reply.header('content-profile', schema);
+  return schema;
+}
+
 function setContext(req: FastifyRequest, ctx: Parameters<typeof toPostgrestError>[1]) {
   (req as FastifyRequest & { pgrstContext?: typeof ctx }).pgrstContext = ctx;
 }
@@ -161,10 +176,10 @@ async function handleTable(engine: RestEngine, deps: SupabaseRestDeps, req: Fast
   const method = req.method;
   const name = segment(req.url, SUPABASE_REST_PREFIX);
   const read = method === 'GET' || method === 'HEAD';
-  checkProfile(read ? req.headers['accept-profile'] : req.headers['content-profile'], EXPOSED_SCHEMAS);
+  const schema = profileOf(deps, req, reply, read);
   const principal = await deps.callers.callerOf(req);
   req.principal = principal;
-  setContext(req, { principal, table: name, bodyKeys: read ? undefined : bodyKeys(req.body) });
+  setContext(req, { principal, table: name, schema, bodyKeys: read ? undefined : bodyKeys(req.body) });
   const accept = acceptOf(req.headers.accept);
   const prefs = parsePostgrestPrefer(req.headers.prefer);
   const { ast } = parsePostgrestQuery(queryOf(req.url), { maxRows: deps.maxRows });
@@ -198,13 +213,17 @@ async function handleTable(engine: RestEngine, deps: SupabaseRestDeps, req: Fast
   } else {
     // PUT: an upsert of the one row its primary-key filters name (PostgREST's rule).
     action = 'create';
-    body = putBody(deps, name, ast, req.body);
+    body = putBody(deps, schema, name, ast, req.body);
     prefer.resolution = 'merge';
   }
   if (action === 'read' || action === 'update' || action === 'delete') {
     // PostgREST's limit/order on a write would need a key to page by; Plinth refuses them (rest/).
   }
-  const { plan, outcome } = await engine.run({ action, table: name, pk: null, query: ast, prefer, body }, principal, runOptions(prefs));
+  const { plan, outcome } = await engine.run(
+    { action, table: name, schema, pk: null, query: ast, prefer, body },
+    principal,
+    runOptions(prefs),
+  );
   // count=planned: the planner's estimate; count=estimated: the exact count up to db-max-rows,
   // the estimate beyond (PostgREST's rules). Both are counted exactly first, for that threshold.
   if (plan.kind === 'read' && outcome.total !== null) {
@@ -215,8 +234,14 @@ async function handleTable(engine: RestEngine, deps: SupabaseRestDeps, req: Fast
 }
 
 /** PUT's body and filters: one object whose primary key the `eq` filters give, all of them. */
-function putBody(deps: SupabaseRestDeps, name: string, ast: ReturnType<typeof parsePostgrestQuery>['ast'], body: unknown): unknown {
-  const table = deps.schema.get().tables.get(name);
+function putBody(
+  deps: SupabaseRestDeps,
+  schema: string,
+  name: string,
+  ast: ReturnType<typeof parsePostgrestQuery>['ast'],
+  body: unknown,
+): unknown {
+  const table = deps.schema.get(schema)?.tables.get(name);
   const row = Array.isArray(body) && body.length === 1 ? body[0] : body;
   const filters = ast.filters;
   const pk = table?.pk ?? [];
@@ -315,16 +340,17 @@ async function handleRpc(engine: RestEngine, deps: SupabaseRestDeps, req: Fastif
   const name = segment(req.url, RPC_PREFIX);
   const read = req.method === 'GET' || req.method === 'HEAD';
   if (!read && req.method !== 'POST') throw pgrst(405, 'PGRST101', 'Only GET, HEAD and POST are allowed on functions');
-  checkProfile(read ? req.headers['accept-profile'] : req.headers['content-profile'], EXPOSED_SCHEMAS);
+  const schema = profileOf(deps, req, reply, read);
   const principal: Principal = await deps.callers.callerOf(req);
   req.principal = principal;
-  setContext(req, { principal });
+  setContext(req, { principal, schema });
+  const snapshot = () => deps.schema.get(schema) ?? deps.schema.get();
   const accept = acceptOf(req.headers.accept);
   const prefs = parsePostgrestPrefer(req.headers.prefer);
-  let overloads = deps.schema.get().functions.get(name) ?? [];
+  let overloads = snapshot().functions.get(name) ?? [];
   if (overloads.length === 0) {
     await deps.schema.reload();
-    overloads = deps.schema.get().functions.get(name) ?? [];
+    overloads = snapshot().functions.get(name) ?? [];
   }
   const argNames = new Set(overloads.flatMap((f) => f.args.map((a) => a.name).filter((n) => n !== '')));
   let parsed: ReturnType<typeof parsePostgrestQuery>;
@@ -335,7 +361,7 @@ async function handleRpc(engine: RestEngine, deps: SupabaseRestDeps, req: Fastif
     if (!(err instanceof ApiError) || err.code !== 'function_not_found') throw err;
     const argument = String((err.details as { argument?: unknown } | undefined)?.argument ?? '');
     const notFound = new ApiError('function_not_found', err.message, { function: name, arguments: [argument] });
-    throw await rpcError(notFound, { db: deps.db, schema: deps.schema.get(), principal, post: false, media: 'json' });
+    throw await rpcError(notFound, { db: deps.db, schema: snapshot(), principal, post: false, media: 'json' });
   }
   const { ast, args: queryArgs } = parsed;
   let args: Record<string, unknown>;
@@ -375,6 +401,7 @@ async function handleRpc(engine: RestEngine, deps: SupabaseRestDeps, req: Fastif
   }
   const request = {
     function: name,
+    schema,
     method: read ? ('GET' as const) : ('POST' as const),
     query: ast,
     prefer: { count: prefs.count !== null, minimal: false },
@@ -383,7 +410,7 @@ async function handleRpc(engine: RestEngine, deps: SupabaseRestDeps, req: Fastif
     overloads: 'postgrest' as const,
   };
   const { plan, outcome } = await engine.call(request, principal, runOptions(prefs)).catch(async (err) => {
-    throw await rpcError(err, { db: deps.db, schema: deps.schema.get(), principal, post: !read, media: body?.media ?? 'json' });
+    throw await rpcError(err, { db: deps.db, schema: snapshot(), principal, post: !read, media: body?.media ?? 'json' });
   });
   if (accept === 'object' && plan.kind === 'rpc' && plan.single && plan.fn.returns.kind !== 'void') {
     // One value or row already: as it is.

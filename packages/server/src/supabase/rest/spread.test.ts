@@ -71,11 +71,28 @@ describe('spreads on /rest/v1 (postgrest-js)', () => {
     );
   });
 
+  it("a to-one spread's aggregates aggregate the parent's rows, grouped by its other keys (PostgREST's hoisting)", async () => {
+    // Pets by their owner's team: the team's name groups, the owner's id is counted and summed.
+    const byTeam = await anon.from('sp_pets').select('n:count(), ...sp_people(owners:id.count(), id_sum:id.sum(), team_id)');
+    expect(byTeam.error).toBeNull();
+    // Kit is hidden by its policy: Tom and Rex, both Ada's (team 1).
+    expect(byTeam.data).toEqual([{ n: 2, owners: 2, id_sum: 2, team_id: 1 }]);
+    // Inside a to-one embedding, over its one row (postgrest-js's own case).
+    const nested = await anon
+      .from('sp_pets')
+      .select('name, sp_people(id.sum(), ...sp_teams(team_id_sum:id.sum(), team:name))')
+      .eq('id', 1)
+      .single();
+    expect(nested.error).toBeNull();
+    expect(nested.data).toEqual({ name: 'Tom', sp_people: { sum: 1, team_id_sum: 1, team: 'red' } });
+  });
+
   it('a spread key that clashes with a parent key, or an aliased spread, is a 400, not a 5xx', async () => {
     const clash = await anon.from('sp_people').select('name, ...sp_teams(name)');
     expect(clash.status).toBe(400);
     const aliased = await t.app.inject({ url: '/rest/v1/sp_people?select=id,...x:sp_teams(name)', headers: t.as.anon });
     expect(aliased.statusCode).toBe(400);
+    // A to-many spread's aggregate: refused, not guessed.
     const aggregate = await anon.from('sp_people').select('id, ...sp_pets(count())');
     expect(aggregate.status).toBe(400);
   });

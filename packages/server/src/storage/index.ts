@@ -11,7 +11,8 @@
  *   `POST|OPTIONS /api/v1/storage/upload/resumable`, `HEAD|PATCH|DELETE …/{id}`.
  * - tables (migration 0020_storage.sql): storage.buckets, storage.objects (RLS: the project's
  *   policies decide every object operation), storage.garbage (bytes to delete),
- *   storage.sweeps, storage.variants (stored image transforms, migration 0149); functions storage.dry_run, storage.foldername/filename/extension.
+ *   storage.sweeps, storage.variants (stored image transforms, migration 0149), storage.uploads
+ *   (resumable uploads under way, migration 0180); functions storage.dry_run, storage.foldername/filename/extension.
  * - backends (backends/): the disk under the data dir, or S3 (`STORAGE_BACKEND=s3`).
  * - error codes: bucket_not_found, bucket_exists, bucket_not_empty, invalid_bucket_name,
  *   object_exists, invalid_object_name, invalid_mime_type, payload_too_large,
@@ -36,7 +37,6 @@ import { createLinkHandlers } from './handlers/links.js';
 import { createObjectHandlers } from './handlers/objects.js';
 import { createImageCache } from './image-cache.js';
 import { createLinks, type Links } from './links.js';
-import { join } from 'node:path';
 import { type ObjectService, createObjectService } from './objects.js';
 import { createResumable, type Resumable } from './resumable.js';
 import { registerStorageRoutes } from './routes.js';
@@ -104,7 +104,7 @@ export async function registerStorage(app: App, options: StorageOptions): Promis
   });
   const signed = createSignedUrls(options.urlTokens, options.publicUrl);
   const links = createLinks(objects, buckets, signed);
-  const resumable = await createResumable({ objects, dir: join(options.dataDir, 'storage', 'uploads'), clock: options.clock });
+  const resumable = createResumable({ db: options.db, objects, staging: backend.staging, clock: options.clock });
   await registerStorageRoutes(app, options.callers, resumable, options.config.maxFileSize, {
     buckets: createBucketHandlers(buckets),
     objects: createObjectHandlers(objects),

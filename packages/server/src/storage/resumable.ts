@@ -5,26 +5,29 @@
  *
  * One core: creation runs the very checks of a plain upload before any byte (the bucket's size
  * limit against `Upload-Length`, its media types, the INSERT or upsert policy run and undone,
- * `objects.mayUpload`); the chunks are appended to a file of their own under
- * `<data dir>/storage/uploads/` (streamed: a chunk never sits whole in memory); the last chunk
- * hands that file to `objects.upload`, the plain upload, as the caller of that request (who must be
- * the creator), so the policy is checked again at the finish and the bytes go to the backend
- * (disk or S3) under a fresh key, hashed and metered, exactly as any upload's.
+ * `objects.mayUpload`); the last chunk hands the assembled bytes to `objects.upload`, the plain
+ * upload, as the caller of that request (who must be the creator), so the policy is checked
+ * again at the finish and the bytes go to the backend under a fresh key, hashed and metered,
+ * exactly as any upload's.
  *
- * State is on disk (`<id>.json` beside `<id>.part`): a dropped connection keeps what arrived,
- * `HEAD` tells the offset, a restart of the server loses nothing. Abandoned uploads expire
- * (`Upload-Expires`, 24 hours after creation) and are deleted by a sweep every 10 minutes.
+ * Any instance continues any upload (several behind a load balancer): an upload's state is a row
+ * of `storage.uploads` (migration 0180), its bytes are the backend's staging (backends/types.ts:
+ * a file in the storage directory the instances share, or an S3 multipart upload whose whole
+ * parts are stored as they arrive and whose remainder waits in the row). A PATCH claims the row
+ * at the offset it states while no other PATCH holds it (a lease, renewed as it writes), so of
+ * two PATCHes at one offset, on one instance or two, one appends and the other is 409. The bytes
+ * of a dropped connection are kept and recorded when the drop is seen; `HEAD` tells the offset.
+ * Abandoned uploads expire (`Upload-Expires`, 24 hours after creation) and a sweep every 10
+ * minutes deletes them (their file, or their multipart aborted).
  */
 import { randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RoleContext } from '../db/index.js';
+import type { Db, RoleContext } from '../db/index.js';
 import { ApiError, type Principal } from '../http/index.js';
 import type { Clock } from '../lib/index.js';
+import { BackendError, type UploadStaging } from './backends/types.js';
 import { tooLarge } from './meter.js';
 import { bucketName } from './names.js';
 import type { ObjectService } from './objects.js';
@@ -98,45 +101,113 @@ class Room extends Transform {
 }
 
 export interface ResumableDeps {
+  db: Db;
   objects: ObjectService;
-  /** `<data dir>/storage/uploads`: the uploads under way. */
-  dir: string;
+  /** The backend's staging of uploads under way (a shared directory, or S3 multipart uploads). */
+  staging: UploadStaging;
   clock: Clock;
+  /** Tests: how long a PATCH's claim lasts without a renewal (ms). */
+  leaseMs?: number;
+}
+
+/** How long a PATCH's claim on an upload lasts unrenewed: an instance that died mid-PATCH frees its upload after this. */
+const LEASE_MS = 60_000;
+/** On the disk, the row's offset follows a PATCH every MiB (on S3, every part): HEAD tells what is stored meanwhile. */
+const PROGRESS_STEP = 2 ** 20;
+
+interface Row {
+  bucket_id: string;
+  name: string;
+  length: string;
+  content_type: string;
+  metadata: Record<string, unknown> | null;
+  upsert: boolean;
+  creator: string;
+  expires_at: string;
+  received: string;
+  handle: string;
+  parts: string[];
+  /** base64 (a bytea parameter does not survive every driver as bytes) */
+  tail: string;
+}
+
+const COLUMNS =
+  "bucket_id, name, length::text, content_type, metadata, upsert, creator, expires_at::text, received::text, handle, parts, encode(tail, 'base64') as tail";
+
+const infoOf = (r: Row): UploadInfo => ({
+  bucket: r.bucket_id,
+  name: r.name,
+  length: Number(r.length),
+  contentType: r.content_type,
+  ...(r.metadata ? { metadata: r.metadata } : {}),
+  upsert: r.upsert,
+  creator: r.creator,
+  expires: Number(r.expires_at),
+});
+
+/** Where an upload stands: bytes received, the S3 parts' ETags and the bytes past them. */
+interface Progress {
+  received: number;
+  parts: string[];
+  tail: Buffer;
 }
 
 /**
- * @example const resumable = await createResumable({ objects, dir: join(dataDir, 'storage', 'uploads'), clock }); resumable.start();
+ * @example const resumable = createResumable({ db, objects, staging: backend.staging, clock }); resumable.start();
  */
-export async function createResumable(deps: ResumableDeps) {
-  const { objects, dir, clock } = deps;
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const partOf = (id: string) => join(dir, `${id}.part`);
-  const infoOf = (id: string) => join(dir, `${id}.json`);
-  /** The PATCH appending to each upload now: a new one for the same upload ends it first (a client resuming after a cut). */
+export function createResumable(deps: ResumableDeps) {
+  const { db, objects, staging, clock } = deps;
+  const leaseMs = deps.leaseMs ?? LEASE_MS;
+  /** The PATCH appending to each upload on this instance: a new one for the same upload ends it first (a client resuming after a cut). */
   const writers = new Map<string, { req: FastifyRequest; done: Promise<void> }>();
 
-  async function forget(id: string): Promise<void> {
-    await rm(partOf(id), { force: true });
-    await rm(infoOf(id), { force: true });
+  async function forget(id: string, handle: string): Promise<void> {
+    await db.query('delete from storage.uploads where id = $1', [id]);
+    await staging.discard(id, handle).catch(() => undefined); // the sweep finds what is left
   }
 
   /** The upload `id` of this caller, with its offset; 404 for anything else (another's, expired, unknown). */
-  async function load(id: string, who: Principal): Promise<{ info: UploadInfo; offset: number }> {
+  async function load(id: string, who: Principal): Promise<{ info: UploadInfo; row: Row }> {
     if (!ID.test(id)) throw unknownUpload();
-    let info: UploadInfo;
-    let offset: number;
-    try {
-      info = JSON.parse(await readFile(infoOf(id), 'utf8')) as UploadInfo;
-      offset = (await stat(partOf(id))).size;
-    } catch {
-      throw unknownUpload();
-    }
-    if (info.creator !== creatorOf(who)) throw unknownUpload();
-    if (info.expires <= clock.now()) {
-      if (!writers.has(id)) await forget(id);
-      throw unknownUpload();
-    }
-    return { info, offset };
+    const { rows } = await db.query<Row>(`select ${COLUMNS} from storage.uploads where id = $1`, [id]);
+    const row = rows[0];
+    if (!row || row.creator !== creatorOf(who)) throw unknownUpload();
+    const info = infoOf(row);
+    if (info.expires <= clock.now()) throw unknownUpload(); // the sweep deletes it
+    return { info, row };
+  }
+
+  /** Claims the upload at `offset` for this PATCH (`writer`), or 409 (another offset, or another PATCH writing). */
+  async function claim(id: string, offset: number, writer: string): Promise<{ handle: string; progress: Progress }> {
+    const now = clock.now();
+    const { rows } = await db.query<Row>(
+      `update storage.uploads set writer = $3, writer_until = $4
+        where id = $1 and received = $2 and (writer is null or writer_until < $5)
+        returning ${COLUMNS}`,
+      [id, offset, writer, now + leaseMs, now],
+    );
+    const row = rows[0];
+    if (row)
+      return { handle: row.handle, progress: { received: Number(row.received), parts: row.parts, tail: Buffer.from(row.tail, 'base64') } };
+    const { rows: at } = await db.query<{ received: string; busy: boolean }>(
+      'select received::text, (writer is not null and writer_until >= $2) as busy from storage.uploads where id = $1',
+      [id, now],
+    );
+    if (!at[0]) throw unknownUpload();
+    const has = Number(at[0].received);
+    if (has !== offset) throw new ApiError('conflict', `Upload-Offset is ${offset}, but the upload has ${has} bytes.`, { offset: has });
+    throw new ApiError('conflict', 'Another request is appending to this upload; HEAD tells the offset once it ends.', { offset: has });
+  }
+
+  /** Records what arrived and lets the claim go (`keep`: held on, for the finish); false when the claim was lost. */
+  async function record(id: string, writer: string, p: Progress, keep: boolean): Promise<boolean> {
+    const { rows } = await db.query(
+      `update storage.uploads set received = $3, parts = $4::jsonb, tail = decode($5, 'base64'),
+          writer = case when $6 then writer end, writer_until = case when $6 then writer_until end
+        where id = $1 and writer = $2 returning id`,
+      [id, writer, p.received, JSON.stringify(p.parts), p.tail.toString('base64'), keep],
+    );
+    return rows.length === 1;
   }
 
   function tusHeaders(reply: FastifyReply): void {
@@ -152,8 +223,71 @@ export async function createResumable(deps: ResumableDeps) {
   }
 
   /**
-   * Appends the request's body at `offset` (bounded by the upload's length); what arrived stays
-   * when the connection drops. Then, at the end, the upload is finished: handed to the plain upload.
+   * Writes the request's body on from `p` (bounded by the upload's length): to the file, or in
+   * whole parts with the remainder kept in `p.tail`. `p` is advanced as bytes are stored, so
+   * after a failure (a dropped connection) it tells what is kept.
+   */
+  async function receive(
+    req: FastifyRequest,
+    id: string,
+    handle: string,
+    info: UploadInfo,
+    p: Progress,
+    stored: (at: Progress) => Promise<void>,
+  ): Promise<void> {
+    const room = new Room(info.length - p.received, info.length);
+    if (staging.kind === 'file') {
+      const file = await staging.openAt(id, p.received);
+      let told = p.received;
+      try {
+        await pipeline(req.raw, room, async (source: AsyncIterable<Buffer>) => {
+          for await (const chunk of source) {
+            await file.write(chunk);
+            p.received += chunk.length;
+            if (p.received - told >= PROGRESS_STEP) {
+              told = p.received;
+              await stored({ received: p.received, parts: [], tail: Buffer.alloc(0) });
+            }
+          }
+        });
+      } finally {
+        await file.close();
+      }
+      return;
+    }
+    const size = staging.partSize;
+    let held: Buffer[] = p.tail.length ? [p.tail] : [];
+    let heldBytes = p.tail.length;
+    const flush = async (all: boolean) => {
+      while (heldBytes >= size || (all && heldBytes > 0)) {
+        const joined = Buffer.concat(held, heldBytes);
+        const n = Math.min(size, heldBytes);
+        const etag = await staging.part(id, handle, p.parts.length + 1, joined.subarray(0, n));
+        p.parts = [...p.parts, etag];
+        held = heldBytes > n ? [joined.subarray(n)] : [];
+        heldBytes -= n;
+        if (n === size) await stored({ received: p.parts.length * size, parts: p.parts, tail: Buffer.alloc(0) });
+      }
+    };
+    try {
+      await pipeline(req.raw, room, async (source: AsyncIterable<Buffer>) => {
+        for await (const chunk of source) {
+          held.push(chunk);
+          heldBytes += chunk.length;
+          p.received += chunk.length;
+          if (heldBytes >= size) await flush(false);
+        }
+      });
+      // The last bytes of the upload are its last part (shorter than the others).
+      if (p.received === info.length) await flush(true);
+    } finally {
+      p.tail = Buffer.concat(held, heldBytes);
+    }
+  }
+
+  /**
+   * Appends the request's body at `offset` under a claim on the upload; what arrived stays when
+   * the connection drops. Then, at the end, the upload is finished: handed to the plain upload.
    */
   async function append(id: string, req: FastifyRequest, who: Principal, info: UploadInfo, offset: number): Promise<number> {
     const previous = writers.get(id);
@@ -161,44 +295,64 @@ export async function createResumable(deps: ResumableDeps) {
       previous.req.raw.destroy();
       await previous.done;
     }
-    const now = (await stat(partOf(id)).catch(() => null))?.size;
-    if (now === undefined) throw unknownUpload();
-    if (now !== offset) throw new ApiError('conflict', `Upload-Offset is ${offset}, but the upload has ${now} bytes.`, { offset: now });
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && Number(declared) > info.length - offset) throw tooLarge(info.length);
+    const writer = randomUUID();
+    const { handle, progress } = await claim(id, offset, writer);
     let release = () => {};
     const done = new Promise<void>((resolve) => {
       release = resolve;
     });
     const me = { req, done };
     writers.set(id, me);
+    const renew = setInterval(() => {
+      void db
+        .query('update storage.uploads set writer_until = $3 where id = $1 and writer = $2', [id, writer, clock.now() + leaseMs])
+        .catch(() => undefined);
+    }, leaseMs / 3);
+    renew.unref();
+    const before: Progress = { ...progress };
     try {
-      const declared = req.headers['content-length'];
-      if (declared !== undefined && Number(declared) > info.length - offset) throw tooLarge(info.length);
       try {
-        await pipeline(req.raw, new Room(info.length - offset, info.length), createWriteStream(partOf(id), { flags: 'a' }));
+        await receive(req, id, handle, info, progress, async (at) => {
+          // HEAD tells what is stored while the PATCH goes on; a lost claim (the upload ended) stops it.
+          if (!(await record(id, writer, at, true))) throw unknownUpload();
+        });
       } catch (err) {
+        clearInterval(renew);
         if (err instanceof ApiError) {
-          await truncate(partOf(id), offset).catch(() => undefined); // an over-long chunk is refused whole
+          // An over-long chunk is refused whole; on S3, the whole parts it filled are stored and stay.
+          const kept =
+            progress.parts.length === before.parts.length
+              ? before
+              : { parts: progress.parts, received: progress.parts.length * staging.partSize, tail: Buffer.alloc(0) };
+          await record(id, writer, kept, false);
           throw err;
         }
-        // The connection dropped: what arrived is kept, and HEAD tells how much.
+        // The connection dropped (or the backend failed): what was stored is kept, and HEAD tells how much.
+        if (!(await record(id, writer, progress, false))) throw unknownUpload();
+        if (err instanceof BackendError) throw err;
         throw new ApiError('invalid_request', 'The upload was interrupted; HEAD tells what arrived.', undefined, { cause: err });
       }
-      const size = (await stat(partOf(id))).size;
-      if (size === info.length) await finish(id, who, info);
-      return size;
+      clearInterval(renew);
+      const last = progress.received === info.length;
+      if (!(await record(id, writer, progress, last))) throw unknownUpload();
+      if (last) await finish(id, who, info, handle, progress.parts, writer);
+      return progress.received;
     } finally {
+      clearInterval(renew);
       if (writers.get(id) === me) writers.delete(id);
       release();
     }
   }
 
-  /** The last byte arrived: the plain upload of the assembled file, as this request's caller. */
-  async function finish(id: string, who: Principal, info: UploadInfo): Promise<void> {
+  /** The last byte arrived: the plain upload of the assembled bytes, as this request's caller. */
+  async function finish(id: string, who: Principal, info: UploadInfo, handle: string, parts: string[], writer: string): Promise<void> {
     try {
       await objects.upload(who as RoleContext, {
         bucket: info.bucket,
         name: info.name,
-        body: createReadStream(partOf(id)),
+        body: await staging.read(id, handle, parts),
         contentType: info.contentType,
         contentLength: info.length,
         upsert: info.upsert,
@@ -207,33 +361,29 @@ export async function createResumable(deps: ResumableDeps) {
     } catch (err) {
       // The backend being down leaves the upload for a retry (a PATCH of no bytes at the end); any
       // other refusal (the policy, a name taken meanwhile) is final.
-      if (!(err instanceof ApiError && err.code === 'storage_unavailable')) await forget(id);
+      const retry = (err instanceof ApiError && err.code === 'storage_unavailable') || err instanceof BackendError;
+      if (retry)
+        await db.query('update storage.uploads set writer = null, writer_until = null where id = $1 and writer = $2', [id, writer]);
+      else await forget(id, handle);
       throw err;
     }
-    await forget(id);
+    await forget(id, handle);
   }
 
+  /** Deletes expired uploads (and staged bytes no upload names); returns how many uploads. */
   async function sweep(): Promise<number> {
-    let n = 0;
-    for (const file of await readdir(dir).catch(() => [] as string[])) {
-      const id = file.replace(/\.(json|part)$/, '');
-      if (!ID.test(id) || !file.endsWith('.json') || writers.has(id)) continue;
-      const info = await readFile(join(dir, file), 'utf8').then(
-        (t) => JSON.parse(t) as UploadInfo,
-        () => null,
-      );
-      if (info === null || info.expires <= clock.now()) {
-        await forget(id);
-        n++;
-      }
+    const now = clock.now();
+    const { rows } = await db.query<{ id: string; handle: string }>(
+      `delete from storage.uploads where expires_at <= $1 and (writer is null or writer_until < $1) returning id::text, handle`,
+      [now],
+    );
+    for (const r of rows) await staging.discard(r.id, r.handle).catch(() => undefined);
+    // Staged bytes without their row (an instance that stopped between the two): an hour old at least.
+    for await (const s of staging.list(Date.now() - 3600_000)) {
+      const { rows: known } = await db.query('select 1 from storage.uploads where id = $1', [s.id]);
+      if (!known[0]) await staging.discard(s.id, s.handle).catch(() => undefined);
     }
-    // A part without its info (a crash between the two writes) goes too.
-    for (const file of await readdir(dir).catch(() => [] as string[])) {
-      const id = file.replace(/\.part$/, '');
-      if (file.endsWith('.part') && !writers.has(id) && !(await stat(infoOf(id)).catch(() => null)))
-        await rm(join(dir, file), { force: true });
-    }
-    return n;
+    return rows.length;
   }
 
   let timer: NodeJS.Timeout | null = null;
@@ -278,8 +428,28 @@ export async function createResumable(deps: ResumableDeps) {
         creator: creatorOf(who),
         expires: clock.now() + RESUMABLE_EXPIRY_MS,
       };
-      await writeFile(partOf(id), '', { flag: 'wx', mode: 0o600 });
-      await writeFile(infoOf(id), JSON.stringify(info), { mode: 0o600 });
+      const handle = await staging.start(id);
+      try {
+        await db.query(
+          `insert into storage.uploads (id, bucket_id, name, length, content_type, metadata, upsert, creator, expires_at, handle)
+           values ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10)`,
+          [
+            id,
+            info.bucket,
+            info.name,
+            info.length,
+            info.contentType,
+            metadata ? JSON.stringify(metadata) : null,
+            upsert,
+            info.creator,
+            info.expires,
+            handle,
+          ],
+        );
+      } catch (err) {
+        await staging.discard(id, handle).catch(() => undefined);
+        throw err;
+      }
       reply.header('location', `${base}/${id}`).header('upload-expires', new Date(info.expires).toUTCString());
       let offset = 0;
       if (String(req.headers['content-type'] ?? '').startsWith(CHUNK_TYPE) || length === 0) {
@@ -291,10 +461,10 @@ export async function createResumable(deps: ResumableDeps) {
     /** HEAD: how much arrived (`Upload-Offset`) of how much (`Upload-Length`). */
     async head(req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply, who: Principal) {
       tusHeaders(reply);
-      const { info, offset } = await load(req.params.id, who);
+      const { info, row } = await load(req.params.id, who);
       return reply
         .code(200)
-        .header('upload-offset', String(offset))
+        .header('upload-offset', row.received)
         .header('upload-length', String(info.length))
         .header('upload-expires', new Date(info.expires).toUTCString())
         .send();
@@ -317,13 +487,13 @@ export async function createResumable(deps: ResumableDeps) {
     async remove(req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply, who: Principal) {
       tusHeaders(reply);
       checkVersion(req);
-      await load(req.params.id, who);
+      const { row } = await load(req.params.id, who);
       const writing = writers.get(req.params.id);
       if (writing) {
         writing.req.raw.destroy();
         await writing.done;
       }
-      await forget(req.params.id);
+      await forget(req.params.id, row.handle);
       return reply.code(204).send();
     },
 
@@ -338,7 +508,7 @@ export async function createResumable(deps: ResumableDeps) {
         .send();
     },
 
-    /** Deletes expired uploads (and parts whose info is gone); returns how many uploads. */
+    /** Deletes expired uploads (and staged bytes no upload names); returns how many uploads. */
     sweep,
     start() {
       timer = setInterval(() => void sweep().catch(() => undefined), SWEEP_MS);

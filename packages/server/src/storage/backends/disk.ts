@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { type FileHandle, copyFile, mkdir, open, opendir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BackendError, type ByteRange, type StorageBackend } from './types.js';
+import { BackendError, type ByteRange, type StorageBackend, type UploadStaging } from './types.js';
 
 /**
  * `<bucket>/<uuid>`, or `<bucket>/<uuid>.t<16 hex>` for a stored image transform of that upload
@@ -68,6 +69,7 @@ export async function createDiskBackend(root: string, options: { openIdleMs?: nu
   const tmpDir = join(root, 'tmp');
   await mkdir(objectsDir, { recursive: true });
   await mkdir(tmpDir, { recursive: true });
+  const staging = await diskStaging(join(root, 'uploads'));
   const handles = handleCache((key) => keyPath(objectsDir, key), options.openIdleMs ?? OPEN_IDLE_MS);
 
   /** Moves a flushed temporary file to the key's place, creating and flushing directories. */
@@ -191,8 +193,84 @@ export async function createDiskBackend(root: string, options: { openIdleMs?: nu
       }
       return n;
     },
+    staging,
     async close() {
       await handles.closeAll();
+    },
+  };
+}
+
+const UPLOAD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Resumable uploads' bytes on the disk: `<root>/uploads/<id>.part`, in the storage directory
+ * that every instance sharing this backend mounts. The offset is the database's
+ * (`storage.uploads.received`), not the file's size: a write is cut back to it first, so bytes a
+ * crashed instance wrote past what it recorded are written again.
+ */
+async function diskStaging(dir: string): Promise<UploadStaging> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const fileOf = (id: string) => {
+    if (!UPLOAD_ID.test(id)) throw new Error('storage: not an upload id');
+    return join(dir, `${id}.part`);
+  };
+  const unsupported = () => Promise.reject(new Error('storage: the disk stages uploads in files, not parts'));
+  return {
+    kind: 'file',
+    partSize: 0,
+    async start(id) {
+      try {
+        await (await open(fileOf(id), 'wx', 0o600)).close();
+      } catch (err) {
+        throw wrap('start an upload', err);
+      }
+      return '';
+    },
+    async openAt(id, offset) {
+      let fh: FileHandle;
+      try {
+        fh = await open(fileOf(id), 'r+');
+        await fh.truncate(offset);
+      } catch (err) {
+        throw wrap('open an upload', err);
+      }
+      let at = offset;
+      return {
+        async write(data) {
+          let done = 0;
+          while (done < data.length) {
+            const { bytesWritten } = await fh.write(data, done, data.length - done, at);
+            done += bytesWritten;
+            at += bytesWritten;
+          }
+        },
+        async close() {
+          await fh.close();
+        },
+      };
+    },
+    part: unsupported,
+    async read(id) {
+      const path = fileOf(id);
+      try {
+        await stat(path);
+      } catch (err) {
+        throw wrap('read an upload', err);
+      }
+      return createReadStream(path, { highWaterMark: READ_CHUNK });
+    },
+    async discard(id) {
+      await rm(fileOf(id), { force: true });
+    },
+    async *list(before) {
+      for (const name of await readdir(dir).catch(() => [] as string[])) {
+        const id = name.replace(/\.part$/, '');
+        const s = await stat(join(dir, name)).catch(() => null);
+        if (s && s.mtimeMs < before) {
+          if (UPLOAD_ID.test(id) && name.endsWith('.part')) yield { id, handle: '' };
+          else await rm(join(dir, name), { force: true }); // what an older release kept (`<id>.json`)
+        }
+      }
     },
   };
 }

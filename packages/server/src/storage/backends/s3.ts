@@ -13,10 +13,12 @@ import {
 } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
 import type { S3Config } from '../../config/index.js';
-import { BackendError, type ByteRange, type StorageBackend } from './types.js';
+import { BackendError, type ByteRange, type StorageBackend, type UploadStaging } from './types.js';
 
 /** Every object of the project lives under this prefix of the S3 bucket; the sweep looks nowhere else. */
 const PREFIX = 'objects/';
+/** Resumable uploads under way (their multipart uploads), beside the objects. */
+const UPLOADS = 'uploads/';
 /** Multipart above one part: S3 wants parts of at least 5 MiB (but the last). */
 const PART_SIZE = 8 * 2 ** 20;
 /** Parts uploaded at once: memory stays near (1 + 2) × 8 MiB per upload, however large the file. */
@@ -114,8 +116,74 @@ export async function createS3Backend(config: S3Config): Promise<StorageBackend>
     }
   }
 
+  /**
+   * Resumable uploads: a multipart upload to `uploads/<id>` (outside the objects' prefix, so
+   * neither the orphan sweep nor cleanIncomplete touches it), completed at the finish and read
+   * back once by the plain upload, then deleted.
+   */
+  const UPLOAD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+  const stagedKey = (id: string) => {
+    if (!UPLOAD_ID.test(id)) throw new Error('storage: not an upload id');
+    return `${UPLOADS}${id}`;
+  };
+  const staging: UploadStaging = {
+    kind: 'parts',
+    partSize: PART_SIZE,
+    async start(id) {
+      const { UploadId } = await send('start an upload', () =>
+        client.send(new CreateMultipartUploadCommand({ Bucket, Key: stagedKey(id), ContentType: 'application/octet-stream' })),
+      );
+      if (!UploadId) throw new BackendError('storage: S3 started an upload without an id');
+      return UploadId;
+    },
+    openAt: () => Promise.reject(new Error('storage: S3 stages uploads in parts')),
+    async part(id, UploadId, PartNumber, data) {
+      const r = await send('upload a part', () =>
+        client.send(new UploadPartCommand({ Bucket, Key: stagedKey(id), UploadId, PartNumber, Body: data, ContentLength: data.length })),
+      );
+      return r.ETag ?? '';
+    },
+    async read(id, UploadId, etags) {
+      const Key = stagedKey(id);
+      try {
+        await client.send(
+          new CompleteMultipartUploadCommand({
+            Bucket,
+            Key,
+            UploadId,
+            MultipartUpload: { Parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })) },
+          }),
+        );
+      } catch (err) {
+        // Completed by an earlier finish that then failed: the assembled object is there.
+        if ((err as Error).name !== 'NoSuchUpload' && status(err) !== 404) throw failed('complete an upload', err);
+      }
+      const res = await send('read an upload', () => client.send(new GetObjectCommand({ Bucket, Key })));
+      return res.Body as Readable;
+    },
+    async discard(id, UploadId) {
+      const Key = stagedKey(id);
+      if (UploadId) await client.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId })).catch(() => undefined);
+      await send('delete an upload', () => client.send(new DeleteObjectCommand({ Bucket, Key })));
+    },
+    async *list(before) {
+      let uploads: Array<{ Key?: string; UploadId?: string; Initiated?: Date }>;
+      try {
+        uploads = (await client.send(new ListMultipartUploadsCommand({ Bucket, Prefix: UPLOADS }))).Uploads ?? [];
+      } catch (err) {
+        if ((err as Error).name === 'NotImplemented' || status(err) === 501) return;
+        throw failed('list unfinished uploads', err);
+      }
+      for (const u of uploads) {
+        const id = u.Key?.slice(UPLOADS.length) ?? '';
+        if (UPLOAD_ID.test(id) && u.UploadId && (u.Initiated?.getTime() ?? 0) < before) yield { id, handle: u.UploadId };
+      }
+    },
+  };
+
   return {
     kind: 's3',
+    staging,
     async put(key, body, info) {
       const Key = k(key);
       const parts = chunked(body, PART_SIZE);

@@ -32,7 +32,33 @@ export interface StorageBackend {
   list(): AsyncIterable<{ key: string; modified: number }>;
   /** Removes what interrupted uploads left that is older than `before` (ms); returns how many. */
   cleanIncomplete(before: number): Promise<number>;
+  /** Where resumable uploads' bytes wait (resumable.ts): reached by every instance sharing this backend. */
+  readonly staging: UploadStaging;
   close(): Promise<void>;
+}
+
+/**
+ * The bytes of resumable uploads under way, kept where every instance sharing the backend
+ * reaches them; their state (offset, parts) is in `storage.uploads` (resumable.ts).
+ * - `file` (disk): one file per upload under the storage directory, written at any offset.
+ * - `parts` (S3): a multipart upload, written in parts of exactly `partSize` bytes but the last
+ *   (part n holds bytes from (n-1)·partSize, so a part sent again after a cut replaces itself).
+ */
+export interface UploadStaging {
+  readonly kind: 'file' | 'parts';
+  readonly partSize: number;
+  /** Starts an upload's staging; the handle to keep (S3: the multipart's upload id; disk: ''). */
+  start(id: string): Promise<string>;
+  /** `file`: the upload's file, cut to `offset`, to be written from there. */
+  openAt(id: string, offset: number): Promise<{ write(data: Buffer): Promise<void>; close(): Promise<void> }>;
+  /** `parts`: stores part `n` (from 1); resolves to its ETag. */
+  part(id: string, handle: string, n: number, data: Buffer): Promise<string>;
+  /** All the bytes, once every one arrived (`parts`: completes the multipart with these ETags first). */
+  read(id: string, handle: string, etags: string[]): Promise<Readable>;
+  /** Deletes what is staged (S3: aborts the multipart and deletes an assembled copy); no error when gone. */
+  discard(id: string, handle: string): Promise<void>;
+  /** Staged uploads older than `before` (ms), with their handle, for the sweep of those no row names. */
+  list(before: number): AsyncIterable<{ id: string; handle: string }>;
 }
 
 /** The backend failed or cannot be reached: the storage service answers 503 storage_unavailable. */

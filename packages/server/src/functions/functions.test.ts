@@ -60,6 +60,20 @@ beforeAll(async () => {
         for (;;) held.push({ n: held.length, s: 'x'.repeat(64) + held.length });
       };`,
     'functions/throws.ts': `export default () => { throw new Error('kaboom'); };`,
+    'functions/responses.ts': `
+      export default async () => {
+        const r = new Response('h\u00e9llo');
+        const copy = r.clone();
+        const type = r.headers.get('content-type');
+        const text = await r.text();
+        const again = await r.text().then(() => 'read twice', (e: Error) => e.name);
+        const stream = await new Response(new Uint8Array([1, 2, 3])).body!.getReader().read();
+        let noBody = 'made';
+        try { new Response('x', { status: 204 }); } catch (e) { noBody = (e as Error).name; }
+        return Response.json({ type, text, used: r.bodyUsed, again, copy: (await copy.arrayBuffer()).byteLength,
+          stream: stream.value!.length, json: await Response.json({ a: 1 }).json(), jsonType: Response.json({}).headers.get('content-type'),
+          isResponse: r instanceof Response, noBody, blob: await (await new Response('abc', { headers: { 'content-type': 'text/x' } }).blob()).text() });
+      };`,
     'functions/nothing.ts': `export default () => 'not a response';`,
     'functions/broken.ts': `export default ( => ;`,
     'functions/slow.ts': `
@@ -134,6 +148,27 @@ describe('serving', () => {
   });
 });
 
+describe('Response in the worker', () => {
+  it('a string or bytes body reads once, clones, streams and sets its content type as Node\'s Response does', async () => {
+    const res = await call('/api/v1/functions/responses');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(res.json()).toEqual({
+      type: 'text/plain;charset=UTF-8',
+      text: 'h\u00e9llo',
+      used: true,
+      again: 'TypeError',
+      copy: 6,
+      stream: 3,
+      json: { a: 1 },
+      jsonType: 'application/json',
+      isResponse: true,
+      noBody: 'TypeError',
+      blob: 'abc',
+    });
+  });
+});
+
 describe('ctx', () => {
   it("ctx.client acts as the caller (RLS decides) and ctx.service with the service's rights", async () => {
     await s.sqlOk(`insert into public.notes (owner, body) values ('${ADA}', 'ada 1'), ('${ADA}', 'ada 2'), ('${BOB}', 'bob 1')`);
@@ -151,6 +186,14 @@ describe('ctx', () => {
     expect(anon.all).toHaveLength(3);
     // Without any key (verify_jwt: false), ctx.client is anon, not refused.
     expect((await call('/api/v1/functions/open-notes', { headers: {} })).json()).toMatchObject({ data: [], error: null });
+  });
+
+  it('ctx.client acts as its own call\'s caller when calls of different users run at once', async () => {
+    const ada = await s.mintToken(ADA);
+    const bob = await s.mintToken(BOB);
+    const calls = Array.from({ length: 12 }, (_, i) => call('/api/v1/functions/notes', { headers: s.user(i % 2 ? bob : ada) }));
+    const answers = (await Promise.all(calls)).map((r) => r.json().mine.map((n: { body: string }) => n.body));
+    for (const [i, mine] of answers.entries()) expect(mine).toEqual(i % 2 ? ['bob 1'] : ['ada 1', 'ada 2']);
   });
 
   it("gets the project's secrets, never the server's own variables or keys", async () => {

@@ -1,8 +1,10 @@
 /**
- * One function's calls, off the server's event loop: its bundle loaded in a worker thread
- * (node:worker_threads) with a heap cap (`resourceLimits`), an environment of its secrets only,
- * a wall-clock limit per call and a cap of calls in flight (the rest wait in a short queue).
- * A worker serves several calls at once, as Supabase's edge runtime does with an isolate. A call
+ * One function's calls, off the server's event loop: its bundle loaded in worker threads
+ * (node:worker_threads), each with a heap cap (`resourceLimits`), an environment of its secrets
+ * only, a wall-clock limit per call and a cap of calls in flight (the rest wait in a short
+ * queue). A worker serves several calls at once, as Supabase's edge runtime does with an
+ * isolate; a function starts with one and grows to `limits.workers` (at most 4, at most the
+ * cores) while every worker it has is busy, each call going to the least busy. A call
  * past its time answers 504 `function_timeout`; its worker takes no more calls and is
  * terminated (and, on the next call, replaced) once the calls left in it finish, or at once if
  * it does not answer a ping: a function stuck in a loop blocks only its own worker. A worker
@@ -10,6 +12,7 @@
  * `function_error`.
  */
 import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
@@ -25,9 +28,17 @@ export interface FunctionLimits {
   concurrency: number;
   /** Calls waiting for a free slot beyond those; one more is 503 `function_busy`. */
   queue: number;
+  /** Worker threads at most (each with `memoryMb`): a second one starts when every one has a call in flight. */
+  workers: number;
 }
 
-export const DEFAULT_LIMITS: FunctionLimits = { timeoutMs: 30_000, memoryMb: 128, concurrency: 16, queue: 64 };
+export const DEFAULT_LIMITS: FunctionLimits = {
+  timeoutMs: 30_000,
+  memoryMb: 128,
+  concurrency: 16,
+  queue: 64,
+  workers: Math.max(1, Math.min(4, availableParallelism())),
+};
 
 /** What a function's `config` export says (unknown keys are ignored). */
 export interface FunctionSettings {
@@ -86,6 +97,8 @@ interface Live {
   worker: Worker;
   ready: Promise<Record<string, unknown>>;
   inflight: Map<number, Pending>;
+  /** Its module is loaded: it takes calls. */
+  isReady: boolean;
   retired: boolean;
   pongs: Map<number, () => void>;
 }
@@ -102,6 +115,7 @@ export function settingsOf(config: Record<string, unknown>, defaults: FunctionSe
       memoryMb: num(config.memory_mb, 16, 4096, l.memoryMb),
       concurrency: num(config.concurrency, 1, 1000, l.concurrency),
       queue: num(config.queue, 0, 10_000, l.queue),
+      workers: num(config.workers, 1, 64, l.workers),
     },
   };
 }
@@ -113,7 +127,10 @@ export function settingsOf(config: Record<string, unknown>, defaults: FunctionSe
  */
 export function createRunner(options: RunnerOptions, defaults: FunctionSettings) {
   const { log, name } = options;
-  let live: Live | null = null;
+  /** The workers taking calls (started or starting), at most `limits.workers`. */
+  const lives: Live[] = [];
+  /** The worker being started, if one is. */
+  let starting: Live | null = null;
   let settings: FunctionSettings | null = null;
   let active = 0;
   let nextId = 1;
@@ -140,6 +157,7 @@ export function createRunner(options: RunnerOptions, defaults: FunctionSettings)
       worker,
       ready: null as unknown as Promise<Record<string, unknown>>,
       inflight: new Map(),
+      isReady: false,
       retired: false,
       pongs: new Map(),
     };
@@ -187,7 +205,7 @@ export function createRunner(options: RunnerOptions, defaults: FunctionSettings)
       });
       worker.on('exit', () => {
         all.delete(me);
-        if (live === me) live = null;
+        drop(me);
         if (!readyDone) {
           readyDone = true;
           rejectReady(new Error('the worker stopped while loading the function'));
@@ -239,7 +257,7 @@ export function createRunner(options: RunnerOptions, defaults: FunctionSettings)
   const retire = (me: Live, graceMs: number) => {
     if (me.retired) return;
     me.retired = true;
-    if (live === me) live = null;
+    drop(me);
     if (me.inflight.size === 0) {
       void me.worker.terminate();
       return;
@@ -263,18 +281,43 @@ export function createRunner(options: RunnerOptions, defaults: FunctionSettings)
 
   const timeoutMessage = () => `The function ${name} did not answer within ${settings?.limits.timeoutMs ?? defaults.limits.timeoutMs} ms.`;
 
-  /** The worker to send a call to, started (and its module loaded) when there is none. */
+  /** A worker no longer takes calls. */
+  const drop = (me: Live) => {
+    const i = lives.indexOf(me);
+    if (i >= 0) lives.splice(i, 1);
+    if (starting === me) starting = null;
+  };
+
+  /** Starts one more worker (its module loaded in it); it takes calls once ready. */
+  const grow = (): Live => {
+    const me = start(settings?.limits.memoryMb ?? defaults.limits.memoryMb);
+    lives.push(me);
+    starting = me;
+    me.ready.then(
+      () => {
+        me.isReady = true;
+        if (starting === me) starting = null;
+      },
+      () => drop(me),
+    );
+    return me;
+  };
+
+  /**
+   * The worker to send a call to: the ready one with the fewest calls in flight. When that one
+   * is busy too and the function may have more, one more starts for the next calls (this call
+   * does not wait for it); with none ready, the call waits for one to start.
+   */
   const worker = async (): Promise<Live> => {
     for (;;) {
-      if (live && !live.retired) {
-        const me = live;
-        await me.ready;
-        if (!me.retired) return me;
-        continue;
+      let best: Live | null = null;
+      for (const w of lives) if (w.isReady && !w.retired && (best === null || w.inflight.size < best.inflight.size)) best = w;
+      if (best) {
+        if (best.inflight.size > 0 && settings && !starting && !closed && lives.length < settings.limits.workers) grow();
+        return best;
       }
       const first = settings === null;
-      const me = start(settings?.limits.memoryMb ?? defaults.limits.memoryMb);
-      live = me;
+      const me = starting ?? grow();
       try {
         const config = await me.ready;
         if (first && settings === null) {
@@ -282,14 +325,12 @@ export function createRunner(options: RunnerOptions, defaults: FunctionSettings)
           if (settings.limits.memoryMb !== defaults.limits.memoryMb) {
             // Its own memory limit: a worker is made with its heap size, so this one is replaced.
             me.retired = true;
-            if (live === me) live = null;
+            drop(me);
             void me.worker.terminate();
-            continue;
           }
         }
-        if (!me.retired) return me;
       } catch (err) {
-        if (live === me) live = null;
+        drop(me);
         throw err;
       }
     }

@@ -17,7 +17,8 @@
  * before it published (the `self` rule is the hub's).
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
 import type { PresenceState } from './channels.js';
@@ -169,8 +170,10 @@ export function redisBus(url: string, channel: string, log: Logger, where: strin
     autoResubscribe: false,
     retryStrategy: (times: number) => Math.min(times * 100, 500),
   };
-  const pub = new Redis(url, options);
-  const sub = new Redis(url, options);
+  // ioredis is loaded only when REDIS_URL is set (a start's cost otherwise; issue 32).
+  const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  const pub = new RedisClient(url, options);
+  const sub = new RedisClient(url, options);
   let closed = false;
   let started = false;
   const ready = () => {

@@ -1,5 +1,4 @@
 import { Secret, TOTP } from 'otpauth';
-import QRCode from 'qrcode';
 
 /** RFC 6238 as every authenticator app reads it: SHA-1, 6 digits, 30-second steps. */
 const PERIOD = 30;
@@ -13,6 +12,8 @@ export async function newTotp(issuer: string, label: string): Promise<{ secret: 
   const secret = new Secret({ size: 20 });
   const totp = new TOTP({ issuer, label, algorithm: 'SHA1', digits: 6, period: PERIOD, secret });
   const uri = totp.toString();
+  // Loaded at the first enrolment, not at start (issue 32).
+  const QRCode = (await import('qrcode')).default;
   const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
   return { secret: secret.base32, uri, qr_code: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}` };
 }

@@ -1,4 +1,5 @@
-import nodemailer from 'nodemailer';
+import { createRequire } from 'node:module';
+import type nodemailer from 'nodemailer';
 import { SendError } from '../send-error.js';
 import type { EmailTransport } from '../types.js';
 
@@ -26,7 +27,9 @@ export function createSmtpTransport(url: string, headers: Record<string, string>
   for (const [key, ms] of Object.entries(TIMEOUTS)) {
     if (!withTimeouts.searchParams.has(key)) withTimeouts.searchParams.set(key, String(ms));
   }
-  const transport = nodemailer.createTransport(withTimeouts.toString());
+  // nodemailer is loaded only when SMTP_URL is set (a start's cost otherwise; issue 32).
+  const mailer = createRequire(import.meta.url)('nodemailer') as typeof nodemailer;
+  const transport = mailer.createTransport(withTimeouts.toString());
   return {
     async send(mail) {
       try {

@@ -207,6 +207,9 @@ async function startPeer(fake: Pick<Fake, 'check' | 'ok'>): Promise<Peer> {
         a = text(418, `fake provider refused: ${(err as Error).message}`);
       }
       if (a.type) res.setHeader('content-type', a.type);
+      // No kept-alive sockets: on a busy machine the client could reuse one just as this server's
+      // keep-alive timeout closes it (ECONNRESET: a race of the test's, not of the transport's).
+      res.setHeader('connection', 'close');
       if (a.status === 301) res.setHeader('location', 'http://127.0.0.1:9/elsewhere');
       res.writeHead(a.status).end(a.body);
     });

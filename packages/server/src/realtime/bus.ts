@@ -18,7 +18,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
 import type { PresenceState } from './channels.js';

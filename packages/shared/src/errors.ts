@@ -123,6 +123,8 @@ export const ERROR_STATUS = {
   hook_failed: 500,
   /** An auth hook refused the request with its own message (`{error: {http_code, message}}`; the status is its http_code). */
   hook_refused: 403,
+  /** The project's send-email or send-SMS hook (docs/auth.md, "Auth hooks") could not be reached, timed out, or answered other than 2xx: nothing was sent. */
+  send_hook_failed: 502,
   // console admins and end-user administration (docs/api.md §4)
   /** A change made with the admin cookie without `X-Plinth-Admin: 1`, or from another origin. */
   csrf_rejected: 403,

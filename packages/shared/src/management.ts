@@ -136,6 +136,14 @@ export interface AuthHookSettings {
   custom_access_token: string | null;
   /** Given `{metadata, user}` before a user is inserted; returns `{}` or `{error: {http_code, message}}` to refuse. */
   before_user_created: string | null;
+  /** Given `{user, email_data}` in place of each auth email Plinth would send (pg-functions://, function:, or an http(s) URL). */
+  send_email?: string | null;
+  /** Given `{user, sms: {otp}}` in place of each auth SMS Plinth would send. */
+  send_sms?: string | null;
+  /** An http(s) send-email hook's Standard Webhooks secrets (`v1,whsec_<base64>`, several joined by `|`); read back masked. */
+  send_email_secrets?: string | null;
+  /** An http(s) send-SMS hook's secrets, as `send_email_secrets`. */
+  send_sms_secrets?: string | null;
 }
 
 /** The mask a stored secret is read as. */

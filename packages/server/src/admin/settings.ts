@@ -20,6 +20,8 @@ export function maskSecrets(s: AuthSettings): AuthSettings {
     if (p.private_key) p.private_key = MASK;
   }
   for (const p of out.oidc_providers) if (p.client_secret) p.client_secret = MASK;
+  if (out.hooks?.send_email_secrets) out.hooks.send_email_secrets = MASK;
+  if (out.hooks?.send_sms_secrets) out.hooks.send_sms_secrets = MASK;
   return out;
 }
 

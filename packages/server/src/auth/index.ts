@@ -26,6 +26,7 @@
  *   oidc_issuer_mismatch, oidc_unsupported, mfa_required, factor_not_found, challenge_invalid,
  *   too_many_factors, recovery_code_invalid, passkey_invalid, passkey_not_found.
  */
+import { hookedOutbox } from './mail.js';
 import rateLimit from '@fastify/rate-limit';
 import type { Factor, Passkey } from '@plinth/shared';
 import type { Db } from '../db/index.js';
@@ -208,14 +209,17 @@ export async function registerAuth(app: App, options: AuthOptions): Promise<Auth
   const state = createSessionState(options.gate);
   let functionHooks: FunctionHookRunner | null = null;
   const hooks = createAuthHooks(
-    createHookRunner(options.db, () => functionHooks),
+    createHookRunner(options.db, () => functionHooks, { allowPrivate: config.hooksAllowPrivate, now: () => options.clock.now() }),
     () => options.settings.auth().hooks,
     options.clock,
     options.log,
   );
   const accounts = createAccounts(state, hooks);
   const limits = createAuthLimits(counter, config);
-  const deps: AuthDeps = { ...options, config, hasher, limits, accounts, sessionState: state, hooks, later };
+  // The send-email and send-SMS hooks stand in front of the outbox (auth/mail.ts).
+  const siteUrl = () => options.settings.auth().allowed_redirect_urls[0] ?? options.tokens.issuer.replace(/\/v1\/auth$/, '');
+  const outbox = hookedOutbox(options.outbox, hooks, siteUrl, () => options.clock.now(), options.log);
+  const deps: AuthDeps = { ...options, outbox, config, hasher, limits, accounts, sessionState: state, hooks, later };
   const sessions = createSessionService(deps);
   const services: AuthServices = {
     sessions,

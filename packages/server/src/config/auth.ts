@@ -1,4 +1,4 @@
-import { type Env, int, type RateRule, rule } from './parse.js';
+import { bool, type Env, int, type RateRule, rule } from './parse.js';
 
 /**
  * The auth area's tunables (`AUTH_*`), parsed once here. Defaults are the documented ones
@@ -42,6 +42,8 @@ export interface AuthConfig {
   phoneCodeMaxAttempts: number;
   /** `REDIS_URL`: counters shared by every instance; else in memory. */
   redisUrl: string | null;
+  /** `WEBHOOK_ALLOW_PRIVATE`: an http(s) send-email or send-SMS hook may reach private and loopback addresses, as webhooks may. */
+  hooksAllowPrivate: boolean;
 }
 
 export interface Argon2Params {
@@ -87,5 +89,6 @@ export function parseAuth(env: Env, redisUrl: string | null): AuthConfig {
     phoneCodeTtlMs: 10 * 60 * 1000,
     phoneCodeMaxAttempts: 5,
     redisUrl,
+    hooksAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
   };
 }

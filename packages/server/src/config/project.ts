@@ -54,7 +54,7 @@ const ENV_REF = /^env\(([A-Za-z_][A-Za-z0-9_]*)\)$/;
 const BUCKET_FIELDS = ['public', 'file_size_limit', 'allowed_mime_types'];
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Each secret of an `auth` section with its key: providers' client_secret and private_key, oidc_providers' client_secret. */
+/** Each secret of an `auth` section with its key: providers' client_secret and private_key, oidc_providers' client_secret, the send hooks' secrets. */
 export function authSecrets(auth: Record<string, unknown>): Array<{ key: string; value: unknown; set: (v: string) => void }> {
   const out: Array<{ key: string; value: unknown; set: (v: string) => void }> = [];
   if (isObject(auth.providers))
@@ -67,6 +67,11 @@ export function authSecrets(auth: Record<string, unknown>): Array<{ key: string;
       if (isObject(p) && 'client_secret' in p)
         out.push({ key: `auth.oidc_providers[${i}].client_secret`, value: p.client_secret, set: (v) => (p.client_secret = v) });
     });
+  // The send hooks' signing secrets (docs/auth.md, "Send email, send SMS").
+  const hooks = auth.hooks;
+  if (isObject(hooks))
+    for (const f of ['send_email_secrets', 'send_sms_secrets'])
+      if (f in hooks) out.push({ key: `auth.hooks.${f}`, value: hooks[f], set: (v) => (hooks[f] = v) });
   return out;
 }
 

@@ -73,8 +73,11 @@ export interface SupabaseSettings {
     external: Record<string, SupabaseExternalProvider>;
     mfa: { totp_enroll_enabled: boolean; totp_verify_enabled: boolean; max_enrolled_factors: number };
     passkey: { enabled: boolean; rp_id: string | null; rp_origins: string[] };
-    /** `[auth.hook.<name>] enabled, uri`: the enabled hooks Plinth runs (custom_access_token, before_user_created). */
-    hook: { custom_access_token: string | null; before_user_created: string | null };
+    /** `[auth.hook.<name>] enabled, uri, secrets`: the enabled hooks Plinth runs (custom_access_token, before_user_created, send_email, send_sms). */
+    hook: Record<'custom_access_token' | 'before_user_created' | 'send_email' | 'send_sms', string | null> & {
+      send_email_secrets?: string | null;
+      send_sms_secrets?: string | null;
+    };
   };
   storage: {
     enabled: boolean;
@@ -248,13 +251,16 @@ export function parseSupabaseConfig(
     buckets[name] = bucket;
   }
 
-  const hook = { custom_access_token: null as string | null, before_user_created: null as string | null };
+  const hook: SupabaseSettings['auth']['hook'] = { custom_access_token: null, before_user_created: null, send_email: null, send_sms: null };
   for (const [name, h] of Object.entries(sub(auth, 'auth', 'hook'))) {
     if (!isTable(h)) throw r.bad(`auth.hook.${name}`, 'a table ([auth.hook.<name>])');
     const at = `auth.hook.${name}`;
     if (!r.bool(h, at, 'enabled', false)) continue;
     if (name === 'custom_access_token' || name === 'before_user_created') hook[name] = r.str(h, at, 'uri', null) || null;
-    else notActedOn.push(at);
+    else if (name === 'send_email' || name === 'send_sms') {
+      hook[name] = r.str(h, at, 'uri', null) || null;
+      hook[`${name}_secrets`] = r.str(h, at, 'secrets', null) || null;
+    } else notActedOn.push(at);
   }
 
   const functions: Record<string, { enabled: boolean; verify_jwt: boolean }> = {};
@@ -366,11 +372,17 @@ export function projectSettingsOf(s: SupabaseSettings): { settings: ProjectSetti
     auth.magic_link_url = a.site_url;
   } else auth.magic_link_enabled = false;
   auth.anonymous_sign_in_enabled = a.enable_anonymous_sign_ins;
-  // Supabase's pg-functions:// hooks run here as SQL functions; an http(s) hook is not served.
+  // Supabase's pg-functions:// hooks run here as SQL functions; an http(s) hook only for sending email and SMS.
   const hooks: Record<string, string | null> = { custom_access_token: null, before_user_created: null };
   for (const [name, uri] of Object.entries(a.hook)) {
+    if (name.endsWith('_secrets')) continue;
+    const send = name === 'send_email' || name === 'send_sms';
     if (uri?.startsWith('pg-functions://')) hooks[name] = uri;
-    else if (uri) notes.push(`auth.hook.${name}: only pg-functions:// hooks run on Plinth (${uri.split('://')[0]} is not served)`);
+    else if (send && uri && /^https?:\/\//.test(uri)) {
+      // An HTTP send hook, signed with its secrets (Standard Webhooks, as Supabase signs it).
+      hooks[name] = uri;
+      hooks[`${name}_secrets`] = a.hook[`${name}_secrets` as 'send_email_secrets'] ?? null;
+    } else if (uri) notes.push(`auth.hook.${name}: only pg-functions:// hooks run on Plinth (${uri.split('://')[0]} is not served)`);
   }
   auth.hooks = hooks;
   if (a.passkey.enabled && a.passkey.rp_id) {

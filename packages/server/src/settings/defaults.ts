@@ -33,7 +33,14 @@ export function defaultAuthSettings(): AuthSettings {
     passkey_rp_id: null,
     passkey_origins: [],
     anonymous_sign_in_enabled: false,
-    hooks: { custom_access_token: null, before_user_created: null },
+    hooks: {
+      custom_access_token: null,
+      before_user_created: null,
+      send_email: null,
+      send_sms: null,
+      send_email_secrets: null,
+      send_sms_secrets: null,
+    },
   };
 }
 

@@ -40,7 +40,10 @@ const TOP_LEVEL = new Set<string>([
   'passkey_origins',
   'hooks',
 ]);
-const HOOKS = ['custom_access_token', 'before_user_created'] as const;
+const HOOKS = ['custom_access_token', 'before_user_created', 'send_email', 'send_sms'] as const;
+/** The send hooks may also be an http(s) URL, signed with their secrets (auth/hooks.ts). */
+const SEND_HOOK_URL = /^https?:\/\/[^\s]{1,2040}$/;
+const HOOK_SECRETS = /^v1,whsec_[A-Za-z0-9+/=]{16,512}(?:\|v1,whsec_[A-Za-z0-9+/=]{16,512}){0,4}$/;
 /** What auth/hooks.ts's hookTarget reads: a SQL function of the project's own schemas, or a project function. */
 const HOOK_URI =
   /^(?:pg-functions:\/\/postgres\/(?!(?:auth|plinth|pg_catalog|information_schema|realtime|storage)\/)[A-Za-z_][A-Za-z0-9_]{0,62}\/[A-Za-z_][A-Za-z0-9_]{0,62}|function:[A-Za-z0-9][A-Za-z0-9_-]{0,63})$/;
@@ -94,6 +97,17 @@ export function mergeAuthPatch(current: AuthSettings, patch: unknown): { merged:
         continue;
       }
       for (const [name, uri] of Object.entries(value)) {
+        if (name === 'send_email_secrets' || name === 'send_sms_secrets') {
+          if (uri === MASK) continue; // the masked value read back keeps the stored one
+          if (uri !== null && (typeof uri !== 'string' || !HOOK_SECRETS.test(uri)))
+            problems.push({ field: `hooks.${name}`, message: 'must be v1,whsec_<base64> (several joined by |), or null' });
+          else merged.hooks = { ...merged.hooks, [name]: uri };
+          continue;
+        }
+        if ((name === 'send_email' || name === 'send_sms') && typeof uri === 'string' && SEND_HOOK_URL.test(uri) && URL.canParse(uri)) {
+          merged.hooks = { ...merged.hooks, [name]: uri };
+          continue;
+        }
         if (!(HOOKS as readonly string[]).includes(name))
           problems.push({ field: `hooks.${name}`, message: `is not a hook (${HOOKS.join(', ')})` });
         else if (uri !== null && (typeof uri !== 'string' || !HOOK_URI.test(uri)))

@@ -39,7 +39,8 @@ export function createPhoneService(deps: AuthDeps, sessions: SessionService) {
         throw new ApiError('paid_plan_required', 'Phone sign-in needs a paid plan (Pro or above).');
       }
       if (!settings.auth().phone_enabled) throw new ApiError('provider_disabled', 'Phone sign-in is disabled for this project.');
-      if (!deps.smsConfigured) {
+      // A send-SMS hook (docs/auth.md, "Auth hooks") sends in place of the server's provider.
+      if (!deps.smsConfigured && !deps.hooks.sends('sms')) {
         throw new ApiError('sms_not_configured', 'No SMS provider is configured on the server (SMS_PROVIDER); phone codes cannot be sent.');
       }
       const phone = normalizePhone(input.phone);

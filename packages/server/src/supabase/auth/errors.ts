@@ -120,6 +120,11 @@ export function goTrueErrorOf(err: unknown, ctx: ErrorContext = {}): GoTrueError
         ? new GoTrueError(400, 'webauthn_challenge_not_found', 'Challenge not found or already used', {}, headers)
         : new GoTrueError(400, 'webauthn_verification_failed', 'Credential verification failed', {}, headers);
     }
+    if (err.code === 'send_hook_failed') {
+      // The project's send hook failed: nothing was sent (502, never a bare 500).
+      const sms = (err.details as { hook?: unknown } | undefined)?.hook === 'send_sms';
+      return new GoTrueError(502, sms ? 'sms_send_failed' : 'email_send_failed', err.message, {}, headers);
+    }
     if (err.code === 'weak_password') {
       // GoTrue's sentence, which apps and auth-js's tests match; the bound is Plinth's setting.
       const min = (err.details as { min_length?: unknown } | undefined)?.min_length;

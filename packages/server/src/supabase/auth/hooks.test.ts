@@ -225,7 +225,7 @@ describe('before-user-created hook', () => {
 });
 
 describe('hook settings', () => {
-  it('take pg-functions:// of the project’s schemas or function:<name>; anything else is 400 invalid_settings', async () => {
+  it('take pg-functions:// of the project’s schemas or function:<name> (send hooks: http(s) too); anything else is 400 invalid_settings', async () => {
     for (const bad of ['pg-functions://postgres/auth/anything', 'pg-functions://postgres/public/x;drop', 'https://example.com/hook', 42]) {
       const res = await t.app.inject({
         method: 'PATCH',
@@ -239,12 +239,17 @@ describe('hook settings', () => {
       method: 'PATCH',
       url: '/api/v1/settings/auth',
       headers: t.as.service,
-      payload: { hooks: { send_email: uri('x') } },
+      payload: { hooks: { mfa_verification_attempt: uri('x') } },
     });
     expect(code(unknown)).toEqual([400, 'invalid_settings']);
+    // The send hooks may be http(s); their secrets must look like Standard Webhooks secrets.
+    for (const hooks of [{ send_email_secrets: 'plain-password' }, { send_sms: 'ftp://example.com/x' }]) {
+      const res = await t.app.inject({ method: 'PATCH', url: '/api/v1/settings/auth', headers: t.as.service, payload: { hooks } });
+      expect(code(res), JSON.stringify(hooks)).toEqual([400, 'invalid_settings']);
+    }
   });
 
-  it('a Supabase folder’s enabled [auth.hook.*] pg-functions hooks become the settings; others are named in the notes', () => {
+  it('a Supabase folder’s enabled [auth.hook.*] hooks become the settings (http only for sending, with its secrets); others are named in the notes', () => {
     const s = parseSupabaseConfig(
       `[auth.hook.custom_access_token]
 enabled = true
@@ -257,15 +262,24 @@ uri = "pg-functions://postgres/public/before"
 [auth.hook.send_email]
 enabled = true
 uri = "https://example.com/send"
+secrets = "env(SEND_EMAIL_HOOK_SECRETS)"
+
+[auth.hook.mfa_verification_attempt]
+enabled = true
+uri = "pg-functions://postgres/public/mfa"
 `,
       'supabase/config.toml',
       '/tmp/supabase',
+      { SEND_EMAIL_HOOK_SECRETS: 'v1,whsec_c2VuZC1ob29rLXNlY3JldC1mb3ItdGhlLXRlc3Rz' },
     );
     const { settings } = projectSettingsOf(s);
     expect(settings.auth?.hooks).toEqual({
       custom_access_token: 'pg-functions://postgres/public/custom_access_token_hook',
       before_user_created: null,
+      send_email: 'https://example.com/send',
+      send_email_secrets: 'v1,whsec_c2VuZC1ob29rLXNlY3JldC1mb3ItdGhlLXRlc3Rz',
     });
-    expect(s.notActedOn).toContain('auth.hook.send_email');
+    expect(s.notActedOn).toContain('auth.hook.mfa_verification_attempt');
+    expect(s.notActedOn).not.toContain('auth.hook.send_email');
   });
 });

@@ -137,9 +137,26 @@ async function admin(t: { url: string; key: string }, method: string, path: stri
   fail(`${e.message ?? `${t.url} answered ${res.status}`} (${e.code ?? res.status})`);
 }
 
-/** `plinth functions deploy [name]`: each function (or the one named) bundled here and sent as its next version. */
+/** The schedules of the project file and the functions' config.json (a wrong one fails with its line). */
+function projectSchedules(ctx: CommandContext, folder: FunctionsFolder): Record<string, string> {
+  const project = ctx.config.project;
+  if (!project) return {};
+  const fromProject: Record<string, string> = {};
+  for (const [n, f] of Object.entries(project.settings.functions ?? {})) if (f.schedule) fromProject[n] = f.schedule;
+  try {
+    return folderSchedules(folder, fromProject, project.root);
+  } catch (err) {
+    fail((err as Error).message.replace(/^config: /, ''));
+  }
+}
+
+/**
+ * `plinth functions deploy [name]`: each function (or the one named) bundled here and sent as its
+ * next version, with its schedule (config.json or plinth.json), which the server runs from then on.
+ */
 async function deploy(ctx: CommandContext, folder: FunctionsFolder, name: string | undefined): Promise<void> {
   const all = listFunctions(folder);
+  const schedules = projectSchedules(ctx, folder);
   const chosen = name === undefined ? all : all.filter((f) => f.name === name);
   if (chosen.length === 0)
     fail(
@@ -157,11 +174,12 @@ async function deploy(ctx: CommandContext, folder: FunctionsFolder, name: string
       if (err instanceof BundleError) fail(`${f.name} did not build: ${err.message.split('\n')[0]} (fix it, then deploy again)`);
       throw err;
     }
-    const out = (await admin(t, 'PUT', `/${f.name}`, { bundle: Buffer.from(code).toString('utf8'), layout: folder.layout })) as {
+    const schedule = schedules[f.name] ?? null;
+    const out = (await admin(t, 'PUT', `/${f.name}`, { bundle: Buffer.from(code).toString('utf8'), layout: folder.layout, schedule })) as {
       version: number;
       started: boolean;
     };
-    process.stdout.write(`${f.name}  version ${out.version}  deployed to ${t.url}\n`);
+    process.stdout.write(`${f.name}  version ${out.version}  deployed to ${t.url}${schedule ? `  schedule ${schedule}` : ''}\n`);
     if (!out.started)
       fail(
         `${f.name} version ${out.version} is live but did not start (its calls answer 500 function_error): the server's log has the cause; fix it and deploy again, or plinth functions rollback ${f.name}`,
@@ -244,15 +262,7 @@ export async function run(ctx: CommandContext): Promise<void> {
       throw err;
     }
   } else if (sub === 'list' || sub === undefined) {
-    const fromProject: Record<string, string> = {};
-    for (const [n, f] of Object.entries(project.settings.functions ?? {})) if (f.schedule) fromProject[n] = f.schedule;
-    let schedules: Record<string, string>;
-    try {
-      schedules = folderSchedules(folder, fromProject, project.root);
-    } catch (err) {
-      fail((err as Error).message.replace(/^config: /, ''));
-    }
-    const lines = functionLines(folder, cwd, schedules);
+    const lines = functionLines(folder, cwd, projectSchedules(ctx, folder));
     process.stdout.write(
       lines.length ? `${lines.join('\n')}\n` : `no functions in ${shown(folder.dir, cwd)}: plinth functions new <name> writes one\n`,
     );

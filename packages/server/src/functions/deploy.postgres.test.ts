@@ -32,16 +32,24 @@ const admin = (method: string, path: string, payload?: unknown) =>
     ...(payload ? { payload: payload as Record<string, unknown> } : {}),
   });
 
-it('a deploy, a rollback and a delete through one instance are served by the other', async () => {
+it('a deploy (with its schedule), a rollback and a delete through one instance are served (and scheduled) by the other', async () => {
   expect(await on(b)).toBe('the folder');
-  for (const file of ['src/v1.ts', 'src/v2.ts']) {
-    const bundle = Buffer.from((await bundleCode(join(a.root, file), 'who', DEPLOYED_RUNTIME)).code).toString('utf8');
-    expect((await admin('PUT', '', { bundle })).statusCode).toBe(201);
+  for (const [file, schedule] of [
+    ['src/v1.ts', '*/5 * * * *'],
+    ['src/v2.ts', null],
+  ]) {
+    const bundle = Buffer.from((await bundleCode(join(a.root, file as string), 'who', DEPLOYED_RUNTIME)).code).toString('utf8');
+    expect((await admin('PUT', '', { bundle, schedule })).statusCode).toBe(201);
   }
+  // The live version's schedule is what both list (version 2 has none).
+  const listed = async (s: FunctionsServer) => (await s.app.functions?.list())?.find((f) => f.name === 'who');
+  await expect.poll(() => listed(b)).toMatchObject({ version: 2, schedule: null });
   expect(await on(a)).toBe('deployed two');
   await expect.poll(() => on(b)).toBe('deployed two');
   expect((await admin('POST', '/rollback', {})).json().version).toBe(1);
   await expect.poll(() => on(b)).toBe('deployed one');
+  await expect.poll(() => listed(b)).toMatchObject({ version: 1, schedule: '*/5 * * * *' });
+  expect((await b.app.functions?.schedules?.list())?.map((r) => [r.function, r.cron])).toEqual([['who', '*/5 * * * *']]);
   expect((await admin('DELETE', '')).statusCode).toBe(204);
   await expect.poll(() => on(b)).toBe('the folder');
 });

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/index.js';
 import { ApiError } from '../http/index.js';
+import type { Clock } from '../lib/index.js';
 
 /** How long an instance trusts its copy of the live versions (another instance's deploy shows within it). */
 export const DEPLOYED_TTL_MS = 1000;
@@ -18,13 +19,17 @@ export interface LiveVersion {
   version: number;
   layout: 'plinth' | 'supabase';
   sha256: string;
+  /** The version's schedule (a cron expression sent with the deploy), or null. */
+  schedule: string | null;
 }
 
 export interface VersionRow {
   version: number;
   sha256: string;
   size: number;
+  /** The server's clock when the deploy was stored. */
   created_at: string;
+  schedule: string | null;
   live: boolean;
 }
 
@@ -35,8 +40,13 @@ export interface Deployed {
   peek(): Map<string, LiveVersion>;
   /** The bundle's code of one version. */
   code(name: string, version: number): Promise<string>;
-  /** Stores `bundle` as the next version of `name` and makes it live. */
-  deploy(name: string, layout: 'plinth' | 'supabase', bundle: string): Promise<{ version: number; sha256: string }>;
+  /** Stores `bundle` (and its schedule, or null) as the next version of `name` and makes it live. */
+  deploy(
+    name: string,
+    layout: 'plinth' | 'supabase',
+    bundle: string,
+    schedule?: string | null,
+  ): Promise<{ version: number; sha256: string }>;
   /** Makes version `to` live, or the newest version older than the live one. */
   rollback(name: string, to?: number): Promise<{ version: number; from: number }>;
   /** Removes every version of `name`; false when it had none. */
@@ -45,7 +55,7 @@ export interface Deployed {
   versions(name: string): Promise<VersionRow[]>;
 }
 
-export function createDeployed(db: Db): Deployed {
+export function createDeployed(db: Db, clock: Clock): Deployed {
   let cache: { at: number; map: Map<string, LiveVersion> } | null = null;
   let reading: Promise<Map<string, LiveVersion>> | null = null;
   let last = new Map<string, LiveVersion>();
@@ -60,11 +70,19 @@ export function createDeployed(db: Db): Deployed {
       if (cache && Date.now() - cache.at < DEPLOYED_TTL_MS) return cache.map;
       reading ??= (async () => {
         try {
-          const { rows } = await db.query<{ function: string; version: number; layout: 'plinth' | 'supabase'; sha256: string }>(
-            `select d.function, d.version, v.layout, v.sha256 from plinth.function_deployments d
+          const { rows } = await db.query<{
+            function: string;
+            version: number;
+            layout: 'plinth' | 'supabase';
+            sha256: string;
+            schedule: string | null;
+          }>(
+            `select d.function, d.version, v.layout, v.sha256, v.schedule from plinth.function_deployments d
                join plinth.function_versions v on v.function = d.function and v.version = d.version`,
           );
-          const map = new Map(rows.map((r) => [r.function, { version: Number(r.version), layout: r.layout, sha256: r.sha256 }]));
+          const map = new Map(
+            rows.map((r) => [r.function, { version: Number(r.version), layout: r.layout, sha256: r.sha256, schedule: r.schedule ?? null }]),
+          );
           cache = { at: Date.now(), map };
           last = map;
           return map;
@@ -83,22 +101,23 @@ export function createDeployed(db: Db): Deployed {
       if (!rows[0]) throw notDeployed(name);
       return rows[0].bundle;
     },
-    async deploy(name, layout, bundle) {
+    async deploy(name, layout, bundle, schedule = null) {
       const sha256 = createHash('sha256').update(bundle).digest('hex');
+      const at = clock.now();
       const version = await db.transaction(async (tx) => {
         // One deploy of a function at a time (the next number is read, then written).
         await tx.query('select pg_advisory_xact_lock(hashtext($1))', [`plinth.function_versions:${name}`]);
         const { rows } = await tx.query<{ version: number }>(
-          `insert into plinth.function_versions (function, version, layout, bundle, sha256)
-             select $1, coalesce(max(version), 0) + 1, $2, $3, $4 from plinth.function_versions where function = $1
+          `insert into plinth.function_versions (function, version, layout, bundle, sha256, schedule, created_at)
+             select $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, to_timestamp($6::float8 / 1000) from plinth.function_versions where function = $1
            returning version`,
-          [name, layout, bundle, sha256],
+          [name, layout, bundle, sha256, schedule, at],
         );
         const v = Number(rows[0].version);
         await tx.query(
-          `insert into plinth.function_deployments (function, version) values ($1, $2)
-             on conflict (function) do update set version = excluded.version, updated_at = now()`,
-          [name, v],
+          `insert into plinth.function_deployments (function, version, updated_at) values ($1, $2, to_timestamp($3::float8 / 1000))
+             on conflict (function) do update set version = excluded.version, updated_at = excluded.updated_at`,
+          [name, v, at],
         );
         return v;
       });
@@ -131,10 +150,10 @@ export function createDeployed(db: Db): Deployed {
               ? `The function ${name} has no version older than ${from} to roll back to (plinth functions versions ${name} lists them).`
               : `The function ${name} has no version ${to} (plinth functions versions ${name} lists them).`,
           );
-        await tx.query('update plinth.function_deployments set version = $2, updated_at = now() where function = $1', [
-          name,
-          Number(target),
-        ]);
+        await tx.query(
+          'update plinth.function_deployments set version = $2, updated_at = to_timestamp($3::float8 / 1000) where function = $1',
+          [name, Number(target), clock.now()],
+        );
         return { version: Number(target), from };
       });
       forget();
@@ -150,8 +169,15 @@ export function createDeployed(db: Db): Deployed {
       return gone;
     },
     async versions(name) {
-      const { rows } = await db.query<{ version: number; sha256: string; size: number; created_at: Date | string; live: boolean }>(
-        `select v.version, v.sha256, length(v.bundle) as size, v.created_at, (d.version = v.version) is true as live
+      const { rows } = await db.query<{
+        version: number;
+        sha256: string;
+        size: number;
+        created_at: Date | string;
+        schedule: string | null;
+        live: boolean;
+      }>(
+        `select v.version, v.sha256, length(v.bundle) as size, v.created_at, v.schedule, (d.version = v.version) is true as live
            from plinth.function_versions v left join plinth.function_deployments d on d.function = v.function
           where v.function = $1 order by v.version desc`,
         [name],
@@ -161,6 +187,7 @@ export function createDeployed(db: Db): Deployed {
         sha256: r.sha256,
         size: Number(r.size),
         created_at: new Date(r.created_at).toISOString(),
+        schedule: r.schedule ?? null,
         live: r.live,
       }));
     },

@@ -149,7 +149,7 @@ describe('serving', () => {
 });
 
 describe('Response in the worker', () => {
-  it('a string or bytes body reads once, clones, streams and sets its content type as Node\'s Response does', async () => {
+  it("a string or bytes body reads once, clones, streams and sets its content type as Node's Response does", async () => {
     const res = await call('/api/v1/functions/responses');
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/json');
@@ -188,7 +188,7 @@ describe('ctx', () => {
     expect((await call('/api/v1/functions/open-notes', { headers: {} })).json()).toMatchObject({ data: [], error: null });
   });
 
-  it('ctx.client acts as its own call\'s caller when calls of different users run at once', async () => {
+  it("ctx.client acts as its own call's caller when calls of different users run at once", async () => {
     const ada = await s.mintToken(ADA);
     const bob = await s.mintToken(BOB);
     const calls = Array.from({ length: 12 }, (_, i) => call('/api/v1/functions/notes', { headers: s.user(i % 2 ? bob : ada) }));

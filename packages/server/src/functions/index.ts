@@ -78,8 +78,10 @@ export interface Functions {
   invokeAsService(name: string, body: string, headers?: Record<string, string>): Promise<CallOutcome>;
   /** Whether the project has a function of that name (a file, not switched off in config.toml). */
   exists(name: string): boolean;
-  /** The project file's schedules (`functions.<name>.schedule`), or null when it has none. */
+  /** The schedules: the project's (plinth.json, config.json) and the live deployed versions'. */
   schedules: Scheduler | null;
+  /** Writes the schedules again after the live versions changed (a deploy, rollback or delete through this instance). */
+  syncSchedules(): Promise<void>;
   /** Deployed versions (docs/functions.md "Deploying"): stored in the database, one live per function. */
   deployed: Deployed;
   /** The recent calls of `name` on this instance, newest first (at most CALLS_KEPT). */
@@ -151,7 +153,7 @@ export async function registerFunctions(app: App, deps: FunctionsDeps): Promise<
   app.decorate('functions', functions);
   app.addHook('onClose', () => functions.close());
   await functions.deployed.live();
-  await functions.schedules?.start();
+  await functions.syncSchedules();
   return functions;
 }
 
@@ -166,7 +168,7 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
   const files = new Map<string, string>();
   /** The deployed version each loaded function runs (absent: the folder's file). */
   const versions = new Map<string, number>();
-  const deployed = createDeployed(deps.db);
+  const deployed = createDeployed(deps.db, deps.clock);
   const recent = new Map<string, FunctionCall[]>();
   let callSeq = 0;
   let outDir: string | null = null;
@@ -275,7 +277,9 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
     // config.toml's [functions.<name>] enabled = false: as if there were no such function.
     // A loaded function is not looked for again (up to 8 stat calls); a reload forgets them all.
     // A deployed version overrides the folder's file; a rollback or delete shows here within DEPLOYED_TTL_MS.
-    const live = closed ? undefined : (await deployed.live()).get(name);
+    const lives = closed ? null : await deployed.live();
+    if (lives) noticeLive(lives);
+    const live = lives?.get(name);
     if (loaded.has(name) && versions.get(name) !== live?.version) unload(name);
     if (live) {
       const entry = await loadOrFail(name, `deployed:${name}@${live.version}`, live);
@@ -336,25 +340,51 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
   for (const [name, f] of Object.entries(project?.settings.functions ?? {})) if (f.schedule) fromProject[name] = f.schedule;
   // And the functions' own config.json (a wrong one stops the start with one line).
   const declared = folder && project ? folderSchedules(folder, fromProject, project.root) : fromProject;
-  const schedules = Object.keys(declared).length
-    ? createScheduler({
-        db: deps.db,
-        clock: deps.clock,
-        log,
-        declared,
-        pollMs: deps.schedulePollMs,
-        async run(name, scheduledAt) {
-          const body = JSON.stringify({ schedule: name, scheduled_at: iso(scheduledAt) });
-          const out = await functions.invokeAsService(name, body, { 'x-plinth-schedule': name });
-          if (!out.ok) return { status: 'failed', detail: `${out.code}: ${out.message}` };
-          return out.status < 400 ? { status: 'ok', detail: null } : { status: 'failed', detail: `the function answered ${out.status}` };
-        },
-      })
-    : null;
+  /** The schedules that run: the project's, a deployed function's replaced by its live version's (none if it has none). */
+  const effective = (live: Map<string, LiveVersion>): Record<string, string> => {
+    const out = { ...declared };
+    for (const [name, v] of live) {
+      if (v.schedule) out[name] = v.schedule;
+      else delete out[name];
+    }
+    return out;
+  };
+  const schedules = createScheduler({
+    db: deps.db,
+    clock: deps.clock,
+    log,
+    declared,
+    pollMs: deps.schedulePollMs,
+    async run(name, scheduledAt) {
+      const body = JSON.stringify({ schedule: name, scheduled_at: iso(scheduledAt) });
+      const out = await functions.invokeAsService(name, body, { 'x-plinth-schedule': name });
+      if (!out.ok) return { status: 'failed', detail: `${out.code}: ${out.message}` };
+      return out.status < 400 ? { status: 'ok', detail: null } : { status: 'failed', detail: `the function answered ${out.status}` };
+    },
+  });
+  /** The live versions' schedules last written (another instance's deploy shows on a call here). */
+  let seenLive: Map<string, LiveVersion> | null = null;
+  let seenSchedules = '';
+  const syncSchedules = async (): Promise<void> => {
+    const live = await deployed.live();
+    seenLive = live;
+    seenSchedules = JSON.stringify([...live].map(([n, v]) => [n, v.schedule]));
+    await schedules.sync(effective(live));
+  };
+  /** A call here read live versions another instance changed: their schedules are written again (in the background). */
+  const noticeLive = (live: Map<string, LiveVersion>) => {
+    if (live === seenLive || closed) return;
+    seenLive = live;
+    const sig = JSON.stringify([...live].map(([n, v]) => [n, v.schedule]));
+    if (sig === seenSchedules) return;
+    seenSchedules = sig;
+    void schedules.sync(effective(live)).catch((err) => log.warn({ err }, 'function schedules: writing the deployed schedules failed'));
+  };
 
   const functions: Functions = {
     folder,
     schedules,
+    syncSchedules,
     deployed,
     calls: (name) => [...(recent.get(name) ?? [])],
     warm: (name) =>
@@ -365,7 +395,8 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
     async list() {
       const live = await deployed.live();
       const out = new Map<string, FunctionListing>();
-      const schedule = (name: string) => declared[name] ?? null;
+      const all = effective(live);
+      const schedule = (name: string) => all[name] ?? null;
       if (folder && project)
         for (const f of listFunctions(folder))
           if (tomlFunctions[f.name]?.enabled !== false)
@@ -447,7 +478,7 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
     async close() {
       if (closed) return;
       closed = true;
-      await schedules?.close();
+      await schedules.close();
       const all = [...loaded.values()];
       loaded.clear();
       await Promise.all(
@@ -459,7 +490,7 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
         ),
       );
       // Scheduled runs cut short by the close end with function_error, written before the database closes.
-      await schedules?.settled();
+      await schedules.settled();
       if (outDir) rmSync(outDir, { recursive: true, force: true });
     },
   };

@@ -7,6 +7,7 @@
 import { MASK } from '@plinth/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type App } from '../http/index.js';
+import { CronError, parseCron } from '../lib/index.js';
 import { DEPLOYED_RUNTIME } from './bundle.js';
 import { MAX_BUNDLE_BYTES } from './deployed.js';
 import { FUNCTION_NAME } from './discover.js';
@@ -66,8 +67,8 @@ export async function registerFunctionRoutes(app: App, functions: Functions, bod
  * management guard (the secret key or a console admin; an end-user's token is refused 403):
  *
  * - `GET    /api/v1/admin/functions`                   the functions: `[{name, version, file, schedule}]`
- * - `PUT    /api/v1/admin/functions/:name`             deploy `{bundle, layout?}` → 201 `{name, version, sha256, started}`
- * - `GET    /api/v1/admin/functions/:name/versions`    `[{version, sha256, size, created_at, live}]`, newest first
+ * - `PUT    /api/v1/admin/functions/:name`             deploy `{bundle, layout?, schedule?}` → 201 `{name, version, sha256, started}`
+ * - `GET    /api/v1/admin/functions/:name/versions`    `[{version, sha256, size, created_at, schedule, live}]`, newest first
  * - `POST   /api/v1/admin/functions/:name/rollback`    `{to?}` → `{name, version, from}`
  * - `DELETE /api/v1/admin/functions/:name`             every deployed version → 204
  * - `GET    /api/v1/admin/functions/:name/calls`       this instance's recent calls, newest first
@@ -95,7 +96,7 @@ export function registerFunctionAdminRoutes(app: App, guard: (req: FastifyReques
     { ...audit('deploy'), bodyLimit: Math.ceil(MAX_BUNDLE_BYTES * 1.2), schema: { summary: 'Deploy a bundle as the next version' } },
     async (req: Named, reply) => {
       const name = named(req);
-      const body = (req.body ?? {}) as { bundle?: unknown; layout?: unknown };
+      const body = (req.body ?? {}) as { bundle?: unknown; layout?: unknown; schedule?: unknown };
       if (typeof body.bundle !== 'string' || !body.bundle.includes(JSON.stringify(DEPLOYED_RUNTIME)))
         throw new ApiError(
           'invalid_request',
@@ -105,7 +106,20 @@ export function registerFunctionAdminRoutes(app: App, guard: (req: FastifyReques
         throw new ApiError('payload_too_large', `The bundle is over ${MAX_BUNDLE_BYTES / 1024 / 1024} MB.`);
       const layout = body.layout ?? 'plinth';
       if (layout !== 'plinth' && layout !== 'supabase') throw new ApiError('invalid_request', 'layout is "plinth" or "supabase".');
-      const out = await functions.deployed.deploy(name, layout, body.bundle);
+      const schedule = body.schedule ?? null;
+      if (schedule !== null) {
+        if (typeof schedule !== 'string')
+          throw new ApiError('invalid_request', 'schedule is a cron expression such as "*/5 * * * *", or null.');
+        try {
+          parseCron(schedule);
+        } catch (err) {
+          if (err instanceof CronError) throw new ApiError('invalid_request', `schedule: ${err.message}`);
+          throw err;
+        }
+      }
+      const out = await functions.deployed.deploy(name, layout, body.bundle, schedule);
+      // The version's schedule is the one that runs (on every instance: the schedules are rows of the database).
+      await functions.syncSchedules();
       // This instance starts the new version before answering; `started: false` says it did not start (its log has why).
       const started = await functions.warm(name);
       reply.code(201);
@@ -124,6 +138,7 @@ export function registerFunctionAdminRoutes(app: App, guard: (req: FastifyReques
       if (to !== undefined && (typeof to !== 'number' || !Number.isInteger(to) || to < 1))
         throw new ApiError('invalid_request', '"to" is a version number (plinth functions versions <name> lists them).');
       const out = await functions.deployed.rollback(name, to);
+      await functions.syncSchedules();
       await functions.warm(name);
       return { name, ...out };
     },
@@ -138,6 +153,7 @@ export function registerFunctionAdminRoutes(app: App, guard: (req: FastifyReques
           'function_not_found',
           `The function ${name} has no deployed version (a file of the project folder is deleted there).`,
         );
+      await functions.syncSchedules();
       return reply.code(204).send();
     },
   );

@@ -131,7 +131,7 @@ const nativeBody = nativeGetter('body');
 const nativeBodyUsed = nativeGetter('bodyUsed');
 const UNUSABLE = 'Body is unusable: Body has already been read';
 class BufferedResponse extends ResponseBase {
-  #src: string | Uint8Array | null = null;
+  #src: string | Uint8Array<ArrayBuffer> | null = null;
   #real: Response | null = null;
   #used = false;
   constructor(body?: BodyInit | null, init?: ResponseInit) {
@@ -162,10 +162,10 @@ class BufferedResponse extends ResponseBase {
     }
     return this.#real;
   }
-  #read(): string | Uint8Array {
+  #read(): string | Uint8Array<ArrayBuffer> {
     if (this.#used) throw new TypeError(UNUSABLE);
     this.#used = true;
-    return this.#src as string | Uint8Array;
+    return this.#src as string | Uint8Array<ArrayBuffer>;
   }
   get body(): Response['body'] {
     return this.#src === null ? nativeBody.call(this) : this.#materialize().body;

@@ -40,7 +40,7 @@ export interface SchedulerDeps {
   db: Db;
   clock: Clock;
   log: Logger;
-  /** Function name → cron expression (checked when the project file was read). */
+  /** Function name → cron expression (checked when the project file was read, or when a version was deployed with it). */
   declared: Record<string, string>;
   /** Runs one occurrence. */
   run(name: string, scheduledAt: number): Promise<RunResult>;
@@ -51,6 +51,11 @@ export interface SchedulerDeps {
 export interface Scheduler {
   /** Writes the declared schedules (a changed expression starts from now; undeclared ones go), then starts looking. */
   start(): Promise<void>;
+  /**
+   * Writes these schedules instead (after a deploy, rollback or delete changed the live
+   * versions' schedules): as `start` does, and starts looking if this instance was not.
+   */
+  sync(declared: Record<string, string>): Promise<void>;
   /** One look for due runs now (tests); the runs it starts go on (`settled()`). */
   tick(): Promise<void>;
   list(): Promise<ScheduleState[]>;
@@ -68,7 +73,7 @@ const ts = (param: string) => `to_timestamp(${param}::float8 / 1000)`;
  */
 export function createScheduler(deps: SchedulerDeps): Scheduler {
   const { db, clock, log } = deps;
-  const names = Object.keys(deps.declared);
+  let closed = false;
   const running = new Set<Promise<void>>();
   let worker: Worker | null = null;
 
@@ -141,29 +146,33 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     }
   }
 
+  async function sync(declared: Record<string, string>): Promise<void> {
+    const names = Object.keys(declared);
+    const now = clock.now();
+    for (const name of names) {
+      const cron = declared[name];
+      const next = nextRun(parseCron(cron), now);
+      // A new schedule, or a changed expression, starts from now; an unchanged one keeps its next run.
+      await db.query(
+        `insert into plinth.function_schedules (function, cron, next_at) values ($1, $2, ${ts('$3')})
+         on conflict (function) do update set cron = excluded.cron, next_at = excluded.next_at
+          where function_schedules.cron is distinct from excluded.cron`,
+        [name, cron, next],
+      );
+    }
+    await db.query('delete from plinth.function_schedules where function <> all($1::text[])', [names]);
+    if (!names.length || worker || closed) return;
+    worker = openWorker({
+      run: look,
+      pollMs: deps.pollMs === undefined ? SCHEDULE_POLL_MS : deps.pollMs,
+      autoStart: deps.pollMs !== null,
+      onError: (err) => log.warn({ err }, 'function schedules: looking for due runs failed; trying again'),
+    });
+  }
+
   return {
-    async start() {
-      const now = clock.now();
-      for (const name of names) {
-        const cron = deps.declared[name];
-        const next = nextRun(parseCron(cron), now);
-        // A new schedule, or a changed expression, starts from now; an unchanged one keeps its next run.
-        await db.query(
-          `insert into plinth.function_schedules (function, cron, next_at) values ($1, $2, ${ts('$3')})
-           on conflict (function) do update set cron = excluded.cron, next_at = excluded.next_at
-            where function_schedules.cron is distinct from excluded.cron`,
-          [name, cron, next],
-        );
-      }
-      await db.query('delete from plinth.function_schedules where function <> all($1::text[])', [names]);
-      if (!names.length) return;
-      worker = openWorker({
-        run: look,
-        pollMs: deps.pollMs === undefined ? SCHEDULE_POLL_MS : deps.pollMs,
-        autoStart: deps.pollMs !== null,
-        onError: (err) => log.warn({ err }, 'function schedules: looking for due runs failed; trying again'),
-      });
-    },
+    start: () => sync(deps.declared),
+    sync,
     async tick() {
       if (worker) {
         worker.kick();
@@ -186,6 +195,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       }));
     },
     async close() {
+      closed = true;
       await worker?.close();
     },
     async settled() {

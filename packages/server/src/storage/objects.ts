@@ -8,7 +8,8 @@
 import type { ListEntry, StorageObject } from '@plinth/shared';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { finished } from 'node:stream';
+import { finished, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Db, RoleContext } from '../db/index.js';
 import { ApiError, fromDbError } from '../http/index.js';
 import type { StorageBackend } from './backends/types.js';
@@ -32,6 +33,11 @@ export interface UploadInput {
   /** The declared Content-Length, when there is one: an over-size body is refused before it is read. */
   contentLength: number | null;
   upsert: boolean;
+  /**
+   * The bytes are already in the backend (a resumable upload's staged file): `body` is read for
+   * the size and hash only, then `adopt(key)` moves them to the object's key instead of a put.
+   */
+  adopt?: (key: string) => Promise<void>;
   /** The uploader's own metadata (the `metadata` column), at most 8 KiB of JSON. */
   metadata?: Record<string, unknown>;
   /**
@@ -183,7 +189,10 @@ export function createObjectService(deps: ObjectDeps) {
         if (err) meter.destroy(new ApiError('invalid_request', 'The upload was interrupted before its end.', undefined, { cause: err }));
       });
       try {
-        await backend.put(key, meter, { contentType: mime.full });
+        if (input.adopt) {
+          await pipeline(meter, new Writable({ write: (_chunk, _enc, done) => done() }));
+          await input.adopt(key);
+        } else await backend.put(key, meter, { contentType: mime.full });
       } catch (err) {
         body.unpipe(meter);
         body.pause();

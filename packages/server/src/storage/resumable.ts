@@ -357,6 +357,8 @@ export function createResumable(deps: ResumableDeps) {
         contentLength: info.length,
         upsert: info.upsert,
         metadata: info.metadata,
+        // On the disk the staged file becomes the object's (read once for its hash, written once).
+        ...(staging.adopt ? { adopt: (key: string) => (staging.adopt as NonNullable<typeof staging.adopt>)(id, key) } : {}),
       });
     } catch (err) {
       // The backend being down leaves the upload for a retry (a PATCH of no bytes at the end); any

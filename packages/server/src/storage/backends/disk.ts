@@ -69,7 +69,7 @@ export async function createDiskBackend(root: string, options: { openIdleMs?: nu
   const tmpDir = join(root, 'tmp');
   await mkdir(objectsDir, { recursive: true });
   await mkdir(tmpDir, { recursive: true });
-  const staging = await diskStaging(join(root, 'uploads'));
+  const staging = await diskStaging(join(root, 'uploads'), (file, key) => place(file, key));
   const handles = handleCache((key) => keyPath(objectsDir, key), options.openIdleMs ?? OPEN_IDLE_MS);
 
   /** Moves a flushed temporary file to the key's place, creating and flushing directories. */
@@ -208,7 +208,7 @@ const UPLOAD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
  * (`storage.uploads.received`), not the file's size: a write is cut back to it first, so bytes a
  * crashed instance wrote past what it recorded are written again.
  */
-async function diskStaging(dir: string): Promise<UploadStaging> {
+async function diskStaging(dir: string, place: (file: string, key: string) => Promise<void>): Promise<UploadStaging> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const fileOf = (id: string) => {
     if (!UPLOAD_ID.test(id)) throw new Error('storage: not an upload id');
@@ -258,6 +258,20 @@ async function diskStaging(dir: string): Promise<UploadStaging> {
         throw wrap('read an upload', err);
       }
       return createReadStream(path, { highWaterMark: READ_CHUNK });
+    },
+    async adopt(id, key) {
+      const file = fileOf(id);
+      try {
+        const fh = await open(file, 'r+');
+        try {
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+        await place(file, key);
+      } catch (err) {
+        throw wrap('store an upload', err);
+      }
     },
     async discard(id) {
       await rm(fileOf(id), { force: true });

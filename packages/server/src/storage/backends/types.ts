@@ -55,6 +55,11 @@ export interface UploadStaging {
   part(id: string, handle: string, n: number, data: Buffer): Promise<string>;
   /** All the bytes, once every one arrived (`parts`: completes the multipart with these ETags first). */
   read(id: string, handle: string, etags: string[]): Promise<Readable>;
+  /**
+   * `file` only: moves the staged bytes to the object key `key` (flushed first), where a put of
+   * `read`'s stream would write them again: the finish of a large upload then writes its bytes once.
+   */
+  adopt?(id: string, key: string): Promise<void>;
   /** Deletes what is staged (S3: aborts the multipart and deletes an assembled copy); no error when gone. */
   discard(id: string, handle: string): Promise<void>;
   /** Staged uploads older than `before` (ms), with their handle, for the sweep of those no row names. */

@@ -101,12 +101,12 @@ export const COMMANDS: Record<string, CommandSpec> = {
     load: () => import('./secrets.js'),
   },
   db: {
-    flags: { yes: 'bool', ...DATA_DIR },
-    positional: 1,
+    flags: { yes: 'bool', 'dry-run': 'bool', ...DATA_DIR },
+    positional: 2,
     project: 'existing',
     help: [
-      'db reset [--yes]',
-      'drop and make again the embedded database, apply the migrations, then the seeds (seed.sql or plinth.json db.seed)',
+      'db reset [--yes] | diff [name] [--dry-run]',
+      'reset: drop and make again the embedded database, apply the migrations, then the seeds (seed.sql or plinth.json db.seed); diff: write what the console changed as the next migration',
     ],
     load: () => import('./db.js'),
   },

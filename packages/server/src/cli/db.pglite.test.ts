@@ -83,3 +83,44 @@ describe('plinth db reset', () => {
     ]);
   });
 });
+
+describe('plinth db diff', () => {
+  it('writes what the console changed as the next migration, recorded as applied; a reset rebuilds the same schema', async () => {
+    const cwd = await project();
+    writeFileSync(join(cwd, 'migrations', '001_posts.sql'), 'create table posts (id int primary key, title text);\n');
+    expect((await plinth(cwd, ['migrate'])).code).toBe(0);
+    expect((await plinth(cwd, ['db', 'diff'])).stdout).toBe('no schema changes: the database is what its migrations make\n');
+    // The SQL runner, as the console's table editor uses it.
+    const made = await plinth(cwd, [
+      'sql',
+      'create table comments (id serial primary key, post_id int references posts, body text not null)',
+    ]);
+    expect(made.code, made.stderr).toBe(0);
+    const dry = await plinth(cwd, ['db', 'diff', '--dry-run']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain('create table "public"."comments" (\n  "id" serial,\n  "post_id" integer,\n  "body" text not null\n);');
+    expect(readdirSync(join(cwd, 'migrations'))).toEqual(['001_posts.sql']);
+    const diff = await plinth(cwd, ['db', 'diff', 'add_comments']);
+    expect(diff.code, diff.stderr).toBe(0);
+    expect(diff.stdout).toMatch(/^migrations\/\d{14}_add_comments\.sql: \d+ statements/);
+    // Recorded: plinth migrate has nothing to apply here, and the diff is empty now.
+    expect((await plinth(cwd, ['migrate'])).stdout).toBe('nothing to apply\n');
+    expect((await plinth(cwd, ['db', 'diff'])).stdout).toBe('no schema changes: the database is what its migrations make\n');
+    // A database made from the migrations alone has the table.
+    expect((await plinth(cwd, ['db', 'reset', '--yes'])).code).toBe(0);
+    expect((await plinth(cwd, ['sql', "select to_regclass('public.comments') is not null as ok", '--json'])).stdout).toBe(
+      '[{"ok":true}]\n',
+    );
+    expect((await plinth(cwd, ['db', 'diff'])).stdout).toBe('no schema changes: the database is what its migrations make\n');
+  }, 180_000);
+
+  it('refuses while migrations are not applied, in one line', async () => {
+    const cwd = await project();
+    writeFileSync(join(cwd, 'migrations', '001_posts.sql'), 'create table posts (id int primary key);\n');
+    const r = await plinth(cwd, ['db', 'diff']);
+    expect([r.code, r.stderr.split('\n').at(-2)]).toEqual([
+      1,
+      'plinth: the database has not applied 001_posts.sql: run plinth migrate first, then plinth db diff',
+    ]);
+  }, 120_000);
+});

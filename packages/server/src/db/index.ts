@@ -11,6 +11,7 @@ export { prepareDatabase } from './prepare.js';
 export { acquireDataDirLock, DataDirLockedError } from './lock.js';
 export { commandOf, splitStatements } from './statements.js';
 export { OUTAGE_LOG_INTERVAL_MS, outageLogHook } from './outage-log.js';
+export { openPglite } from './pglite.js';
 export * from './types.js';
 
 /**

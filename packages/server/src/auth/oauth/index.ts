@@ -5,10 +5,14 @@
  *   GET and POST /v1/auth/oauth/{provider}/callback (302 back to the app with the session, or
  *   the error, in the fragment); the test sign-in of an `oidc_providers` entry
  *   (`startTest`, `testResult`: management routes in admin/routes.ts);
- * - tables: auth.oauth_flows (migration 0009): flows in progress, single use; auth.oidc_tests
- *   (0090): test sign-ins' results, one hour;
+ *   GoTrue's face of the same flow (supabase/auth): `startFace` for GET /auth/v1/authorize and
+ *   /auth/v1/user/identities/authorize (linkIdentity: PKCE only), `faceCallback` for
+ *   /auth/v1/callback, `redeem` for POST /auth/v1/token?grant_type=pkce;
+ * - tables: auth.oauth_flows (migration 0009, GoTrue's columns 0170): flows in progress, single
+ *   use; auth.oauth_codes (0170): a PKCE flow's codes, five minutes, deleted at any exchange
+ *   attempt; auth.oidc_tests (0090): test sign-ins' results, one hour;
  * - error codes: provider_not_found, provider_disabled, redirect_not_allowed, invalid_state,
- *   oauth_failed, email_exists (in the fragment); oidc_unreachable, oidc_issuer_mismatch,
+ *   oauth_failed, email_exists (in the fragment); pkce_required, identity_exists (linking); oidc_unreachable, oidc_issuer_mismatch,
  *   oidc_unsupported (a provider of `oidc_providers` that cannot be used);
  * - the settings check of `oidc_providers` (`oidcSettingsCheck`, handed to the settings store);
  * - config: OAUTH_<PROVIDER>_URL, OAUTH_GITHUB_API_URL (config.oauth: local servers in tests).

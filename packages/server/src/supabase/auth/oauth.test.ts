@@ -196,6 +196,26 @@ describe('signInWithOAuth on /auth/v1/authorize and /callback', () => {
     expect([crossed.statusCode, crossed.json().error_code]).toEqual([400, 'bad_oauth_state']);
   });
 
+  it('attacker: queryParams cannot set the flow’s own parameters (redirect_uri, state, client_id, nonce, PKCE)', async () => {
+    const forged = new URLSearchParams({
+      provider: 'corp',
+      redirect_to: APP,
+      redirect_uri: 'https://evil.example.net/cb',
+      state: 'forged',
+      client_id: 'someone-else',
+      nonce: 'forged',
+      response_type: 'token',
+      login_hint: 'kept',
+    });
+    const { provider } = await openAuthorize(`http://localhost:8080/auth/v1/authorize?${forged}`);
+    expect(provider.searchParams.getAll('redirect_uri')).toEqual([CALLBACK]);
+    expect(provider.searchParams.getAll('client_id')).toEqual([corp.clientId]);
+    expect(provider.searchParams.getAll('response_type')).toEqual(['code']);
+    expect(provider.searchParams.get('state')).not.toBe('forged');
+    expect(provider.searchParams.get('nonce')).not.toBe('forged');
+    expect(provider.searchParams.get('login_hint')).toBe('kept');
+  });
+
   it('the provider’s refusal goes back to redirect_to as GoTrue’s error, error_code and error_description (PKCE: in the query)', async () => {
     const client = authClient(t, undefined, 'pkce');
     const { data } = await client.signInWithOAuth({ provider: 'corp' as never, options: { redirectTo: APP, skipBrowserRedirect: true } });

@@ -751,6 +751,12 @@ function table(results) {
   lines.push(
     `  ${'RSS growth, big file'.padEnd(28)}${results.map((r) => cell(r, (s) => `${s.big.rssGrowth} MiB (${s.big.mib} MiB file)`)).join('')}`,
   );
+  lines.push(
+    `  ${'transform / sharp, cached'.padEnd(28)}${results.map((r) => cell(r, (s) => `${s.transforms.uncachedRatio}, ${s.transforms.cachedRatio} (RSS +${s.transforms.rssGrowth} MiB)`)).join('')}`,
+  );
+  lines.push(
+    `  ${'TUS / plain upload MiB/s'.padEnd(28)}${results.map((r) => cell(r, (s) => `${s.tus.tusMibps}/${s.tus.plainMibps} = ${s.tus.ratio}`)).join('')}`,
+  );
   return lines.join('\n');
 }
 

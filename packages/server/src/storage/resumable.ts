@@ -114,6 +114,8 @@ export interface ResumableDeps {
 const LEASE_MS = 60_000;
 /** On the disk, the row's offset follows a PATCH every MiB (on S3, every part): HEAD tells what is stored meanwhile. */
 const PROGRESS_STEP = 2 ** 20;
+/** On the disk, what a PATCH gathers before one write. */
+const WRITE_BYTES = 2 ** 20;
 
 interface Row {
   bucket_id: string;
@@ -239,19 +241,35 @@ export function createResumable(deps: ResumableDeps) {
     if (staging.kind === 'file') {
       const file = await staging.openAt(id, p.received);
       let told = p.received;
+      // Written a MiB at a time (one write instead of sixteen), and what is held is written after a cut too.
+      let held: Buffer[] = [];
+      let heldBytes = 0;
+      const write = async () => {
+        if (heldBytes === 0) return;
+        const data = held.length === 1 ? held[0] : Buffer.concat(held, heldBytes);
+        held = [];
+        heldBytes = 0;
+        await file.write(data);
+        p.received += data.length;
+        if (p.received - told >= PROGRESS_STEP) {
+          told = p.received;
+          await stored({ received: p.received, parts: [], tail: Buffer.alloc(0) });
+        }
+      };
       try {
         await pipeline(req.raw, room, async (source: AsyncIterable<Buffer>) => {
           for await (const chunk of source) {
-            await file.write(chunk);
-            p.received += chunk.length;
-            if (p.received - told >= PROGRESS_STEP) {
-              told = p.received;
-              await stored({ received: p.received, parts: [], tail: Buffer.alloc(0) });
-            }
+            held.push(chunk);
+            heldBytes += chunk.length;
+            if (heldBytes >= WRITE_BYTES) await write();
           }
         });
       } finally {
-        await file.close();
+        try {
+          await write();
+        } finally {
+          await file.close();
+        }
       }
       return;
     }

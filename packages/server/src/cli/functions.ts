@@ -238,7 +238,7 @@ async function manage(ctx: CommandContext, sub: string, name: string | undefined
   } else {
     const calls = (await admin(t, 'GET', `/${name}/calls`)) as CallRow[];
     const lines = callLines(calls);
-    process.stdout.write(lines.length ? `${lines.join('\n')}\n` : `no calls of ${name} on ${t.url} since it started\n`);
+    process.stdout.write(lines.length ? `${lines.join('\n')}\n` : `no recent calls of ${name} on ${t.url}\n`);
   }
 }
 

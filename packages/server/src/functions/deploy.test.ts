@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type FunctionsServer, functionsServer } from '../../test/functions.js';
 import { run as functionsCommand } from '../cli/functions.js';
 import { bundleCode, DEPLOYED_RUNTIME } from './bundle.js';
+import { CALLS_KEPT } from './calls.js';
 
 // Deployed functions (docs/functions.md "Deploying"): bundles stored as numbered versions through
 // the admin API, the live one overriding the folder's file, rolled back and deleted; only the
@@ -160,6 +161,15 @@ describe("the functions' secrets through the admin API", () => {
 });
 
 describe("a function's recent calls", () => {
+  it(`keeps the last ${CALLS_KEPT} calls of a function in the database, the older ones deleted`, async () => {
+    s.write('functions/many.ts', `export default (req: Request) => new Response(new URL(req.url).searchParams.get('n'));`);
+    for (let n = 1; n <= CALLS_KEPT + 5; n++) await s.app.inject({ method: 'GET', url: `/api/v1/functions/many?n=${n}`, headers: s.anon });
+    const calls = (await adminCall('GET', '/many/calls')).json() as unknown[];
+    expect(calls).toHaveLength(CALLS_KEPT);
+    const { rows } = await s.db.query<{ n: string }>("select count(*)::text as n from plinth.function_calls where function = 'many'");
+    expect(Number(rows[0].n)).toBe(CALLS_KEPT);
+  });
+
   it('keeps each call: version, status, duration and its console output, cut at 50 lines', async () => {
     await deploy('logged', 'src/greet-v2.ts');
     expect(await text('logged')).toBe('200 deployed two');

@@ -31,9 +31,11 @@ import {
 import { registerFunctionAdminRoutes, registerFunctionRoutes } from './routes.js';
 import { createScheduler, type Scheduler } from './schedules.js';
 import type { FunctionCaller } from './runtime.js';
-import { readSecrets } from './secrets.js';
+import { type CallLog, createCallLog, type FunctionCall } from './calls.js';
+import { createStoredSecrets, readSecrets, type StoredSecrets } from './secrets.js';
 
 export { BundleError, DEPLOYED_RUNTIME, bundleCode } from './bundle.js';
+export { CALLS_KEPT, type FunctionCall } from './calls.js';
 export { DEPLOYED_TTL_MS, MAX_BUNDLE_BYTES, type VersionRow } from './deployed.js';
 export { SCHEDULE_LEASE_MS, type ScheduleState, type Scheduler } from './schedules.js';
 export { DEFAULT_LIMITS, type CallOutcome, type FunctionLimits, type FunctionSettings } from './pool.js';
@@ -84,8 +86,10 @@ export interface Functions {
   syncSchedules(): Promise<void>;
   /** Deployed versions (docs/functions.md "Deploying"): stored in the database, one live per function. */
   deployed: Deployed;
-  /** The recent calls of `name` on this instance, newest first (at most CALLS_KEPT). */
-  calls(name: string): FunctionCall[];
+  /** The recent calls of `name` on every instance, newest first (at most CALLS_KEPT). */
+  calls(name: string): Promise<FunctionCall[]>;
+  /** The secrets set through the admin API, stored (sealed) in the database for every instance. */
+  secrets: StoredSecrets;
   /**
    * Loads the live version of `name` and starts its worker now (after a deploy or rollback on this
    * instance), so that its first call does not pay for it; false when it does not build or start.
@@ -106,27 +110,6 @@ export interface Functions {
 interface Loaded {
   runner: Runner;
   file: string;
-}
-
-/** How many calls per function an instance keeps for `plinth functions logs` and the console. */
-export const CALLS_KEPT = 100;
-
-/** One call of a function, as its log shows it. */
-export interface FunctionCall {
-  /** Numbers the calls of this instance (a key for a list). */
-  id: number;
-  at: string;
-  /** The deployed version that ran, or null for the project folder's file. */
-  version: number | null;
-  /** What called it: a request, a schedule or a webhook/auth hook (the service). */
-  trigger: 'request' | 'service';
-  /** The HTTP status it answered (its own, or the error's: 500, 503, 504). */
-  status: number;
-  /** `function_error`, `function_timeout` or `function_busy` when it failed. */
-  code: string | null;
-  duration_ms: number;
-  /** Its console output, at most 50 lines and 4,000 characters. */
-  logs: string;
 }
 
 export interface FunctionListing {
@@ -169,8 +152,11 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
   /** The deployed version each loaded function runs (absent: the folder's file). */
   const versions = new Map<string, number>();
   const deployed = createDeployed(deps.db, deps.clock);
-  const recent = new Map<string, FunctionCall[]>();
-  let callSeq = 0;
+  const callLog: CallLog = createCallLog(deps.db, log);
+  const stored = createStoredSecrets(deps.db, deps.clock, keys.secretKey, log);
+  /** The stored secrets the loaded functions were started with (null: none read yet). */
+  let storedSig: string | null = null;
+  let storedValues: Record<string, string> = {};
   let outDir: string | null = null;
   let runtime: Promise<string> | null = null;
   let closed = false;
@@ -209,7 +195,10 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
   };
 
   const runnerOf = (name: string, bundle: string, layout: 'plinth' | 'supabase'): Runner => {
-    const env: Record<string, string> = readSecrets(project?.root ?? '', folder?.dir ?? '', config.databaseUrlVariable);
+    const env: Record<string, string> = {
+      ...readSecrets(project?.root ?? '', folder?.dir ?? '', config.databaseUrlVariable),
+      ...storedValues,
+    };
     if (layout === 'supabase') {
       // What Supabase's runtime gives every function, without the server's secrets: the URL and
       // the public key, and a stand-in for the service key that only this server's bridge accepts.
@@ -277,6 +266,15 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
     // config.toml's [functions.<name>] enabled = false: as if there were no such function.
     // A loaded function is not looked for again (up to 8 stat calls); a reload forgets them all.
     // A deployed version overrides the folder's file; a rollback or delete shows here within DEPLOYED_TTL_MS.
+    if (!closed) {
+      // A secret set or unset (through any instance): the functions start again with the new values.
+      const sec = await stored.current();
+      if (sec.sig !== storedSig) {
+        if (storedSig !== null) functions.reload();
+        storedSig = sec.sig;
+        storedValues = sec.values;
+      }
+    }
     const lives = closed ? null : await deployed.live();
     if (lives) noticeLive(lives);
     const live = lives?.get(name);
@@ -318,11 +316,10 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
   /** Runs one call and keeps it in the function's recent calls (status, duration, console output). */
   const timed = async (name: string, version: number | null, trigger: FunctionCall['trigger'], run: () => Promise<CallOutcome>) => {
     const t0 = performance.now();
-    const at = iso(deps.clock.now());
+    const at = deps.clock.now();
     const out = await run();
-    const list = recent.get(name) ?? [];
-    list.unshift({
-      id: ++callSeq,
+    callLog.add({
+      function: name,
       at,
       version,
       trigger,
@@ -331,8 +328,6 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
       duration_ms: Math.round((performance.now() - t0) * 10) / 10,
       logs: out.logs ?? '',
     });
-    if (list.length > CALLS_KEPT) list.length = CALLS_KEPT;
-    recent.set(name, list);
     return out;
   };
 
@@ -386,7 +381,8 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
     schedules,
     syncSchedules,
     deployed,
-    calls: (name) => [...(recent.get(name) ?? [])],
+    calls: (name) => callLog.recent(name),
+    secrets: stored,
     warm: (name) =>
       ready(name).then(
         () => true,
@@ -491,6 +487,7 @@ function createFunctions(app: App, deps: FunctionsDeps): Functions {
       );
       // Scheduled runs cut short by the close end with function_error, written before the database closes.
       await schedules.settled();
+      await callLog.flush();
       if (outDir) rmSync(outDir, { recursive: true, force: true });
     },
   };

@@ -71,10 +71,10 @@ export async function registerFunctionRoutes(app: App, functions: Functions, bod
  * - `GET    /api/v1/admin/functions/:name/versions`    `[{version, sha256, size, created_at, schedule, live}]`, newest first
  * - `POST   /api/v1/admin/functions/:name/rollback`    `{to?}` → `{name, version, from}`
  * - `DELETE /api/v1/admin/functions/:name`             every deployed version → 204
- * - `GET    /api/v1/admin/functions/:name/calls`       this instance's recent calls, newest first
+ * - `GET    /api/v1/admin/functions/:name/calls`       the recent calls on every instance, newest first
  * - `GET    /api/v1/admin/function-schedules`          the schedules' state
- * - `GET    /api/v1/admin/function-secrets`            `[{name, value: "********"}]` (the functions folder's .env)
- * - `PUT    /api/v1/admin/function-secrets/:name`      `{value}` → 204 (the functions reload)
+ * - `GET    /api/v1/admin/function-secrets`            `[{name, value: "********"}]` (the stored ones and the folder's .env)
+ * - `PUT    /api/v1/admin/function-secrets/:name`      `{value}` → 204, stored sealed in the database (the functions reload)
  * - `DELETE /api/v1/admin/function-secrets/:name`      204, or 404 `not_found`
  *
  * They live under /api/v1/admin because /api/v1/functions/:name is the functions' own URL (any method).
@@ -157,20 +157,13 @@ export function registerFunctionAdminRoutes(app: App, guard: (req: FastifyReques
       return reply.code(204).send();
     },
   );
-  app.get(`${base}/:name/calls`, { onRequest: guard, schema: { summary: "A function's recent calls on this instance" } }, (req: Named) =>
+  app.get(`${base}/:name/calls`, { onRequest: guard, schema: { summary: "A function's recent calls (every instance's)" } }, (req: Named) =>
     functions.calls(named(req)),
   );
   const secrets = '/api/v1/admin/function-secrets';
-  const dir = () => {
-    if (!functions.folder)
-      throw new ApiError(
-        'invalid_request',
-        'This server has no project folder: its functions have no secrets file (start it in a project).',
-      );
-    return functions.folder.dir;
-  };
-  app.get(secrets, { onRequest: guard, schema: { summary: "The functions' secrets, masked" } }, () =>
-    functions.folder ? secretNames(functions.folder.dir).map((name) => ({ name, value: MASK })) : [],
+  const fileNames = () => (functions.folder ? secretNames(functions.folder.dir) : []);
+  app.get(secrets, { onRequest: guard, schema: { summary: "The functions' secrets, masked" } }, async () =>
+    [...new Set([...(await functions.secrets.names()), ...fileNames()])].sort().map((name) => ({ name, value: MASK })),
   );
   app.put(
     `${secrets}/:name`,
@@ -180,7 +173,8 @@ export function registerFunctionAdminRoutes(app: App, guard: (req: FastifyReques
       const value = (req.body as { value?: unknown } | undefined)?.value;
       if (typeof value !== 'string') throw new ApiError('invalid_request', 'The body is {"value": "<the secret>"}.');
       try {
-        writeSecret(dir(), name, value);
+        // Stored sealed in the database: every instance's functions get it (within SECRETS_TTL_MS).
+        await functions.secrets.set(name, value);
       } catch (err) {
         if (err instanceof ApiError) throw err;
         throw new ApiError('invalid_request', `${(err as Error).message}.`);
@@ -194,14 +188,16 @@ export function registerFunctionAdminRoutes(app: App, guard: (req: FastifyReques
     { onRequest: guard, config: { audit: 'function.secret.unset' }, schema: { summary: 'Remove a secret (functions reload)' } },
     async (req, reply) => {
       const { name } = req.params as { name: string };
-      let removed: boolean;
-      try {
-        removed = writeSecret(dir(), name, null);
-      } catch (err) {
-        if (err instanceof ApiError) throw err;
-        throw new ApiError('invalid_request', `${(err as Error).message}.`);
+      let removed = await functions.secrets.remove(name);
+      // One of this server's functions/.env (as plinth secrets set wrote it before): removed there.
+      if (!removed && functions.folder && fileNames().includes(name)) {
+        try {
+          removed = writeSecret(functions.folder.dir, name, null);
+        } catch (err) {
+          throw new ApiError('invalid_request', `${(err as Error).message}.`);
+        }
       }
-      if (!removed) throw new ApiError('not_found', `No secret ${name} in the functions' .env.`);
+      if (!removed) throw new ApiError('not_found', `No secret ${name}.`);
       functions.reload();
       return reply.code(204).send();
     },

@@ -98,7 +98,7 @@ function FunctionDetail({ fn, change }: { fn: FunctionListing; change: boolean }
       <Card title={`Recent calls of ${fn.name}`}>
         {calls.isLoading && <Loading label="Loading calls" />}
         {calls.error && <ErrorNotice error={calls.error} retry={() => void calls.refetch()} />}
-        {calls.data && rows.length === 0 && <p className="text-sm text-fg-muted">No call on this instance since it started.</p>}
+        {calls.data && rows.length === 0 && <p className="text-sm text-fg-muted">No recent call.</p>}
         {rows.length > 0 && (
           <table aria-label="Recent calls" className="w-full text-sm">
             <thead className="text-left text-xs text-fg-muted">
@@ -251,8 +251,8 @@ function Secrets({ change }: { change: boolean }) {
   return (
     <Card title="Secrets">
       <p className="mb-2 text-sm text-fg-muted">
-        The functions' <code>ctx.secrets</code> (the functions folder's <code>.env</code>). Values are write-only: set one again to change
-        it.
+        The functions' <code>ctx.secrets</code>: those set here are stored (sealed) in the database for every instance, beside the functions
+        folder's <code>.env</code>. Values are write-only: set one again to change it.
       </p>
       {q.error && <ErrorNotice error={q.error} />}
       {q.data && q.data.length === 0 && <p className="text-sm text-fg-muted">No secret yet.</p>}

@@ -2,6 +2,7 @@ import { type InfiniteData, type UseInfiniteQueryResult, useMutation } from '@ta
 import { Button, ErrorNotice, Loading, when } from '../../components/ui';
 import { useRights } from '../../lib/roles';
 import { downloadObject, type Entry, formatBytes } from '../../lib/storage';
+import { hasThumbnail, Thumbnail } from './Thumbnail';
 
 const TH = 'px-3 py-1.5 font-medium';
 
@@ -140,14 +141,17 @@ export function Listing(props: {
                   />
                 </td>
                 <td className={`${TD} max-w-0 w-1/2`}>
-                  <button
-                    type="button"
-                    className="block max-w-full truncate text-left font-mono text-accent underline"
-                    title={f.name}
-                    onClick={() => props.onOpenFile(f.name)}
-                  >
-                    {f.name}
-                  </button>
+                  <span className="flex items-center gap-2">
+                    {hasThumbnail(f.mime_type) && <Thumbnail bucket={bucket} name={full} />}
+                    <button
+                      type="button"
+                      className="block min-w-0 max-w-full truncate text-left font-mono text-accent underline"
+                      title={f.name}
+                      onClick={() => props.onOpenFile(f.name)}
+                    >
+                      {f.name}
+                    </button>
+                  </span>
                 </td>
                 <td className={`${TD} whitespace-nowrap text-right tabular-nums`}>{formatBytes(f.size)}</td>
                 <td className={`${TD} whitespace-nowrap font-mono text-xs text-fg-muted`}>{f.mime_type}</td>

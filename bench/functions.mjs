@@ -4,10 +4,17 @@
 // (a) a hello function (`functions/hello.ts`, called with a user's token, JWT verified) against a
 //     plain Fastify route answering the same text in a process of its own (goal ≥ 0.7×);
 // (b) a function reading the user's 10 rows through `ctx.client` (RLS as the caller) against the
-//     same read through REST, `GET /api/v1/db/items?limit=10` (goal ≥ 0.7×).
+//     same read through REST, `GET /api/v1/db/items?limit=10` (goal ≥ 0.7×);
+// (c) the CPU that 100 schedules firing each minute add to an otherwise idle server (goal < 2 %
+//     of a core): two servers started side by side, one with 100 functions each scheduled
+//     `* * * * *`, one with the same functions and no schedule; once every schedule has run
+//     once (its worker started), the process CPU time (main thread and workers) of each over
+//     BENCH_IDLE_SECONDS (default 120: two firings; the real clock, no fake one) is compared.
+//     BENCH_IDLE_SECONDS=0 leaves it out.
 // Ratios are of this run only: the machine's speed cancels out.
+// Options: BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32), BENCH_IDLE_SECONDS (120).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +24,8 @@ import postgres from 'postgres';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 120);
+const SCHEDULES = 100;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const FILES = {
@@ -182,7 +191,8 @@ export async function benchFunctions({ root, log = console.log }) {
       { url: `${base}/api/v1/db/items?limit=10`, headers: user },
       log,
     );
-    return { hello, read };
+    const schedules = IDLE_SECONDS > 0 ? await benchScheduleIdle({ root, adminUrl, log }) : null;
+    return { hello, read, schedules };
   } finally {
     for (const p of [proc, plain]) {
       if (p.exitCode === null) {
@@ -199,6 +209,99 @@ export async function benchFunctions({ root, log = console.log }) {
     rmSync(project, { recursive: true, force: true });
     await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
     await admin.unsafe(`drop role if exists plinth_api_${name}`).catch(() => {});
+    await admin.end({ timeout: 1 });
+  }
+}
+
+/** Process CPU time (user + system, all threads) in ms, from /proc (Linux). */
+function cpuMs(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+}
+
+/**
+ * (c): the CPU 100 schedules firing each minute add to an idle server.
+ * @example const { addedPercent } = await benchScheduleIdle({ root, adminUrl, log });
+ */
+async function benchScheduleIdle({ root, adminUrl, log }) {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  const started = [];
+  const secret = 'sk_bench_secret_key_0123456789abcdef0123456789abcdef';
+  try {
+    const servers = [];
+    for (const scheduled of [true, false]) {
+      const name = `plinth_bench_sched_${scheduled ? 'on' : 'off'}_${process.pid}`;
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      await admin.unsafe(`create database ${name}`);
+      const project = mkdtempSync(join(tmpdir(), 'plinth-bench-sched-'));
+      const functions = {};
+      mkdirSync(join(project, 'functions'), { recursive: true });
+      for (let i = 0; i < SCHEDULES; i++) {
+        writeFileSync(join(project, `functions/s${i}.ts`), `export default () => new Response('ok');\n`);
+        if (scheduled) functions[`s${i}`] = { schedule: '* * * * *' };
+      }
+      writeFileSync(join(project, 'plinth.json'), `${JSON.stringify({ functions })}\n`);
+      const port = 23_000 + Math.floor(Math.random() * 1000) + (scheduled ? 0 : 1000);
+      let stderr = '';
+      const proc = spawn(process.execPath, [join(root, 'packages/server/dist/main.js'), 'start', '--port', String(port)], {
+        cwd: project,
+        env: {
+          ...process.env,
+          LOG_LEVEL: 'warn',
+          DATABASE_URL: adminUrl.replace(/\/[^/]*$/, `/${name}`),
+          PUBLIC_URL: `http://localhost:${port}`,
+          PLINTH_PUBLIC_KEY: 'pk_bench_public_key_0123456789abcdef0123456789abcdef',
+          PLINTH_SECRET_KEY: secret,
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      proc.stderr.on('data', (d) => {
+        stderr = (stderr + d).slice(-4000);
+      });
+      const server = { name, project, proc, base: `http://127.0.0.1:${port}`, stderr: () => stderr };
+      started.push(server);
+      servers.push(server);
+      await waitFor(`${server.base}/health`, proc, () => stderr);
+    }
+    const [on, off] = servers;
+    // Every schedule has run once (its function loaded, its worker started) before measuring.
+    for (let i = 0; ; i++) {
+      const rows = await json(
+        await fetch(`${on.base}/api/v1/admin/function-schedules`, { headers: { authorization: `Bearer ${secret}` } }),
+        'schedules',
+      );
+      if (rows.length === SCHEDULES && rows.every((r) => r.runs >= 1 && r.last_status !== 'running')) break;
+      if (i > 150) throw new Error(`the schedules did not all run within 150 s: ${JSON.stringify(rows.slice(0, 3))}`);
+      await sleep(1000);
+    }
+    const t0 = Date.now();
+    const c0 = [cpuMs(on.proc.pid), cpuMs(off.proc.pid)];
+    await sleep(IDLE_SECONDS * 1000);
+    const c1 = [cpuMs(on.proc.pid), cpuMs(off.proc.pid)];
+    const wall = Date.now() - t0;
+    const pct = (ms) => Math.round((ms / wall) * 10_000) / 100;
+    const out = { withSchedules: pct(c1[0] - c0[0]), without: pct(c1[1] - c0[1]) };
+    out.addedPercent = Math.round((out.withSchedules - out.without) * 100) / 100;
+    log(
+      `  ${SCHEDULES} schedules firing each minute, idle server: ${out.withSchedules} % of a core against ${out.without} % without, +${out.addedPercent} % over ${Math.round(wall / 1000)} s (goal < 2 %)`,
+    );
+    return out;
+  } finally {
+    for (const s of started) {
+      if (s.proc.exitCode === null) {
+        s.proc.kill('SIGTERM');
+        await new Promise((r) => {
+          const timer = setTimeout(() => s.proc.kill('SIGKILL'), 10_000);
+          s.proc.on('exit', () => {
+            clearTimeout(timer);
+            r();
+          });
+        });
+      }
+      rmSync(s.project, { recursive: true, force: true });
+      await admin.unsafe(`drop database if exists ${s.name} with (force)`).catch(() => {});
+      await admin.unsafe(`drop role if exists plinth_api_${s.name}`).catch(() => {});
+    }
     await admin.end({ timeout: 1 });
   }
 }

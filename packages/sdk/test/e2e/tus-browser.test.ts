@@ -12,12 +12,13 @@ import { type E2eServer, startServer } from './server.js';
 // for /storage/v1/upload/resumable): a Blob of PLINTH_TUS_BROWSER_MIB MiB made in the page in
 // 1 MiB pieces, sent in one PATCH; the server drops every connection when about 40 % has gone;
 // the client asks HEAD and goes on from the stored offset (one upload, never restarted), and the
-// stored object has the Blob's size and SHA-256. 64 MiB by default: on this 2-core machine 64 MiB
-// takes about 15 s and 512 MiB (issue 36's size) over two minutes, too long for every CI run;
-// `PLINTH_TUS_BROWSER_MIB=512` runs the issue's size.
+// stored object has the Blob's size and SHA-256. 256 MiB by default (about 25 s on this 2-core
+// machine). 512 MiB (issue 36's size, PLINTH_TUS_BROWSER_MIB=512) does not pass here yet: the
+// tab's first PATCH fails with no answer before the server stores a byte, in one PATCH and in
+// 32 MiB ones alike, while 256 MiB goes through; not yet understood (the tab's Blob store?).
 
 const MIB = 2 ** 20;
-const SIZE_MIB = Number(process.env.PLINTH_TUS_BROWSER_MIB ?? 64);
+const SIZE_MIB = Number(process.env.PLINTH_TUS_BROWSER_MIB ?? 256);
 const SIZE = SIZE_MIB * MIB;
 
 /** Byte j of piece k (1 MiB each) of the generated file: the page and this test make the same bytes. */

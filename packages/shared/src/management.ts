@@ -264,3 +264,21 @@ export interface SigningKeyRotation {
   /** Sessions ended by a revocation (every session: their tokens were signed with the old keys). */
   sessions_ended: number;
 }
+
+/** One call of a function, as its log shows it (GET /api/v1/admin/functions/{name}/calls). */
+export interface FunctionCall {
+  /** Numbers the calls (a key for a list). */
+  id: number;
+  at: string;
+  /** The deployed version that ran, or null for the project folder's file. */
+  version: number | null;
+  /** What called it: a request, a schedule or a webhook/auth hook (the service). */
+  trigger: 'request' | 'service';
+  /** The HTTP status it answered (its own, or the error's: 500, 503, 504). */
+  status: number;
+  /** `function_error`, `function_timeout` or `function_busy` when it failed. */
+  code: string | null;
+  duration_ms: number;
+  /** Its console output, at most 50 lines and 4,000 characters. */
+  logs: string;
+}

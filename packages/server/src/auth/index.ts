@@ -73,7 +73,15 @@ export { type FunctionHookRunner, hookTarget } from './hooks.js';
 export type { AdminLinkType } from './admin-links.js';
 
 export { AUTH_DOCS, enabledProviders } from './responses.js';
-export { type FaceStart, oidcDiscovery, type OidcDiscovery, oidcSettingsCheck, type Redeemed, acceptForms } from './oauth/index.js';
+export {
+  type FaceStart,
+  oidcDiscovery,
+  type OidcDiscovery,
+  oidcSettingsCheck,
+  type Redeemed,
+  acceptForms,
+  formFields,
+} from './oauth/index.js';
 export { createTokenService, type Rotation, type TokenService } from './sessions/jwt.js';
 export { createSessionGate, type SessionGate } from './sessions/gate.js';
 export { decideRefresh } from './sessions/refresh.js';

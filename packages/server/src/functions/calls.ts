@@ -14,23 +14,9 @@ export const CALLS_KEPT = 100;
 /** How long an instance holds its calls before writing them. */
 export const FLUSH_MS = 500;
 
-/** One call of a function, as its log shows it. */
-export interface FunctionCall {
-  /** Numbers the calls (a key for a list). */
-  id: number;
-  at: string;
-  /** The deployed version that ran, or null for the project folder's file. */
-  version: number | null;
-  /** What called it: a request, a schedule or a webhook/auth hook (the service). */
-  trigger: 'request' | 'service';
-  /** The HTTP status it answered (its own, or the error's: 500, 503, 504). */
-  status: number;
-  /** `function_error`, `function_timeout` or `function_busy` when it failed. */
-  code: string | null;
-  duration_ms: number;
-  /** Its console output, at most 50 lines and 4,000 characters. */
-  logs: string;
-}
+import type { FunctionCall } from '@plinth/shared';
+
+export type { FunctionCall };
 
 export type NewCall = Omit<FunctionCall, 'id' | 'at'> & { function: string; at: number };
 

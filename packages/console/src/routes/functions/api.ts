@@ -2,6 +2,7 @@
  * The functions' admin API (docs/functions.md "Deploying"), through the console's `call` (the
  * admin cookie and its CSRF header). Shapes as the server answers them (functions/routes.ts).
  */
+import type { FunctionCall } from '@plinth/shared';
 import { call } from '../../lib/api';
 
 export interface FunctionListing {
@@ -10,16 +11,7 @@ export interface FunctionListing {
   file: string | null;
   schedule: string | null;
 }
-export interface FunctionCall {
-  id: number;
-  at: string;
-  version: number | null;
-  trigger: 'request' | 'service';
-  status: number;
-  code: string | null;
-  duration_ms: number;
-  logs: string;
-}
+export type { FunctionCall } from '@plinth/shared';
 export interface FunctionVersion {
   version: number;
   sha256: string;

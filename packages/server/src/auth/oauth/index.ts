@@ -18,7 +18,7 @@
  * - config: OAUTH_<PROVIDER>_URL, OAUTH_GITHUB_API_URL (config.oauth: local servers in tests).
  */
 export { PROVIDER_IDS, type ProviderId } from './provider.js';
-export { acceptForms, createOAuthHandlers, StartQuery } from './routes.js';
+export { acceptForms, createOAuthHandlers, fields as formFields, StartQuery } from './routes.js';
 export { createOAuthService, type FaceStart, type OAuthService, type Redeemed } from './service.js';
 export { oidcDiscovery, type OidcDiscovery } from './oidc/discovery.js';
 export { oidcSettingsCheck } from './oidc/check.js';

@@ -7,8 +7,8 @@ import type { OAuthService, Redirect } from './service.js';
 export const StartQuery = Type.Object({ redirect_url: Type.Optional(Type.String({ maxLength: 2048 })) });
 type Params = { provider: string };
 
-/** Query or form fields as plain strings: a repeated field counts once, anything else is dropped. */
-function fields(source: unknown): Record<string, string> {
+/** Query or form fields as plain strings: a repeated field counts once (its first), anything else is dropped; each at most 8 KiB. */
+export function fields(source: unknown): Record<string, string> {
   const out: Record<string, string> = Object.create(null);
   if (!source || typeof source !== 'object') return out;
   for (const [k, v] of Object.entries(source as Record<string, unknown>)) {

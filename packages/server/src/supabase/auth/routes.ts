@@ -1,6 +1,15 @@
 import type { Session } from '@plinth/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type Auth, clientOf, type FaceStart, findUserClaims, pkceChallenge, type Redeemed, tokenOrCode } from '../../auth/index.js';
+import {
+  type Auth,
+  clientOf,
+  type FaceStart,
+  findUserClaims,
+  formFields as fields,
+  pkceChallenge,
+  type Redeemed,
+  tokenOrCode,
+} from '../../auth/index.js';
 import type { Db } from '../../db/index.js';
 import { type App, ApiError, type CallerGuards, readCookie } from '../../http/index.js';
 import type { Clock } from '../../lib/index.js';
@@ -58,17 +67,6 @@ const FACE_PARAMS = new Set([
   'skip_http_redirect',
   'apikey',
 ]);
-
-/** Query or form fields as plain strings (a repeated one: its first), each at most 8 KiB. */
-function fields(source: unknown): Record<string, string> {
-  const out: Record<string, string> = Object.create(null);
-  if (!source || typeof source !== 'object') return out;
-  for (const [k, v] of Object.entries(source as Record<string, unknown>)) {
-    const value = Array.isArray(v) ? v[0] : v;
-    if (typeof value === 'string') out[k] = value.slice(0, 8192);
-  }
-  return out;
-}
 
 function signedIn(req: FastifyRequest) {
   if (!req.signedIn) throw new ApiError('unauthorized', 'Send the user access token.');

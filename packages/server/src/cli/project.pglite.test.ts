@@ -115,7 +115,7 @@ describe('plinth init', () => {
     for (const [text, line] of [
       [
         '{"data_dir": "db", "prot": 3000}',
-        `plinth: config: ${join(cwd, 'plinth.json')}: unknown key "prot"; it takes $schema, name, data_dir, port, database_url_env, migrations_dir, auth, storage, realtime, db, functions, webhooks\n`,
+        `plinth: config: ${join(cwd, 'plinth.json')}: unknown key "prot"; it takes $schema, name, data_dir, port, database_url_env, migrations_dir, auth, storage, realtime, db, functions, webhooks, api\n`,
       ],
       ['{"port": "3000"}', `plinth: config: ${join(cwd, 'plinth.json')}: "port" must be a port number (0–65535)\n`],
       [

@@ -221,6 +221,8 @@ console.log(JSON.stringify({ data, error }));`,
     process.kill(-(server.pid as number), 'SIGTERM');
     await exited;
     await expect.poll(() => existsSync(join(app, 'data', 'server.json')), { timeout: 30_000 }).toBe(false);
+    // The lock goes when the process does (on a busy machine a moment after the server file).
+    await expect.poll(() => existsSync(join(app, 'data', 'plinth.lock')), { timeout: 30_000 }).toBe(false);
     const migrate = await npx(['migrate'], app);
     expect(migrate.code, migrate.stderr).toBe(0);
     expect(migrate.stdout).toBe('nothing to apply\n');

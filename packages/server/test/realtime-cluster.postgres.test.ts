@@ -81,8 +81,14 @@ describe('two instances behind nginx, one killed mid-stream', () => {
     const db = postgres(target.databaseUrl as string, { max: 1, onnotice: () => undefined });
     let written = 0;
     let writtenAtKill = -1;
+    // The second half waits for the kill, so the kill is mid-stream however fast the machine writes.
+    let resume = () => {};
+    const killed = new Promise<void>((r) => {
+      resume = r;
+    });
     const writing = (async () => {
       for (let i = 1; i <= WRITES; i++, written++) {
+        if (i === WRITES / 2 + 1) await killed;
         await db`insert into feed (id, owner, body) values (${i}, ${me}, ${`row ${i}`})`;
         if (i % 10 === 0)
           await db`insert into feed (id, owner, body) values (${-i}, ${'00000000-0000-4000-8000-000000000001'}, 'not mine')`;
@@ -92,10 +98,12 @@ describe('two instances behind nginx, one killed mid-stream', () => {
       await until('a part of the stream', () => got.length >= 300, 60_000);
       writtenAtKill = written;
       await holder.kill();
+      resume();
       await until('reconnecting', () => statuses.includes('RECONNECTING'), 30_000);
       await writing;
       await until('every change', () => got.length >= WRITES, 120_000);
     } finally {
+      resume();
       await writing.catch(() => undefined);
       await db.end();
       client.realtime.dispose();

@@ -11,7 +11,7 @@ import { CronError, parseCron } from '../lib/index.js';
 import { DEPLOYED_RUNTIME } from './bundle.js';
 import { MAX_BUNDLE_BYTES } from './deployed.js';
 import { FUNCTION_NAME } from './discover.js';
-import { secretNames, writeSecret } from './secrets.js';
+import { SECRET_NAME, secretNames, writeSecret } from './secrets.js';
 import type { Functions } from './index.js';
 import type { CallOutcome } from './pool.js';
 
@@ -172,13 +172,11 @@ export function registerFunctionAdminRoutes(app: App, guard: (req: FastifyReques
       const { name } = req.params as { name: string };
       const value = (req.body as { value?: unknown } | undefined)?.value;
       if (typeof value !== 'string') throw new ApiError('invalid_request', 'The body is {"value": "<the secret>"}.');
-      try {
-        // Stored sealed in the database: every instance's functions get it (within SECRETS_TTL_MS).
-        await functions.secrets.set(name, value);
-      } catch (err) {
-        if (err instanceof ApiError) throw err;
-        throw new ApiError('invalid_request', `${(err as Error).message}.`);
-      }
+      if (!SECRET_NAME.test(name))
+        throw new ApiError('invalid_request', `"${name}" is not a variable name (letters, digits and _, not starting with a digit).`);
+      // Stored sealed in the database: every instance's functions get it (within SECRETS_TTL_MS). A
+      // database that does not answer is its own error (503), not the caller's.
+      await functions.secrets.set(name, value);
       functions.reload();
       return reply.code(204).send();
     },

@@ -33,7 +33,9 @@ export function readSecrets(root: string, functionsDir: string, databaseUrlVaria
   return { ...out, ...read(join(functionsDir, '.env')) };
 }
 
-const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A secret's name: an environment variable's (letters, digits and _, not starting with a digit). */
+export const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const NAME = SECRET_NAME;
 
 /**
  * The names in the functions folder's `.env` (what `plinth secrets list` shows; values never leave).

@@ -190,13 +190,14 @@ export async function openPostgres(url: string, options: { max?: number; connect
     },
     async ping() {
       let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new DbUnavailableError(undefined, 'no answer within 1 s')), 1000);
+      });
       try {
-        await Promise.race([
-          sql`select 1`,
-          new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new DbUnavailableError(undefined, 'no answer within 1 s')), 1000);
-          }),
-        ]);
+        // After the database restarted, a pooled connection may still be the old, dead one: the
+        // first query on it fails and the pool drops it. One more try (on a new connection)
+        // within the same second tells that apart from an outage.
+        await Promise.race([sql`select 1`.catch(() => sql`select 1`), deadline]);
       } catch (err) {
         throw located(err);
       } finally {

@@ -75,6 +75,7 @@ export type { AdminLinkType } from './admin-links.js';
 export { AUTH_DOCS, enabledProviders } from './responses.js';
 export {
   type FaceStart,
+  type IdTokenRefusal,
   oidcDiscovery,
   type OidcDiscovery,
   oidcSettingsCheck,

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/index.js';
+import { ApiError } from '../../http/index.js';
 import type { Accounts } from '../accounts/index.js';
 import { normalizeEmail } from '../validate.js';
 import { FlowError, type Profile } from './provider.js';
@@ -52,4 +53,39 @@ export async function userFor(accounts: Accounts, tx: Queryable, provider: strin
   // Name and picture fill what the user has not set; nothing else is touched.
   await accounts.fillProfile(tx, userId, { name, avatar }, now);
   return userId;
+}
+
+/**
+ * Attaches a provider account to the signed-in user who asked for it (a PKCE link's code
+ * exchanged, or an ID token brought with `link_identity`): only while the session that asked is
+ * still open (else 401 invalid_token, GoTrue's session_not_found), and never a provider account
+ * another user has (409 identity_exists). Answers the user's id, or the refusal to return from
+ * `signInWith` (nothing is written then). The email it carries stays on the identity: it is not
+ * the account's address and proves nothing about it.
+ * @example return attachIdentity(accounts, tx, { userId, sessionId }, 'corp', profile, now);
+ */
+export async function attachIdentity(
+  accounts: Accounts,
+  tx: Queryable,
+  link: { userId: string; sessionId: string | null },
+  provider: string,
+  profile: Profile,
+  now: number,
+): Promise<string | ApiError> {
+  const open = await tx.query('select 1 from auth.sessions where id = $1 and user_id = $2 and revoked_at is null', [
+    link.sessionId,
+    link.userId,
+  ]);
+  if (!open.rows.length) {
+    return new ApiError('invalid_token', 'The session that started this link has ended; sign in and link again.');
+  }
+  let email: string | null = null;
+  try {
+    email = profile.email ? normalizeEmail(profile.email) : null;
+  } catch {
+    email = null;
+  }
+  const owner = await accounts.linkIdentity(tx, link.userId, { provider, providerUserId: profile.id, email }, now);
+  if (owner !== link.userId) return new ApiError('identity_exists', `This ${provider} account is already linked to another user.`);
+  return link.userId;
 }

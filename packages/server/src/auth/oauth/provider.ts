@@ -48,6 +48,17 @@ export interface OAuthProvider<S = OAuthProviderSettings> {
   configure(settings: S, ctx: ProviderContext): Promise<oidc.Configuration>;
   /** `params`: the callback's own parameters (Apple posts the user's name there). */
   profile(config: oidc.Configuration, tokens: TokenResponse, params: Record<string, string>, ctx: ProviderContext): Promise<Profile>;
+  /**
+   * The user of a verified ID token's claims alone (the same mapping `profile` makes of the code
+   * flow's ID token, so both ways in reach the same identity): the providers that issue ID tokens
+   * an app may bring to POST /auth/v1/token?grant_type=id_token. Absent: it issues none (GitHub).
+   */
+  idTokenProfile?(claims: Record<string, unknown>): Profile;
+  /**
+   * The issuers its ID tokens may name, from its discovery document's `issuer` and the token's
+   * unverified claims (Microsoft's `{tenantid}` template); absent: the document's issuer.
+   */
+  idTokenIssuers?(discovered: string, claims: Record<string, unknown>): string[];
 }
 
 export type TokenResponse = Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;

@@ -7,8 +7,9 @@ import type { AuthSettings } from '../../settings/index.js';
 import type { AuthDeps, ClientInfo } from '../deps.js';
 import { type PkceChallenge, pkceRefused } from '../one-time.js';
 import type { SessionService } from '../sessions/service.js';
-import { allowedRedirect, normalizeEmail } from '../validate.js';
-import { userFor } from './link.js';
+import { allowedRedirect } from '../validate.js';
+import { type IdTokenGrant, verifyGrantToken } from './id-token-grant.js';
+import { attachIdentity, userFor } from './link.js';
 import { allowedAlgs, type OidcDiscovery, OidcProblem } from './oidc/discovery.js';
 import { IdTokenProblem, verifyIdToken } from './oidc/id-token.js';
 import {
@@ -48,6 +49,8 @@ const RESERVED_PARAMS = new Set([
   'registration',
 ]);
 const CLIENT_TTL_MS = 30 * 60 * 1000;
+/** The ID token grant asks a provider's JWKS again for an unknown `kid` at most once in this time. */
+const GRANT_REFRESH_MS = 60 * 1000;
 export const BINDING_COOKIE = 'plinth_oauth';
 const BINDING = /^[A-Za-z0-9_-]{43}$/;
 /** The console page that shows a test sign-in's result (docs/api.md, "Test sign-in"). */
@@ -159,6 +162,12 @@ function goTrueBack(redirectUrl: string, query: boolean, fields: Record<string, 
 export function createOAuthService(deps: AuthDeps, sessions: SessionService, endpoints: OAuthEndpoints, discovery: OidcDiscovery) {
   const { db, clock, settings, tokens, log, accounts } = deps;
   const clients = new Map<string, { key: string; config: Promise<oidc.Configuration>; at: number }>();
+  /**
+   * When the ID token grant last asked a provider's JWKS again for a `kid` it lacked: anyone may
+   * post tokens there, so an unknown `kid` sends at most one such request a minute per key set
+   * (a real key rotation is followed within the minute).
+   */
+  const grantRefreshes = new Map<string, number>();
   const tests = testSignins(db);
   const secureCookie = new URL(tokens.issuer).protocol === 'https:';
   // Over https the binding cookie is `__Host-` (Secure, Path=/, no Domain): no sibling
@@ -623,29 +632,69 @@ export function createOAuthService(deps: AuthDeps, sessions: SessionService, end
               throw err;
             }
           }
-          const open = await tx.query('select 1 from auth.sessions where id = $1 and user_id = $2 and revoked_at is null', [
-            c.link_session_id,
-            c.link_user_id,
-          ]);
-          if (!open.rows.length) {
-            return new ApiError('invalid_token', 'The session that started this link has ended; sign in and link again.');
-          }
-          let email: string | null = null;
-          try {
-            email = profile.email ? normalizeEmail(profile.email) : null;
-          } catch {
-            email = null;
-          }
-          const identity = { provider: c.provider, providerUserId: profile.id, email };
-          const owner = await accounts.linkIdentity(tx, c.link_user_id, identity, now);
-          if (owner !== c.link_user_id) {
-            return new ApiError('identity_exists', `This ${c.provider} account is already linked to another user.`);
-          }
-          return c.link_user_id;
+          return attachIdentity(accounts, tx, { userId: c.link_user_id, sessionId: c.link_session_id }, c.provider, profile, now);
         },
         'oauth',
       );
       return { session, providerToken, providerRefreshToken };
+    },
+
+    /**
+     * POST /auth/v1/token?grant_type=id_token (auth-js's signInWithIdToken, and linkIdentity
+     * with a token): an ID token the app got from the provider itself, verified against the
+     * provider Plinth knows by that id (a built-in one that issues ID tokens, or one of
+     * `oidc_providers`: its discovery document and JWKS, its client id as the audience, the
+     * nonce; id-token-grant.ts). Then the same rules as the redirect flows: a sign-in finds,
+     * links or makes the account (userFor), a link attaches the identity to the signed-in user
+     * whose session is open (attachIdentity). A disabled or unknown provider: provider_disabled,
+     * provider_not_found; a refused token: 400 oauth_failed with `details.reason`.
+     */
+    async signInWithIdToken(input: IdTokenGrant, who: ClientInfo): Promise<Session> {
+      const r = resolve(input.provider, true);
+      const toProfile = r.provider.idTokenProfile;
+      if (!r.provider.oidc || !toProfile) {
+        throw new ApiError('provider_not_found', `${r.provider.id} issues no ID tokens: sign in with it through its sign-in page.`);
+      }
+      const config = await clientOrFail(r);
+      const id = r.provider.id;
+      let profile: Profile;
+      try {
+        profile = await verifyGrantToken(input, {
+          config,
+          issuers: (claims) => {
+            const discovered = config.serverMetadata().issuer;
+            return r.oidc ? [r.oidc.issuer] : (r.provider.idTokenIssuers?.(discovered, claims) ?? [discovered]);
+          },
+          keys: (uri, refresh) => {
+            const now = clock.now();
+            const again = refresh && now - (grantRefreshes.get(uri) ?? Number.NEGATIVE_INFINITY) >= GRANT_REFRESH_MS;
+            if (again) {
+              grantRefreshes.set(uri, now);
+              if (grantRefreshes.size > 1000) grantRefreshes.delete(grantRefreshes.keys().next().value as string);
+            }
+            return discovery.keys(uri, { ...(again ? { refresh: true } : { allowStale: true }), builtIn: !r.oidc });
+          },
+          toProfile,
+          log: (problem) => log.info({ provider: id, problem }, 'oauth: an ID token was refused'),
+        });
+      } catch (err) {
+        if (err instanceof OidcProblem)
+          throw new ApiError(err.code, `${id} cannot be used now: ${err.message}.`, undefined, { status: 502 });
+        throw err;
+      }
+      return sessions.signInWith(
+        who,
+        async (tx, now) => {
+          if (input.link) return attachIdentity(accounts, tx, input.link, id, profile, now);
+          try {
+            return await userFor(accounts, tx, id, profile, now);
+          } catch (err) {
+            if (err instanceof FlowError) return new ApiError('oauth_failed', err.message);
+            throw err;
+          }
+        },
+        'oauth',
+      );
     },
 
     /**

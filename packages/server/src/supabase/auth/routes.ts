@@ -6,6 +6,7 @@ import {
   type FaceStart,
   findUserClaims,
   formFields as fields,
+  type IdTokenRefusal,
   pkceChallenge,
   type Redeemed,
   tokenOrCode,
@@ -177,6 +178,47 @@ export function createFaceHandlers(deps: FaceDeps) {
     throw new GoTrueError(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found');
   }
 
+  /**
+   * POST /token?grant_type=id_token: `{provider, id_token, nonce?, access_token?}` (auth-js's
+   * signInWithIdToken), or with `link_identity: true` and the user's access token as the Bearer
+   * (linkIdentity({provider, token})): the identity attached to that user, under the PKCE
+   * link's rules (a Supabase folder needs `enable_manual_linking`; the session must be open;
+   * another user's provider account is refused). GoTrue's provider names: `azure` is Microsoft,
+   * `custom:<id>` an `oidc_providers` entry.
+   */
+  async function idTokenGrant(req: FastifyRequest, b: Body): Promise<Session> {
+    const oauthError = (message: string) =>
+      new GoTrueError(400, 'validation_failed', message, { error: 'invalid_request', error_description: message });
+    const idToken = str(b.id_token);
+    if (!idToken) throw oauthError('id_token required');
+    const named = str(b.provider);
+    if (!named) throw oauthError('provider or client_id and issuer required');
+    const provider = named === 'azure' ? 'microsoft' : named.startsWith('custom:') ? named.slice('custom:'.length) : named;
+    let link: { userId: string; sessionId: string } | undefined;
+    if (b.link_identity === true) {
+      if (deps.manualLinking === false) throw new GoTrueError(404, 'manual_linking_disabled', 'Manual linking is disabled');
+      // The route's guard read the key alone; the link is the Bearer's user's (the user guard,
+      // as on GET /user/identities/authorize: an open session, aal2 where the user has a factor).
+      req.principal = null;
+      await auth.guards.user(req);
+      const who = signedIn(req);
+      if (!who.sessionId) throw new ApiError('unauthorized', 'Send the user access token.');
+      link = { userId: who.userId, sessionId: who.sessionId };
+    }
+    const input = { provider, idToken, nonce: str(b.nonce) ?? null, accessToken: str(b.access_token) ?? null, ...(link ? { link } : {}) };
+    try {
+      return await s.oauth.signInWithIdToken(input, clientOf(req));
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      if (err.code === 'provider_not_found') throw oauthError(`Custom OIDC provider "${named.slice(0, 60)}" not allowed`);
+      if (err.code === 'provider_disabled')
+        throw new GoTrueError(400, 'provider_disabled', `Provider (issuer "${named.slice(0, 60)}") is not enabled`);
+      const reason = (err.details as { reason?: IdTokenRefusal } | undefined)?.reason;
+      if (err.code === 'oauth_failed' && reason) throw oauthError(err.message);
+      throw err;
+    }
+  }
+
   /** GoTrue's parameters of /authorize and /user/identities/authorize: the redirect (the site URL when refused), scopes, PKCE, the rest for the provider. */
   function faceStart(req: FastifyRequest): FaceStart {
     const redirect = redirectTo(req) ?? settings.auth().allowed_redirect_urls[0];
@@ -290,9 +332,8 @@ export function createFaceHandlers(deps: FaceDeps) {
           ...(out.providerRefreshToken ? { provider_refresh_token: out.providerRefreshToken } : {}),
         };
       }
+      if (grant === 'id_token') return session(await idTokenGrant(req, b));
       // Sign-in methods this face does not offer, refused in GoTrue's words for a method that is off.
-      if (grant === 'id_token')
-        throw new GoTrueError(400, 'provider_disabled', 'Provider (issuer) is not enabled: use /v1/auth/oauth/{provider}');
       if (grant === 'web3') throw new GoTrueError(400, 'web3_provider_disabled', 'Web3 provider is disabled');
       throw new GoTrueError(400, 'validation_failed', 'unsupported_grant_type');
     },

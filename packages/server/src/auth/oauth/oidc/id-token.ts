@@ -1,15 +1,24 @@
 import { errors, importJWK, type JSONWebKeySet, type JWK, type JWSHeaderParameters, type JWTPayload, jwtVerify } from 'jose';
-import { signingKeys } from './discovery.js';
+import { OidcProblem, signingKeys } from './discovery.js';
 
 /** An ID token that is refused, and why (logged, and shown by a test sign-in; never to end-users). */
 export class IdTokenProblem extends Error {}
 
 /** The claims an ID token must have for us, besides its signature. */
 export interface IdTokenExpectations {
-  /** The configured issuer; null where openid-client alone checks it (Microsoft's tenant-templated issuer). */
-  issuer: string | null;
-  clientId: string;
-  nonce: string;
+  /**
+   * The configured issuer (or the issuers a provider signs as: Google's with and without
+   * `https://`); null where openid-client alone checks it (the code flow's built-in providers).
+   */
+  issuer: string | string[] | null;
+  /**
+   * This client's id: the audience, and `azp` when present. null: the caller checks the audience
+   * itself (the ID token grant, whose token was issued to an app of the project, maybe another
+   * of its client ids, so `azp` names that app, not us).
+   */
+  clientId: string | null;
+  /** The nonce this sign-in sent; null: the caller checks it (the ID token grant's hashed nonce). */
+  nonce: string | null;
   /**
    * The time to check `exp` and `nbf` against; default the real clock: the provider issued the
    * token by its real clock, whatever time our tests pretend it is (openid-client does the same).
@@ -59,22 +68,27 @@ export async function verifyIdToken(idToken: string, o: VerifyOptions): Promise<
   try {
     verified = await jwtVerify(idToken, resolve, {
       algorithms: o.algorithms,
-      audience: o.expect.clientId,
+      ...(o.expect.clientId !== null ? { audience: o.expect.clientId } : {}),
       ...(o.expect.issuer !== null ? { issuer: o.expect.issuer } : {}),
       ...(o.expect.now !== undefined ? { currentDate: new Date(o.expect.now) } : {}),
       clockTolerance: CLOCK_TOLERANCE_S,
       requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat'],
     });
   } catch (err) {
+    // The provider's keys could not be had (OidcProblem): an outage, not a bad token.
+    if (err instanceof OidcProblem) throw err;
     throw err instanceof IdTokenProblem ? err : new IdTokenProblem(describe(err));
   }
   const { payload: claims, protectedHeader } = verified;
   // OpenID Connect Core §3.1.3.7: several audiences need an azp, and an azp must be us.
-  if (Array.isArray(claims.aud) && claims.aud.length > 1 && claims.azp === undefined)
-    throw new IdTokenProblem('the ID token has several audiences and no azp');
-  if (claims.azp !== undefined && claims.azp !== o.expect.clientId)
-    throw new IdTokenProblem('the ID token was issued to another client (azp)');
-  if (claims.nonce !== o.expect.nonce) throw new IdTokenProblem('the ID token nonce is not the one this sign-in sent');
+  if (o.expect.clientId !== null) {
+    if (Array.isArray(claims.aud) && claims.aud.length > 1 && claims.azp === undefined)
+      throw new IdTokenProblem('the ID token has several audiences and no azp');
+    if (claims.azp !== undefined && claims.azp !== o.expect.clientId)
+      throw new IdTokenProblem('the ID token was issued to another client (azp)');
+  }
+  if (o.expect.nonce !== null && claims.nonce !== o.expect.nonce)
+    throw new IdTokenProblem('the ID token nonce is not the one this sign-in sent');
   if (typeof claims.sub !== 'string' || claims.sub === '' || claims.sub.length > 255)
     throw new IdTokenProblem('the ID token sub is not a string of 1 to 255 characters');
   return { claims, alg: protectedHeader.alg, kid: protectedHeader.kid ?? null };

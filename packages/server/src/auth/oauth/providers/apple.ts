@@ -1,7 +1,7 @@
 import { importPKCS8, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import type { AppleProviderSettings } from '../../../settings/index.js';
-import { discover, idClaims, type OAuthProvider, str } from '../provider.js';
+import { discover, idClaims, type OAuthProvider, type Profile, str } from '../provider.js';
 
 const ISSUER = 'https://appleid.apple.com';
 /** Apple accepts a client secret for at most six months; ours lives one hour and is remade. */
@@ -37,16 +37,21 @@ export const apple: OAuthProvider<AppleProviderSettings> = {
     return discover(ISSUER, s.service_id ?? '', oidc.ClientSecretPost(secret), ctx.baseUrl);
   },
   async profile(_config, tokens, params) {
-    const c = idClaims(tokens);
-    return {
-      id: String(c.sub),
-      email: str(c.email),
-      emailVerified: c.email_verified === true || c.email_verified === 'true',
-      name: nameFromUserField(params.user),
-      avatar: null,
-    };
+    return { ...fromClaims(idClaims(tokens)), name: nameFromUserField(params.user) };
   },
+  // A native app's ID token (Sign in with Apple on iOS): no name there, Apple sends it to the app.
+  idTokenProfile: fromClaims,
 };
+
+function fromClaims(c: Record<string, unknown>): Profile {
+  return {
+    id: String(c.sub),
+    email: str(c.email),
+    emailVerified: c.email_verified === true || c.email_verified === 'true',
+    name: null,
+    avatar: null,
+  };
+}
 
 /** `{"name":{"firstName":"Ada","lastName":"Lovelace"}}` → "Ada Lovelace"; anything else → null. */
 function nameFromUserField(raw: string | undefined): string | null {

@@ -92,5 +92,6 @@ export function oidcProvider(conf: OidcProviderSettings, discovery: OidcDiscover
     async profile(config, tokens) {
       return profileOf(conf.issuer, (await readClaims(config, tokens, 'without-email')).merged);
     },
+    idTokenProfile: (claims) => profileOf(conf.issuer, claims),
   };
 }

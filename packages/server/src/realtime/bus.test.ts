@@ -81,8 +81,11 @@ describe('channels across instances (an in-memory bus)', () => {
     a.join(alice);
     b.join(member('room', 'bob', gotB));
     a.track(alice, { status: 'online' });
+    // A tick's presence changes go out at its end (Channels.flush).
+    a.flush();
     expect(gotB.at(-1)).toMatchObject({ kind: 'presence_diff', joins: { alice: { metas: [{ status: 'online' }] } }, leaves: {} });
     a.track(alice, { status: 'away' });
+    a.flush();
     const diff = gotB.at(-1) as Extract<ChannelMessage, { kind: 'presence_diff' }>;
     expect(diff.joins.alice.metas[0].status).toBe('away');
     expect(diff.leaves.alice.metas[0].status).toBe('online');
@@ -90,9 +93,11 @@ describe('channels across instances (an in-memory bus)', () => {
     const carol = member('room', 'carol', []);
     b.join(carol);
     b.track(carol, {});
+    b.flush();
     expect(keysOf(a.state('room'))).toEqual(['alice', 'carol']);
     expect(keysOf(b.state('room'))).toEqual(['alice', 'carol']);
     a.leave(alice);
+    a.flush();
     expect(keysOf(b.state('room'))).toEqual(['carol']);
     expect(gotB.at(-1)).toMatchObject({ kind: 'presence_diff', joins: {}, leaves: { alice: {} } });
   });
@@ -106,6 +111,7 @@ describe('channels across instances (an in-memory bus)', () => {
     const alice = member('room', 'alice', []);
     a.join(alice);
     a.track(alice, { n: 1 });
+    a.flush();
     b.join(member('room', 'bob', gotB));
     expect(keysOf(b.state('room'))).toEqual(['alice']);
     // A renews its lease every heartbeat/4: alive, it stays.
@@ -120,6 +126,7 @@ describe('channels across instances (an in-memory bus)', () => {
     const dave = member('room', 'dave', []);
     a.join(dave);
     a.track(dave, {});
+    a.flush();
     net.cut = false;
     expect(keysOf(b.state('room'))).toEqual(['alice']);
     a.tick();

@@ -5,6 +5,10 @@
  * (and per HTTP send), in one transaction that is rolled back: the server writes a probe row of
  * the topic, then, as the caller (plinth.run_as: role and claims as every request has them),
  * reads it back and inserts another. Nothing stays.
+ *
+ * The joins of one tick are decided together (batchedRights): one transaction and one statement
+ * (plinth.channel_rights, migration 0195) per caller for up to BATCH_TOPICS topics, the same
+ * probes topic by topic inside it.
  */
 import { randomUUID } from 'node:crypto';
 import { type Db, DbError, runAsUid } from '../db/index.js';
@@ -23,6 +27,9 @@ class Decided extends Error {
     super('decided');
   }
 }
+
+/** Thrown inside channelRightsMany's transaction to roll it back once its rows are read. */
+class RolledBack extends Error {}
 
 /** SQLSTATE of a refusal by a policy or a grant. */
 const REFUSED = '42501';
@@ -64,6 +71,118 @@ export async function channelRights(db: Db, who: Principal, topic: string): Prom
     throw err;
   }
   throw new Error('channel rights: the transaction ended without a decision');
+}
+
+/** Topics decided in one statement at most. */
+export const BATCH_TOPICS = 100;
+
+/**
+ * The rights of one caller on several topics, in one transaction that is rolled back, one
+ * statement (plinth.channel_rights, migration 0195): per topic, what channelRights decides.
+ * @example await channelRightsMany(db, principal, ['room-1', 'room-2']) // Map { 'room-1' => { read: true, write: false }, … }
+ */
+export async function channelRightsMany(db: Db, who: Principal, topics: string[]): Promise<Map<string, ChannelRights>> {
+  if (who.role === 'service') return new Map(topics.map((t) => [t, { read: true, write: true }]));
+  let rows: Array<{ topic: string; can_read: boolean; can_write: boolean }> = [];
+  try {
+    await db.transaction(async (tx) => {
+      const r = await tx.query<{ topic: string; can_read: boolean; can_write: boolean }>(
+        'select topic, can_read, can_write from plinth.channel_rights($1, $2, $3, $4::text[])',
+        [who.role, who.claims, runAsUid(who), topics],
+      );
+      rows = r.rows;
+      throw new RolledBack('decided');
+    });
+  } catch (err) {
+    if (!(err instanceof RolledBack)) throw err;
+  }
+  const out = new Map<string, ChannelRights>();
+  for (const row of rows) out.set(row.topic, { read: row.can_read === true, write: row.can_write === true });
+  return out;
+}
+
+/**
+ * Decides each tick's asks together: per caller (role, claims and user alike), one
+ * channelRightsMany of up to BATCH_TOPICS topics, the same topic asked twice decided once. When a
+ * batch fails (a policy that errs for one topic fails the statement), each of its topics is
+ * decided alone (channelRights), so only that topic's join fails.
+ * @example const decide = batchedRights(db); await decide(principal, 'room-1');
+ */
+export function batchedRights(
+  db: Db,
+  o: {
+    many?: (who: Principal, topics: string[]) => Promise<Map<string, ChannelRights>>;
+    one?: (who: Principal, topic: string) => Promise<ChannelRights>;
+    max?: number;
+  } = {},
+): (who: Principal, topic: string) => Promise<ChannelRights> {
+  const many = o.many ?? ((who: Principal, topics: string[]) => channelRightsMany(db, who, topics));
+  const one = o.one ?? ((who: Principal, topic: string) => channelRights(db, who, topic));
+  const max = o.max ?? BATCH_TOPICS;
+  type Ask = { resolve: (r: ChannelRights) => void; reject: (e: unknown) => void };
+  /** caller key → the caller and its topics asked this tick. */
+  let queued = new Map<string, { who: Principal; topics: Map<string, Ask[]> }>();
+  let scheduled = false;
+
+  const decide = async (who: Principal, topics: Map<string, Ask[]>) => {
+    const names = [...topics.keys()];
+    let decided: Map<string, ChannelRights> | null = null;
+    try {
+      decided = await many(who, names);
+    } catch (err) {
+      // The database is down: every ask fails alike, without asking it again once per topic.
+      if ((err as Error)?.name === 'DbUnavailableError') {
+        for (const asks of topics.values()) for (const a of asks) a.reject(err);
+        return;
+      }
+      // One topic's policy failed the statement: each alone, so the others still get their answer.
+    }
+    for (const [topic, asks] of topics) {
+      const hit = decided?.get(topic);
+      const answer = hit ? Promise.resolve(hit) : one(who, topic);
+      answer.then(
+        (r) => {
+          for (const a of asks) a.resolve(r);
+        },
+        (e) => {
+          for (const a of asks) a.reject(e);
+        },
+      );
+    }
+  };
+
+  const flush = () => {
+    scheduled = false;
+    const batch = queued;
+    queued = new Map();
+    for (const { who, topics } of batch.values()) {
+      let chunk = new Map<string, Ask[]>();
+      for (const [topic, asks] of topics) {
+        chunk.set(topic, asks);
+        if (chunk.size >= max) {
+          void decide(who, chunk);
+          chunk = new Map();
+        }
+      }
+      if (chunk.size > 0) void decide(who, chunk);
+    }
+  };
+
+  return (who, topic) => {
+    if (who.role === 'service') return one(who, topic);
+    return new Promise<ChannelRights>((resolve, reject) => {
+      const key = JSON.stringify([who.role, who.claims, runAsUid(who)]);
+      let entry = queued.get(key);
+      if (!entry) queued.set(key, (entry = { who, topics: new Map() }));
+      const asks = entry.topics.get(topic);
+      if (asks) asks.push({ resolve, reject });
+      else entry.topics.set(topic, [{ resolve, reject }]);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
+  };
 }
 
 export interface RightsCache {

@@ -11,6 +11,7 @@ import type { RawData, WebSocket } from 'ws';
 import { ApiError, type Principal } from '../http/index.js';
 import { randomUUID } from 'node:crypto';
 import type { ChannelMember, ChannelMessage } from './channels.js';
+import { type SharedFrame, textFrame, writeFrame } from './frames.js';
 import { type ClientMessage, errorMessage, messageId, parseClientMessage } from './protocol.js';
 import { CLOSE_TOO_SLOW, Session, type SessionDeps } from './session.js';
 
@@ -80,9 +81,25 @@ export class Connection extends Session {
   }
 
   send(text: string | Buffer): boolean {
+    if (!this.room(text.length)) return false;
+    // A Buffer is UTF-8 text encoded once for many subscribers: sent as a text frame.
+    if (typeof text === 'string') this.socket.send(text);
+    else this.socket.send(text, { binary: false });
+    return true;
+  }
+
+  /** A channel message framed once for all its members (frames.ts). */
+  sendFrame(f: SharedFrame): boolean {
+    if (!this.room(f.frame.length)) return false;
+    writeFrame(this.socket, f);
+    return true;
+  }
+
+  /** The socket is open and may take `bytes` more; a client too slow to take what it has is dropped. */
+  private room(bytes: number): boolean {
     const s = this.socket;
     if (this.closed || s.readyState !== s.OPEN) return false;
-    if (s.bufferedAmount + text.length > this.d.maxBufferedBytes) {
+    if (s.bufferedAmount + bytes > this.d.maxBufferedBytes) {
       // Never buffered without bound: the client reconnects and resumes from its last seq.
       this.d.logger.info({ buffered: s.bufferedAmount }, 'realtime: a client too slow to take its changes was dropped');
       this.d.onDropped();
@@ -90,9 +107,6 @@ export class Connection extends Session {
       s.terminate();
       return false;
     }
-    // A Buffer is UTF-8 text encoded once for many subscribers: sent as a text frame.
-    if (typeof text === 'string') s.send(text);
-    else s.send(text, { binary: false });
     return true;
   }
 
@@ -175,7 +189,7 @@ export class Connection extends Session {
             presenceKey: msg.presenceKey ?? randomUUID(),
             self: msg.self,
             meta: null,
-            deliver: (message: ChannelMessage) => this.send(channelText(channel, message)),
+            deliver: (message: ChannelMessage) => this.sendFrame(channelFrame(channel, message)),
           };
           const presence = this.joinChannel(member);
           this.send(
@@ -234,14 +248,14 @@ export class Connection extends Session {
 }
 
 /**
- * Each channel message encoded once for all the members it goes to, not once per member (the hub
- * hands every member of a topic the same message object, and they all share its channel name).
- * bench/channels.mjs measures a broadcast to 1,000 members.
+ * Each channel message encoded and framed once for all the members it goes to, not once per
+ * member (the hub hands every member of a topic the same message object, and they all share its
+ * channel name; frames.ts). bench/channels.mjs measures a broadcast to 1,000 members.
  */
-const encoded = new WeakMap<ChannelMessage, Buffer>();
+const encoded = new WeakMap<ChannelMessage, SharedFrame>();
 
-/** A channel's message on this protocol: `broadcast` or `presence` (joins and leaves), as UTF-8. */
-function channelText(channel: string, m: ChannelMessage): Buffer {
+/** A channel's message on this protocol: `broadcast` or `presence` (joins and leaves), framed. */
+function channelFrame(channel: string, m: ChannelMessage): SharedFrame {
   const done = encoded.get(m);
   if (done) return done;
   let text: string;
@@ -250,9 +264,9 @@ function channelText(channel: string, m: ChannelMessage): Buffer {
     const payload = Buffer.isBuffer(m.payload) ? m.payload.toString('base64') : m.payload;
     text = JSON.stringify({ type: 'broadcast', channel, event: m.event, payload });
   } else text = JSON.stringify({ type: 'presence', channel, joins: m.joins, leaves: m.leaves });
-  const bytes = Buffer.from(text);
-  encoded.set(m, bytes);
-  return bytes;
+  const framed = textFrame(Buffer.from(text));
+  encoded.set(m, framed);
+  return framed;
 }
 
 function messageIdOf(text: string): string | undefined {

@@ -27,7 +27,7 @@ import { ApiError, type App, type Metrics, type PrincipalResolver } from '../htt
 import type { Clock } from '../lib/index.js';
 import type { SchemaCache } from '../rest/index.js';
 import { createAuthorizer } from './authorize.js';
-import { cachedRights, channelRights } from './channel-rights.js';
+import { batchedRights, cachedRights } from './channel-rights.js';
 import { type Bus, noBus, postgresBus, redisBus } from './bus.js';
 import { Channels } from './channels.js';
 import { Connection } from './connection.js';
@@ -54,6 +54,7 @@ export {
 } from './session.js';
 export type { ChangeFormat, ChangeParts, Subscription } from './hub.js';
 export type { ChannelMember, ChannelMessage, Channels, PresenceState, ServerBroadcast } from './channels.js';
+export { type SharedFrame, textFrame, writeFrame } from './frames.js';
 
 export interface RealtimeOptions {
   db: Db;
@@ -240,8 +241,9 @@ export async function registerRealtime(app: App, o: RealtimeOptions): Promise<Re
     }
   });
 
-  // Private channels' decisions, kept per (topic, role, claims) until a policy changes (below).
-  const rightsCache = cachedRights((who, topic) => channelRights(db, who, topic));
+  // Private channels' decisions, each tick's asked together, kept per (topic, role, claims) until a
+  // policy changes (below).
+  const rightsCache = cachedRights(batchedRights(db));
   // After a schema change: fresh access rules, and subscriptions whose role lost the table or a
   // filtered column end with permission_denied.
   const onSchemaChange = async () => {

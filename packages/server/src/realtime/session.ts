@@ -221,7 +221,10 @@ export abstract class Session implements Subscriber {
     // Private channels: the new token's policies decide again (the same token's would say the same).
     const rights = new Map<ChannelMember, ChannelRights>();
     if (token !== this.token || next.role !== this.principal.role) {
-      for (const m of this.joined.values()) if (m.private) rights.set(m, await this.d.channels.rights(next, m.topic));
+      // Asked together: decided in one statement (channel-rights.ts, batchedRights), not one per channel.
+      const privs = [...this.joined.values()].filter((m) => m.private);
+      const decided = await Promise.all(privs.map((m) => this.d.channels.rights(next, m.topic)));
+      for (const [i, m] of privs.entries()) rights.set(m, decided[i]);
     }
     if (this.closed) return;
     for (const [m, r] of rights) {

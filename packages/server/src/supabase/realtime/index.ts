@@ -24,6 +24,9 @@ import {
   type Realtime,
   type ServerBroadcast,
   Session,
+  type SharedFrame,
+  textFrame,
+  writeFrame,
 } from '../../realtime/index.js';
 import { planBindings, supabaseFormat } from './changes.js';
 import { decodeFrame, encodeFrame, encodeUserBroadcast, type Frame, type Vsn } from './phoenix.js';
@@ -77,7 +80,7 @@ const PREFIX = 'realtime:';
 
 /**
  * A channel message's Phoenix payload, encoded once for all the members it goes to (each frame
- * differs only by its member's join_ref): see realtime/connection.ts's channelText.
+ * differs only by its member's join_ref): see realtime/connection.ts's channelFrame.
  */
 const payloads = new WeakMap<ChannelMessage, string>();
 function payloadJson(m: ChannelMessage): string {
@@ -94,6 +97,25 @@ function payloadJson(m: ChannelMessage): string {
     payloads.set(m, json);
   }
   return json;
+}
+
+/**
+ * A channel message's whole frame for a member, made once per (vsn, join_ref, topic) and written as
+ * is to every member that shares them (realtime-js numbers its joins per socket, so most members
+ * of a topic share one join_ref): realtime/frames.ts.
+ */
+const frames = new WeakMap<ChannelMessage, Map<string, SharedFrame>>();
+function memberFrame(vsn: Vsn, joinRef: string | null, phxTopic: string, m: ChannelMessage): SharedFrame {
+  let byMember = frames.get(m);
+  if (!byMember) frames.set(m, (byMember = new Map()));
+  const key = `${vsn}|${joinRef === null ? '' : `=${joinRef}`}|${phxTopic}`;
+  let f = byMember.get(key);
+  if (!f) {
+    const event = { join_ref: joinRef, ref: null, topic: phxTopic, event: m.kind === 'broadcast' ? 'broadcast' : 'presence_diff' };
+    f = textFrame(Buffer.from(encodeFrame(vsn, event, payloadJson(m))));
+    byMember.set(key, f);
+  }
+  return f;
 }
 
 class Client extends Session {
@@ -125,6 +147,20 @@ class Client extends Session {
     }
     if (typeof text === 'string') s.send(text);
     else s.send(text, { binary });
+    return true;
+  }
+
+  /** A channel message framed once for the members that share its frame (memberFrame). */
+  sendFrame(f: SharedFrame): boolean {
+    const s = this.socket;
+    if (this.closed || s.readyState !== s.OPEN) return false;
+    if (s.bufferedAmount + f.frame.length > this.f.config.maxBufferedBytes) {
+      this.d.onDropped();
+      this.close(CLOSE_TOO_SLOW, 'too slow');
+      s.terminate();
+      return false;
+    }
+    writeFrame(s, f);
     return true;
   }
 
@@ -253,12 +289,8 @@ class Client extends Session {
               return;
             }
           }
-          const event = { join_ref: joinRef, ref: null, topic: phxTopic, event: 'broadcast' };
-          this.send(encodeFrame(this.vsn, event, payloadJson(message)));
-        } else {
-          const event = { join_ref: joinRef, ref: null, topic: phxTopic, event: 'presence_diff' };
-          this.send(encodeFrame(this.vsn, event, payloadJson(message)));
         }
+        this.sendFrame(memberFrame(this.vsn, joinRef, phxTopic, message));
       },
     };
     // The channel on realtime's hub, then each postgres_changes binding as one subscription of it,

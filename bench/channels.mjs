@@ -1,12 +1,20 @@
 // The channel scenarios of `npm run bench` (issue 37), on PostgreSQL, with a Plinth and a database
 // of their own (run.mjs calls benchChannels after the realtime scenarios; `node bench/channels.mjs`
-// runs them alone after `npm run build`), on Plinth's own WebSocket protocol:
+// runs them alone after `npm run build`, BENCH_CH_ONLY=idle,fan,presence,private some of them), on
+// Plinth's own WebSocket protocol:
 // (a) idle connections: BENCH_CH_IDLE (10,000) WebSockets open on one instance; the server's
 //     resident memory before and with them (goal: under 1 GiB with them);
 // (b) broadcast fan-out: 1,000 members of one public channel, BENCH_CH_SENDERS (4) of them sending
-//     BENCH_CH_RATE (100) messages a second in all (100,000 deliveries a second offered, the goal)
-//     for BENCH_SECONDS: deliveries per second and
-//     send-to-delivery p50/p99 (goal ≥ 100,000/s with p99 ≤ 100 ms);
+//     BENCH_CH_RATE (100) messages a second in all (99,900 deliveries a second offered: the goal)
+//     for BENCH_SECONDS: deliveries per second and send-to-delivery p50/p99 (goal ≥ 100,000/s
+//     with p99 ≤ 100 ms). A rate counts only where it is sustained: when the server (or this
+//     process's clients) cannot deliver at the offered rate, messages queue up and the p99 grows
+//     with the run's length (seconds, not milliseconds), and the deliveries per second are then
+//     the most the machine did while falling behind, not a rate it sustains. So when the p99 at
+//     the goal's rate is over 100 ms, the same is run again at 3/4, 1/2 and 1/4 of it
+//     (BENCH_CH_STEP_SECONDS, 5, each) until one is sustained, and that rate is printed beside
+//     the goal's run as "sustained"; the goal itself is unchanged (≥ 100,000/s, p99 ≤ 100 ms, at
+//     the same time);
 // (c) presence: 1,000 connected clients join one channel and track at once: the time until every
 //     one of them sees all 1,000 (goal ≤ 2 s);
 // (d) private joins: 100 connections each join 100 private channels, decided by a policy on
@@ -27,6 +35,11 @@ const IDLE = Number(process.env.BENCH_CH_IDLE ?? 10_000);
 const MEMBERS = 1000;
 const SENDERS = Number(process.env.BENCH_CH_SENDERS ?? 4);
 const RATE = Number(process.env.BENCH_CH_RATE ?? 100);
+const STEP_SECONDS = Number(process.env.BENCH_CH_STEP_SECONDS ?? 5);
+/** Send-to-delivery p99 within which a rate counts as sustained (the goal's). */
+const SUSTAINED_P99_MS = 100;
+/** The scenarios to run (all by default): BENCH_CH_ONLY=fan,presence runs those alone. */
+const only = new Set((process.env.BENCH_CH_ONLY ?? 'idle,fan,presence,private').split(','));
 const PRIVATE_CONNS = 100;
 const PRIVATE_PER_CONN = 100;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -134,131 +147,164 @@ export async function benchChannels({ root, log = console.log }) {
       await sleep(50);
     }
     log(`\nChannels (PostgreSQL, Plinth's own protocol; the clients share the machine)`);
+    let idle = null;
+    let fan = null;
+    let presence = null;
+    let privateJoins = null;
 
-    // (a) idle connections.
-    const rssBefore = rssMiB(proc.pid);
-    sockets = await open(wsUrl, IDLE);
-    await sleep(1000);
-    const rssWith = rssMiB(proc.pid);
-    const idle = {
-      connections: IDLE,
-      rssBeforeMiB: rssBefore,
-      rssWithMiB: rssWith,
-      perConnectionKiB: Math.round(((rssWith - rssBefore) * 1024) / IDLE),
-    };
-    log(
-      `  (a) ${IDLE} idle connections: server RSS ${rssBefore} MiB before, ${rssWith} MiB with them (goal < 1024 MiB), ${idle.perConnectionKiB} KiB each`,
-    );
-    await closeAll();
+    if (only.has('idle')) {
+      // (a) idle connections.
+      const rssBefore = rssMiB(proc.pid);
+      sockets = await open(wsUrl, IDLE);
+      await sleep(1000);
+      const rssWith = rssMiB(proc.pid);
+      idle = {
+        connections: IDLE,
+        rssBeforeMiB: rssBefore,
+        rssWithMiB: rssWith,
+        perConnectionKiB: Math.round(((rssWith - rssBefore) * 1024) / IDLE),
+      };
+      log(
+        `  (a) ${IDLE} idle connections: server RSS ${rssBefore} MiB before, ${rssWith} MiB with them (goal < 1024 MiB), ${idle.perConnectionKiB} KiB each`,
+      );
+      await closeAll();
+    }
 
-    // (b) broadcast fan-out to 1,000 members of one public channel.
-    const lat = [];
-    let delivered = 0;
-    let lastAt = 0;
-    let joined = 0;
-    const onFan = (_k, text) => {
-      if (text.startsWith('{"type":"broadcast"')) {
-        const i = text.indexOf('"t":');
-        lat.push(Date.now() - Number(text.slice(i + 4, text.indexOf('}', i))));
-        delivered++;
-        lastAt = Date.now();
-      } else if (text.startsWith('{"type":"joined"')) joined++;
-      else if (text.startsWith('{"type":"error"')) throw new Error(`fan-out: ${text}`);
-    };
-    sockets = await open(wsUrl, MEMBERS, onFan);
-    for (const ws of sockets) ws.send(JSON.stringify({ type: 'join', channel: 'fan' }));
-    await until('1,000 joins', () => joined === MEMBERS);
-    const senders = sockets.slice(0, SENDERS);
-    const total = RATE * SECONDS;
-    const started = Date.now();
-    let sent = 0;
-    await Promise.all(
-      senders.map(async (ws, s) => {
-        for (let i = s; i < total; i += SENDERS) {
-          const due = started + (i * 1000) / RATE;
-          if (due > Date.now()) await sleep(due - Date.now());
-          ws.send(`{"type":"broadcast","channel":"fan","event":"m","payload":{"t":${Date.now()}}}`);
-          sent++;
+    if (only.has('fan')) {
+      // (b) broadcast fan-out to 1,000 members of one public channel.
+      let lat = [];
+      let delivered = 0;
+      let lastAt = 0;
+      let joined = 0;
+      const onFan = (_k, text) => {
+        if (text.startsWith('{"type":"broadcast"')) {
+          const i = text.indexOf('"t":');
+          lat.push(Date.now() - Number(text.slice(i + 4, text.indexOf('}', i))));
+          delivered++;
+          lastAt = Date.now();
+        } else if (text.startsWith('{"type":"joined"')) joined++;
+        else if (text.startsWith('{"type":"error"')) throw new Error(`fan-out: ${text}`);
+      };
+      sockets = await open(wsUrl, MEMBERS, onFan);
+      for (const ws of sockets) ws.send(JSON.stringify({ type: 'join', channel: 'fan' }));
+      await until('1,000 joins', () => joined === MEMBERS);
+      const senders = sockets.slice(0, SENDERS);
+      /** `rate` messages a second for `seconds`, then every delivery awaited: the run's figures. */
+      const fanRun = async (rate, seconds) => {
+        lat = [];
+        delivered = 0;
+        const total = Math.round(rate * seconds);
+        const started = Date.now();
+        let sent = 0;
+        await Promise.all(
+          senders.map(async (ws, s) => {
+            for (let i = s; i < total; i += SENDERS) {
+              const due = started + (i * 1000) / rate;
+              if (due > Date.now()) await sleep(due - Date.now());
+              ws.send(`{"type":"broadcast","channel":"fan","event":"m","payload":{"t":${Date.now()}}}`);
+              sent++;
+            }
+          }),
+        );
+        // Each message reaches every member but its sender.
+        const expected = sent * (MEMBERS - 1);
+        await until('every delivery', () => delivered >= expected, 120_000);
+        lat.sort((a, b) => a - b);
+        const p99Ms = percentile(lat, 99);
+        return {
+          offeredPerSecond: Math.round(rate * (MEMBERS - 1)),
+          messages: sent,
+          deliveries: delivered,
+          perSecond: Math.round(delivered / ((lastAt - started) / 1000)),
+          p50Ms: percentile(lat, 50),
+          p99Ms,
+          sustained: p99Ms !== null && p99Ms <= SUSTAINED_P99_MS,
+        };
+      };
+      // A second at a quarter of the rate first, not counted (the server's code warms up).
+      await fanRun(RATE / 4, 1);
+      const goalRun = await fanRun(RATE, SECONDS);
+      fan = { members: MEMBERS, ...goalRun, sustainedRun: goalRun.sustained ? goalRun : null };
+      log(
+        `  (b) fan-out: ${goalRun.messages} messages to ${MEMBERS} members (${goalRun.offeredPerSecond}/s offered), ${goalRun.deliveries} deliveries, ${goalRun.perSecond}/s, p50 ${goalRun.p50Ms} ms, p99 ${goalRun.p99Ms} ms (goal ≥ 100,000/s with p99 ≤ ${SUSTAINED_P99_MS})${goalRun.sustained ? '' : ': not sustained, the queue grew'}`,
+      );
+      for (const share of goalRun.sustained ? [] : [3 / 4, 1 / 2, 1 / 4]) {
+        const run = await fanRun(RATE * share, STEP_SECONDS);
+        log(
+          `      at ${Math.round(share * 100)}% of it (${run.offeredPerSecond}/s offered): ${run.perSecond}/s, p50 ${run.p50Ms} ms, p99 ${run.p99Ms} ms${run.sustained ? ': sustained' : ''}`,
+        );
+        if (run.sustained) {
+          fan.sustainedRun = run;
+          break;
         }
-      }),
-    );
-    // Each message reaches every member but its sender.
-    const expected = sent * (MEMBERS - 1);
-    await until('every delivery', () => delivered >= expected, 120_000);
-    lat.sort((a, b) => a - b);
-    const fan = {
-      members: MEMBERS,
-      messages: sent,
-      deliveries: delivered,
-      perSecond: Math.round(delivered / ((lastAt - started) / 1000)),
-      p50Ms: percentile(lat, 50),
-      p99Ms: percentile(lat, 99),
-    };
-    log(
-      `  (b) fan-out: ${sent} messages to ${MEMBERS} members, ${delivered} deliveries, ${fan.perSecond}/s (goal ≥ 100,000), p50 ${fan.p50Ms} ms, p99 ${fan.p99Ms} ms (goal ≤ 100)`,
-    );
-    await closeAll();
-
-    // (c) presence: 1,000 clients join and track at once; each counts the keys it sees.
-    const seen = Array.from({ length: MEMBERS }, () => new Set());
-    let converged = 0;
-    let convergedAt = 0;
-    const onPresence = (k, text) => {
-      if (!text.startsWith('{"type":"joined"') && !text.startsWith('{"type":"presence"')) return;
-      const m = JSON.parse(text);
-      const before = seen[k].size;
-      for (const key of Object.keys(m.presence ?? m.joins ?? {})) seen[k].add(key);
-      for (const key of Object.keys(m.leaves ?? {})) seen[k].delete(key);
-      if (before < MEMBERS && seen[k].size === MEMBERS) {
-        converged++;
-        convergedAt = Date.now();
       }
-    };
-    sockets = await open(wsUrl, MEMBERS, onPresence);
-    const presenceStart = Date.now();
-    sockets.forEach((ws, k) => {
-      ws.send(JSON.stringify({ type: 'join', channel: 'lobby', presence_key: `u${k}` }));
-      ws.send(JSON.stringify({ type: 'track', channel: 'lobby', meta: { k } }));
-    });
-    await until('presence converging', () => converged === MEMBERS, 120_000);
-    const presence = { clients: MEMBERS, convergedMs: convergedAt - presenceStart };
-    log(
-      `  (c) presence: ${MEMBERS} clients joined and tracked; every one saw all ${MEMBERS} after ${presence.convergedMs} ms (goal ≤ 2000)`,
-    );
-    await closeAll();
+      await closeAll();
+    }
 
-    // (d) private joins under a policy on realtime.messages (written as the database's owner).
-    const owner = postgres(databaseUrl, { max: 1, onnotice: () => {} });
-    await owner.unsafe(`create policy "rooms" on realtime.messages for select to authenticated using (realtime.topic() like 'room-%')`);
-    await owner.end({ timeout: 1 });
-    const signup = await json(
-      await fetch(`${base}/v1/auth/signup`, {
-        method: 'POST',
-        headers: { apikey, 'content-type': 'application/json' },
-        body: JSON.stringify({ email: `ch-${process.pid}@example.com`, password: 'correct horse battery staple' }),
-      }),
-      'signup',
-    );
-    const token = signup.session.access_token;
-    let privJoined = 0;
-    let privAt = 0;
-    const onPrivate = (_k, text) => {
-      if (text.startsWith('{"type":"joined"')) {
-        privJoined++;
-        privAt = Date.now();
-      } else if (text.startsWith('{"type":"error"')) throw new Error(`private join: ${text}`);
-    };
-    sockets = await open(wsUrl, PRIVATE_CONNS, onPrivate);
-    for (const ws of sockets) ws.send(JSON.stringify({ type: 'auth', access_token: token }));
-    const privStart = Date.now();
-    sockets.forEach((ws, k) => {
-      for (let j = 0; j < PRIVATE_PER_CONN; j++) ws.send(JSON.stringify({ type: 'join', channel: `room-${k}-${j}`, private: true }));
-    });
-    const joins = PRIVATE_CONNS * PRIVATE_PER_CONN;
-    await until('private joins', () => privJoined === joins, 300_000);
-    const privateJoins = { joins, perSecond: Math.round(joins / ((privAt - privStart) / 1000)) };
-    log(`  (d) private joins: ${joins} under a policy on realtime.messages, ${privateJoins.perSecond}/s (goal ≥ 1,000)`);
-    await closeAll();
+    if (only.has('presence')) {
+      // (c) presence: 1,000 clients join and track at once; each counts the keys it sees.
+      const seen = Array.from({ length: MEMBERS }, () => new Set());
+      let converged = 0;
+      let convergedAt = 0;
+      const onPresence = (k, text) => {
+        if (!text.startsWith('{"type":"joined"') && !text.startsWith('{"type":"presence"')) return;
+        const m = JSON.parse(text);
+        const before = seen[k].size;
+        for (const key of Object.keys(m.presence ?? m.joins ?? {})) seen[k].add(key);
+        for (const key of Object.keys(m.leaves ?? {})) seen[k].delete(key);
+        if (before < MEMBERS && seen[k].size === MEMBERS) {
+          converged++;
+          convergedAt = Date.now();
+        }
+      };
+      sockets = await open(wsUrl, MEMBERS, onPresence);
+      const presenceStart = Date.now();
+      sockets.forEach((ws, k) => {
+        ws.send(JSON.stringify({ type: 'join', channel: 'lobby', presence_key: `u${k}` }));
+        ws.send(JSON.stringify({ type: 'track', channel: 'lobby', meta: { k } }));
+      });
+      await until('presence converging', () => converged === MEMBERS, 120_000);
+      presence = { clients: MEMBERS, convergedMs: convergedAt - presenceStart };
+      log(
+        `  (c) presence: ${MEMBERS} clients joined and tracked; every one saw all ${MEMBERS} after ${presence.convergedMs} ms (goal ≤ 2000)`,
+      );
+      await closeAll();
+    }
+
+    if (only.has('private')) {
+      // (d) private joins under a policy on realtime.messages (written as the database's owner).
+      const owner = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+      await owner.unsafe(`create policy "rooms" on realtime.messages for select to authenticated using (realtime.topic() like 'room-%')`);
+      await owner.end({ timeout: 1 });
+      const signup = await json(
+        await fetch(`${base}/v1/auth/signup`, {
+          method: 'POST',
+          headers: { apikey, 'content-type': 'application/json' },
+          body: JSON.stringify({ email: `ch-${process.pid}@example.com`, password: 'correct horse battery staple' }),
+        }),
+        'signup',
+      );
+      const token = signup.session.access_token;
+      let privJoined = 0;
+      let privAt = 0;
+      const onPrivate = (_k, text) => {
+        if (text.startsWith('{"type":"joined"')) {
+          privJoined++;
+          privAt = Date.now();
+        } else if (text.startsWith('{"type":"error"')) throw new Error(`private join: ${text}`);
+      };
+      sockets = await open(wsUrl, PRIVATE_CONNS, onPrivate);
+      for (const ws of sockets) ws.send(JSON.stringify({ type: 'auth', access_token: token }));
+      const privStart = Date.now();
+      sockets.forEach((ws, k) => {
+        for (let j = 0; j < PRIVATE_PER_CONN; j++) ws.send(JSON.stringify({ type: 'join', channel: `room-${k}-${j}`, private: true }));
+      });
+      const joins = PRIVATE_CONNS * PRIVATE_PER_CONN;
+      await until('private joins', () => privJoined === joins, 300_000);
+      privateJoins = { joins, perSecond: Math.round(joins / ((privAt - privStart) / 1000)) };
+      log(`  (d) private joins: ${joins} under a policy on realtime.messages, ${privateJoins.perSecond}/s (goal ≥ 1,000)`);
+      await closeAll();
+    }
     return { idle, fan, presence, privateJoins };
   } finally {
     for (const ws of sockets) ws.terminate();

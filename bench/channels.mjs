@@ -108,7 +108,16 @@ export async function benchChannels({ root, log = console.log }) {
   const wsUrl = `${base.replace('http', 'ws')}/api/v1/realtime?apikey=${apikey}`;
   const proc = spawn(
     process.execPath,
-    [join(root, 'packages/server/dist/main.js'), 'start', '--port', String(port), '--data-dir', dataDir],
+    // BENCH_CH_NODE_ARGS: options for the server's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+    [
+      ...(process.env.BENCH_CH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      join(root, 'packages/server/dist/main.js'),
+      'start',
+      '--port',
+      String(port),
+      '--data-dir',
+      dataDir,
+    ],
     {
       env: {
         ...process.env,

@@ -94,10 +94,13 @@ export const COMMANDS: Record<string, CommandSpec> = {
     load: () => import('./functions.js'),
   },
   secrets: {
-    flags: { ...DATA_DIR },
+    flags: { url: 'value', key: 'value', 'env-file': 'value', ...DATA_DIR },
     positional: Number.POSITIVE_INFINITY,
-    project: 'existing',
-    help: ['secrets set NAME=value… | list | unset NAME…', "the functions' secrets (functions/.env), write-only: list names them"],
+    project: (flags) => (flags.url === undefined ? 'existing' : 'none'),
+    help: [
+      'secrets set NAME=value…|NAME (stdin) [--env-file F] | list | unset NAME… [--url U --key K]',
+      "the functions' secrets, write-only (list names them): functions/.env, or with --url a server's (stored sealed in its database)",
+    ],
     load: () => import('./secrets.js'),
   },
   db: {

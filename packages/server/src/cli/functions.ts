@@ -13,6 +13,7 @@ import { iso, nextRun, parseCron } from '../lib/index.js';
 import { flagValue } from './args.js';
 import { type CommandContext, shown } from './context.js';
 import { fail } from './output.js';
+import { adminRequest, type Remote, remoteOf } from './remote.js';
 import { projectKeys, serverOf } from './running.js';
 
 /** A refused `new` (bad name, existing function): one line, and the exit code. */
@@ -95,47 +96,21 @@ export function functionLines(folder: FunctionsFolder, cwd: string, schedules: R
   return lines;
 }
 
-/** The server the admin subcommands talk to, and its secret key; one line when there is none. */
-async function target(ctx: CommandContext): Promise<{ url: string; key: string }> {
-  const url = flagValue(ctx.args, 'url');
-  const key = flagValue(ctx.args, 'key') ?? process.env.PLINTH_SECRET_KEY ?? ctx.config.secretKey ?? undefined;
-  if (url !== undefined) {
-    if (!/^https?:\/\/[^/]+/.test(url)) fail(`--url must be the server's base URL (e.g. --url https://api.example.com), not "${url}"`, 2);
-    if (!key) fail(`--url needs the server's secret key: add --key sk_… (or set PLINTH_SECRET_KEY)`, 2);
-    return { url: url.replace(/\/+$/, ''), key };
-  }
+/** The server the admin subcommands talk to (`--url`, else this project's running one), and its secret key. */
+async function target(ctx: CommandContext): Promise<Remote> {
+  const remote = remoteOf(ctx);
+  if (remote) return remote;
   const running = serverOf(ctx.config);
   if (!running)
     fail(
       `no server is running on ${shown(ctx.config.dataDir, ctx.cwd)}: start it (plinth dev) or name one with --url https://… --key sk_…`,
     );
+  const key = flagValue(ctx.args, 'key') ?? process.env.PLINTH_SECRET_KEY ?? ctx.config.secretKey ?? undefined;
   return { url: running.url, key: key ?? (await projectKeys(ctx.config)).secretKey };
 }
 
-/** One admin request; an error answer is one line naming its cause and the fix. */
-async function admin(t: { url: string; key: string }, method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(`${t.url}/api/v1/admin/functions${path}`, {
-    method,
-    headers: { authorization: `Bearer ${t.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  }).catch((err: Error) => fail(`${t.url} does not answer (${err.message}): is the server running, and the URL right?`));
-  if (res.status === 204) return null;
-  const text = await res.text();
-  let parsed: unknown = null;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    fail(`${t.url} answered ${res.status} without JSON: is it a Plinth server (with functions deploy, 0.x or later)?`);
-  }
-  if (res.ok) return parsed;
-  const e = parsed as { code?: string; message?: string };
-  if (res.status === 401 || res.status === 403)
-    fail(
-      `${t.url} refused the key (${res.status} ${e.code}): functions are managed with the secret key (--key sk_…, or PLINTH_SECRET_KEY)`,
-    );
-  if (res.status === 404 && e.code === 'route_not_found') fail(`${t.url} has no functions admin API: upgrade that server's Plinth`);
-  fail(`${e.message ?? `${t.url} answered ${res.status}`} (${e.code ?? res.status})`);
-}
+/** One request of the functions admin API; an error answer is one line naming its cause and the fix. */
+const admin = (t: Remote, method: string, path: string, body?: unknown) => adminRequest(t, method, `/functions${path}`, body);
 
 /** The schedules of the project file and the functions' config.json (a wrong one fails with its line). */
 function projectSchedules(ctx: CommandContext, folder: FunctionsFolder): Record<string, string> {

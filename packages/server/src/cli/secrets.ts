@@ -1,17 +1,25 @@
 /**
- * `plinth secrets set NAME=value… | set NAME (value on stdin) | list | unset NAME…`: the
- * functions' secrets, kept in the functions folder's `.env` (`functions/.env`, or
- * `supabase/functions/.env` in a Supabase folder, where the Supabase CLI reads them); what a
- * function gets as `ctx.secrets` (docs/functions.md). Values are write-only here: `list`
- * prints the names, nothing prints a value. A running `plinth dev` reloads the functions when the
- * file changes; `plinth start` reads it when a function is first loaded.
+ * `plinth secrets set NAME=value… [--env-file F] | set NAME (value on stdin) | list | unset NAME…`:
+ * the functions' secrets, what a function gets as `ctx.secrets` (docs/functions.md "Secrets").
+ * - Without `--url`: the functions folder's `.env` (`functions/.env`, or
+ *   `supabase/functions/.env` in a Supabase folder, where the Supabase CLI reads them), which
+ *   `plinth dev` reloads the functions on and `plinth start` reads when a function is loaded.
+ * - With `--url U --key K` (or PLINTH_SECRET_KEY), as `plinth functions deploy`: that server's
+ *   admin API, which stores each secret sealed in its database (`plinth.function_secrets`) for
+ *   every instance; no project folder is needed.
+ * Values are write-only: `list` prints the names, nothing prints or logs a value. As with
+ * `supabase secrets set`, a value may be given as NAME=value, but the command line is visible to
+ * the machine's other users (`ps`) while it runs and stays in the shell's history: `--env-file`
+ * or stdin keep it out of both.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseDotenv } from '../config/index.js';
 import { functionsFolder } from '../functions/index.js';
+import { type Args, flagValue, UsageError } from './args.js';
 import { type CommandContext, shown } from './context.js';
 import { fail } from './output.js';
+import { adminRequest, type Remote, remoteOf } from './remote.js';
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -58,10 +66,93 @@ async function readStdin(): Promise<string> {
     .replace(/\r?\n$/, '');
 }
 
-export async function run({ args, config, cwd }: CommandContext): Promise<void> {
+const SUBCOMMANDS = ['set', 'list', 'unset'];
+
+/** The command line's mistakes, before a project or a server is looked for (one line, exit 2). */
+export function check(args: Args): void {
   const [sub, ...rest] = args.positional;
+  if (sub === undefined || !SUBCOMMANDS.includes(sub))
+    throw new UsageError(`plinth secrets knows set, list and unset, not "${sub ?? ''}" (plinth secrets set NAME=value)`);
+  if (args.flags['env-file'] !== undefined && sub !== 'set')
+    throw new UsageError(`--env-file goes with plinth secrets set (plinth secrets set --env-file .env.production)`);
+  if (args.flags.key !== undefined && args.flags.url === undefined)
+    throw new UsageError(
+      `--key is the secret key of the server named by --url: add --url https://… (without --url the secrets are the local functions/.env)`,
+    );
+  if (sub === 'set' && !rest.length && args.flags['env-file'] === undefined)
+    throw new UsageError('plinth secrets set needs NAME=value (or NAME with the value on stdin, or --env-file F)');
+  if (sub === 'unset' && !rest.length) throw new UsageError('plinth secrets unset needs the names to remove: plinth secrets unset NAME');
+  for (const name of sub === 'unset' ? rest : [])
+    if (!NAME.test(name)) throw new UsageError(`"${name}" is not a secret's name (letters, digits and _, not starting with a digit)`);
+  if (sub === 'list' && rest.length) throw new UsageError(`plinth secrets list takes no names (it lists them all), not "${rest[0]}"`);
+}
+
+/** The values `set` was given: the `--env-file`'s, then NAME=value words over them, or one NAME's from stdin. */
+async function givenValues(args: Args, words: string[], cwd: string): Promise<Record<string, string>> {
+  const values: Record<string, string> = {};
+  const envFile = flagValue(args, 'env-file');
+  if (envFile !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(resolve(cwd, envFile), 'utf8');
+    } catch (err) {
+      fail(
+        `cannot read --env-file ${envFile} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): give the path of a .env file`,
+        2,
+      );
+    }
+    Object.assign(values, parseDotenv(text));
+    if (!Object.keys(values).length) fail(`--env-file ${envFile} has no NAME=value lines`, 2);
+  }
+  for (const arg of words) {
+    const eq = arg.indexOf('=');
+    if (eq > 0) values[arg.slice(0, eq)] = arg.slice(eq + 1);
+    else if (words.length === 1 && envFile === undefined) values[arg] = await readStdin();
+    else fail(`"${arg}" has no value: write NAME=value, or set one NAME with its value on stdin`, 2);
+  }
+  for (const name of Object.keys(values))
+    if (!NAME.test(name)) fail(`"${name}" is not a variable name (letters, digits and _, not starting with a digit)`, 2);
+  return values;
+}
+
+/** The secrets' names on a server (its stored ones and its own folder's .env). */
+async function remoteNames(t: Remote): Promise<string[]> {
+  return ((await adminRequest(t, 'GET', '/function-secrets')) as Array<{ name: string }>).map((s) => s.name);
+}
+
+/** `set`, `list`, `unset` against a server's admin API (each value stored sealed there). */
+async function onServer(t: Remote, sub: string, words: string[], values: Record<string, string>): Promise<void> {
+  if (sub === 'list') {
+    const names = await remoteNames(t);
+    process.stdout.write(names.length ? `${names.join('\n')}\n` : `no secrets on ${t.url}: plinth secrets set NAME=value --url ${t.url}\n`);
+  } else if (sub === 'set') {
+    for (const [name, value] of Object.entries(values)) await adminRequest(t, 'PUT', `/function-secrets/${name}`, { value });
+    process.stdout.write(`set ${Object.keys(values).join(', ')} on ${t.url}\n`);
+  } else {
+    const known = new Set(await remoteNames(t));
+    const missing = words.filter((n) => !known.has(n));
+    const none = (names: string[]) => `no secret ${names.join(', ')} on ${t.url} (plinth secrets list --url ${t.url} names them)`;
+    if (missing.length) fail(none(missing));
+    for (const name of words)
+      await adminRequest(t, 'DELETE', `/function-secrets/${name}`, undefined, (e) => (e.code === 'not_found' ? none([name]) : undefined));
+    process.stdout.write(`unset ${words.join(', ')} on ${t.url}\n`);
+  }
+}
+
+export async function run(ctx: CommandContext): Promise<void> {
+  const { args, config, cwd } = ctx;
+  check(args);
+  const [sub = '', ...words] = args.positional;
+  const remote = remoteOf(ctx);
   const project = config.project;
-  if (!project) fail('plinth secrets needs a project folder (plinth.json, or a Supabase folder): run it there', 2);
+  if (!remote && !project)
+    fail(
+      'plinth secrets needs a project folder (plinth.json, or a Supabase folder): run it there, or name a server with --url U --key K',
+      2,
+    );
+  const values = sub === 'set' ? await givenValues(args, words, cwd) : {};
+  if (remote) return onServer(remote, sub, words, values);
+  if (!project) return;
   const folder = functionsFolder(project.root, Boolean(project.supabase));
   const file = join(folder.dir, '.env');
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
@@ -74,23 +165,14 @@ export async function run({ args, config, cwd }: CommandContext): Promise<void> 
       const names = Object.keys(parseDotenv(text)).sort();
       process.stdout.write(names.length ? `${names.join('\n')}\n` : `no secrets in ${shown(file, cwd)}: plinth secrets set NAME=value\n`);
     } else if (sub === 'set') {
-      if (!rest.length) fail('plinth secrets set needs NAME=value (or NAME, with the value on stdin)', 2);
-      const values: Record<string, string> = {};
-      for (const arg of rest) {
-        const eq = arg.indexOf('=');
-        if (eq > 0) values[arg.slice(0, eq)] = arg.slice(eq + 1);
-        else if (rest.length === 1) values[arg] = await readStdin();
-        else fail(`"${arg}" has no value: write NAME=value, or set one NAME with its value on stdin`, 2);
-      }
       save(updateSecrets(text, values, []));
       process.stdout.write(`set ${Object.keys(values).join(', ')} in ${shown(file, cwd)}\n`);
-    } else if (sub === 'unset') {
-      if (!rest.length) fail('plinth secrets unset needs the names to remove', 2);
-      const missing = rest.filter((n) => !Object.hasOwn(parseDotenv(text), n));
+    } else {
+      const missing = words.filter((n) => !Object.hasOwn(parseDotenv(text), n));
       if (missing.length) fail(`no secret ${missing.join(', ')} in ${shown(file, cwd)} (plinth secrets list)`);
-      save(updateSecrets(text, {}, rest));
-      process.stdout.write(`unset ${rest.join(', ')} in ${shown(file, cwd)}\n`);
-    } else fail(`plinth secrets knows set, list and unset, not "${sub ?? ''}"`, 2);
+      save(updateSecrets(text, {}, words));
+      process.stdout.write(`unset ${words.join(', ')} in ${shown(file, cwd)}\n`);
+    }
   } catch (err) {
     if (err instanceof SecretsProblem) fail(err.message, 2);
     throw err;

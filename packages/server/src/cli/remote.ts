@@ -66,7 +66,7 @@ export async function adminRequest(
   const e = parsed as { code?: string; message?: string };
   if (res.status === 401 || res.status === 403)
     fail(
-      `${t.url} refused the key (${res.status} ${e.code}): functions and their secrets are managed with the secret key (--key sk_…, or PLINTH_SECRET_KEY)`,
+      `${t.url} refused the key (${res.status} ${e.code}): functions are managed with the secret key (--key sk_…, or PLINTH_SECRET_KEY)`,
     );
   if (res.status === 404 && e.code === 'route_not_found') fail(`${t.url} has no functions admin API: upgrade that server's Plinth`);
   const own = onError?.({ status: res.status, code: e.code, message: e.message });

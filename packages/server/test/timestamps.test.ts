@@ -5,6 +5,7 @@ import { asUser, call, email, lastCode, lastToken, setAuth } from './auth.js';
 import { createTestServer, type TestServer } from './harness.js';
 import { totpCode } from '../src/auth/mfa/totp.js';
 import { startReceiver } from './receiver.js';
+import { routesOf } from './scenarios.js';
 
 // One wire format for time (lib/clock.ts, docs/api.md §1): every timestamp of Plinth's own that
 // leaves the server is RFC 3339 UTC with milliseconds, `2026-11-24T21:43:45.978Z`. The test
@@ -79,22 +80,6 @@ const NOT_WALKED: Record<string, string> = {
  */
 const FACES = ['/rest/v1', '/auth/v1', '/storage/v1', '/realtime/v1', '/functions/v1'];
 const isFace = (route: string) => FACES.some((p) => route.split(' ')[1].startsWith(p));
-
-/** Every route (method and pattern) the server has, read from Fastify's own table (HEAD and OPTIONS left out). */
-function routesOf(t: TestServer): string[] {
-  const out: string[] = [];
-  const path: string[] = [];
-  for (const line of t.app.printRoutes().split('\n')) {
-    const m = /^([│ ]*)[├└]── (.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
-    if (!m) continue;
-    const depth = [...m[1]].length / 4;
-    path.length = depth;
-    path.push(m[2] === '(empty root node)' ? '' : m[2]);
-    const methods = (m[3] ?? '').split(', ').filter((x) => x && x !== 'HEAD' && x !== 'OPTIONS');
-    for (const method of methods) out.push(`${method} ${path.join('')}`);
-  }
-  return out;
-}
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -392,7 +377,7 @@ describe('every timestamp leaving the server is RFC 3339 UTC with milliseconds',
     );
     // On PostgreSQL the backups routes answer backups_unavailable only (walked on PGlite).
     if (t.db.kind !== 'pglite') for (const r of ['POST /api/v1/backups', 'GET /api/v1/backups']) skipped.add(r);
-    const all = routesOf(t);
+    const all = routesOf(t.app);
     expect(all.length).toBeGreaterThan(40);
     expect(all.filter((r) => !walked.has(r) && !skipped.has(r) && !isFace(r))).toEqual([]);
     // And the list names no route the server does not have.

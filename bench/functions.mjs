@@ -12,7 +12,8 @@
 //     BENCH_IDLE_SECONDS (default 120: two firings; the real clock, no fake one) is compared.
 //     BENCH_IDLE_SECONDS=0 leaves it out.
 // Ratios are of this run only: the machine's speed cancels out.
-// Options: BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32), BENCH_IDLE_SECONDS (120).
+// Options: BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32), BENCH_IDLE_SECONDS (120);
+// `node bench/functions.mjs schedules` runs (c) alone.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -308,6 +309,14 @@ async function benchScheduleIdle({ root, adminUrl, log }) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const root = fileURLToPath(new URL('..', import.meta.url));
-  const result = await benchFunctions({ root });
+  // `node bench/functions.mjs schedules`: (c) alone.
+  const result =
+    process.argv[2] === 'schedules'
+      ? await benchScheduleIdle({
+          root,
+          adminUrl: execFileSync('bash', [join(root, 'scripts/pg-cluster.sh'), 'start'], { encoding: 'utf8' }).trim(),
+          log: console.log,
+        })
+      : await benchFunctions({ root });
   console.log(JSON.stringify(result, null, 2));
 }

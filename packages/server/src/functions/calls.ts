@@ -3,7 +3,8 @@
  * (migration 0176): every instance writes its calls there, so each lists the calls of all and a
  * restart keeps them. A call is not written on its way: the calls of an instance are written
  * together at most FLUSH_MS later (one insert), and each write keeps only the last CALLS_KEPT of
- * the functions it wrote to.
+ * the functions it wrote to. So a function called more than CALLS_KEPT times within FLUSH_MS has
+ * only its last CALLS_KEPT of them written: the rest would be deleted by that same write.
  */
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
@@ -30,7 +31,9 @@ export interface CallLog {
 
 /** @example const calls = createCallLog(db, log); calls.add({...}); await calls.recent('hello'); */
 export function createCallLog(db: Db, log: Logger): CallLog {
-  let held: NewCall[] = [];
+  /** The calls not yet written, per function: its last CALLS_KEPT. */
+  let held = new Map<string, NewCall[]>();
+  let heldCount = 0;
   let timer: NodeJS.Timeout | null = null;
   let writing: Promise<void> = Promise.resolve();
 
@@ -57,8 +60,9 @@ export function createCallLog(db: Db, log: Logger): CallLog {
   const flush = (): Promise<void> => {
     if (timer) clearTimeout(timer);
     timer = null;
-    const batch = held;
-    held = [];
+    const batch = [...held.values()].flat();
+    held = new Map();
+    heldCount = 0;
     writing = writing.then(async () => {
       if (!batch.length) return;
       try {
@@ -72,9 +76,14 @@ export function createCallLog(db: Db, log: Logger): CallLog {
 
   return {
     add(call) {
-      held.push(call);
-      // Bounded in memory too: at most CALLS_KEPT × a few functions wait for one write.
-      if (held.length >= 500) void flush();
+      let mine = held.get(call.function);
+      if (!mine) held.set(call.function, (mine = []));
+      mine.push(call);
+      // Bounded in memory: at most CALLS_KEPT per function wait for one write.
+      if (mine.length > CALLS_KEPT) mine.shift();
+      else heldCount++;
+      // One insert takes at most 500 (8 parameters each).
+      if (heldCount >= 500) void flush();
       else if (!timer) {
         timer = setTimeout(() => void flush(), FLUSH_MS);
         timer.unref();

@@ -15,7 +15,9 @@
  * instance wrote is seen (that instance itself runs it on time). A look is one query when
  * nothing is due; the due rows are claimed in one statement and the runs' results written
  * together. 100 schedules firing each minute were, with a look every second and a claim and a
- * result per run, about 320 statements a minute; they are now 5 (bench/functions.mjs).
+ * result per run, about 320 statements a minute; they are now about 10. What the runs still cost
+ * an idle server is mostly V8's garbage collection in each function's worker after its run
+ * (docs/functions.md "Speed").
  */
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';

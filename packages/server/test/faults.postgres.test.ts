@@ -85,6 +85,9 @@ describe('faults', () => {
     expect(health.status).toBe(503);
     expect((await health.json()).status).toBe('unavailable');
 
+    // The outage lasts until the writers have gone on for over a second against it.
+    await until('writes answered for a second of the outage', () => load.answers.some((a) => a.startedAt >= downAt + 1500));
+    const restartAt = Date.now();
     await pg.start();
     const upAt = Date.now();
     const recovered = await until(
@@ -104,7 +107,13 @@ describe('faults', () => {
     // No hang and no other failure: every answer was a 201 or a 503 database_unavailable.
     const other = load.answers.filter((a) => a.status !== 201 && !(a.status === 503 && a.code === 'database_unavailable'));
     expect(other).toEqual([]);
-    expect(load.answers.filter((a) => a.startedAt >= downAt && a.startedAt < upAt).every((a) => a.ms < 1000)).toBe(true);
+    // While the database was down, each answer came within a second: every write begun at least
+    // a second before the restart began (its whole second in the outage). A write begun later may
+    // wait for PostgreSQL to accept connections again (CI saw one take over a second): that
+    // window is the recovery's, checked above.
+    const whileDown = load.answers.filter((a) => a.startedAt >= downAt && a.startedAt + 1000 <= restartAt);
+    expect(whileDown.length).toBeGreaterThan(0);
+    expect(whileDown.filter((a) => a.ms >= 1000)).toEqual([]);
     const [{ rows }] = await sql(plinth.url, 'select title from writes');
     const stored = new Set(rows.map((r) => String(r.title)));
     const lost = [...load.acked].filter((t) => !stored.has(t));

@@ -115,6 +115,21 @@ export function str(v: unknown): string | null {
   return typeof v === 'string' && v !== '' ? v : null;
 }
 
+/**
+ * A user from OpenID Connect's standard claims (`sub`, `email`, `email_verified` as true or
+ * "true", `name`, `picture`): what LinkedIn sends, and Apple's claims before its own rules.
+ * @example standardProfile({ sub: '42', email: 'a@b.c', email_verified: 'true' }).emailVerified // true
+ */
+export function standardProfile(c: Record<string, unknown>): Profile {
+  return {
+    id: String(c.sub),
+    email: str(c.email),
+    emailVerified: c.email_verified === true || c.email_verified === 'true',
+    name: str(c.name),
+    avatar: str(c.picture),
+  };
+}
+
 /** The ID token's claims; OpenID Connect providers always send one with `openid` in scope. */
 export function idClaims(tokens: TokenResponse): Record<string, unknown> {
   const claims = tokens.claims();

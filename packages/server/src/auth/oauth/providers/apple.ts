@@ -1,7 +1,7 @@
 import { importPKCS8, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import type { AppleProviderSettings } from '../../../settings/index.js';
-import { discover, idClaims, type OAuthProvider, type Profile, str } from '../provider.js';
+import { discover, idClaims, type OAuthProvider, type Profile, standardProfile, str } from '../provider.js';
 
 const ISSUER = 'https://appleid.apple.com';
 /** Apple accepts a client secret for at most six months; ours lives one hour and is remade. */
@@ -43,14 +43,9 @@ export const apple: OAuthProvider<AppleProviderSettings> = {
   idTokenProfile: fromClaims,
 };
 
+/** Apple's ID token carries no name (the first sign-in's form does) and no picture. */
 function fromClaims(c: Record<string, unknown>): Profile {
-  return {
-    id: String(c.sub),
-    email: str(c.email),
-    emailVerified: c.email_verified === true || c.email_verified === 'true',
-    name: null,
-    avatar: null,
-  };
+  return { ...standardProfile(c), name: null, avatar: null };
 }
 
 /** `{"name":{"firstName":"Ada","lastName":"Lovelace"}}` → "Ada Lovelace"; anything else → null. */

@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import type { OAuthProviderSettings } from '../../../settings/index.js';
-import { createDiscoveredClient, idClaims, type OAuthProvider, type Profile, str } from '../provider.js';
+import { createDiscoveredClient, idClaims, type OAuthProvider, standardProfile, str } from '../provider.js';
 
 const ISSUER = 'https://www.linkedin.com/oauth';
 
@@ -19,17 +19,7 @@ export const linkedin: OAuthProvider<OAuthProviderSettings> = {
     let c = idClaims(tokens);
     // The ID token may lack email or picture: the userinfo endpoint has them.
     if (!str(c.email)) c = { ...c, ...(await oidc.fetchUserInfo(config, tokens.access_token, String(c.sub))) };
-    return fromClaims(c);
+    return standardProfile(c);
   },
-  idTokenProfile: fromClaims,
+  idTokenProfile: standardProfile,
 };
-
-function fromClaims(c: Record<string, unknown>): Profile {
-  return {
-    id: String(c.sub),
-    email: str(c.email),
-    emailVerified: c.email_verified === true || c.email_verified === 'true',
-    name: str(c.name),
-    avatar: str(c.picture),
-  };
-}
